@@ -1,0 +1,1 @@
+//! The built-in demo provider (placeholder; being written).

@@ -1,0 +1,3 @@
+//! grantry: a URL-mode OAuth connector for MCP.
+pub mod demo;
+pub mod seal;

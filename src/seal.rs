@@ -1,0 +1,380 @@
+//! Sealed values: XChaCha20-Poly1305 with a key ring, a purpose and an audience.
+//!
+//! Every value grantry hands to a client or browser and expects back (the MCP `requestState`,
+//! the sign-in ticket in the connect link, the OAuth `state`, the CSRF token), and every secret
+//! it stores (tokens at rest, the PKCE verifier), is sealed here.
+//!
+//! Wire form: `g1.` + base64url-nopad( key id (4) ‖ nonce (24) ‖ ciphertext ‖ tag (16) ).
+//! The associated data binds the format version, the key id, the [`Purpose`], the audience
+//! (the canonical MCP URL) and a caller-chosen binding (for a stored grant: its row key), so a
+//! value of one purpose, deployment or row never opens as another. Cheap checks (length cap,
+//! prefix, alphabet, known key id) run before any decryption.
+
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+const PREFIX: &str = "g1.";
+const KEY_ID_LEN: usize = 4;
+const NONCE_LEN: usize = 24;
+const TAG_LEN: usize = 16;
+/// Length of a key, in bytes.
+pub const KEY_LEN: usize = 32;
+/// Largest sealed value a client or browser may hand back, in characters. A `requestState`
+/// rides in every retry, so what is sealed stays small; anything longer is refused before
+/// decoding.
+pub const MAX_SEALED_LEN: usize = 4096;
+/// Largest sealed value kept at rest (provider tokens can be long JWTs).
+pub const MAX_STORED_SEALED_LEN: usize = 64 * 1024;
+/// Clock leeway for `iat` / `exp` checks, in seconds (replicas' clocks differ a little).
+pub const CLOCK_LEEWAY_SECS: i64 = 60;
+
+/// What a sealed value is for. Part of the associated data: a value sealed for one purpose
+/// never opens as another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    RequestState,
+    SignInTicket,
+    OAuthState,
+    CsrfToken,
+    StoredGrant,
+    FlowSecret,
+    DemoCode,
+    DemoAccessToken,
+    DemoRefreshToken,
+}
+
+impl Purpose {
+    fn label(self) -> &'static str {
+        match self {
+            Purpose::RequestState => "request-state",
+            Purpose::SignInTicket => "sign-in-ticket",
+            Purpose::OAuthState => "oauth-state",
+            Purpose::CsrfToken => "csrf-token",
+            Purpose::StoredGrant => "stored-grant",
+            Purpose::FlowSecret => "flow-secret",
+            Purpose::DemoCode => "demo-code",
+            Purpose::DemoAccessToken => "demo-access-token",
+            Purpose::DemoRefreshToken => "demo-refresh-token",
+        }
+    }
+
+    fn max_len(self) -> usize {
+        match self {
+            Purpose::StoredGrant | Purpose::FlowSecret => MAX_STORED_SEALED_LEN,
+            _ => MAX_SEALED_LEN,
+        }
+    }
+}
+
+/// Why a value did not open. Callers log it and answer with one generic message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    #[error("sealed value too long")]
+    TooLong,
+    #[error("sealed value malformed")]
+    Malformed,
+    #[error("sealed value names an unknown key")]
+    UnknownKey,
+    #[error("sealed value failed authentication")]
+    Forged,
+    #[error("sealed value expired")]
+    Expired,
+    #[error("sealed value issued in the future")]
+    NotYetValid,
+}
+
+/// A configuration problem with the keys.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("a key must be {KEY_LEN} bytes in base64url (43 characters), got {0} bytes")]
+    WrongLength(usize),
+    #[error("a key is not valid base64url")]
+    NotBase64,
+    #[error("the key ring is empty")]
+    Empty,
+    #[error("two keys in the ring share the key id {0}")]
+    DuplicateId(String),
+}
+
+/// One key of the ring. Its id is a non-secret fingerprint of the key.
+struct RingKey {
+    id: [u8; KEY_ID_LEN],
+    cipher: XChaCha20Poly1305,
+}
+
+/// The key ring: the first key seals, every key opens.
+pub struct KeyRing {
+    keys: Vec<RingKey>,
+}
+
+impl fmt::Debug for KeyRing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ids: Vec<String> = self.keys.iter().map(|k| hex_id(&k.id)).collect();
+        f.debug_struct("KeyRing").field("key_ids", &ids).finish()
+    }
+}
+
+fn hex_id(id: &[u8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A fresh random key, base64url encoded (what `grantry keys generate` prints).
+pub fn generate_key() -> String {
+    URL_SAFE_NO_PAD.encode(rand::random::<[u8; KEY_LEN]>())
+}
+
+impl KeyRing {
+    /// Builds a ring from raw keys; the first one seals.
+    pub fn from_keys(keys: &[[u8; KEY_LEN]]) -> Result<Self, KeyError> {
+        if keys.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        let mut ring = Vec::with_capacity(keys.len());
+        for key in keys {
+            let id = key_id(key);
+            if ring.iter().any(|k: &RingKey| k.id == id) {
+                return Err(KeyError::DuplicateId(hex_id(&id)));
+            }
+            ring.push(RingKey {
+                id,
+                cipher: XChaCha20Poly1305::new(&(*key).into()),
+            });
+        }
+        Ok(Self { keys: ring })
+    }
+
+    /// Builds a ring from base64url keys as they appear in configuration.
+    pub fn from_encoded<S: AsRef<str>>(keys: &[S]) -> Result<Self, KeyError> {
+        let raw = keys
+            .iter()
+            .map(|k| decode_key(k.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_keys(&raw)
+    }
+
+    /// The id of the sealing key, in hex (safe to log).
+    pub fn current_key_id(&self) -> String {
+        hex_id(&self.keys[0].id)
+    }
+
+    fn find(&self, id: &[u8]) -> Option<&RingKey> {
+        self.keys.iter().find(|k| k.id == id)
+    }
+}
+
+/// Decodes one base64url key (padding tolerated) and checks its length.
+pub fn decode_key(encoded: &str) -> Result<[u8; KEY_LEN], KeyError> {
+    let bytes = URL_SAFE_NO_PAD
+        .decode(encoded.trim().trim_end_matches('='))
+        .map_err(|_| KeyError::NotBase64)?;
+    <[u8; KEY_LEN]>::try_from(bytes.as_slice()).map_err(|_| KeyError::WrongLength(bytes.len()))
+}
+
+fn key_id(key: &[u8; KEY_LEN]) -> [u8; KEY_ID_LEN] {
+    let digest = Sha256::new()
+        .chain_update(b"grantry/key-id/v1:")
+        .chain_update(key)
+        .finalize();
+    let mut id = [0u8; KEY_ID_LEN];
+    id.copy_from_slice(&digest[..KEY_ID_LEN]);
+    id
+}
+
+/// Claims sealed with an issue time and an expiry.
+#[derive(Serialize, serde::Deserialize)]
+struct Timed<T> {
+    iat: i64,
+    exp: i64,
+    #[serde(rename = "v")]
+    value: T,
+}
+
+/// Seals and opens values for one deployment (its audience).
+pub struct Sealer {
+    ring: KeyRing,
+    audience: String,
+}
+
+impl fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sealer")
+            .field("ring", &self.ring)
+            .field("audience", &self.audience)
+            .finish()
+    }
+}
+
+impl Sealer {
+    pub fn new(ring: KeyRing, audience: impl Into<String>) -> Self {
+        Self {
+            ring,
+            audience: audience.into(),
+        }
+    }
+
+    pub fn key_ring(&self) -> &KeyRing {
+        &self.ring
+    }
+
+    fn aad(&self, key_id: &[u8], purpose: Purpose, binding: &[u8]) -> Vec<u8> {
+        let mut aad = Vec::with_capacity(64 + self.audience.len() + binding.len());
+        aad.extend_from_slice(PREFIX.as_bytes());
+        aad.extend_from_slice(key_id);
+        for part in [purpose.label().as_bytes(), self.audience.as_bytes(), binding] {
+            aad.extend_from_slice(&(part.len() as u32).to_be_bytes());
+            aad.extend_from_slice(part);
+        }
+        aad
+    }
+
+    /// Seals raw bytes under the current key.
+    pub fn seal_bytes(&self, purpose: Purpose, binding: &[u8], plaintext: &[u8]) -> String {
+        let key = &self.ring.keys[0];
+        let nonce_bytes: [u8; NONCE_LEN] = rand::random();
+        let nonce = XNonce::from(nonce_bytes);
+        let aad = self.aad(&key.id, purpose, binding);
+        let ciphertext = key
+            .cipher
+            .encrypt(
+                &nonce,
+                Payload {
+                    msg: plaintext,
+                    aad: &aad,
+                },
+            )
+            .expect("XChaCha20-Poly1305 encryption of an in-memory buffer cannot fail");
+        let mut raw = Vec::with_capacity(KEY_ID_LEN + NONCE_LEN + ciphertext.len());
+        raw.extend_from_slice(&key.id);
+        raw.extend_from_slice(&nonce_bytes);
+        raw.extend_from_slice(&ciphertext);
+        let mut out = String::with_capacity(PREFIX.len() + raw.len() * 4 / 3 + 4);
+        out.push_str(PREFIX);
+        URL_SAFE_NO_PAD.encode_string(&raw, &mut out);
+        out
+    }
+
+    /// Opens bytes sealed by [`Sealer::seal_bytes`] with any key of the ring.
+    pub fn open_bytes(
+        &self,
+        purpose: Purpose,
+        binding: &[u8],
+        sealed: &str,
+    ) -> Result<Vec<u8>, OpenError> {
+        self.open_bytes_with_key_id(purpose, binding, sealed)
+            .map(|(plain, _)| plain)
+    }
+
+    /// Like [`Sealer::open_bytes`], and tells whether the value was sealed under an older key
+    /// (so the caller can re-seal it on its next write).
+    pub fn open_bytes_with_key_id(
+        &self,
+        purpose: Purpose,
+        binding: &[u8],
+        sealed: &str,
+    ) -> Result<(Vec<u8>, bool), OpenError> {
+        if sealed.len() > purpose.max_len() {
+            return Err(OpenError::TooLong);
+        }
+        let body = sealed.strip_prefix(PREFIX).ok_or(OpenError::Malformed)?;
+        if !body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(OpenError::Malformed);
+        }
+        let raw = URL_SAFE_NO_PAD
+            .decode(body)
+            .map_err(|_| OpenError::Malformed)?;
+        if raw.len() < KEY_ID_LEN + NONCE_LEN + TAG_LEN {
+            return Err(OpenError::Malformed);
+        }
+        let (key_id, rest) = raw.split_at(KEY_ID_LEN);
+        let key = self.ring.find(key_id).ok_or(OpenError::UnknownKey)?;
+        let (nonce_bytes, ciphertext) = rest.split_at(NONCE_LEN);
+        let nonce = XNonce::try_from(nonce_bytes).map_err(|_| OpenError::Malformed)?;
+        let aad = self.aad(key_id, purpose, binding);
+        let plain = key
+            .cipher
+            .decrypt(
+                &nonce,
+                Payload {
+                    msg: ciphertext,
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| OpenError::Forged)?;
+        let is_old_key = key.id != self.ring.keys[0].id;
+        Ok((plain, is_old_key))
+    }
+
+    /// Seals `value` as JSON with an issue time of `now` and an expiry `ttl_secs` later.
+    pub fn seal_timed<T: Serialize>(
+        &self,
+        purpose: Purpose,
+        binding: &[u8],
+        value: &T,
+        now: i64,
+        ttl_secs: i64,
+    ) -> String {
+        let timed = Timed {
+            iat: now,
+            exp: now + ttl_secs,
+            value,
+        };
+        let json = serde_json::to_vec(&timed).expect("claims serialize to JSON");
+        self.seal_bytes(purpose, binding, &json)
+    }
+
+    /// Opens a value sealed by [`Sealer::seal_timed`], checking its times against `now` with
+    /// [`CLOCK_LEEWAY_SECS`] of leeway either way.
+    pub fn open_timed<T: DeserializeOwned>(
+        &self,
+        purpose: Purpose,
+        binding: &[u8],
+        sealed: &str,
+        now: i64,
+    ) -> Result<T, OpenError> {
+        let plain = self.open_bytes(purpose, binding, sealed)?;
+        let timed: Timed<T> = serde_json::from_slice(&plain).map_err(|_| OpenError::Malformed)?;
+        if timed.iat > now + CLOCK_LEEWAY_SECS {
+            return Err(OpenError::NotYetValid);
+        }
+        if now > timed.exp + CLOCK_LEEWAY_SECS {
+            return Err(OpenError::Expired);
+        }
+        Ok(timed.value)
+    }
+}
+
+/// SHA-256 of `parts`, each length-prefixed, as base64url: for hashes kept in place of secrets.
+pub fn digest(domain: &str, parts: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update((domain.len() as u32).to_be_bytes());
+    hasher.update(domain.as_bytes());
+    for part in parts {
+        hasher.update((part.len() as u32).to_be_bytes());
+        hasher.update(part);
+    }
+    URL_SAFE_NO_PAD.encode(hasher.finalize())
+}
+
+/// A random id of 128 bits, base64url encoded.
+pub fn random_id() -> String {
+    URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>())
+}
+
+/// Constant-time equality for two strings of secrets' hashes.
+pub fn constant_time_eq(a: &str, b: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests;
