@@ -1,3 +1,112 @@
 //! grantry: a URL-mode OAuth connector for MCP.
+//!
+//! One service hosts MCP tools (`list_invoices`) and the browser routes behind them. When a
+//! tool needs an account the caller has not connected, the `tools/call` is answered with an
+//! `input_required` result holding a URL-mode elicitation to grantry's own connect page and a
+//! sealed `requestState`; the browser signs in at the provider (authorization code + PKCE);
+//! the callback stores the grant; the client's retry completes.
+//!
+//! Map (dependencies point one way: `mcp → tools → {grants, flows, providers, seal}`,
+//! `connect → {flows, grants, providers, seal, identity}`):
+//!
+//! | module | what it owns |
+//! |---|---|
+//! | [`config`] | flags, environment and TOML, validated at start |
+//! | [`state`] | the shared state built at start (store, keys, catalog, HTTP client) |
+//! | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
+//! | [`identity`] | who is calling: the principal `(issuer, subject)` |
+//! | [`mcp`] | `POST /mcp` on rmcp: discovery, tools, sign-in rounds, the HTTP edge |
+//! | [`tools`] | the tools themselves, free of JSON-RPC |
+//! | [`connect`] | `/connect/{ticket}`, `/oauth/callback`, the pages |
+//! | [`flows`] | sign-in attempts, consumed exactly once |
+//! | [`grants`] | users' tokens, sealed at rest, versioned |
+//! | [`providers`] | the catalog, the OAuth client, the invoice adapters |
+//! | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
+//! | [`store`] | opening the store named by `--store` |
+
+pub mod clock;
+pub mod config;
+pub mod connect;
 pub mod demo;
+pub mod flows;
+pub mod grants;
+pub mod identity;
+pub mod mcp;
+pub mod providers;
 pub mod seal;
+pub mod state;
+pub mod store;
+pub mod tools;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{Request, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use tower_http::trace::TraceLayer;
+
+use crate::clock::unix_now;
+use crate::state::AppState;
+
+/// Every route grantry serves.
+pub fn app(state: AppState) -> Router {
+    let mut router = Router::new()
+        .merge(mcp::router(state.clone()))
+        .merge(connect::router(state.clone()))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready))
+        .route("/assets/grantry.css", get(stylesheet));
+    if let Some(demo) = &state.demo {
+        router = router.nest("/demo", demo.router().with_state(()));
+    }
+    router
+        .layer(
+            // Spans carry the path only: query strings (codes, state) never reach the log.
+            TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+                tracing::info_span!("http", method = %req.method(), path = %req.uri().path())
+            }),
+        )
+        .with_state(state)
+}
+
+async fn ready(State(state): State<AppState>) -> impl IntoResponse {
+    match state.flows.ping().await {
+        Ok(()) => (StatusCode::OK, "ready"),
+        Err(e) => {
+            tracing::warn!(error = %e, "not ready");
+            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable")
+        }
+    }
+}
+
+async fn stylesheet() -> impl IntoResponse {
+    (
+        [
+            (CONTENT_TYPE, "text/css; charset=utf-8"),
+            (CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        include_str!("../assets/grantry.css"),
+    )
+}
+
+/// Removes flows long past their expiry, every few minutes, for as long as the process runs.
+pub fn spawn_flow_cleanup(state: AppState) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(300));
+        loop {
+            tick.tick().await;
+            match state
+                .flows
+                .delete_expired(unix_now() - flows::FLOW_RETENTION_SECS)
+                .await
+            {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(removed = n, "expired flows removed"),
+                Err(e) => tracing::warn!(error = %e, "flow cleanup failed"),
+            }
+        }
+    });
+}

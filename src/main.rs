@@ -1,1 +1,92 @@
-fn main() {}
+//! The `grantry` binary: parse the configuration, start logging, build the state, serve until
+//! SIGINT or SIGTERM, then drain in-flight requests.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use grantry::config::{Cli, Command, Config, KeysCommand, LogFormat, ServeArgs};
+use grantry::state::AppState;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Keys(KeysCommand::Generate)) => {
+            println!("{}", grantry::seal::generate_key());
+            ExitCode::SUCCESS
+        }
+        Some(Command::Serve(args)) => serve(args),
+        None => serve(cli.serve),
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    let config = match Config::resolve(args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("grantry: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    init_tracing(config.log_format);
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .expect("no other TLS provider is installed before this");
+    let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
+    match runtime.block_on(run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("grantry: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(config: Config) -> Result<(), String> {
+    let listen = config.listen;
+    let state = AppState::build(config).await.map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("--listen (GRANTRY_LISTEN): cannot listen on {listen}: {e}"))?;
+    tracing::info!(
+        mcp = %state.config.mcp_url(),
+        demo = state.config.demo,
+        store = %state.config.store.split('?').next().unwrap_or_default(),
+        "grantry is listening"
+    );
+    grantry::spawn_flow_cleanup(state.clone());
+    axum::serve(listener, grantry::app(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| format!("server error: {e}"))?;
+    tracing::info!("grantry stopped");
+    Ok(())
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = EnvFilter::try_from_env("GRANTRY_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler installs");
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,347 @@
+//! Configuration: command-line flags, environment variables and a TOML file, validated once at
+//! start. Precedence: flag or environment variable, then the `--config` file, then the default.
+//! Every error names the setting at fault, as the user would spell it.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::Deserialize;
+use url::Url;
+
+/// Command line of the `grantry` binary.
+#[derive(Debug, Parser)]
+#[command(
+    name = "grantry",
+    version,
+    about = "A URL-mode OAuth connector for MCP: hosts tools over users' third-party accounts and the sign-in routes behind them.",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Options of `grantry serve` (the default subcommand).
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP on /mcp and the browser sign-in routes (the default).
+    Serve(ServeArgs),
+    /// Manage sealing keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Print a new random key (base64url, 32 bytes) for GRANTRY_KEYS.
+    Generate,
+}
+
+/// Who the caller is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdentityMode {
+    /// One local user for every request and browser; loopback listen addresses only.
+    Dev,
+    /// Bearer tokens and browser login from an OpenID Connect issuer (not available yet).
+    Oidc,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Options of `grantry serve`. Each is also an environment variable and a key of the TOML file
+/// named by `--config` (the key is the long flag with `_` for `-`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServeArgs {
+    /// TOML file with any of the settings below.
+    #[arg(long, env = "GRANTRY_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, env = "GRANTRY_LISTEN", value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// URL where users and clients reach grantry; links and the OAuth redirect URI are built
+    /// from it [default: http:// + the listen address].
+    #[arg(long, env = "GRANTRY_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Directory for the embedded SQLite store and a generated key [default: ./grantry-data].
+    #[arg(long, env = "GRANTRY_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Store URL: sqlite://PATH [default: SQLite in the data directory].
+    #[arg(long, env = "GRANTRY_STORE", value_name = "URL")]
+    pub store: Option<String>,
+    /// Identity mode [default: dev].
+    #[arg(long, env = "GRANTRY_IDENTITY", value_enum)]
+    pub identity: Option<IdentityMode>,
+    /// TOML provider catalog adding or overriding providers.
+    #[arg(long, env = "GRANTRY_PROVIDERS", value_name = "FILE")]
+    pub providers: Option<PathBuf>,
+    /// Seconds a retried tool call waits for a pending sign-in before asking again [default: 45].
+    #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS")]
+    pub retry_hold: Option<u64>,
+    /// Sealing keys, comma-separated base64url (32 bytes each); the first seals, all open.
+    /// Prefer the environment variable. [default: a key generated in the data directory]
+    #[arg(
+        long,
+        env = "GRANTRY_KEYS",
+        value_name = "KEYS",
+        hide_env_values = true
+    )]
+    pub keys: Option<String>,
+    /// Seconds a requestState and its sign-in link stay valid [default: 600].
+    #[arg(long, env = "GRANTRY_REQUEST_STATE_TTL", value_name = "SECONDS")]
+    pub request_state_ttl: Option<u64>,
+    /// Serve the built-in demo provider under /demo [default: true].
+    #[arg(long, env = "GRANTRY_DEMO", value_name = "BOOL")]
+    pub demo: Option<bool>,
+    /// Lifetime of the demo provider's access tokens, in seconds [default: 3600].
+    #[arg(long, env = "GRANTRY_DEMO_TOKEN_TTL", value_name = "SECONDS")]
+    pub demo_token_ttl: Option<i64>,
+    /// Extra browser origins allowed to call /mcp, comma-separated (the public URL's origin is
+    /// always allowed).
+    #[arg(long, env = "GRANTRY_ALLOWED_ORIGINS", value_name = "ORIGINS")]
+    pub allowed_origins: Option<String>,
+    /// Also offer the MCP conformance suite's test_* tools (for running the suite).
+    #[arg(long, env = "GRANTRY_CONFORMANCE_TOOLS", value_name = "BOOL")]
+    pub conformance_tools: Option<bool>,
+    /// Log format [default: text].
+    #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+}
+
+/// The same settings as read from the `--config` TOML file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSettings {
+    listen: Option<String>,
+    public_url: Option<String>,
+    data_dir: Option<PathBuf>,
+    store: Option<String>,
+    identity: Option<IdentityMode>,
+    providers: Option<PathBuf>,
+    retry_hold: Option<u64>,
+    keys: Option<Vec<String>>,
+    request_state_ttl: Option<u64>,
+    demo: Option<bool>,
+    demo_token_ttl: Option<i64>,
+    allowed_origins: Option<Vec<String>>,
+    conformance_tools: Option<bool>,
+    log_format: Option<LogFormat>,
+}
+
+/// A setting that cannot be used, named as the user wrote it.
+#[derive(Debug, thiserror::Error)]
+#[error("{setting}: {message}")]
+pub struct ConfigError {
+    pub setting: String,
+    pub message: String,
+}
+
+fn bad(setting: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        setting: setting.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// Validated settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    /// Public base URL without a trailing slash, e.g. `http://127.0.0.1:8080`.
+    pub public_url: String,
+    pub data_dir: PathBuf,
+    pub store: String,
+    pub identity: IdentityMode,
+    pub providers_file: Option<PathBuf>,
+    pub retry_hold: Duration,
+    /// Keys from configuration; `None` means "use or create the data directory's key".
+    pub keys: Option<Vec<String>>,
+    pub request_state_ttl_secs: i64,
+    pub demo: bool,
+    pub demo_token_ttl_secs: i64,
+    pub allowed_origins: Vec<String>,
+    pub conformance_tools: bool,
+    pub log_format: LogFormat,
+}
+
+impl Config {
+    /// The canonical MCP URL: the audience of every sealed value.
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.public_url)
+    }
+
+    /// The OAuth redirect URI registered with every provider.
+    pub fn redirect_uri(&self) -> String {
+        format!("{}/oauth/callback", self.public_url)
+    }
+
+    /// Whether the public URL is https (then cookies carry `Secure` and the `__Host-` prefix).
+    pub fn is_https(&self) -> bool {
+        self.public_url.starts_with("https://")
+    }
+
+    /// Resolves flags and environment (already in `args`) over the TOML file over defaults.
+    pub fn resolve(args: ServeArgs) -> Result<Self, ConfigError> {
+        let file = match &args.config {
+            Some(path) => read_file_settings(path)?,
+            None => FileSettings::default(),
+        };
+        let listen_text = args
+            .listen
+            .or(file.listen)
+            .unwrap_or_else(|| "127.0.0.1:8080".to_owned());
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            bad(
+                "--listen (GRANTRY_LISTEN)",
+                format!("`{listen_text}` is not an address such as 127.0.0.1:8080"),
+            )
+        })?;
+        let identity = args.identity.or(file.identity).unwrap_or(IdentityMode::Dev);
+        check_identity(identity, listen)?;
+        let public_url = resolve_public_url(args.public_url.or(file.public_url), listen)?;
+        let data_dir = args
+            .data_dir
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from("./grantry-data"));
+        let store = args
+            .store
+            .or(file.store)
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("grantry.db").display()));
+        if !store.starts_with("sqlite:") {
+            return Err(bad(
+                "--store (GRANTRY_STORE)",
+                format!(
+                    "only sqlite://PATH is supported in this version, got `{}`",
+                    store.split(':').next().unwrap_or_default()
+                ),
+            ));
+        }
+        let keys = match (args.keys, file.keys) {
+            (Some(text), _) => Some(split_list(&text)),
+            (None, Some(list)) => Some(list),
+            (None, None) => None,
+        };
+        if let Some(list) = &keys {
+            crate::seal::KeyRing::from_encoded(list)
+                .map_err(|e| bad("--keys (GRANTRY_KEYS)", e.to_string()))?;
+        }
+        let request_state_ttl = args
+            .request_state_ttl
+            .or(file.request_state_ttl)
+            .unwrap_or(600);
+        if !(30..=86_400).contains(&request_state_ttl) {
+            return Err(bad(
+                "--request-state-ttl (GRANTRY_REQUEST_STATE_TTL)",
+                "must be between 30 and 86400 seconds",
+            ));
+        }
+        let retry_hold = args.retry_hold.or(file.retry_hold).unwrap_or(45);
+        if retry_hold > 300 {
+            return Err(bad(
+                "--retry-hold (GRANTRY_RETRY_HOLD)",
+                "must be at most 300 seconds (clients give up on a round after about 60)",
+            ));
+        }
+        let allowed_origins = match (args.allowed_origins, file.allowed_origins) {
+            (Some(text), _) => split_list(&text),
+            (None, Some(list)) => list,
+            (None, None) => Vec::new(),
+        };
+        for origin in &allowed_origins {
+            parse_origin(origin).map_err(|m| bad("--allowed-origins", m))?;
+        }
+        Ok(Self {
+            listen,
+            public_url,
+            data_dir,
+            store,
+            identity,
+            providers_file: args.providers.or(file.providers),
+            retry_hold: Duration::from_secs(retry_hold),
+            keys,
+            request_state_ttl_secs: request_state_ttl as i64,
+            demo: args.demo.or(file.demo).unwrap_or(true),
+            demo_token_ttl_secs: args.demo_token_ttl.or(file.demo_token_ttl).unwrap_or(3600),
+            allowed_origins,
+            conformance_tools: args
+                .conformance_tools
+                .or(file.conformance_tools)
+                .unwrap_or(false),
+            log_format: args
+                .log_format
+                .or(file.log_format)
+                .unwrap_or(LogFormat::Text),
+        })
+    }
+}
+
+fn read_file_settings(path: &Path) -> Result<FileSettings, ConfigError> {
+    let setting = "--config (GRANTRY_CONFIG)";
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad(setting, format!("cannot read {}: {e}", path.display())))?;
+    toml::from_str(&text).map_err(|e| bad(setting, format!("{}: {e}", path.display())))
+}
+
+fn check_identity(identity: IdentityMode, listen: SocketAddr) -> Result<(), ConfigError> {
+    match identity {
+        IdentityMode::Dev if !listen.ip().is_loopback() => Err(bad(
+            "--identity (GRANTRY_IDENTITY)",
+            format!(
+                "dev identity treats every caller as one local user, so grantry refuses to \
+                 listen on the non-loopback address {listen}; listen on 127.0.0.1 or use oidc"
+            ),
+        )),
+        IdentityMode::Oidc => Err(bad(
+            "--identity (GRANTRY_IDENTITY)",
+            "oidc identity is not available in this version; use dev on a loopback address",
+        )),
+        IdentityMode::Dev => Ok(()),
+    }
+}
+
+fn resolve_public_url(given: Option<String>, listen: SocketAddr) -> Result<String, ConfigError> {
+    let setting = "--public-url (GRANTRY_PUBLIC_URL)";
+    let text = given.unwrap_or_else(|| format!("http://{listen}"));
+    let url = Url::parse(&text).map_err(|e| bad(setting, format!("`{text}`: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad(setting, "must be an http or https URL"));
+    }
+    if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+        return Err(bad(
+            setting,
+            "must not carry a query, a fragment or credentials",
+        ));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Parses `scheme://host[:port]` as an allowed browser origin.
+fn parse_origin(origin: &str) -> Result<(), String> {
+    let url = Url::parse(origin).map_err(|e| format!("`{origin}` is not an origin: {e}"))?;
+    if url.path() != "/" || url.query().is_some() || url.host().is_none() {
+        return Err(format!(
+            "`{origin}` is not an origin (scheme://host[:port])"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,107 @@
+use super::*;
+
+fn resolve(args: ServeArgs) -> Result<Config, ConfigError> {
+    Config::resolve(args)
+}
+
+#[test]
+fn defaults_follow_the_interface_contract() {
+    let c = resolve(ServeArgs::default()).unwrap();
+    assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
+    assert_eq!(c.public_url, "http://127.0.0.1:8080");
+    assert_eq!(c.mcp_url(), "http://127.0.0.1:8080/mcp");
+    assert_eq!(c.redirect_uri(), "http://127.0.0.1:8080/oauth/callback");
+    assert_eq!(c.retry_hold, Duration::from_secs(45));
+    assert_eq!(c.request_state_ttl_secs, 600);
+    assert!(c.demo);
+    assert!(c.store.starts_with("sqlite://"));
+}
+
+#[test]
+fn dev_identity_refuses_non_loopback_listen() {
+    let err = resolve(ServeArgs {
+        listen: Some("0.0.0.0:8080".into()),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.setting.contains("--identity"), "{err}");
+    assert!(err.message.contains("0.0.0.0:8080"), "{err}");
+}
+
+#[test]
+fn bad_settings_are_named() {
+    let cases = [
+        (
+            ServeArgs {
+                listen: Some("nowhere".into()),
+                ..Default::default()
+            },
+            "--listen",
+        ),
+        (
+            ServeArgs {
+                public_url: Some("ftp://x".into()),
+                ..Default::default()
+            },
+            "--public-url",
+        ),
+        (
+            ServeArgs {
+                keys: Some("short".into()),
+                ..Default::default()
+            },
+            "--keys",
+        ),
+        (
+            ServeArgs {
+                store: Some("mysql://x".into()),
+                ..Default::default()
+            },
+            "--store",
+        ),
+        (
+            ServeArgs {
+                retry_hold: Some(10_000),
+                ..Default::default()
+            },
+            "--retry-hold",
+        ),
+    ];
+    for (args, setting) in cases {
+        let err = resolve(args).unwrap_err();
+        assert!(
+            err.setting.starts_with(setting),
+            "{err} should name {setting}"
+        );
+    }
+}
+
+#[test]
+fn toml_file_fills_what_flags_leave_out_and_rejects_unknown_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grantry.toml");
+    std::fs::write(
+        &path,
+        "listen = \"127.0.0.1:9999\"\nretry_hold = 5\npublic_url = \"https://c.example/\"\n",
+    )
+    .unwrap();
+    let c = resolve(ServeArgs {
+        config: Some(path.clone()),
+        retry_hold: Some(7),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(c.listen.port(), 9999);
+    assert_eq!(c.retry_hold, Duration::from_secs(7), "the flag wins");
+    assert_eq!(c.public_url, "https://c.example");
+    assert!(c.is_https());
+
+    std::fs::write(&path, "retry_hodl = 5\n").unwrap();
+    let err = resolve(ServeArgs {
+        config: Some(path),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.setting.contains("--config"));
+    assert!(err.message.contains("retry_hodl"), "{err}");
+}

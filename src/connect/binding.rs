@@ -1,0 +1,58 @@
+//! The binding cookie: ties the provider's callback to the browser that pressed Continue.
+//!
+//! Without it, an authorize URL copied out of one browser and opened in another would land
+//! that other person's account in the first person's flow (GHSA-rww4-4w9c-7733). The cookie
+//! holds 128 random bits; the flow keeps only their hash. It is `HttpOnly` and
+//! `SameSite=Lax` (Strict would drop it on the provider's redirect back); on an https public
+//! URL it is also `Secure` with the `__Host-` prefix. Each flow has its own cookie name, so
+//! two sign-ins in one browser do not overwrite each other.
+
+use axum::http::HeaderMap;
+use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
+
+use crate::flows::FLOW_TTL_SECS;
+use crate::seal::digest;
+
+/// The cookie's name for one flow.
+pub fn cookie_name(flow_id: &str, https: bool) -> String {
+    let tag: String = digest("grantry/binding-cookie-name/v1", &[flow_id.as_bytes()])
+        .chars()
+        .take(16)
+        .collect();
+    let prefix = if https { "__Host-" } else { "" };
+    format!("{prefix}grantry-bind-{tag}")
+}
+
+/// The hash of a cookie value, as the flow stores it.
+pub fn value_hash(value: &str) -> String {
+    digest("grantry/binding-cookie/v1", &[value.as_bytes()])
+}
+
+/// The `Set-Cookie` for a new flow.
+pub fn set_cookie(flow_id: &str, value: String, https: bool) -> Cookie<'static> {
+    Cookie::build((cookie_name(flow_id, https), value))
+        .http_only(true)
+        .secure(https)
+        .same_site(SameSite::Lax)
+        .path("/")
+        .max_age(time::Duration::seconds(FLOW_TTL_SECS))
+        .build()
+}
+
+/// The cookie that removes a flow's binding once the callback is done.
+pub fn removal(flow_id: &str, https: bool) -> Cookie<'static> {
+    Cookie::build((cookie_name(flow_id, https), ""))
+        .http_only(true)
+        .secure(https)
+        .same_site(SameSite::Lax)
+        .path("/")
+        .max_age(time::Duration::ZERO)
+        .build()
+}
+
+/// Whether the browser sent the binding cookie whose hash the flow stored.
+pub fn matches(headers: &HeaderMap, flow_id: &str, https: bool, expected_hash: &str) -> bool {
+    let jar = CookieJar::from_headers(headers);
+    jar.get(&cookie_name(flow_id, https))
+        .is_some_and(|c| crate::seal::constant_time_eq(&value_hash(c.value()), expected_hash))
+}

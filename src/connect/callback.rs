@@ -1,0 +1,247 @@
+//! `GET /oauth/callback`: the provider sends the browser back here with a code (or an error).
+//!
+//! Order matters. The flow is claimed first, atomically and once, so a replayed or doubled
+//! callback never reaches the token endpoint. Then the browser binding, the user, RFC 9207
+//! `iss` and `error=` are checked, all before the one and only token request. The grant is
+//! written (and acknowledged by the store) before the page says "connected".
+
+use axum::extract::{Query, RawQuery, State};
+use axum::http::header::LOCATION;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum_extra::extract::cookie::CookieJar;
+use serde::Deserialize;
+
+use super::page::oauth_state_hash;
+use super::{binding, pages, security_event};
+use crate::clock::unix_now;
+use crate::flows::{Claim, Flow, FlowStatus};
+use crate::grants::GrantKey;
+use crate::providers::{Provider, oauth};
+use crate::seal::Purpose;
+use crate::state::AppState;
+
+/// The callback's query, each parameter at most once.
+#[derive(Default)]
+struct CallbackQuery {
+    state: Option<String>,
+    code: Option<String>,
+    error: Option<String>,
+    iss: Option<String>,
+}
+
+const MAX_PARAM_LEN: usize = 2048;
+
+fn parse_query(raw: Option<&str>) -> Option<CallbackQuery> {
+    let mut q = CallbackQuery::default();
+    for (name, value) in url::form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
+        if value.len() > MAX_PARAM_LEN {
+            return None;
+        }
+        let slot = match name.as_ref() {
+            "state" => &mut q.state,
+            "code" => &mut q.code,
+            "error" => &mut q.error,
+            "iss" => &mut q.iss,
+            _ => continue,
+        };
+        if slot.replace(value.into_owned()).is_some() {
+            return None; // a repeated parameter is an attack or a broken provider
+        }
+    }
+    Some(q)
+}
+
+pub async fn handle(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+    jar: CookieJar,
+) -> Response {
+    let Some(query) = parse_query(raw.as_deref()) else {
+        return invalid_response();
+    };
+    let Some(oauth_state) = query.state.as_deref().filter(|s| !s.is_empty()) else {
+        return invalid_response();
+    };
+    let flow = match state.flows.claim(&oauth_state_hash(oauth_state), unix_now()).await {
+        Ok(Claim::Claimed(flow)) => flow,
+        Ok(Claim::Unknown) => return invalid_response(),
+        Ok(Claim::Expired) => {
+            return pages::message(
+                StatusCode::BAD_REQUEST,
+                "This sign-in expired",
+                "It took too long to come back from the provider. Ask your assistant again for a new link.",
+            );
+        }
+        Ok(Claim::AlreadyUsed(FlowStatus::Connected)) => {
+            return pages::message(
+                StatusCode::OK,
+                "Already connected",
+                "This sign-in already finished. Return to your assistant.",
+            );
+        }
+        Ok(Claim::AlreadyUsed(_)) => {
+            security_event("callback.state_reused", None, "callback for a flow already used");
+            return pages::message(
+                StatusCode::BAD_REQUEST,
+                "This sign-in was already used",
+                "Each sign-in can be completed once. Ask your assistant again for a new link.",
+            );
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot claim the flow");
+            return pages::store_unavailable();
+        }
+    };
+    match finish(&state, &flow, &query, &headers).await {
+        Ok(()) => {
+            let _ = state.flows.finish(&flow.id, FlowStatus::Connected).await.inspect_err(
+                |e| tracing::warn!(error = %e, "grant stored but the flow's status was not updated"),
+            );
+            let jar = jar.add(binding::removal(&flow.id, state.config.is_https()));
+            let location = format!("/connected?provider={}", flow.provider);
+            let location = HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
+            (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
+        }
+        Err((status, page)) => {
+            let _ = state.flows.finish(&flow.id, status).await.inspect_err(
+                |e| tracing::warn!(error = %e, "cannot record the flow's failure"),
+            );
+            page
+        }
+    }
+}
+
+/// Everything after the claim. An error carries the flow's final status and the page.
+async fn finish(
+    state: &AppState,
+    flow: &Flow,
+    query: &CallbackQuery,
+    headers: &HeaderMap,
+) -> Result<(), (FlowStatus, Response)> {
+    let failed = |page| (FlowStatus::Failed, page);
+    let https = state.config.is_https();
+    if !binding::matches(headers, &flow.id, https, &flow.binding_hash) {
+        security_event(
+            "callback.binding_mismatch",
+            Some(&flow.principal),
+            "callback reached a browser that did not start this sign-in",
+        );
+        return Err(failed(pages::message(
+            StatusCode::FORBIDDEN,
+            "This sign-in was started in another browser",
+            "For your safety it was stopped. Open the link your assistant gave you in this browser.",
+        )));
+    }
+    if state.identity.browser_principal(headers).as_ref() != Some(&flow.principal) {
+        security_event("callback.identity_mismatch", Some(&flow.principal), "callback by another user");
+        return Err(failed(pages::message(
+            StatusCode::FORBIDDEN,
+            "This sign-in belongs to someone else",
+            "For your safety it was stopped.",
+        )));
+    }
+    let Some(provider) = state.catalog.get(&flow.provider) else {
+        tracing::error!(provider = %flow.provider, "flow names a provider no longer in the catalog");
+        return Err(failed(invalid_response()));
+    };
+    if !issuer_ok(provider, query.iss.as_deref()) {
+        security_event("callback.iss_mismatch", Some(&flow.principal), "RFC 9207 iss does not match");
+        return Err(failed(invalid_response()));
+    }
+    if let Some(error) = &query.error {
+        tracing::info!(provider = %provider.id, error = %error.chars().take(64).collect::<String>(), "provider returned an error");
+        let status = if error == "access_denied" { FlowStatus::Denied } else { FlowStatus::Failed };
+        return Err((
+            status,
+            pages::message(
+                StatusCode::OK,
+                "Account not connected",
+                "The sign-in was not completed, so nothing was connected. You can close this page.",
+            ),
+        ));
+    }
+    let Some(code) = query.code.as_deref().filter(|c| !c.is_empty()) else {
+        return Err(failed(invalid_response()));
+    };
+    let verifier = match &flow.verifier_sealed {
+        Some(sealed) => match state.sealer.open_bytes(Purpose::FlowSecret, flow.id.as_bytes(), sealed) {
+            Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| failed(invalid_response()))?),
+            Err(e) => {
+                tracing::error!(error = %e, "the flow's PKCE verifier does not open");
+                return Err(failed(invalid_response()));
+            }
+        },
+        None => None,
+    };
+    let tokens = oauth::exchange_code(
+        &state.http,
+        provider,
+        &state.config.redirect_uri(),
+        code,
+        verifier.as_deref(),
+    )
+    .await
+    .map_err(|e| {
+        tracing::warn!(provider = %provider.id, error = %e, "code exchange failed");
+        failed(pages::message(
+            StatusCode::BAD_GATEWAY,
+            "The account could not be connected",
+            "The provider did not complete the sign-in. Ask your assistant again to start over.",
+        ))
+    })?;
+    let key = GrantKey {
+        principal: flow.principal.clone(),
+        provider: provider.id.clone(),
+    };
+    state.grants.store_new(&key, &tokens, unix_now()).await.map_err(|e| {
+        tracing::error!(error = %e, "cannot store the grant");
+        failed(pages::store_unavailable())
+    })?;
+    tracing::info!(
+        target: "grantry::audit",
+        event = "grant.stored",
+        principal = %flow.principal.tag(),
+        provider = %provider.id,
+        "grant stored"
+    );
+    Ok(())
+}
+
+/// RFC 9207: an `iss` that is sent must equal the recorded issuer byte for byte; a provider
+/// known to always send it must have sent it.
+fn issuer_ok(provider: &Provider, iss: Option<&str>) -> bool {
+    match (iss, provider.issuer.as_deref()) {
+        (Some(got), Some(expected)) => got == expected,
+        (Some(_), None) => true,
+        (None, _) => !provider.iss_parameter_supported,
+    }
+}
+
+fn invalid_response() -> Response {
+    pages::message(
+        StatusCode::BAD_REQUEST,
+        "This sign-in response is not valid",
+        "Nothing was connected. Ask your assistant again for a new link.",
+    )
+}
+
+#[derive(Deserialize)]
+pub struct ConnectedQuery {
+    provider: Option<String>,
+}
+
+/// The clean page the callback redirects to (its URL carries no code or state).
+pub async fn connected(State(state): State<AppState>, Query(q): Query<ConnectedQuery>) -> Response {
+    let name = q
+        .provider
+        .as_deref()
+        .and_then(|id| state.catalog.get(id))
+        .map(|p| p.display_name.as_str())
+        .unwrap_or("billing");
+    let message = format!(
+        "Your {name} account is connected. Return to your assistant: it will continue on its own."
+    );
+    pages::message(StatusCode::OK, "Account connected", &message)
+}

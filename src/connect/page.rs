@@ -1,0 +1,170 @@
+//! `GET /connect/{ticket}` (the connect page) and its Continue POST.
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::header::{CONTENT_SECURITY_POLICY, LOCATION};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum_extra::extract::cookie::CookieJar;
+use serde::Deserialize;
+
+use super::pages::{self, ConnectPage};
+use super::ticket::Ticket;
+use super::{binding, csrf, security_event};
+use crate::clock::unix_now;
+use crate::flows::{FLOW_TTL_SECS, Flow, FlowStatus};
+use crate::identity::Principal;
+use crate::providers::oauth;
+use crate::seal::{Purpose, digest, random_id};
+use crate::state::AppState;
+
+/// Opens the ticket and checks that the browser's user is its principal.
+fn admit(state: &AppState, sealed: &str, headers: &HeaderMap) -> Result<(Ticket, Principal), Response> {
+    let ticket = Ticket::open(&state.sealer, sealed, unix_now()).map_err(|e| {
+        tracing::info!(reason = %e, "connect link refused");
+        pages::invalid_link()
+    })?;
+    let Some(browser) = state.identity.browser_principal(headers) else {
+        return Err(pages::message(
+            StatusCode::UNAUTHORIZED,
+            "Sign in first",
+            "grantry could not tell who you are. Sign in and open the link again.",
+        ));
+    };
+    if browser != ticket.principal {
+        security_event("connect.identity_mismatch", Some(&browser), "link issued to another user");
+        return Err(pages::message(
+            StatusCode::FORBIDDEN,
+            "This link belongs to someone else",
+            "The sign-in link was issued to another user. Ask your own assistant for a link.",
+        ));
+    }
+    Ok((ticket, browser))
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    Path(sealed): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let (ticket, principal) = match admit(&state, &sealed, &headers) {
+        Ok(admitted) => admitted,
+        Err(page) => return page,
+    };
+    let Some(provider) = state.catalog.get(&ticket.provider) else {
+        return pages::invalid_link();
+    };
+    let action = format!("/connect/{sealed}");
+    let token = csrf::token(&state.sealer, &ticket.id, unix_now());
+    let mut response = pages::render(
+        StatusCode::OK,
+        &ConnectPage {
+            who: &principal.subject,
+            provider: &provider.display_name,
+            scopes: &provider.scopes,
+            action: &action,
+            csrf: &token,
+        },
+    );
+    // Continue redirects to the provider: allow that origin as a form target.
+    let targets = [provider.authorize_url.origin().ascii_serialization()];
+    if let Some(csp) = pages::security_headers(state.config.is_https(), &targets)
+        .get(CONTENT_SECURITY_POLICY)
+    {
+        response.headers_mut().insert(CONTENT_SECURITY_POLICY, csp.clone());
+    }
+    response
+}
+
+#[derive(Deserialize)]
+pub struct ContinueForm {
+    csrf: String,
+}
+
+pub async fn continue_to_provider(
+    State(state): State<AppState>,
+    Path(sealed): Path<String>,
+    headers: HeaderMap,
+    jar: CookieJar,
+    Form(form): Form<ContinueForm>,
+) -> Response {
+    let public_origin = url::Url::parse(&state.config.public_url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_default();
+    if !csrf::same_origin(&headers, &public_origin) {
+        security_event("connect.cross_site_post", None, "cross-site Continue refused");
+        return forbidden_form();
+    }
+    let (ticket, principal) = match admit(&state, &sealed, &headers) {
+        Ok(admitted) => admitted,
+        Err(page) => return page,
+    };
+    let now = unix_now();
+    if csrf::check_token(&state.sealer, &ticket.id, &form.csrf, now).is_err() {
+        security_event("connect.bad_csrf", Some(&principal), "Continue without a valid form token");
+        return forbidden_form();
+    }
+    let Some(provider) = state.catalog.get(&ticket.provider) else {
+        return pages::invalid_link();
+    };
+    let flow_id = random_id();
+    let oauth_state = random_id();
+    let binding_value = random_id();
+    let start = match oauth::authorize(provider, &state.config.redirect_uri(), &oauth_state) {
+        Ok(start) => start,
+        Err(e) => {
+            tracing::error!(provider = %provider.id, error = %e, "cannot build the authorize URL");
+            return pages::message(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "This provider is misconfigured",
+                "grantry cannot send you to this provider. The operator has been told in the log.",
+            );
+        }
+    };
+    let flow = Flow {
+        verifier_sealed: start
+            .pkce_verifier
+            .as_deref()
+            .map(|v| state.sealer.seal_bytes(Purpose::FlowSecret, flow_id.as_bytes(), v.as_bytes())),
+        id: flow_id,
+        ticket_id: ticket.id.clone(),
+        principal,
+        provider: provider.id.clone(),
+        state_hash: oauth_state_hash(&oauth_state),
+        binding_hash: binding::value_hash(&binding_value),
+        status: FlowStatus::Pending,
+        created_at: now,
+        expires_at: now + FLOW_TTL_SECS,
+    };
+    if let Err(e) = state.flows.insert(&flow).await {
+        tracing::error!(error = %e, "cannot store the flow");
+        return pages::store_unavailable();
+    }
+    tracing::info!(
+        target: "grantry::audit",
+        event = "connect.started",
+        principal = %flow.principal.tag(),
+        provider = %flow.provider,
+        flow = %digest("grantry/flow-id/v1", &[flow.id.as_bytes()]),
+        "sign-in started"
+    );
+    let https = state.config.is_https();
+    let jar = jar.add(binding::set_cookie(&flow.id, binding_value, https));
+    let Ok(location) = HeaderValue::from_str(&start.url) else {
+        return pages::store_unavailable();
+    };
+    (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
+}
+
+/// The hash under which a flow stores its OAuth `state`.
+pub fn oauth_state_hash(state: &str) -> String {
+    digest("grantry/oauth-state/v1", &[state.as_bytes()])
+}
+
+fn forbidden_form() -> Response {
+    pages::message(
+        StatusCode::FORBIDDEN,
+        "This form cannot be used",
+        "The form expired or was sent from another site. Open the sign-in link again.",
+    )
+}

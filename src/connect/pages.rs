@@ -1,0 +1,104 @@
+//! The browser pages of the sign-in routes, and the headers every one of them carries.
+//!
+//! Pages are askama templates (escaped, no JavaScript). Every response is `no-store`, cannot
+//! be framed, sends no referrer (the callback URL carries a code) and loads nothing but
+//! grantry's own stylesheet.
+
+use askama::Template;
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, REFERRER_POLICY, STRICT_TRANSPORT_SECURITY,
+    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+
+/// The connect page: who connects which provider with which scopes, and a Continue button.
+#[derive(Template)]
+#[template(path = "connect.html")]
+pub struct ConnectPage<'a> {
+    pub who: &'a str,
+    pub provider: &'a str,
+    pub scopes: &'a [String],
+    pub action: &'a str,
+    pub csrf: &'a str,
+}
+
+/// A one-message page: connected, expired, refused and the like.
+#[derive(Template)]
+#[template(path = "message.html")]
+pub struct MessagePage<'a> {
+    pub title: &'a str,
+    pub message: &'a str,
+    pub ok: bool,
+}
+
+/// The security headers of every browser response. `form_targets` are origins a form on the
+/// page may lead to (browsers apply `form-action` to the redirect after a POST too).
+pub fn security_headers(https: bool, form_targets: &[String]) -> HeaderMap {
+    let mut csp = String::from(
+        "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    if !form_targets.is_empty() {
+        csp.push_str("; form-action 'self'");
+        for origin in form_targets {
+            csp.push(' ');
+            csp.push_str(origin);
+        }
+    }
+    let mut headers = HeaderMap::new();
+    if let Ok(value) = HeaderValue::from_str(&csp) {
+        headers.insert(CONTENT_SECURITY_POLICY, value);
+    }
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    if https {
+        headers.insert(
+            STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000"),
+        );
+    }
+    headers
+}
+
+/// Renders `page` with `status` (headers are added by the browser routes' layer).
+pub fn render<T: Template>(status: StatusCode, page: &T) -> Response {
+    match page.render() {
+        Ok(body) => (status, Html(body)).into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "rendering a page failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "internal error").into_response()
+        }
+    }
+}
+
+/// A message page.
+pub fn message(status: StatusCode, title: &str, message: &str) -> Response {
+    render(
+        status,
+        &MessagePage {
+            title,
+            message,
+            ok: status.is_success(),
+        },
+    )
+}
+
+/// The page for a sign-in link that does not open (forged, expired, cut short).
+pub fn invalid_link() -> Response {
+    message(
+        StatusCode::BAD_REQUEST,
+        "This sign-in link is not valid",
+        "The link is expired or incomplete. Ask your assistant again and it will give you a new link.",
+    )
+}
+
+/// The page for a store that is down: nothing was changed, try again.
+pub fn store_unavailable() -> Response {
+    message(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "grantry is unavailable for a moment",
+        "Nothing was changed. Please try again in a minute.",
+    )
+}

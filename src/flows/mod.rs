@@ -1,0 +1,103 @@
+//! Sign-in flows: the server-side record of one browser's attempt to connect a provider.
+//!
+//! A flow is written only when a person presses Continue on the connect page (the MCP round
+//! that hands out the link writes nothing), and consumed exactly once at the callback by an
+//! atomic status change, so a replayed callback can never redeem a code twice.
+
+pub mod sqlite;
+
+use async_trait::async_trait;
+
+use crate::identity::Principal;
+use crate::store::StoreError;
+
+/// How long a browser has between Continue and the provider's callback.
+pub const FLOW_TTL_SECS: i64 = 600;
+/// How long finished and expired flows are kept (so a late callback gets a precise page).
+pub const FLOW_RETENTION_SECS: i64 = 24 * 3600;
+
+/// Where a flow stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowStatus {
+    /// Sent to the provider; waiting for the callback.
+    Pending,
+    /// The callback claimed it; the code is being redeemed.
+    Redeeming,
+    /// The grant is stored.
+    Connected,
+    /// The user (or the provider) said no.
+    Denied,
+    /// The callback failed (bad binding, bad `iss`, token request failed).
+    Failed,
+}
+
+impl FlowStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowStatus::Pending => "pending",
+            FlowStatus::Redeeming => "redeeming",
+            FlowStatus::Connected => "connected",
+            FlowStatus::Denied => "denied",
+            FlowStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, StoreError> {
+        Ok(match text {
+            "pending" => FlowStatus::Pending,
+            "redeeming" => FlowStatus::Redeeming,
+            "connected" => FlowStatus::Connected,
+            "denied" => FlowStatus::Denied,
+            "failed" => FlowStatus::Failed,
+            other => return Err(StoreError::Corrupt(format!("flow status `{other}`"))),
+        })
+    }
+}
+
+/// One sign-in attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flow {
+    pub id: String,
+    /// The sign-in ticket (connect link) this flow started from.
+    pub ticket_id: String,
+    pub principal: Principal,
+    pub provider: String,
+    /// The PKCE verifier, sealed with the flow id as binding.
+    pub verifier_sealed: Option<String>,
+    /// SHA-256 of the OAuth `state` sent to the provider.
+    pub state_hash: String,
+    /// SHA-256 of the binding cookie set in the browser at Continue.
+    pub binding_hash: String,
+    pub status: FlowStatus,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// What happened when a callback tried to claim a flow by its state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// This caller won: the flow moved from pending to redeeming.
+    Claimed(Flow),
+    /// The flow exists but is past its expiry.
+    Expired,
+    /// The flow was already claimed; here is where it stands.
+    AlreadyUsed(FlowStatus),
+    /// No flow has this state.
+    Unknown,
+}
+
+/// Storage for flows; one implementation per backend.
+#[async_trait]
+pub trait FlowBackend: Send + Sync {
+    async fn insert(&self, flow: &Flow) -> Result<(), StoreError>;
+    /// Atomically claims the pending, unexpired flow whose state hashes to `state_hash`.
+    async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError>;
+    /// Records how a claimed flow ended.
+    async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError>;
+    /// The newest flow started from `ticket_id`, if any: what a held retry watches.
+    async fn latest_for_ticket(&self, ticket_id: &str) -> Result<Option<Flow>, StoreError>;
+    /// Removes flows that expired before `before`; returns how many.
+    async fn delete_expired(&self, before: i64) -> Result<u64, StoreError>;
+    /// Cheap round trip for `/readyz`.
+    async fn ping(&self) -> Result<(), StoreError>;
+}

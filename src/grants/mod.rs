@@ -1,0 +1,190 @@
+//! Grants: the tokens a user gave grantry for one provider, stored sealed and keyed by
+//! (principal, provider).
+//!
+//! Backends store opaque rows ([`GrantRow`]); [`Grants`] seals and opens the tokens (with the
+//! row's key in the associated data), bumps the version for compare-and-set writes, and tells
+//! waiting retries when a grant lands.
+
+pub mod events;
+pub mod sqlite;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::identity::Principal;
+use crate::providers::oauth::TokenSet;
+use crate::seal::{Purpose, Sealer};
+use crate::store::StoreError;
+pub use events::GrantEvents;
+
+/// Which grant: a principal's connection to one provider.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GrantKey {
+    pub principal: Principal,
+    pub provider: String,
+}
+
+impl GrantKey {
+    /// The associated-data binding for this row's sealed tokens.
+    fn binding(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        for part in [
+            "grant/v1",
+            &self.principal.issuer,
+            &self.principal.subject,
+            &self.provider,
+        ] {
+            b.extend_from_slice(&(part.len() as u32).to_be_bytes());
+            b.extend_from_slice(part.as_bytes());
+        }
+        b
+    }
+
+    /// A non-reversible tag for logs and wake-up events.
+    pub fn tag(&self) -> String {
+        crate::seal::digest(
+            "grantry/grant-key/v1",
+            &[self.principal.tag().as_bytes(), self.provider.as_bytes()],
+        )
+    }
+}
+
+/// A grant row as a backend stores it: tokens only in sealed form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantRow {
+    pub tokens_sealed: String,
+    pub access_expires_at: i64,
+    /// Space-separated granted scopes.
+    pub scopes: String,
+    pub version: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// Storage for grant rows; one implementation per backend.
+#[async_trait]
+pub trait GrantBackend: Send + Sync {
+    async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError>;
+    /// Inserts or replaces the row (a new sign-in); the row's version must be one more than
+    /// any earlier row's.
+    async fn upsert(&self, key: &GrantKey, row: &GrantRow) -> Result<(), StoreError>;
+    /// Replaces the row only if it still has `expected_version`; tells whether it did.
+    async fn compare_and_set(
+        &self,
+        key: &GrantKey,
+        expected_version: i64,
+        row: &GrantRow,
+    ) -> Result<bool, StoreError>;
+    async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError>;
+}
+
+/// An opened grant.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    pub tokens: TokenSet,
+    pub version: i64,
+    pub created_at: i64,
+}
+
+/// Grants with their tokens sealed at rest.
+#[derive(Clone)]
+pub struct Grants {
+    backend: Arc<dyn GrantBackend>,
+    sealer: Arc<Sealer>,
+    events: GrantEvents,
+}
+
+impl Grants {
+    pub fn new(backend: Arc<dyn GrantBackend>, sealer: Arc<Sealer>, events: GrantEvents) -> Self {
+        Self {
+            backend,
+            sealer,
+            events,
+        }
+    }
+
+    pub fn events(&self) -> &GrantEvents {
+        &self.events
+    }
+
+    /// Reads and opens a grant. A row that does not open (wrong key, copied from another row)
+    /// is an error, never a silent "not connected".
+    pub async fn get(&self, key: &GrantKey) -> Result<Option<Grant>, StoreError> {
+        let Some(row) = self.backend.get(key).await? else {
+            return Ok(None);
+        };
+        let plain = self
+            .sealer
+            .open_bytes(Purpose::StoredGrant, &key.binding(), &row.tokens_sealed)
+            .map_err(|e| StoreError::Corrupt(format!("grant {}: {e}", key.tag())))?;
+        let tokens: TokenSet = serde_json::from_slice(&plain)
+            .map_err(|e| StoreError::Corrupt(format!("grant {}: {e}", key.tag())))?;
+        Ok(Some(Grant {
+            tokens,
+            version: row.version,
+            created_at: row.created_at,
+        }))
+    }
+
+    fn seal_row(
+        &self,
+        key: &GrantKey,
+        tokens: &TokenSet,
+        version: i64,
+        created_at: i64,
+        now: i64,
+    ) -> GrantRow {
+        let json = serde_json::to_vec(tokens).expect("tokens serialize");
+        GrantRow {
+            tokens_sealed: self
+                .sealer
+                .seal_bytes(Purpose::StoredGrant, &key.binding(), &json),
+            access_expires_at: tokens.expires_at,
+            scopes: tokens.scopes.join(" "),
+            version,
+            created_at,
+            updated_at: now,
+        }
+    }
+
+    /// Stores the grant of a completed sign-in (replacing any earlier one), then wakes the
+    /// retries waiting for it. Returns only after the store acknowledged the write.
+    pub async fn store_new(
+        &self,
+        key: &GrantKey,
+        tokens: &TokenSet,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let version = match self.backend.get(key).await? {
+            Some(old) => old.version + 1,
+            None => 1,
+        };
+        let row = self.seal_row(key, tokens, version, now, now);
+        self.backend.upsert(key, &row).await?;
+        self.events.notify(key);
+        Ok(())
+    }
+
+    /// Writes refreshed tokens if nobody else changed the grant since `expected_version`.
+    pub async fn replace_if_unchanged(
+        &self,
+        key: &GrantKey,
+        expected_version: i64,
+        created_at: i64,
+        tokens: &TokenSet,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let row = self.seal_row(key, tokens, expected_version + 1, created_at, now);
+        self.backend
+            .compare_and_set(key, expected_version, &row)
+            .await
+    }
+
+    pub async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError> {
+        self.backend.delete(key).await
+    }
+}
+
+#[cfg(test)]
+mod tests;

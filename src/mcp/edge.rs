@@ -1,0 +1,194 @@
+//! The HTTP edge in front of rmcp's `/mcp` service.
+//!
+//! - **Slow answers become SSE.** A call that has not answered within [`SWITCH_TO_SSE_AFTER`]
+//!   (a retry held while the user signs in) is answered as `text/event-stream` with `:` comment
+//!   keep-alives, and the JSON-RPC response as its one `message` event. Dropping the stream (the
+//!   client went away) drops the call. Clients that accept only JSON just wait.
+//! - **The wire matches 2026-07-28.** rmcp writes `"elicitationId": ""` into URL-mode requests,
+//!   a field this revision removed; it is taken out here. rmcp answers a handler's `-32602`
+//!   with HTTP 200; the spec's table (and the Python SDK) use 400, so it is set here.
+
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::header::{ACCEPT, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+/// How long a call may take before its answer switches to an SSE stream.
+pub const SWITCH_TO_SSE_AFTER: Duration = Duration::from_millis(500);
+/// Largest JSON answer the edge buffers to rewrite (rmcp's own answers are far smaller).
+const MAX_REWRITE_BYTES: usize = 8 * 1024 * 1024;
+
+/// The middleware; `keep_alive` is the interval between SSE comments.
+pub async fn edge(keep_alive: Duration, request: Request, next: Next) -> Response {
+    let accepts_sse = request
+        .headers()
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/event-stream"));
+    let mut call: BoxFuture<'static, Response> = Box::pin(next.run(request));
+    if accepts_sse {
+        tokio::select! {
+            response = &mut call => fix_json(response).await,
+            _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => held_as_sse(call, keep_alive),
+        }
+    } else {
+        fix_json(call.await).await
+    }
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// Rewrites a JSON-RPC answer where rmcp's wire differs from the spec; anything else passes.
+async fn fix_json(response: Response) -> Response {
+    if !is_json(&response) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_REWRITE_BYTES).await else {
+        return internal_error();
+    };
+    let (bytes, invalid_params) = rewrite(bytes);
+    if invalid_params && parts.status == StatusCode::OK {
+        parts.status = StatusCode::BAD_REQUEST;
+    }
+    parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// Returns the answer without empty `elicitationId`s, and whether it is a `-32602` error.
+fn rewrite(bytes: Bytes) -> (Bytes, bool) {
+    let needs_strip = contains(&bytes, b"\"elicitationId\":\"\"");
+    let maybe_invalid_params = contains(&bytes, b"\"code\":-32602");
+    if !needs_strip && !maybe_invalid_params {
+        return (bytes, false);
+    }
+    let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
+        return (bytes, false);
+    };
+    let invalid_params = message["error"]["code"].as_i64() == Some(-32602);
+    if !needs_strip {
+        return (bytes, invalid_params);
+    }
+    if let Some(requests) = message["result"]["inputRequests"].as_object_mut() {
+        for request in requests.values_mut() {
+            let params = &mut request["params"];
+            if params["mode"] == "url" && params["elicitationId"] == "" {
+                if let Some(p) = params.as_object_mut() {
+                    p.remove("elicitationId");
+                }
+            }
+        }
+    }
+    match serde_json::to_vec(&message) {
+        Ok(out) => (Bytes::from(out), invalid_params),
+        Err(_) => (bytes, invalid_params),
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn internal_error() -> Response {
+    let mut response = Response::new(Body::from(
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
+    ));
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// What the SSE body is doing.
+enum Phase {
+    /// Waiting for the call; a keep-alive on every tick.
+    Waiting(BoxFuture<'static, Response>, tokio::time::Interval),
+    /// The call answered with a stream of its own (rmcp's SSE): forward its frames.
+    Forwarding(axum::body::BodyDataStream),
+    Done,
+}
+
+fn held_as_sse(call: BoxFuture<'static, Response>, keep_alive: Duration) -> Response {
+    let mut interval = tokio::time::interval(keep_alive);
+    interval.reset(); // the first comment after one interval, not at once
+    let stream = futures::stream::unfold(Phase::Waiting(call, interval), |phase| async move {
+        match phase {
+            Phase::Waiting(mut call, mut interval) => {
+                tokio::select! {
+                    response = &mut call => {
+                        if is_json(&response) {
+                            let fixed = fix_json(response).await;
+                            let bytes = axum::body::to_bytes(fixed.into_body(), MAX_REWRITE_BYTES)
+                                .await
+                                .unwrap_or_default();
+                            let mut event = b"event: message\ndata: ".to_vec();
+                            event.extend_from_slice(&bytes);
+                            event.extend_from_slice(b"\n\n");
+                            Some((Ok::<_, std::io::Error>(Bytes::from(event)), Phase::Done))
+                        } else {
+                            let mut data = response.into_body().into_data_stream();
+                            match data.next().await {
+                                Some(Ok(frame)) => Some((Ok(frame), Phase::Forwarding(data))),
+                                _ => None,
+                            }
+                        }
+                    }
+                    _ = interval.tick() => {
+                        Some((Ok(Bytes::from_static(b": keep-alive\n\n")), Phase::Waiting(call, interval)))
+                    }
+                }
+            }
+            Phase::Forwarding(mut data) => match data.next().await {
+                Some(Ok(frame)) => Some((Ok(frame), Phase::Forwarding(data))),
+                _ => None,
+            },
+            Phase::Done => None,
+        }
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_elicitation_ids_are_removed_from_url_requests_only() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"http://x/connect/t","elicitationId":""}}},"requestState":"s"}}"#;
+        let (out, invalid) = rewrite(Bytes::from_static(body));
+        assert!(!invalid);
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        let params = &v["result"]["inputRequests"]["a"]["params"];
+        assert!(params.get("elicitationId").is_none());
+        assert_eq!(params["url"], "http://x/connect/t");
+    }
+
+    #[test]
+    fn invalid_params_errors_are_detected() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid or expired requestState"}}"#;
+        let (_, invalid) = rewrite(Bytes::from_static(body));
+        assert!(invalid);
+        let text = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\"code\":-32602"}]}}"#;
+        assert!(!rewrite(Bytes::from_static(text)).1);
+    }
+}

@@ -1,0 +1,293 @@
+//! The rmcp `ServerHandler`: protocol in, grantry's tools out.
+//!
+//! rmcp does the wire (JSON-RPC, `_meta`, the SEP-2243 headers, version checks, HTTP statuses);
+//! this file maps methods to grantry: discovery, the tool list, and `tools/call` with the
+//! sign-in rounds of [`super::sign_in`]. rmcp types are built from JSON here, so the rest of
+//! grantry never sees them.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, ErrorCode, ErrorData,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use super::conformance;
+use super::request_state::StateClaims;
+use super::sign_in::{self, Answer, HoldEnd};
+use crate::clock::unix_now;
+use crate::identity::Principal;
+use crate::state::AppState;
+use crate::tools::{self, ToolError, ToolOutcome, ToolResult};
+
+/// How long clients may cache discovery and the tool list (they do not vary per user).
+const LIST_TTL_MS: u64 = 5 * 60 * 1000;
+
+#[derive(Clone)]
+pub struct McpHandler {
+    state: AppState,
+}
+
+impl McpHandler {
+    pub fn new(state: AppState) -> Self {
+        Self { state }
+    }
+
+    fn tool_list(&self) -> Vec<Tool> {
+        let mut list: Vec<Tool> = tools::specs().into_iter().map(to_rmcp_tool).collect();
+        if self.state.config.conformance_tools {
+            list.extend(conformance::tools());
+        }
+        list
+    }
+}
+
+fn to_rmcp_tool(spec: tools::ToolSpec) -> Tool {
+    from_json(json!({
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "inputSchema": spec.input_schema,
+        "outputSchema": spec.output_schema,
+        "annotations": spec.annotations,
+    }))
+}
+
+/// Builds an rmcp value from its wire JSON. The JSON is grantry's own and always well formed.
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    let value = strip_nulls(value);
+    serde_json::from_value(value).expect("grantry builds well-formed MCP values")
+}
+
+fn strip_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+pub(super) fn complete(result: ToolResult) -> CallToolResponse {
+    let mut body = json!({
+        "resultType": "complete",
+        "content": [{"type": "text", "text": result.text}],
+        "isError": result.is_error,
+    });
+    if let Some(structured) = result.structured {
+        body["structuredContent"] = structured;
+    }
+    CallToolResponse::Complete(from_json(body))
+}
+
+/// The one answer for any `requestState` that does not hold up.
+pub(super) fn invalid_request_state() -> ErrorData {
+    ErrorData::new(
+        ErrorCode::INVALID_PARAMS,
+        "Invalid or expired requestState",
+        Some(json!({"reason": "invalid_request_state"})),
+    )
+}
+
+fn tool_error(error: ToolError) -> ErrorData {
+    match error {
+        ToolError::UnknownTool(name) => {
+            ErrorData::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {name}"), None)
+        }
+        ToolError::InvalidArguments(message) => {
+            ErrorData::new(ErrorCode::INVALID_PARAMS, format!("Invalid arguments: {message}"), None)
+        }
+        ToolError::Store(e) => {
+            tracing::error!(error = %e, "store unavailable during a tool call");
+            ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                "grantry's store is unavailable; retry in a moment",
+                Some(json!({"retryable": true})),
+            )
+        }
+    }
+}
+
+/// The raw `clientCapabilities` of this request.
+pub(super) fn client_capabilities(ctx: &RequestContext<RoleServer>) -> Value {
+    ctx.meta
+        .0
+        .0
+        .get("io.modelcontextprotocol/clientCapabilities")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn declares_url_elicitation(capabilities: &Value) -> bool {
+    capabilities["elicitation"]["url"].is_object()
+}
+
+fn missing_url_elicitation(tool: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("{tool} needs a client that supports URL-mode elicitation to connect an account"),
+        Some(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})),
+    )
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> ServerConfig {
+        from_json(json!({
+            "protocolVersion": "2026-07-28",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "grantry", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "Tools over the user's connected billing account. When an account is \
+                not connected yet, the user is asked to open a sign-in link first.",
+        }))
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Owned(vec![ProtocolVersion::V_2026_07_28])
+    }
+
+    async fn discover(&self, _ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        )
+        .with_ttl_ms(LIST_TTL_MS);
+        result.cache_scope = CacheScope::Public;
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tool_list())
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tool_list().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.state.config.conformance_tools && conformance::is_test_tool(&params.name) {
+            return conformance::call(params, ctx).await;
+        }
+        let headers = ctx
+            .extensions
+            .get::<http::request::Parts>()
+            .map(|p| p.headers.clone())
+            .unwrap_or_default();
+        let Some(principal) = self.state.identity.mcp_principal(&headers) else {
+            return Err(ErrorData::new(ErrorCode::INVALID_REQUEST, "not authenticated", None));
+        };
+        let name = params.name.to_string();
+        if !tools::exists(&name) {
+            return Err(tool_error(ToolError::UnknownTool(name)));
+        }
+        let arguments = params.arguments.clone().unwrap_or_default();
+        let call = Call {
+            state: &self.state,
+            principal: &principal,
+            name: &name,
+            arguments: &arguments,
+        };
+        call.run(&params, &client_capabilities(&ctx)).await
+    }
+}
+
+/// One `tools/call` of a grantry tool, through its sign-in rounds.
+struct Call<'a> {
+    state: &'a AppState,
+    principal: &'a Principal,
+    name: &'a str,
+    arguments: &'a Map<String, Value>,
+}
+
+impl Call<'_> {
+    async fn run(
+        &self,
+        params: &CallToolRequestParams,
+        capabilities: &Value,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let claims = match params.request_state.as_deref() {
+            Some(sealed) => Some(self.open_state(sealed)?),
+            None => None,
+        };
+        if let Some(claims) = &claims {
+            let responses: Option<Map<String, Value>> = params
+                .input_responses
+                .as_ref()
+                .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+            if let Answer::Refused(action) = sign_in::answer(responses.as_ref(), &claims.provider) {
+                let why = format!("the user chose '{action}'");
+                return Ok(complete(sign_in::not_connected(self.state, &claims.provider, &why)));
+            }
+        }
+        let provider = match self.tool().await? {
+            ToolOutcome::Done(result) => return Ok(complete(result)),
+            ToolOutcome::NeedsConnection { provider } => provider,
+        };
+        let Some(claims) = claims.filter(|c| c.provider == provider) else {
+            if !declares_url_elicitation(capabilities) {
+                return Err(missing_url_elicitation(self.name));
+            }
+            let round = sign_in::first_round(self.state, self.principal, &provider, self.name, self.arguments);
+            return Ok(CallToolResponse::InputRequired(from_json(round)));
+        };
+        match sign_in::hold(self.state, self.principal, &claims).await {
+            HoldEnd::Connected => match self.tool().await? {
+                ToolOutcome::Done(result) => Ok(complete(result)),
+                ToolOutcome::NeedsConnection { .. } => Ok(CallToolResponse::InputRequired(
+                    from_json(sign_in::repeat_round(self.state, &claims)),
+                )),
+            },
+            HoldEnd::Denied => Ok(complete(sign_in::not_connected(
+                self.state,
+                &claims.provider,
+                "the sign-in was declined at the provider",
+            ))),
+            HoldEnd::StillPending => Ok(CallToolResponse::InputRequired(from_json(
+                sign_in::repeat_round(self.state, &claims),
+            ))),
+        }
+    }
+
+    fn open_state(&self, sealed: &str) -> Result<StateClaims, ErrorData> {
+        StateClaims::open(
+            &self.state.sealer,
+            sealed,
+            unix_now(),
+            self.principal,
+            self.name,
+            self.arguments,
+        )
+        .map_err(|reason| {
+            tracing::info!(%reason, principal = %self.principal.tag(), "requestState refused");
+            invalid_request_state()
+        })
+    }
+
+    async fn tool(&self) -> Result<ToolOutcome, ErrorData> {
+        tools::call(self.state, self.principal, self.name, self.arguments)
+            .await
+            .map_err(tool_error)
+    }
+}
+
+/// Keeps the handler cheap to hand to rmcp's per-request factory.
+pub fn factory(state: AppState) -> impl Fn() -> Result<McpHandler, std::io::Error> + Send + Sync + 'static {
+    let handler = Arc::new(McpHandler::new(state));
+    move || Ok((*handler).clone())
+}

@@ -1,0 +1,65 @@
+//! MCP on `POST /mcp`, revision 2026-07-28, built on rmcp at the edge.
+//!
+//! rmcp serves the protocol statelessly (no sessions: any replica serves any request);
+//! [`handler`] maps it onto grantry's tools and sign-in rounds; [`edge`] keeps held retries
+//! alive and the wire exactly as the spec writes it.
+
+mod conformance;
+pub mod edge;
+mod handler;
+pub mod request_state;
+pub mod sign_in;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::middleware;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::state::AppState;
+
+/// Largest request body accepted on `/mcp` (larger gets 413 before any parsing).
+pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
+
+/// The `/mcp` route.
+pub fn router(state: AppState) -> Router<AppState> {
+    let config = &state.config;
+    let public = url::Url::parse(&config.public_url).expect("public URL validated at start");
+    let public_origin = public.origin().ascii_serialization();
+    let mut hosts = vec![config.listen.to_string(), config.listen.ip().to_string()];
+    if let Some(host) = public.host_str() {
+        hosts.push(host.to_owned());
+        if let Some(port) = public.port() {
+            hosts.push(format!("{host}:{port}"));
+        }
+    }
+    let mut origins = vec![public_origin];
+    origins.extend(config.allowed_origins.iter().cloned());
+    let server_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES)
+        .with_sse_keep_alive(Some(keep_alive_interval(config.retry_hold)));
+    let service = StreamableHttpService::new(
+        handler::factory(state.clone()),
+        Arc::new(NeverSessionManager::default()),
+        server_config,
+    );
+    let keep_alive = keep_alive_interval(config.retry_hold);
+    Router::new()
+        .route_service("/mcp", service)
+        .layer(middleware::from_fn(move |req, next| {
+            edge::edge(keep_alive, req, next)
+        }))
+}
+
+/// SSE keep-alive interval: often enough for proxies with short idle timeouts, and several
+/// times within one hold.
+fn keep_alive_interval(retry_hold: Duration) -> Duration {
+    (retry_hold / 4).clamp(Duration::from_secs(1), Duration::from_secs(15))
+}

@@ -1,0 +1,133 @@
+//! The `requestState` of a sign-in round: what a retry must bring back.
+//!
+//! Sealed (purpose "request state") with: the sign-in ticket and its link, a tag of the
+//! principal, the method, the tool, a digest of the canonical arguments and an expiry. A retry
+//! presented by anyone else, for another tool or other arguments, or after the expiry, does
+//! not open; every such failure gets the same wire error and only the log says which it was.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::identity::Principal;
+use crate::seal::{Purpose, Sealer, digest};
+
+const METHOD: &str = "tools/call";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateClaims {
+    /// The sign-in ticket id (the flow's correlation id).
+    #[serde(rename = "t")]
+    pub ticket_id: String,
+    /// The sealed ticket, so a fresh round can hand out the very same link.
+    #[serde(rename = "l")]
+    pub sealed_ticket: String,
+    #[serde(rename = "v")]
+    pub provider: String,
+    #[serde(rename = "p")]
+    principal_tag: String,
+    #[serde(rename = "m")]
+    method: String,
+    #[serde(rename = "n")]
+    tool: String,
+    #[serde(rename = "a")]
+    arguments_digest: String,
+}
+
+/// Why a presented state was refused (for the log only).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum StateRejection {
+    #[error("does not open: {0}")]
+    Seal(#[from] crate::seal::OpenError),
+    #[error("issued to another principal")]
+    OtherPrincipal,
+    #[error("issued for another request")]
+    OtherRequest,
+}
+
+impl StateClaims {
+    pub fn new(
+        ticket_id: &str,
+        sealed_ticket: &str,
+        provider: &str,
+        principal: &Principal,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Self {
+        Self {
+            ticket_id: ticket_id.to_owned(),
+            sealed_ticket: sealed_ticket.to_owned(),
+            provider: provider.to_owned(),
+            principal_tag: principal.tag(),
+            method: METHOD.to_owned(),
+            tool: tool.to_owned(),
+            arguments_digest: arguments_digest(arguments),
+        }
+    }
+
+    pub fn seal(&self, sealer: &Sealer, now: i64, ttl_secs: i64) -> String {
+        sealer.seal_timed(Purpose::RequestState, b"", self, now, ttl_secs)
+    }
+
+    /// Opens a presented state and checks it belongs to this caller and this request.
+    pub fn open(
+        sealer: &Sealer,
+        sealed: &str,
+        now: i64,
+        principal: &Principal,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Result<Self, StateRejection> {
+        let claims: Self = sealer.open_timed(Purpose::RequestState, b"", sealed, now)?;
+        if !crate::seal::constant_time_eq(&claims.principal_tag, &principal.tag()) {
+            return Err(StateRejection::OtherPrincipal);
+        }
+        if claims.method != METHOD
+            || claims.tool != tool
+            || claims.arguments_digest != arguments_digest(arguments)
+        {
+            return Err(StateRejection::OtherRequest);
+        }
+        Ok(claims)
+    }
+}
+
+/// SHA-256 over the arguments as canonical JSON (keys sorted at every level), so the order a
+/// client sends keys in does not matter.
+pub fn arguments_digest(arguments: &Map<String, Value>) -> String {
+    let mut canonical = String::new();
+    write_canonical(&Value::Object(arguments.clone()), &mut canonical);
+    digest("grantry/arguments/v1", &[canonical.as_bytes()])
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String((*key).clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key.as_str()], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,149 @@
+//! The URL-mode sign-in rounds of a tool call (MRTR).
+//!
+//! Round one: the tool needs a provider the caller has not connected, so the answer is
+//! `input_required` with one URL-mode `elicitation/create` pointing at grantry's connect page,
+//! and a sealed `requestState`. Nothing is written to the store.
+//! The retry: `decline` / `cancel` end the call; otherwise the tool runs again, and while the
+//! sign-in is still pending the request is held (the edge layer keeps the connection alive)
+//! until the grant lands or the hold passes, then the same link is offered again.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use super::request_state::StateClaims;
+use crate::clock::unix_now;
+use crate::connect::ticket::{Ticket, link};
+use crate::flows::FlowStatus;
+use crate::grants::GrantKey;
+use crate::identity::Principal;
+use crate::state::AppState;
+use crate::tools::ToolResult;
+
+/// Re-reads the store at least this often while holding, in case a wake-up event was missed.
+const HOLD_POLL: Duration = Duration::from_millis(500);
+
+/// The `inputRequests` key of the sign-in request for `provider`.
+pub fn input_key(provider: &str) -> String {
+    format!("connect_{provider}")
+}
+
+/// A fresh sign-in round: a new ticket and link, and the state the retry must bring back.
+pub fn first_round(
+    state: &AppState,
+    principal: &Principal,
+    provider: &str,
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Value {
+    let now = unix_now();
+    let ttl = state.config.request_state_ttl_secs;
+    let ticket = Ticket::new(principal, provider);
+    let sealed_ticket = ticket.seal(&state.sealer, now, ttl);
+    let claims = StateClaims::new(&ticket.id, &sealed_ticket, provider, principal, tool, arguments);
+    input_required(state, &claims, now)
+}
+
+/// Another round for a sign-in still pending: the same link, a freshly sealed state.
+pub fn repeat_round(state: &AppState, claims: &StateClaims) -> Value {
+    input_required(state, claims, unix_now())
+}
+
+fn input_required(state: &AppState, claims: &StateClaims, now: i64) -> Value {
+    let name = state
+        .catalog
+        .get(&claims.provider)
+        .map(|p| p.display_name.as_str())
+        .unwrap_or("billing");
+    let message = format!(
+        "Connect your {name} account so grantry can act on it. Open the link, sign in at the \
+         provider, then come back here."
+    );
+    json!({
+        "resultType": "input_required",
+        "inputRequests": {
+            input_key(&claims.provider): {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "url",
+                    "message": message,
+                    "url": link(&state.config.public_url, &claims.sealed_ticket),
+                }
+            }
+        },
+        "requestState": claims.seal(&state.sealer, now, state.config.request_state_ttl_secs),
+    })
+}
+
+/// What the user answered to the sign-in request, as the retry reports it.
+pub enum Answer {
+    /// `accept`, or no answer for our key (a client that just retried).
+    Proceed,
+    Refused(String),
+}
+
+pub fn answer(input_responses: Option<&Map<String, Value>>, provider: &str) -> Answer {
+    let action = input_responses
+        .and_then(|r| r.get(&input_key(provider)))
+        .and_then(|r| r.get("action"))
+        .and_then(Value::as_str);
+    match action {
+        Some(action @ ("decline" | "cancel")) => Answer::Refused(action.to_owned()),
+        _ => Answer::Proceed,
+    }
+}
+
+/// The result for a refused sign-in: nothing was connected or stored.
+pub fn not_connected(state: &AppState, provider: &str, why: &str) -> ToolResult {
+    let name = state
+        .catalog
+        .get(provider)
+        .map(|p| p.display_name.as_str())
+        .unwrap_or("billing");
+    ToolResult::error(format!(
+        "The {name} account was not connected ({why}), so this could not be done. \
+         Ask again whenever you want to connect it."
+    ))
+}
+
+/// How a hold ended.
+pub enum HoldEnd {
+    /// A grant for (principal, provider) is stored: run the tool again.
+    Connected,
+    /// The user refused at the provider.
+    Denied,
+    /// The hold passed with the sign-in still pending.
+    StillPending,
+}
+
+/// Waits for the sign-in behind `claims` to finish, at most `--retry-hold`.
+pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims) -> HoldEnd {
+    let deadline = Instant::now() + state.config.retry_hold;
+    let key = GrantKey {
+        principal: principal.clone(),
+        provider: claims.provider.clone(),
+    };
+    loop {
+        // Subscribe before reading, so a grant landing in between still wakes us.
+        let mut waiter = state.grants.events().subscribe();
+        match state.grants.get(&key).await {
+            Ok(Some(_)) => return HoldEnd::Connected,
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "store error while holding a retry"),
+        }
+        if let Ok(Some(flow)) = state.flows.latest_for_ticket(&claims.ticket_id).await {
+            if flow.status == FlowStatus::Denied {
+                return HoldEnd::Denied;
+            }
+        }
+        if Instant::now() >= deadline {
+            return HoldEnd::StillPending;
+        }
+        tokio::select! {
+            _ = waiter.changed(&key) => {}
+            _ = tokio::time::sleep(HOLD_POLL) => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+    }
+}

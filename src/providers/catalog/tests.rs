@@ -1,0 +1,73 @@
+use super::*;
+
+fn parse(text: &str) -> CatalogFile {
+    toml::from_str(text).unwrap()
+}
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+#[test]
+fn demo_entry_is_built_in_and_default() {
+    let c = Catalog::build(
+        Some("http://127.0.0.1:8080/demo"),
+        CatalogFile::default(),
+        no_env,
+    )
+    .unwrap();
+    let demo = c.default_provider();
+    assert_eq!(demo.id, "demo");
+    assert_eq!(demo.token_url.as_str(), "http://127.0.0.1:8080/demo/token");
+    assert_eq!(demo.pkce, PkceMode::Required);
+}
+
+#[test]
+fn an_override_changes_only_the_fields_it_names() {
+    let c = Catalog::build(
+        Some("http://127.0.0.1:8080/demo"),
+        parse("[providers.demo]\ntoken_url = \"http://127.0.0.1:9/token\"\n"),
+        no_env,
+    )
+    .unwrap();
+    let demo = c.get("demo").unwrap();
+    assert_eq!(demo.token_url.as_str(), "http://127.0.0.1:9/token");
+    assert_eq!(
+        demo.authorize_url.as_str(),
+        "http://127.0.0.1:8080/demo/authorize"
+    );
+}
+
+#[test]
+fn a_generic_provider_needs_its_fields_and_its_secret_variable() {
+    let text = "default = \"acme\"\n[providers.acme]\nauthorize_url = \"https://a.example/auth\"\n\
+        token_url = \"https://a.example/token\"\napi_base = \"https://api.a.example\"\n\
+        client_id = \"g\"\nclient_secret_env = \"ACME_SECRET\"\nadapter = \"demo\"\n";
+    let err = Catalog::build(None, parse(text), no_env).unwrap_err();
+    assert!(err.0.contains("ACME_SECRET"), "{err}");
+    let c = Catalog::build(None, parse(text), |v| {
+        (v == "ACME_SECRET").then(|| "s3cret".to_owned())
+    })
+    .unwrap();
+    assert_eq!(c.default_provider().id, "acme");
+    assert!(!format!("{:?}", c.default_provider()).contains("s3cret"));
+
+    let missing = "[providers.acme]\nauthorize_url = \"https://a.example/auth\"\n";
+    let err = Catalog::build(None, parse(missing), no_env).unwrap_err();
+    assert!(err.0.contains("providers.acme.token_url"), "{err}");
+}
+
+#[test]
+fn bad_urls_and_ids_are_named() {
+    let err = Catalog::build(
+        Some("http://127.0.0.1:8080/demo"),
+        parse("[providers.demo]\ntoken_url = \"file:///etc/passwd\"\n"),
+        no_env,
+    )
+    .unwrap_err();
+    assert!(err.0.contains("providers.demo.token_url"), "{err}");
+    let err = Catalog::build(None, parse("[providers.\"Bad Id\"]\n"), no_env).unwrap_err();
+    assert!(err.0.contains("Bad Id"), "{err}");
+    let err = toml::from_str::<CatalogFile>("[providers.x]\ntokn_url = \"x\"\n").unwrap_err();
+    assert!(err.to_string().contains("tokn_url"));
+}

@@ -1,0 +1,89 @@
+//! The outbound HTTP client for providers: no redirects (a token endpoint that redirects is an
+//! SSRF vector), bounded timeouts, and a cap on how much of a response is read.
+
+use std::time::Duration;
+
+/// Total time allowed for one call to a provider.
+pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most bytes read from one provider response.
+pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+
+/// Builds the client every provider call goes through.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(PROVIDER_TIMEOUT)
+        .user_agent(concat!("grantry/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .expect("the TLS provider is installed before the HTTP client is built")
+}
+
+/// Why a call to a provider did not give a usable answer.
+#[derive(Debug, thiserror::Error)]
+pub enum OutboundError {
+    #[error("provider unreachable or timed out: {0}")]
+    Transport(String),
+    #[error("provider answered HTTP {0}")]
+    Status(u16),
+    #[error("provider response larger than {MAX_RESPONSE_BYTES} bytes")]
+    TooLarge,
+}
+
+impl OutboundError {
+    /// Errors that say nothing about the request itself: worth a later retry.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            OutboundError::Transport(_) => true,
+            OutboundError::Status(code) => *code == 429 || *code >= 500,
+            OutboundError::TooLarge => false,
+        }
+    }
+}
+
+/// Reads a response body, refusing more than [`MAX_RESPONSE_BYTES`].
+pub async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, OutboundError> {
+    if response
+        .content_length()
+        .is_some_and(|len| len > MAX_RESPONSE_BYTES as u64)
+    {
+        return Err(OutboundError::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| OutboundError::Transport(transport_reason(&e)))?
+    {
+        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Err(OutboundError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A short reason for a transport error, without the URL (which may carry a query).
+pub fn transport_reason(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "timed out".into()
+    } else if error.is_connect() {
+        "connection failed".into()
+    } else {
+        error.without_url_ref().to_string()
+    }
+}
+
+trait WithoutUrlRef {
+    fn without_url_ref(&self) -> String;
+}
+
+impl WithoutUrlRef for reqwest::Error {
+    fn without_url_ref(&self) -> String {
+        let mut text = self.to_string();
+        if let Some(url) = self.url() {
+            text = text.replace(url.as_str(), "<url>");
+        }
+        text
+    }
+}

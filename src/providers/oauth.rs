@@ -1,0 +1,246 @@
+//! The OAuth 2.0 client side of a sign-in (authorization code + PKCE), on the `oauth2` crate
+//! driven by grantry's own reqwest client.
+//!
+//! A code is sent to the token endpoint exactly once: nothing here retries a token request,
+//! because a second redemption can make the provider revoke what the first one issued.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use oauth2::basic::{BasicClient, BasicErrorResponseType};
+use oauth2::{
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
+    PkceCodeVerifier, RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
+};
+
+use crate::clock::unix_now;
+
+use super::catalog::{PkceMode, Provider, TokenAuth};
+use super::http::{OutboundError, read_capped, transport_reason};
+
+/// Lifetime assumed for an access token when the provider does not say (`expires_in` absent).
+pub const DEFAULT_TOKEN_LIFETIME_SECS: i64 = 3600;
+/// Longest lifetime believed from `expires_in` (a year); a larger number is clamped.
+const MAX_TOKEN_LIFETIME_SECS: i64 = 365 * 24 * 3600;
+
+/// What the connect page hands the browser to: the provider's authorize URL and the secrets
+/// grantry keeps to finish the flow.
+pub struct AuthorizeStart {
+    pub url: String,
+    /// The PKCE verifier, when the provider takes PKCE.
+    pub pkce_verifier: Option<String>,
+}
+
+/// Tokens as received, with the access token's expiry computed from local receipt time.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub struct TokenSet {
+    pub access_token: String,
+    pub refresh_token: Option<String>,
+    /// Unix seconds.
+    pub expires_at: i64,
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for TokenSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenSet")
+            .field("access_token", &"[REDACTED]")
+            .field(
+                "refresh_token",
+                &self.refresh_token.as_ref().map(|_| "[REDACTED]"),
+            )
+            .field("expires_at", &self.expires_at)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+/// Why a token request failed, classified for what the caller should do next.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The provider said no (`invalid_grant`, `invalid_client`, …): retrying will not help.
+    #[error("the provider rejected the request: {0}")]
+    Rejected(String),
+    /// Unreachable, timed out or a 5xx / 429: the outcome is unknown or temporary.
+    #[error("{0}")]
+    Unavailable(OutboundError),
+    /// The answer was not a usable token response.
+    #[error("the provider's token response is unusable: {0}")]
+    BadResponse(String),
+}
+
+impl TokenError {
+    /// True when the grant behind a refresh token is gone and the user must sign in again.
+    pub fn needs_new_sign_in(&self) -> bool {
+        matches!(self, TokenError::Rejected(_))
+    }
+}
+
+fn oauth_client(
+    provider: &Provider,
+    redirect_uri: &str,
+) -> Result<
+    BasicClient<
+        oauth2::EndpointSet,
+        oauth2::EndpointNotSet,
+        oauth2::EndpointNotSet,
+        oauth2::EndpointNotSet,
+        oauth2::EndpointSet,
+    >,
+    TokenError,
+> {
+    let redirect = RedirectUrl::new(redirect_uri.to_owned())
+        .map_err(|e| TokenError::BadResponse(format!("redirect URI: {e}")))?;
+    let mut client = BasicClient::new(ClientId::new(provider.client_id.clone()))
+        .set_auth_uri(AuthUrl::from_url(provider.authorize_url.clone()))
+        .set_token_uri(TokenUrl::from_url(provider.token_url.clone()))
+        .set_redirect_uri(redirect)
+        .set_auth_type(match provider.token_auth {
+            TokenAuth::Basic => AuthType::BasicAuth,
+            TokenAuth::Post => AuthType::RequestBody,
+        });
+    if let Some(secret) = &provider.client_secret {
+        client = client.set_client_secret(ClientSecret::new(secret.clone()));
+    }
+    Ok(client)
+}
+
+/// Builds the provider's authorize URL for one flow: `state` as given, PKCE S256 unless the
+/// provider takes none.
+pub fn authorize(
+    provider: &Provider,
+    redirect_uri: &str,
+    state: &str,
+) -> Result<AuthorizeStart, TokenError> {
+    let client = oauth_client(provider, redirect_uri)?;
+    let state = state.to_owned();
+    let mut request = client
+        .authorize_url(move || CsrfToken::new(state.clone()))
+        .add_scopes(provider.scopes.iter().cloned().map(Scope::new));
+    let mut pkce_verifier = None;
+    if provider.pkce != PkceMode::Off {
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+        request = request.set_pkce_challenge(challenge);
+        pkce_verifier = Some(verifier.secret().clone());
+    }
+    let (url, _) = request.url();
+    Ok(AuthorizeStart {
+        url: url.into(),
+        pkce_verifier,
+    })
+}
+
+/// Redeems an authorization code, once.
+pub async fn exchange_code(
+    http: &reqwest::Client,
+    provider: &Provider,
+    redirect_uri: &str,
+    code: &str,
+    pkce_verifier: Option<&str>,
+) -> Result<TokenSet, TokenError> {
+    let client = oauth_client(provider, redirect_uri)?;
+    let mut request = client.exchange_code(AuthorizationCode::new(code.to_owned()));
+    if let Some(verifier) = pkce_verifier {
+        request = request.set_pkce_verifier(PkceCodeVerifier::new(verifier.to_owned()));
+    }
+    let sender = Sender(http.clone());
+    let response = request.request_async(&sender).await;
+    token_set(response, None)
+}
+
+/// Trades a refresh token for a new access token (and maybe a rotated refresh token).
+pub async fn refresh(
+    http: &reqwest::Client,
+    provider: &Provider,
+    redirect_uri: &str,
+    refresh_token: &str,
+) -> Result<TokenSet, TokenError> {
+    let client = oauth_client(provider, redirect_uri)?;
+    let token = RefreshToken::new(refresh_token.to_owned());
+    let sender = Sender(http.clone());
+    let response = client
+        .exchange_refresh_token(&token)
+        .request_async(&sender)
+        .await;
+    token_set(response, Some(refresh_token))
+}
+
+type BasicResponse = oauth2::basic::BasicTokenResponse;
+type BasicRequestError =
+    RequestTokenError<OutboundError, oauth2::StandardErrorResponse<BasicErrorResponseType>>;
+
+fn token_set(
+    response: Result<BasicResponse, BasicRequestError>,
+    previous_refresh: Option<&str>,
+) -> Result<TokenSet, TokenError> {
+    let response = response.map_err(|e| match e {
+        RequestTokenError::ServerResponse(err) => TokenError::Rejected(err.error().to_string()),
+        RequestTokenError::Request(outbound) => TokenError::Unavailable(outbound),
+        RequestTokenError::Parse(err, _) => TokenError::BadResponse(err.to_string()),
+        RequestTokenError::Other(text) => TokenError::BadResponse(text),
+    })?;
+    if !response
+        .token_type()
+        .as_ref()
+        .eq_ignore_ascii_case("bearer")
+    {
+        return Err(TokenError::BadResponse(format!(
+            "token_type `{}` is not Bearer",
+            response.token_type().as_ref()
+        )));
+    }
+    let lifetime = response
+        .expires_in()
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(MAX_TOKEN_LIFETIME_SECS))
+        .unwrap_or(DEFAULT_TOKEN_LIFETIME_SECS)
+        .min(MAX_TOKEN_LIFETIME_SECS);
+    Ok(TokenSet {
+        access_token: response.access_token().secret().clone(),
+        refresh_token: response
+            .refresh_token()
+            .map(|t| t.secret().clone())
+            .or_else(|| previous_refresh.map(str::to_owned)),
+        expires_at: unix_now() + lifetime,
+        scopes: response
+            .scopes()
+            .map(|s| s.iter().map(|scope| scope.to_string()).collect())
+            .unwrap_or_default(),
+    })
+}
+
+/// Sends the `oauth2` crate's requests with grantry's reqwest client: no redirects, bounded
+/// time and size, and 429 / 5xx surfaced as transient errors rather than parsed.
+struct Sender(reqwest::Client);
+
+impl<'c> oauth2::AsyncHttpClient<'c> for Sender {
+    type Error = OutboundError;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<oauth2::HttpResponse, OutboundError>> + Send + 'c>>;
+
+    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let url = parts.uri.to_string();
+            let response = self
+                .0
+                .request(parts.method, url)
+                .headers(parts.headers)
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| OutboundError::Transport(transport_reason(&e)))?;
+            let status = response.status();
+            if status.as_u16() == 429 || status.is_server_error() {
+                return Err(OutboundError::Status(status.as_u16()));
+            }
+            let headers = response.headers().clone();
+            let body = read_capped(response).await?;
+            let mut out = http::Response::builder().status(status);
+            if let Some(h) = out.headers_mut() {
+                *h = headers;
+            }
+            out.body(body)
+                .map_err(|e| OutboundError::Transport(e.to_string()))
+        })
+    }
+}

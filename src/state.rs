@@ -1,0 +1,137 @@
+//! The shared state every route and tool works with, built once at start.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DemoConfig, DemoProvider};
+use crate::flows::FlowBackend;
+use crate::grants::{GrantEvents, Grants};
+use crate::identity::Identity;
+use crate::providers::Catalog;
+use crate::seal::{KeyRing, Sealer};
+use crate::store::{self, Stores};
+
+/// Cheap to clone: everything is behind an `Arc`.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+pub struct Inner {
+    pub config: Config,
+    pub sealer: Arc<Sealer>,
+    pub flows: Arc<dyn FlowBackend>,
+    pub grants: Grants,
+    pub catalog: Catalog,
+    pub http: reqwest::Client,
+    pub identity: Identity,
+    pub demo: Option<DemoProvider>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.inner
+    }
+}
+
+/// Why grantry could not start; each names what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("{0}")]
+    Catalog(#[from] crate::providers::CatalogError),
+    #[error("--store (GRANTRY_STORE): {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("sealing keys: {0}")]
+    Keys(String),
+}
+
+impl AppState {
+    /// Opens the store, loads keys and the provider catalog.
+    pub async fn build(config: Config) -> Result<Self, StartError> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+            StartError::Keys(format!(
+                "cannot create the data directory {}: {e}",
+                config.data_dir.display()
+            ))
+        })?;
+        let ring = load_key_ring(&config)?;
+        let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
+        let Stores { flows, grants } = store::open(&config.store).await?;
+        let demo_base = format!("{}/demo", config.public_url);
+        let catalog = Catalog::load(
+            config.demo.then_some(demo_base.as_str()),
+            config.providers_file.as_deref(),
+        )?;
+        let demo = config.demo.then(|| {
+            DemoProvider::new(
+                DemoConfig {
+                    issuer: demo_base.clone(),
+                    client_id: DEMO_CLIENT_ID.into(),
+                    client_secret: DEMO_CLIENT_SECRET.into(),
+                    redirect_uris: vec![config.redirect_uri()],
+                    access_token_ttl_secs: config.demo_token_ttl_secs,
+                    auto_approve: false,
+                },
+                sealer.clone(),
+            )
+        });
+        Ok(Self {
+            inner: Arc::new(Inner {
+                grants: Grants::new(grants, sealer.clone(), GrantEvents::new()),
+                flows,
+                sealer,
+                catalog,
+                http: crate::providers::http::client(),
+                identity: Identity::new(config.identity),
+                demo,
+                config,
+            }),
+        })
+    }
+}
+
+const KEY_FILE: &str = "sealing.key";
+
+/// Keys from configuration, or the data directory's own key (generated on first start).
+fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
+    if let Some(keys) = &config.keys {
+        return KeyRing::from_encoded(keys).map_err(|e| StartError::Keys(e.to_string()));
+    }
+    let path = config.data_dir.join(KEY_FILE);
+    let encoded = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = crate::seal::generate_key();
+            write_private(&path, &key)?;
+            tracing::warn!(
+                path = %path.display(),
+                "no sealing key configured: generated one and saved it with mode 0600; \
+                 replicas must share keys, so set GRANTRY_KEYS when you run more than one"
+            );
+            key
+        }
+        Err(e) => {
+            return Err(StartError::Keys(format!("cannot read {}: {e}", path.display())));
+        }
+    };
+    let keys: Vec<&str> = encoded.lines().filter(|l| !l.trim().is_empty()).collect();
+    KeyRing::from_encoded(&keys)
+        .map_err(|e| StartError::Keys(format!("{}: {e}", path.display())))
+}
+
+fn write_private(path: &Path, contents: &str) -> Result<(), StartError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| StartError::Keys(format!("cannot create {}: {e}", path.display())))?;
+    writeln!(file, "{contents}")
+        .map_err(|e| StartError::Keys(format!("cannot write {}: {e}", path.display())))
+}

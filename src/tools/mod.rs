@@ -1,0 +1,98 @@
+//! The tools grantry offers, independent of JSON-RPC: each takes typed arguments and answers
+//! with a [`ToolOutcome`]. A tool that needs an account the caller has not connected says so
+//! ([`ToolOutcome::NeedsConnection`]); the `mcp` layer turns that into a sign-in request.
+
+pub mod access;
+pub mod list_invoices;
+
+use serde_json::{Map, Value};
+
+use crate::identity::Principal;
+use crate::state::AppState;
+
+/// How a tool presents itself in `tools/list`.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub input_schema: Value,
+    pub output_schema: Option<Value>,
+    pub annotations: Value,
+}
+
+/// A finished tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// Text for the model (for structured results, the JSON itself).
+    pub text: String,
+    pub structured: Option<Value>,
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    pub fn error(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            structured: None,
+            is_error: true,
+        }
+    }
+
+    pub fn structured(value: Value) -> Self {
+        Self {
+            text: value.to_string(),
+            structured: Some(value),
+            is_error: false,
+        }
+    }
+}
+
+/// What a call came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    Done(ToolResult),
+    /// The caller has no usable grant for this provider: a sign-in is needed.
+    NeedsConnection { provider: String },
+}
+
+/// A call that cannot be served as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("unknown tool: {0}")]
+    UnknownTool(String),
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    #[error("store unavailable")]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// Everything grantry's own tools offer, in a stable order.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![list_invoices::spec()]
+}
+
+/// Whether `name` is one of grantry's own tools.
+pub fn exists(name: &str) -> bool {
+    specs().iter().any(|s| s.name == name)
+}
+
+/// Runs one of grantry's own tools for `principal`.
+pub async fn call(
+    state: &AppState,
+    principal: &Principal,
+    name: &str,
+    arguments: &Map<String, Value>,
+) -> Result<ToolOutcome, ToolError> {
+    match name {
+        list_invoices::NAME => {
+            let args = list_invoices::Args::parse(arguments)?;
+            list_invoices::run(state, principal, args).await
+        }
+        other => Err(ToolError::UnknownTool(other.to_owned())),
+    }
+}
+
+/// The provider a tool would ask the caller to connect, for the sign-in link.
+pub fn provider_for(state: &AppState, _name: &str) -> String {
+    state.catalog.default_provider().id.clone()
+}
