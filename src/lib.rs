@@ -60,16 +60,31 @@ pub fn app(state: AppState) -> Router {
         .route("/readyz", get(ready))
         .route("/assets/grantry.css", get(stylesheet));
     if let Some(demo) = &state.demo {
-        router = router.nest("/demo", demo.router().with_state(()));
+        // The demo's counters are served too: they let tests (and curious users) see that a
+        // refused callback made no token request.
+        let stats = demo.clone();
+        let demo_routes = demo
+            .router()
+            .route("/stats", get(move || async move { axum::Json(stats.stats()) }));
+        router = router.nest("/demo", demo_routes.with_state(()));
     }
     router
         .layer(
             // Spans carry the path only: query strings (codes, state) never reach the log.
             TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
-                tracing::info_span!("http", method = %req.method(), path = %req.uri().path())
+                tracing::info_span!("http", method = %req.method(), path = %loggable_path(req.uri().path()))
             }),
         )
         .with_state(state)
+}
+
+/// The request path as logs may show it: a connect link's sealed ticket is left out.
+fn loggable_path(path: &str) -> &str {
+    if path.starts_with("/connect/") {
+        "/connect/{ticket}"
+    } else {
+        path
+    }
 }
 
 async fn ready(State(state): State<AppState>) -> impl IntoResponse {

@@ -67,7 +67,10 @@ async fn run(config: Config) -> Result<(), String> {
 fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_env("GRANTRY_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("info"));
+        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"))
+        // rmcp's debug events print whole JSON-RPC messages, requestState included: never
+        // let a verbose filter turn them on.
+        .add_directive("rmcp=info".parse().expect("a valid directive"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     match format {
         LogFormat::Json => builder.json().init(),

@@ -24,74 +24,99 @@ pub(super) async fn list_invoices(
     RawQuery(query): RawQuery,
 ) -> Response {
     bump(&inner.counters.api_requests);
-    let claims = match authenticate(&inner, &headers) {
-        Ok(claims) => claims,
-        Err(response) => return response,
-    };
+    match invoices_of(&inner, &headers, query.as_deref()) {
+        Ok(list) => {
+            let mut response = Json(json!({ "invoices": list })).into_response();
+            // Per-user data: no shared cache may keep it.
+            response
+                .headers_mut()
+                .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        }
+        Err(err) => err.into_response(),
+    }
+}
+
+/// Why an API request is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ApiError {
+    /// No `Authorization` header at all.
+    NoToken,
+    /// A token that is not a valid, unexpired demo access token (or not a Bearer header).
+    BadToken,
+    /// A valid token without `invoices:read`.
+    InsufficientScope,
+    /// `status` other than `open`, `paid` or `all`.
+    InvalidStatus,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code, challenge) = match self {
+            // RFC 6750 §3.1: a request without credentials gets a challenge but no error code.
+            ApiError::NoToken => (
+                StatusCode::UNAUTHORIZED,
+                "invalid_token",
+                Some("Bearer realm=\"grantry-demo\""),
+            ),
+            ApiError::BadToken => (
+                StatusCode::UNAUTHORIZED,
+                "invalid_token",
+                Some("Bearer error=\"invalid_token\""),
+            ),
+            ApiError::InsufficientScope => (
+                StatusCode::FORBIDDEN,
+                "insufficient_scope",
+                Some("Bearer error=\"insufficient_scope\", scope=\"invoices:read\""),
+            ),
+            ApiError::InvalidStatus => (StatusCode::BAD_REQUEST, "invalid_status", None),
+        };
+        let mut response = (status, Json(json!({ "error": code }))).into_response();
+        if let Some(challenge) = challenge {
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        }
+        response
+    }
+}
+
+/// The invoices the request may see, filtered by `status`.
+fn invoices_of(
+    inner: &Inner,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<Vec<invoices::DemoInvoice>, ApiError> {
+    let claims = authenticate(inner, headers)?;
     if !claims.scope.split(' ').any(|s| s == DEMO_SCOPE) {
-        return error(
-            StatusCode::FORBIDDEN,
-            "insufficient_scope",
-            Some("Bearer error=\"insufficient_scope\", scope=\"invoices:read\""),
-        );
+        return Err(ApiError::InsufficientScope);
     }
     let params = Params::parse(query.unwrap_or_default().as_bytes());
     let wanted = match params.get("status") {
         Ok(None | Some("all")) => None,
         Ok(Some(status @ ("open" | "paid"))) => Some(status),
-        _ => return error(StatusCode::BAD_REQUEST, "invalid_status", None),
+        _ => return Err(ApiError::InvalidStatus),
     };
-    let list: Vec<_> = invoices::seeded(&claims.user)
+    Ok(invoices::seeded(&claims.user)
         .into_iter()
         .filter(|inv| wanted.is_none_or(|w| inv.state == w))
-        .collect();
-    let mut response = Json(json!({ "invoices": list })).into_response();
-    // Per-user data: no shared cache may keep it.
-    response
-        .headers_mut()
-        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
+        .collect())
 }
 
-/// The claims of the request's access token, or the 401 to answer with.
-fn authenticate(inner: &Inner, headers: &HeaderMap) -> Result<TokenClaims, Response> {
-    let Some(value) = headers.get(AUTHORIZATION) else {
-        // RFC 6750 §3.1: no credentials at all gets a challenge without an error code.
-        return Err(error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_token",
-            Some("Bearer realm=\"grantry-demo\""),
-        ));
-    };
-    let invalid = || {
-        error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_token",
-            Some("Bearer error=\"invalid_token\""),
-        )
-    };
+/// The claims of the request's access token.
+fn authenticate(inner: &Inner, headers: &HeaderMap) -> Result<TokenClaims, ApiError> {
+    let value = headers.get(AUTHORIZATION).ok_or(ApiError::NoToken)?;
     let token = value
         .to_str()
         .ok()
         .and_then(|v| v.split_once(' '))
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim())
-        .ok_or_else(invalid)?;
+        .ok_or(ApiError::BadToken)?;
     inner
         .open::<TokenClaims>(Purpose::DemoAccessToken, token)
         .map_err(|err| {
             tracing::info!(reason = %err, "demo: API request with an unusable access token");
-            invalid()
+            ApiError::BadToken
         })
-}
-
-/// A JSON error body `{"error": code}`, with a `WWW-Authenticate` challenge when given.
-fn error(status: StatusCode, code: &'static str, challenge: Option<&'static str>) -> Response {
-    let mut response = (status, Json(json!({ "error": code }))).into_response();
-    if let Some(challenge) = challenge {
-        response
-            .headers_mut()
-            .insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
-    }
-    response
 }

@@ -20,7 +20,7 @@ use url::Url;
 use super::codes::{CODE_TTL_SECS, CodeClaims};
 use super::pages::{self, ConsentPage, ErrorPage, ScopeView};
 use super::params::{Params, Repeated, is_form};
-use super::{DEMO_DEFAULT_USER, DEMO_SCOPE, Inner, Shared, bump, codes, now};
+use super::{DEMO_DEFAULT_USER, DEMO_SCOPE, Inner, Shared, bump, codes, now, scope};
 use crate::seal::{self, Purpose};
 
 /// An authorization request that passed every check.
@@ -200,7 +200,7 @@ fn validate<'a>(inner: &Inner, params: &'a Params) -> Result<AuthRequest<'a>, Re
     }
     let scope = match params.get("scope").map_err(repeated)? {
         None => DEMO_SCOPE.to_owned(), // RFC 6749 §3.3: a documented default scope.
-        Some(requested) => normalize_scope(requested).ok_or_else(|| {
+        Some(requested) => scope::normalize(requested).ok_or_else(|| {
             back(
                 "invalid_scope",
                 "the demo offers only the scope invoices:read",
@@ -215,20 +215,6 @@ fn validate<'a>(inner: &Inner, params: &'a Params) -> Result<AuthRequest<'a>, Re
         state,
         code_challenge,
     })
-}
-
-/// The requested scopes, de-duplicated, if every one is known (space-delimited, RFC 6749 §3.3).
-pub(super) fn normalize_scope(requested: &str) -> Option<String> {
-    let mut scopes: Vec<&str> = Vec::new();
-    for scope in requested.split(' ').filter(|s| !s.is_empty()) {
-        if scope != DEMO_SCOPE {
-            return None;
-        }
-        if !scopes.contains(&scope) {
-            scopes.push(scope);
-        }
-    }
-    (!scopes.is_empty()).then(|| scopes.join(" "))
 }
 
 /// A demo user name: 1 to 64 characters of `[A-Za-z0-9._@-]`.
@@ -297,7 +283,7 @@ fn consent_page(
         .split(' ')
         .map(|name| ScopeView {
             name: name.to_owned(),
-            description: scope_description(name),
+            description: scope::description(name),
         })
         .collect();
     let page = ConsentPage {
@@ -311,11 +297,4 @@ fn consent_page(
         error,
     };
     pages::html(status, &page, Some(&request.redirect_uri))
-}
-
-fn scope_description(scope: &str) -> &'static str {
-    match scope {
-        DEMO_SCOPE => "read your invoices (number, customer, amount, status and dates)",
-        _ => "an unknown permission",
-    }
 }

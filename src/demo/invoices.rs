@@ -63,7 +63,7 @@ pub(super) fn seeded(user: &str) -> Vec<DemoInvoice> {
             let state = match i {
                 0 => "open",
                 1 => "paid",
-                _ if h[18] % 2 == 0 => "open",
+                _ if h[18].is_multiple_of(2) => "open",
                 _ => "paid",
             };
             // Newest first: October back to June 2026; due a month later on the same day

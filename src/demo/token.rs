@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::codes::{self, CodeClaims, REFRESH_TOKEN_TTL_SECS, TokenClaims};
 use super::oauth_error::OAuthError;
 use super::params::{Params, is_form};
-use super::{Inner, Shared, bump, client_auth, now};
+use super::{Inner, Shared, bump, client_auth, now, scope};
 use crate::seal::{self, OpenError, Purpose};
 
 /// A successful token response (RFC 6749 §5.1).
@@ -175,24 +175,11 @@ fn refresh(inner: &Inner, client_id: String, params: &Params) -> Result<TokenRes
             "the refresh token was issued to another client",
         ));
     }
-    // RFC 6749 §6: a refresh may narrow the scope, never widen it.
     let scope = match params.get("scope").map_err(|_| repeated())? {
         None => claims.scope.clone(),
-        Some(requested) => {
-            let granted: Vec<&str> = claims.scope.split(' ').collect();
-            let within = requested
-                .split(' ')
-                .filter(|s| !s.is_empty())
-                .all(|s| granted.contains(&s));
-            match super::authorize::normalize_scope(requested) {
-                Some(scope) if within => scope,
-                _ => {
-                    return Err(OAuthError::invalid_scope(
-                        "the requested scope exceeds the scope originally granted",
-                    ));
-                }
-            }
-        }
+        Some(requested) => scope::narrow(requested, &claims.scope).ok_or_else(|| {
+            OAuthError::invalid_scope("the requested scope exceeds the scope originally granted")
+        })?,
     };
     bump(&inner.counters.refreshes_ok);
     tracing::info!(

@@ -33,15 +33,53 @@ pub async fn edge(keep_alive: Duration, request: Request, next: Next) -> Respons
         .iter()
         .filter_map(|v| v.to_str().ok())
         .any(|v| v.contains("text/event-stream"));
+    // Keep the body: if rmcp cannot read it as a message, the answer depends on why.
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BYTES).await else {
+        return jsonrpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, "Request body too large");
+    };
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let mut call: BoxFuture<'static, Response> = Box::pin(next.run(request));
-    if accepts_sse {
+    let response = if accepts_sse {
         tokio::select! {
-            response = &mut call => fix_json(response).await,
-            _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => held_as_sse(call, keep_alive),
+            response = &mut call => response,
+            _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => return held_as_sse(call, keep_alive),
         }
     } else {
-        fix_json(call.await).await
+        call.await
+    };
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        if let Some(error) = unreadable_message(&bytes) {
+            return error;
+        }
     }
+    fix_json(response).await
+}
+
+/// rmcp answers a body it cannot deserialize with a plain-text 415; JSON-RPC says -32700 for
+/// bytes that are not JSON and -32600 for JSON that is not a request. `None` when the body is
+/// well-formed JSON-RPC after all (then rmcp's 415 was about the content type).
+fn unreadable_message(body: &[u8]) -> Option<Response> {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return Some(jsonrpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error"));
+    };
+    let looks_like_request = value.get("jsonrpc") == Some(&Value::from("2.0"))
+        && value.get("method").is_some_and(Value::is_string);
+    (!looks_like_request).then(|| jsonrpc_error(StatusCode::BAD_REQUEST, -32600, "Invalid Request"))
+}
+
+fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 fn is_json(response: &Response) -> bool {
@@ -104,14 +142,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 fn internal_error() -> Response {
-    let mut response = Response::new(Body::from(
-        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
-    ));
-    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
+    jsonrpc_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error")
 }
 
 /// What the SSE body is doing.

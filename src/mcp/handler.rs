@@ -182,7 +182,7 @@ impl ServerHandler for McpHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if self.state.config.conformance_tools && conformance::is_test_tool(&params.name) {
-            return conformance::call(params, ctx).await;
+            return conformance::call(params, ctx, &self.state).await;
         }
         let headers = ctx
             .extensions

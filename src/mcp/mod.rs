@@ -36,6 +36,14 @@ pub fn router(state: AppState) -> Router<AppState> {
         }
     }
     let mut origins = vec![public_origin];
+    if config.listen.ip().is_loopback() {
+        // Loopback names are not a rebinding risk; let local clients use either spelling.
+        let port = config.listen.port();
+        for host in ["localhost", "127.0.0.1", "[::1]"] {
+            hosts.push(format!("{host}:{port}"));
+            origins.push(format!("http://{host}:{port}"));
+        }
+    }
     origins.extend(config.allowed_origins.iter().cloned());
     let server_config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)

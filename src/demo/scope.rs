@@ -1,0 +1,59 @@
+//! The demo's scopes: which exist, what the consent page says about them, and how a requested
+//! scope string (space-delimited, RFC 6749 §3.3) is checked and normalized.
+
+use super::DEMO_SCOPE;
+
+/// The requested scopes, de-duplicated, if every one is known; `None` if any is not, or if
+/// none is given.
+pub(super) fn normalize(requested: &str) -> Option<String> {
+    let mut scopes: Vec<&str> = Vec::new();
+    for scope in requested.split(' ').filter(|s| !s.is_empty()) {
+        if scope != DEMO_SCOPE {
+            return None;
+        }
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    (!scopes.is_empty()).then(|| scopes.join(" "))
+}
+
+/// `requested` normalized, if it asks for nothing beyond `granted` (RFC 6749 §6: a refresh
+/// may narrow the scope, never widen it).
+pub(super) fn narrow(requested: &str, granted: &str) -> Option<String> {
+    let granted: Vec<&str> = granted.split(' ').collect();
+    let within = requested
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .all(|s| granted.contains(&s));
+    normalize(requested).filter(|_| within)
+}
+
+/// What the consent page says a scope allows.
+pub(super) fn description(scope: &str) -> &'static str {
+    match scope {
+        DEMO_SCOPE => "read your invoices (number, customer, amount, status and dates)",
+        _ => "an unknown permission",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_are_checked_and_normalized() {
+        assert_eq!(normalize("invoices:read").as_deref(), Some("invoices:read"));
+        assert_eq!(
+            normalize(" invoices:read  invoices:read ").as_deref(),
+            Some("invoices:read")
+        );
+        assert_eq!(normalize("invoices:read invoices:write"), None);
+        assert_eq!(normalize(" "), None);
+        assert_eq!(
+            narrow("invoices:read", "invoices:read").as_deref(),
+            Some("invoices:read")
+        );
+        assert_eq!(narrow("invoices:read", ""), None);
+    }
+}

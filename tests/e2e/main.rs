@@ -1,0 +1,10 @@
+//! End-to-end tests: the real grantry binary on a loopback port, driven over HTTP by a raw
+//! MCP client and a scripted browser, with the built-in demo provider as the OAuth server.
+
+mod support;
+
+mod callback;
+mod connect_page;
+mod sign_in_flow;
+mod startup;
+mod wire;

@@ -1,0 +1,67 @@
+//! Starting grantry: refusals name the setting, `--help` tells the truth, keys are kept safe.
+
+use std::process::Command;
+
+use crate::support::Server;
+
+fn grantry(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_grantry"))
+        .args(args)
+        .env_remove("GRANTRY_KEYS")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn dev_identity_refuses_a_public_listen_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = grantry(&["--listen", "0.0.0.0:18099", "--data-dir", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--identity") && err.contains("0.0.0.0:18099"), "{err}");
+}
+
+#[test]
+fn bad_settings_are_named_at_start() {
+    let out = grantry(&["--keys", "too-short"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--keys"));
+    let out = grantry(&["--store", "mysql://db"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--store"));
+}
+
+#[test]
+fn help_documents_every_option_and_its_variable() {
+    let out = grantry(&["serve", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (flag, var) in [
+        ("--listen", "GRANTRY_LISTEN"),
+        ("--public-url", "GRANTRY_PUBLIC_URL"),
+        ("--data-dir", "GRANTRY_DATA_DIR"),
+        ("--store", "GRANTRY_STORE"),
+        ("--identity", "GRANTRY_IDENTITY"),
+        ("--providers", "GRANTRY_PROVIDERS"),
+        ("--retry-hold", "GRANTRY_RETRY_HOLD"),
+        ("--config", "GRANTRY_CONFIG"),
+        ("--keys", "GRANTRY_KEYS"),
+    ] {
+        assert!(help.contains(flag) && help.contains(var), "{flag} / {var} in --help");
+    }
+}
+
+#[test]
+fn keys_generate_prints_a_usable_key() {
+    let out = grantry(&["keys", "generate"]);
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert_eq!(key.len(), 43);
+    assert!(grantry::seal::KeyRing::from_encoded(&[key]).is_ok());
+}
+
+#[tokio::test]
+async fn a_generated_key_is_private_to_the_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start(&[]).await;
+    let meta = std::fs::metadata(server.data_dir.path().join("sealing.key")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(server.log().contains("generated one"));
+}

@@ -1,0 +1,181 @@
+//! A scripted browser: keeps cookies, does not follow redirects on its own (so tests see each
+//! hop), reads forms out of pages and submits them.
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, LOCATION};
+
+pub struct Browser {
+    http: reqwest::Client,
+}
+
+#[derive(Debug)]
+pub struct Page {
+    pub url: String,
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+impl Page {
+    pub fn location(&self) -> Option<String> {
+        self.headers
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The first form of the page: its absolute action and fields (hidden and text inputs).
+    pub fn form(&self) -> Form {
+        let start = self.body.find("<form").expect("page has a form");
+        let end = self.body[start..].find("</form>").unwrap() + start;
+        let html = &self.body[start..end];
+        let action = attr(&html[..html.find('>').unwrap()], "action").unwrap_or_default();
+        let action = url::Url::parse(&self.url).unwrap().join(&action).unwrap().to_string();
+        let mut fields = Vec::new();
+        for input in html.split("<input").skip(1) {
+            let tag = &input[..input.find('>').unwrap()];
+            if let Some(name) = attr(tag, "name") {
+                fields.push((name, attr(tag, "value").unwrap_or_default()));
+            }
+        }
+        Form { action, fields }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Form {
+    pub action: String,
+    pub fields: Vec<(String, String)>,
+}
+
+impl Form {
+    pub fn with(mut self, name: &str, value: &str) -> Self {
+        self.fields.retain(|(n, _)| n != name);
+        self.fields.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let end = tag[start..].find('"')? + start;
+    Some(unescape(&tag[start..end]))
+}
+
+fn unescape(text: &str) -> String {
+    text.replace("&#38;", "&")
+        .replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#60;", "<")
+        .replace("&#62;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#x2f;", "/")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// How a scripted sign-in went, hop by hop.
+pub struct SignIn {
+    /// The provider authorize URL the connect page sent the browser to.
+    pub authorize_url: String,
+    /// The callback URL the provider sent the browser back to.
+    pub callback_url: String,
+    /// The page the callback ended on (after following its redirect).
+    pub final_page: Page,
+}
+
+impl Default for Browser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Browser {
+    pub fn new() -> Self {
+        Self {
+            http: reqwest::Client::builder()
+                .cookie_store(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    pub async fn get(&self, url: &str) -> Page {
+        let r = self.http.get(url).send().await.unwrap();
+        Self::page(url, r).await
+    }
+
+    pub async fn submit(&self, form: &Form) -> Page {
+        self.submit_with(form, &[]).await
+    }
+
+    pub async fn submit_with(&self, form: &Form, headers: &[(&str, &str)]) -> Page {
+        let mut request = self.http.post(&form.action).form(&form.fields);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let r = request.send().await.unwrap();
+        Self::page(&form.action, r).await
+    }
+
+    async fn page(url: &str, r: reqwest::Response) -> Page {
+        Page {
+            url: url.to_owned(),
+            status: r.status(),
+            headers: r.headers().clone(),
+            body: r.text().await.unwrap(),
+        }
+    }
+
+    /// Continue on the connect page; returns the provider authorize URL it redirected to.
+    pub async fn continue_at(&self, link: &str) -> String {
+        let page = self.get(link).await;
+        assert_eq!(page.status, StatusCode::OK, "connect page: {}", page.body);
+        let sent = self.submit(&page.form()).await;
+        assert_eq!(sent.status, StatusCode::SEE_OTHER, "continue: {}", sent.body);
+        sent.location().expect("continue redirects to the provider")
+    }
+
+    /// At the demo provider's consent page, approve (or deny); returns the callback URL.
+    pub async fn decide_at_provider(&self, authorize_url: &str, approve: bool) -> String {
+        let consent = self.get(authorize_url).await;
+        assert_eq!(consent.status, StatusCode::OK, "consent page: {}", consent.body);
+        let form = consent
+            .form()
+            .with("decision", if approve { "approve" } else { "deny" });
+        let back = self.submit(&form).await;
+        assert_eq!(back.status, StatusCode::SEE_OTHER, "decision: {}", back.body);
+        back.location().expect("the provider redirects back")
+    }
+
+    /// The whole browser side of a sign-in from the connect link.
+    pub async fn sign_in(&self, link: &str, approve: bool) -> SignIn {
+        let authorize_url = self.continue_at(link).await;
+        let callback_url = self.decide_at_provider(&authorize_url, approve).await;
+        let mut final_page = self.get(&callback_url).await;
+        if final_page.status == StatusCode::SEE_OTHER {
+            let next = url::Url::parse(&callback_url)
+                .unwrap()
+                .join(&final_page.location().unwrap())
+                .unwrap();
+            final_page = self.get(next.as_str()).await;
+        }
+        SignIn {
+            authorize_url,
+            callback_url,
+            final_page,
+        }
+    }
+}

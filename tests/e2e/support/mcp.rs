@@ -1,0 +1,156 @@
+//! A raw MCP 2026-07-28 client: every request is built by hand, so the tests see the wire.
+
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+
+pub const VERSION: &str = "2026-07-28";
+
+pub fn url_and_form() -> Value {
+    json!({"elicitation": {"form": {}, "url": {}}})
+}
+
+pub struct Mcp {
+    http: reqwest::Client,
+    pub url: String,
+    next_id: std::sync::atomic::AtomicI64,
+}
+
+/// One HTTP answer from `/mcp`, with the JSON-RPC message parsed (from JSON or SSE).
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub raw: String,
+    pub body: Value,
+}
+
+impl Answer {
+    pub fn result(&self) -> &Value {
+        assert!(
+            self.body.get("result").is_some(),
+            "expected a result, got HTTP {}: {}",
+            self.status,
+            self.raw
+        );
+        &self.body["result"]
+    }
+
+    pub fn error_code(&self) -> i64 {
+        self.body["error"]["code"].as_i64().unwrap_or_else(|| {
+            panic!("expected an error, got HTTP {}: {}", self.status, self.raw)
+        })
+    }
+
+    pub fn is_sse(&self) -> bool {
+        self.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"))
+    }
+}
+
+pub fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "grantry-e2e", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+impl Mcp {
+    pub fn new(url: String) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            url,
+            next_id: 1.into(),
+        }
+    }
+
+    fn id(&self) -> i64 {
+        self.next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A well-formed request: headers agree with the body.
+    pub async fn request(&self, method: &str, mut params: Value, capabilities: Value) -> Answer {
+        params["_meta"] = meta(capabilities);
+        let name = params["name"].as_str().map(str::to_owned);
+        let body = json!({"jsonrpc": "2.0", "id": self.id(), "method": method, "params": params});
+        let mut headers = vec![
+            ("mcp-protocol-version", VERSION.to_owned()),
+            ("mcp-method", method.to_owned()),
+        ];
+        if let Some(name) = name {
+            headers.push(("mcp-name", name));
+        }
+        self.raw(&headers, body.to_string()).await
+    }
+
+    pub async fn call_tool(&self, name: &str, arguments: Value, capabilities: Value) -> Answer {
+        self.request(
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+            capabilities,
+        )
+        .await
+    }
+
+    /// The retry of a round: same name and arguments, the input responses and the state.
+    pub async fn retry(
+        &self,
+        name: &str,
+        arguments: Value,
+        input_responses: Value,
+        request_state: &str,
+    ) -> Answer {
+        self.request(
+            "tools/call",
+            json!({
+                "name": name,
+                "arguments": arguments,
+                "inputResponses": input_responses,
+                "requestState": request_state,
+            }),
+            url_and_form(),
+        )
+        .await
+    }
+
+    /// Sends `body` with exactly `headers` (plus content type and accept).
+    pub async fn raw(&self, headers: &[(&str, String)], body: String) -> Answer {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        let response = request.send().await.expect("grantry answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let raw = response.text().await.unwrap();
+        let body = parse_message(&raw);
+        Answer {
+            status,
+            headers,
+            raw,
+            body,
+        }
+    }
+}
+
+/// The JSON-RPC message of a JSON body, or the last `data:` event of an SSE body.
+pub fn parse_message(raw: &str) -> Value {
+    if let Ok(v) = serde_json::from_str(raw) {
+        return v;
+    }
+    raw.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter(|m| m.get("result").is_some() || m.get("error").is_some())
+        .last()
+        .unwrap_or(Value::Null)
+}

@@ -1,0 +1,10 @@
+//! Test support: the real grantry binary on a loopback port, an MCP client speaking raw
+//! 2026-07-28 JSON over HTTP, and a scripted browser.
+
+pub mod browser;
+pub mod mcp;
+pub mod server;
+
+pub use browser::Browser;
+pub use mcp::Mcp;
+pub use server::Server;

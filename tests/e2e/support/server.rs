@@ -1,0 +1,130 @@
+//! Starts the real `grantry` binary on a free loopback port with its own data directory, and
+//! captures its log so tests can check what it never writes.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub data_dir: tempfile::TempDir,
+    log: Arc<Mutex<String>>,
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+impl Server {
+    /// Starts grantry with `args` added to the defaults (demo on, SQLite in a temp dir).
+    pub async fn start(args: &[&str]) -> Server {
+        Self::start_in(tempfile::tempdir().unwrap(), args).await
+    }
+
+    pub async fn start_in(data_dir: tempfile::TempDir, args: &[&str]) -> Server {
+        install_tls_provider();
+        for _attempt in 0..5 {
+            let port = free_port();
+            let base = format!("http://127.0.0.1:{port}");
+            let mut child = Command::new(env!("CARGO_BIN_EXE_grantry"))
+                .arg("--listen")
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("--data-dir")
+                .arg(data_dir.path())
+                .args(args)
+                .env("GRANTRY_LOG", "debug,hyper=info,h2=info,sqlx=info")
+                .env_remove("GRANTRY_KEYS")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("grantry binary starts");
+            let log = Arc::new(Mutex::new(String::new()));
+            let stderr = child.stderr.take().unwrap();
+            let sink = log.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let mut log = sink.lock().unwrap();
+                    log.push_str(&line);
+                    log.push('\n');
+                }
+            });
+            let client = reqwest::Client::new();
+            for _ in 0..100 {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                if let Ok(r) = client.get(format!("{base}/healthz")).send().await {
+                    if r.status().is_success() {
+                        return Server {
+                            child,
+                            base,
+                            data_dir,
+                            log,
+                        };
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("grantry did not start on port {port}; log:\n{}", log.lock().unwrap());
+        }
+        panic!("grantry did not start");
+    }
+
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    /// Everything grantry logged so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// The demo provider's counters.
+    pub async fn demo_stats(&self) -> serde_json::Value {
+        reqwest::get(format!("{}/demo/stats", self.base))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// Rows in a table of the SQLite store (read with the sqlite3 file directly).
+    pub async fn count_rows(&self, table: &str) -> i64 {
+        use sqlx::Connection;
+        let url = format!("sqlite://{}", self.data_dir.path().join("grantry.db").display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .fetch_one(&mut conn)
+            .await
+            .unwrap()
+    }
+
+    /// Runs a statement against the SQLite store (to age a flow, say).
+    pub async fn execute(&self, sql: &str) {
+        use sqlx::Connection;
+        let url = format!("sqlite://{}", self.data_dir.path().join("grantry.db").display());
+        let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

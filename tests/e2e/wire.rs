@@ -1,0 +1,189 @@
+//! The MCP wire, request by request: what a 2026-07-28 client sends and must get back.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::support::mcp::{VERSION, meta, url_and_form};
+use crate::support::{Mcp, Server};
+
+fn body(method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string()
+}
+
+fn headers(method: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("mcp-protocol-version", VERSION.to_owned()),
+        ("mcp-method", method.to_owned()),
+    ]
+}
+
+#[tokio::test]
+async fn discover_and_tools_list_carry_cache_hints_and_server_info() {
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let discover = mcp.request("server/discover", json!({}), json!({})).await;
+    assert_eq!(discover.status, StatusCode::OK);
+    let r = discover.result();
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(r["supportedVersions"], json!([VERSION]));
+    assert!(r["capabilities"]["tools"].is_object());
+    assert!(r["ttlMs"].as_u64().is_some());
+    assert!(r["cacheScope"].is_string());
+    assert_eq!(r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "grantry");
+
+    let list = mcp.request("tools/list", json!({}), json!({})).await;
+    let r = list.result();
+    assert_eq!(r["resultType"], "complete");
+    assert!(r["ttlMs"].as_u64().is_some() && r["cacheScope"].is_string());
+    let tool = r["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "list_invoices")
+        .expect("list_invoices is listed");
+    assert_eq!(tool["annotations"]["readOnlyHint"], true);
+    assert_eq!(tool["annotations"]["openWorldHint"], true);
+    assert_eq!(
+        tool["inputSchema"]["properties"]["status"]["enum"],
+        json!(["open", "paid", "all"])
+    );
+    assert_eq!(tool["inputSchema"]["properties"]["status"]["default"], "open");
+    assert!(tool["outputSchema"]["properties"]["invoices"].is_object());
+}
+
+#[tokio::test]
+async fn protocol_errors_get_the_spec_codes_and_statuses() {
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let good_meta = json!({"_meta": meta(json!({}))});
+
+    // Unparseable JSON.
+    let a = mcp.raw(&headers("tools/list"), "{not json".into()).await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32700));
+
+    // Mcp-Method disagrees with the body, or is missing.
+    let a = mcp.raw(&headers("server/discover"), body("tools/list", good_meta.clone())).await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32020));
+    let a = mcp
+        .raw(
+            &[("mcp-protocol-version", VERSION.into())],
+            body("tools/list", good_meta.clone()),
+        )
+        .await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32020));
+
+    // Mcp-Name naming a harmless tool while the body calls list_invoices never runs it.
+    let mut h = headers("tools/call");
+    h.push(("mcp-name", "harmless".into()));
+    let call = json!({"name": "list_invoices", "arguments": {}, "_meta": meta(url_and_form())});
+    let a = mcp.raw(&h, body("tools/call", call)).await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32020));
+
+    // Header version differs from _meta's.
+    let mut h = headers("tools/list");
+    h[0].1 = "2025-11-25".into();
+    let a = mcp.raw(&h, body("tools/list", good_meta.clone())).await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32020));
+
+    // A version grantry does not speak, in both places.
+    let mut old_meta = meta(json!({}));
+    old_meta["io.modelcontextprotocol/protocolVersion"] = json!("1900-01-01");
+    let mut h = headers("tools/list");
+    h[0].1 = "1900-01-01".into();
+    let a = mcp.raw(&h, body("tools/list", json!({"_meta": old_meta}))).await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32022));
+    assert_eq!(a.body["error"]["data"]["supported"], json!([VERSION]));
+
+    // _meta without its required keys.
+    let a = mcp
+        .raw(&headers("tools/list"), body("tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}})))
+        .await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32602));
+
+    // Unknown method.
+    let a = mcp.raw(&headers("nope/nothing"), body("nope/nothing", good_meta.clone())).await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::NOT_FOUND, -32601));
+
+    // Unknown tool, and invalid arguments.
+    let a = mcp.call_tool("no_such_tool", json!({}), url_and_form()).await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32602));
+    let a = mcp
+        .call_tool("list_invoices", json!({"status": "unpaid"}), url_and_form())
+        .await;
+    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32602));
+
+    // A batch is not one message.
+    let batch = format!("[{}]", body("tools/list", good_meta.clone()));
+    let a = mcp.raw(&headers("tools/list"), batch).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn oversized_bodies_foreign_origins_and_get_are_refused() {
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let padding = "x".repeat(300 * 1024);
+    let big = body(
+        "tools/list",
+        json!({"_meta": meta(json!({})), "pad": padding}),
+    );
+    let a = mcp.raw(&headers("tools/list"), big).await;
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    let mut h = headers("tools/list");
+    h.push(("origin", "http://evil.example".into()));
+    let a = mcp.raw(&h, body("tools/list", json!({"_meta": meta(json!({}))}))).await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+
+    let get = reqwest::get(server.mcp_url()).await.unwrap();
+    assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn without_url_elicitation_the_call_gets_32021_and_nothing_is_written() {
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    for caps in [
+        json!({}),
+        json!({"elicitation": {}}),
+        json!({"elicitation": {"form": {}}}),
+    ] {
+        let a = mcp.call_tool("list_invoices", json!({}), caps.clone()).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "caps {caps}");
+        assert_eq!(a.error_code(), -32021);
+        assert_eq!(
+            a.body["error"]["data"]["requiredCapabilities"],
+            json!({"elicitation": {"url": {}}})
+        );
+    }
+    assert_eq!(server.count_rows("flows").await, 0);
+    assert_eq!(server.count_rows("grants").await, 0);
+}
+
+#[tokio::test]
+async fn the_first_round_is_one_url_elicitation_without_an_id_and_writes_nothing() {
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let a = mcp.call_tool("list_invoices", json!({}), url_and_form()).await;
+    assert_eq!(a.status, StatusCode::OK);
+    let r = a.result();
+    assert_eq!(r["resultType"], "input_required");
+    let requests = r["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1);
+    let (_, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    let params = request["params"].as_object().unwrap();
+    assert_eq!(params["mode"], "url");
+    assert!(!params.contains_key("elicitationId"), "2026-07-28 has no elicitationId");
+    let url = params["url"].as_str().unwrap();
+    let prefix = format!("{}/connect/", server.base);
+    assert!(url.starts_with(&prefix), "{url}");
+    let ticket = &url[prefix.len()..];
+    assert!(ticket.len() > 40, "the ticket is a sealed value");
+    assert!(!ticket.contains("local-user") && !url.contains('?'));
+    let state = r["requestState"].as_str().unwrap();
+    assert!(!state.contains("local-user") && !state.contains("list_invoices"));
+    assert!(!r.as_object().unwrap().contains_key("ttlMs"));
+    assert_eq!(server.count_rows("flows").await, 0, "the round writes nothing");
+    assert_eq!(server.count_rows("grants").await, 0);
+}

@@ -1,0 +1,124 @@
+"""Fixtures: a fresh grantry (the real binary, demo provider, SQLite in a temp dir) per test,
+and a scripted browser that signs in through grantry's connect page and the demo provider."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import tempfile
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import httpx2
+import pytest
+
+BINARY = os.environ.get("GRANTRY_BIN", str(Path(__file__).resolve().parents[2] / "target/debug/grantry"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Grantry:
+    def __init__(self, extra_args: list[str]):
+        self.data_dir = tempfile.TemporaryDirectory()
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = Path(self.data_dir.name) / "grantry.log"
+        self.log_file = open(self.log_path, "w")
+        env = {k: v for k, v in os.environ.items() if k != "GRANTRY_KEYS"}
+        self.process = subprocess.Popen(
+            [BINARY, "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir.name, *extra_args],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log_file,
+            env=env,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if httpx2.get(f"{self.base}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx2.HTTPError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"grantry did not start:\n{self.log_path.read_text()}")
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base}/mcp"
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log_file.close()
+        self.data_dir.cleanup()
+
+
+@pytest.fixture
+def grantry():
+    server = Grantry([])
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def grantry_short_hold():
+    server = Grantry(["--retry-hold", "1"])
+    yield server
+    server.stop()
+
+
+class _Forms(HTMLParser):
+    """Collects the first form of a page: its action and its named inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.action: str | None = None
+        self.fields: dict[str, str] = {}
+        self._in_form = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "form" and self.action is None:
+            self.action = a.get("action", "")
+            self._in_form = True
+        elif tag == "input" and self._in_form and a.get("name"):
+            self.fields[a["name"]] = a.get("value") or ""
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self._in_form = False
+
+
+def first_form(response: httpx2.Response) -> tuple[str, dict[str, str]]:
+    parser = _Forms()
+    parser.feed(response.text)
+    assert parser.action is not None, f"no form on {response.url}: {response.text[:300]}"
+    return str(response.url.join(parser.action)), parser.fields
+
+
+async def sign_in(link: str, approve: bool = True) -> httpx2.Response:
+    """Opens the connect link like a person: Continue, then Approve (or Deny) at the provider.
+    Returns the last page, after every redirect was followed."""
+    async with httpx2.AsyncClient(follow_redirects=True, timeout=30) as browser:
+        connect = await browser.get(link)
+        assert connect.status_code == 200, connect.text
+        action, fields = first_form(connect)
+        consent = await browser.post(action, data=fields)
+        assert consent.status_code == 200 and "Authorize" in consent.text, consent.text
+        action, fields = first_form(consent)
+        fields["decision"] = "approve" if approve else "deny"
+        final = await browser.post(action, data=fields)
+        assert re.search(r"/(connected|oauth/callback)", str(final.url)), final.url
+        return final
