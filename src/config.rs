@@ -29,7 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP on /mcp and the browser sign-in routes (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage sealing keys.
     #[command(subcommand)]
     Keys(KeysCommand),

@@ -63,9 +63,10 @@ pub fn app(state: AppState) -> Router {
         // The demo's counters are served too: they let tests (and curious users) see that a
         // refused callback made no token request.
         let stats = demo.clone();
-        let demo_routes = demo
-            .router()
-            .route("/stats", get(move || async move { axum::Json(stats.stats()) }));
+        let demo_routes = demo.router().route(
+            "/stats",
+            get(move || async move { axum::Json(stats.stats()) }),
+        );
         router = router.nest("/demo", demo_routes.with_state(()));
     }
     router

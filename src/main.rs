@@ -15,7 +15,7 @@ fn main() -> ExitCode {
             println!("{}", grantry::seal::generate_key());
             ExitCode::SUCCESS
         }
-        Some(Command::Serve(args)) => serve(args),
+        Some(Command::Serve(args)) => serve(*args),
         None => serve(cli.serve),
     }
 }
@@ -71,7 +71,9 @@ fn init_tracing(format: LogFormat) {
         // rmcp's debug events print whole JSON-RPC messages, requestState included: never
         // let a verbose filter turn them on.
         .add_directive("rmcp=info".parse().expect("a valid directive"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     match format {
         LogFormat::Json => builder.json().init(),
         LogFormat::Text => builder.init(),

@@ -227,7 +227,11 @@ impl Sealer {
         let mut aad = Vec::with_capacity(64 + self.audience.len() + binding.len());
         aad.extend_from_slice(PREFIX.as_bytes());
         aad.extend_from_slice(key_id);
-        for part in [purpose.label().as_bytes(), self.audience.as_bytes(), binding] {
+        for part in [
+            purpose.label().as_bytes(),
+            self.audience.as_bytes(),
+            binding,
+        ] {
             aad.extend_from_slice(&(part.len() as u32).to_be_bytes());
             aad.extend_from_slice(part);
         }

@@ -115,12 +115,14 @@ fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
             key
         }
         Err(e) => {
-            return Err(StartError::Keys(format!("cannot read {}: {e}", path.display())));
+            return Err(StartError::Keys(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )));
         }
     };
     let keys: Vec<&str> = encoded.lines().filter(|l| !l.trim().is_empty()).collect();
-    KeyRing::from_encoded(&keys)
-        .map_err(|e| StartError::Keys(format!("{}: {e}", path.display())))
+    KeyRing::from_encoded(&keys).map_err(|e| StartError::Keys(format!("{}: {e}", path.display())))
 }
 
 fn write_private(path: &Path, contents: &str) -> Result<(), StartError> {

@@ -64,7 +64,11 @@ pub async fn handle(
     let Some(oauth_state) = query.state.as_deref().filter(|s| !s.is_empty()) else {
         return invalid_response();
     };
-    let flow = match state.flows.claim(&oauth_state_hash(oauth_state), unix_now()).await {
+    let flow = match state
+        .flows
+        .claim(&oauth_state_hash(oauth_state), unix_now())
+        .await
+    {
         Ok(Claim::Claimed(flow)) => flow,
         Ok(Claim::Unknown) => return invalid_response(),
         Ok(Claim::Expired) => {
@@ -82,7 +86,11 @@ pub async fn handle(
             );
         }
         Ok(Claim::AlreadyUsed(_)) => {
-            security_event("callback.state_reused", None, "callback for a flow already used");
+            security_event(
+                "callback.state_reused",
+                None,
+                "callback for a flow already used",
+            );
             return pages::message(
                 StatusCode::BAD_REQUEST,
                 "This sign-in was already used",
@@ -101,13 +109,15 @@ pub async fn handle(
             );
             let jar = jar.add(binding::removal(&flow.id, state.config.is_https()));
             let location = format!("/connected?provider={}", flow.provider);
-            let location = HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
+            let location =
+                HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
             (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
         }
         Err((status, page)) => {
-            let _ = state.flows.finish(&flow.id, status).await.inspect_err(
-                |e| tracing::warn!(error = %e, "cannot record the flow's failure"),
-            );
+            let _ =
+                state.flows.finish(&flow.id, status).await.inspect_err(
+                    |e| tracing::warn!(error = %e, "cannot record the flow's failure"),
+                );
             page
         }
     }
@@ -135,7 +145,11 @@ async fn finish(
         )));
     }
     if state.identity.browser_principal(headers).as_ref() != Some(&flow.principal) {
-        security_event("callback.identity_mismatch", Some(&flow.principal), "callback by another user");
+        security_event(
+            "callback.identity_mismatch",
+            Some(&flow.principal),
+            "callback by another user",
+        );
         return Err(failed(pages::message(
             StatusCode::FORBIDDEN,
             "This sign-in belongs to someone else",
@@ -147,12 +161,20 @@ async fn finish(
         return Err(failed(invalid_response()));
     };
     if !issuer_ok(provider, query.iss.as_deref()) {
-        security_event("callback.iss_mismatch", Some(&flow.principal), "RFC 9207 iss does not match");
+        security_event(
+            "callback.iss_mismatch",
+            Some(&flow.principal),
+            "RFC 9207 iss does not match",
+        );
         return Err(failed(invalid_response()));
     }
     if let Some(error) = &query.error {
         tracing::info!(provider = %provider.id, error = %error.chars().take(64).collect::<String>(), "provider returned an error");
-        let status = if error == "access_denied" { FlowStatus::Denied } else { FlowStatus::Failed };
+        let status = if error == "access_denied" {
+            FlowStatus::Denied
+        } else {
+            FlowStatus::Failed
+        };
         return Err((
             status,
             pages::message(
@@ -166,13 +188,20 @@ async fn finish(
         return Err(failed(invalid_response()));
     };
     let verifier = match &flow.verifier_sealed {
-        Some(sealed) => match state.sealer.open_bytes(Purpose::FlowSecret, flow.id.as_bytes(), sealed) {
-            Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| failed(invalid_response()))?),
-            Err(e) => {
-                tracing::error!(error = %e, "the flow's PKCE verifier does not open");
-                return Err(failed(invalid_response()));
+        Some(sealed) => {
+            match state
+                .sealer
+                .open_bytes(Purpose::FlowSecret, flow.id.as_bytes(), sealed)
+            {
+                Ok(bytes) => {
+                    Some(String::from_utf8(bytes).map_err(|_| failed(invalid_response()))?)
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "the flow's PKCE verifier does not open");
+                    return Err(failed(invalid_response()));
+                }
             }
-        },
+        }
         None => None,
     };
     let tokens = oauth::exchange_code(
@@ -195,10 +224,14 @@ async fn finish(
         principal: flow.principal.clone(),
         provider: provider.id.clone(),
     };
-    state.grants.store_new(&key, &tokens, unix_now()).await.map_err(|e| {
-        tracing::error!(error = %e, "cannot store the grant");
-        failed(pages::store_unavailable())
-    })?;
+    state
+        .grants
+        .store_new(&key, &tokens, unix_now())
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot store the grant");
+            failed(pages::store_unavailable())
+        })?;
     tracing::info!(
         target: "grantry::audit",
         event = "grant.stored",

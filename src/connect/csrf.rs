@@ -9,11 +9,22 @@ const CSRF_TTL_SECS: i64 = 15 * 60;
 
 /// A token for the connect form of ticket `ticket_id`.
 pub fn token(sealer: &Sealer, ticket_id: &str, now: i64) -> String {
-    sealer.seal_timed(Purpose::CsrfToken, ticket_id.as_bytes(), &(), now, CSRF_TTL_SECS)
+    sealer.seal_timed(
+        Purpose::CsrfToken,
+        ticket_id.as_bytes(),
+        &(),
+        now,
+        CSRF_TTL_SECS,
+    )
 }
 
 /// Checks the form's token.
-pub fn check_token(sealer: &Sealer, ticket_id: &str, token: &str, now: i64) -> Result<(), OpenError> {
+pub fn check_token(
+    sealer: &Sealer,
+    ticket_id: &str,
+    token: &str,
+    now: i64,
+) -> Result<(), OpenError> {
     sealer.open_timed::<()>(Purpose::CsrfToken, ticket_id.as_bytes(), token, now)
 }
 

@@ -25,12 +25,15 @@ use crate::state::AppState;
 pub fn router(state: AppState) -> Router<AppState> {
     let https = state.config.is_https();
     Router::new()
-        .route("/connect/{ticket}", get(page::show).post(page::continue_to_provider))
+        .route(
+            "/connect/{ticket}",
+            get(page::show).post(page::continue_to_provider),
+        )
         .route("/oauth/callback", get(callback::handle))
         .route("/connected", get(callback::connected))
-        .layer(middleware::from_fn(move |req: Request, next: Next| async move {
-            harden(next.run(req).await, https)
-        }))
+        .layer(middleware::from_fn(
+            move |req: Request, next: Next| async move { harden(next.run(req).await, https) },
+        ))
 }
 
 /// Adds the security headers a handler did not set itself.

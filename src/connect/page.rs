@@ -19,25 +19,33 @@ use crate::seal::{Purpose, digest, random_id};
 use crate::state::AppState;
 
 /// Opens the ticket and checks that the browser's user is its principal.
-fn admit(state: &AppState, sealed: &str, headers: &HeaderMap) -> Result<(Ticket, Principal), Response> {
+fn admit(
+    state: &AppState,
+    sealed: &str,
+    headers: &HeaderMap,
+) -> Result<(Ticket, Principal), Box<Response>> {
     let ticket = Ticket::open(&state.sealer, sealed, unix_now()).map_err(|e| {
         tracing::info!(reason = %e, "connect link refused");
-        pages::invalid_link()
+        Box::new(pages::invalid_link())
     })?;
     let Some(browser) = state.identity.browser_principal(headers) else {
-        return Err(pages::message(
+        return Err(Box::new(pages::message(
             StatusCode::UNAUTHORIZED,
             "Sign in first",
             "grantry could not tell who you are. Sign in and open the link again.",
-        ));
+        )));
     };
     if browser != ticket.principal {
-        security_event("connect.identity_mismatch", Some(&browser), "link issued to another user");
-        return Err(pages::message(
+        security_event(
+            "connect.identity_mismatch",
+            Some(&browser),
+            "link issued to another user",
+        );
+        return Err(Box::new(pages::message(
             StatusCode::FORBIDDEN,
             "This link belongs to someone else",
             "The sign-in link was issued to another user. Ask your own assistant for a link.",
-        ));
+        )));
     }
     Ok((ticket, browser))
 }
@@ -49,7 +57,7 @@ pub async fn show(
 ) -> Response {
     let (ticket, principal) = match admit(&state, &sealed, &headers) {
         Ok(admitted) => admitted,
-        Err(page) => return page,
+        Err(page) => return *page,
     };
     let Some(provider) = state.catalog.get(&ticket.provider) else {
         return pages::invalid_link();
@@ -68,10 +76,12 @@ pub async fn show(
     );
     // Continue redirects to the provider: allow that origin as a form target.
     let targets = [provider.authorize_url.origin().ascii_serialization()];
-    if let Some(csp) = pages::security_headers(state.config.is_https(), &targets)
-        .get(CONTENT_SECURITY_POLICY)
+    if let Some(csp) =
+        pages::security_headers(state.config.is_https(), &targets).get(CONTENT_SECURITY_POLICY)
     {
-        response.headers_mut().insert(CONTENT_SECURITY_POLICY, csp.clone());
+        response
+            .headers_mut()
+            .insert(CONTENT_SECURITY_POLICY, csp.clone());
     }
     response
 }
@@ -92,16 +102,24 @@ pub async fn continue_to_provider(
         .map(|u| u.origin().ascii_serialization())
         .unwrap_or_default();
     if !csrf::same_origin(&headers, &public_origin) {
-        security_event("connect.cross_site_post", None, "cross-site Continue refused");
+        security_event(
+            "connect.cross_site_post",
+            None,
+            "cross-site Continue refused",
+        );
         return forbidden_form();
     }
     let (ticket, principal) = match admit(&state, &sealed, &headers) {
         Ok(admitted) => admitted,
-        Err(page) => return page,
+        Err(page) => return *page,
     };
     let now = unix_now();
     if csrf::check_token(&state.sealer, &ticket.id, &form.csrf, now).is_err() {
-        security_event("connect.bad_csrf", Some(&principal), "Continue without a valid form token");
+        security_event(
+            "connect.bad_csrf",
+            Some(&principal),
+            "Continue without a valid form token",
+        );
         return forbidden_form();
     }
     let Some(provider) = state.catalog.get(&ticket.provider) else {
@@ -122,10 +140,11 @@ pub async fn continue_to_provider(
         }
     };
     let flow = Flow {
-        verifier_sealed: start
-            .pkce_verifier
-            .as_deref()
-            .map(|v| state.sealer.seal_bytes(Purpose::FlowSecret, flow_id.as_bytes(), v.as_bytes())),
+        verifier_sealed: start.pkce_verifier.as_deref().map(|v| {
+            state
+                .sealer
+                .seal_bytes(Purpose::FlowSecret, flow_id.as_bytes(), v.as_bytes())
+        }),
         id: flow_id,
         ticket_id: ticket.id.clone(),
         principal,

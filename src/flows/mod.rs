@@ -77,7 +77,7 @@ pub struct Flow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
     /// This caller won: the flow moved from pending to redeeming.
-    Claimed(Flow),
+    Claimed(Box<Flow>),
     /// The flow exists but is past its expiry.
     Expired,
     /// The flow was already claimed; here is where it stands.

@@ -73,7 +73,7 @@ impl FlowBackend for SqliteFlows {
         .fetch_optional(&self.pool)
         .await?;
         if let Some(row) = claimed {
-            return Ok(Claim::Claimed(flow_from_row(&row)?));
+            return Ok(Claim::Claimed(Box::new(flow_from_row(&row)?)));
         }
         let existing = sqlx::query("SELECT status, expires_at FROM flows WHERE state_hash = ?1")
             .bind(state_hash)

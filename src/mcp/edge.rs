@@ -36,7 +36,11 @@ pub async fn edge(keep_alive: Duration, request: Request, next: Next) -> Respons
     // Keep the body: if rmcp cannot read it as a message, the answer depends on why.
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BYTES).await else {
-        return jsonrpc_error(StatusCode::PAYLOAD_TOO_LARGE, -32600, "Request body too large");
+        return jsonrpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            -32600,
+            "Request body too large",
+        );
     };
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let mut call: BoxFuture<'static, Response> = Box::pin(next.run(request));
@@ -48,10 +52,10 @@ pub async fn edge(keep_alive: Duration, request: Request, next: Next) -> Respons
     } else {
         call.await
     };
-    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        if let Some(error) = unreadable_message(&bytes) {
-            return error;
-        }
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        && let Some(error) = unreadable_message(&bytes)
+    {
+        return error;
     }
     fix_json(response).await
 }
@@ -61,7 +65,11 @@ pub async fn edge(keep_alive: Duration, request: Request, next: Next) -> Respons
 /// well-formed JSON-RPC after all (then rmcp's 415 was about the content type).
 fn unreadable_message(body: &[u8]) -> Option<Response> {
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return Some(jsonrpc_error(StatusCode::BAD_REQUEST, -32700, "Parse error"));
+        return Some(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32700,
+            "Parse error",
+        ));
     };
     let looks_like_request = value.get("jsonrpc") == Some(&Value::from("2.0"))
         && value.get("method").is_some_and(Value::is_string);
@@ -103,7 +111,9 @@ async fn fix_json(response: Response) -> Response {
     if invalid_params && parts.status == StatusCode::OK {
         parts.status = StatusCode::BAD_REQUEST;
     }
-    parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    parts
+        .headers
+        .insert(CONTENT_LENGTH, HeaderValue::from(bytes.len()));
     Response::from_parts(parts, Body::from(bytes))
 }
 
@@ -124,10 +134,11 @@ fn rewrite(bytes: Bytes) -> (Bytes, bool) {
     if let Some(requests) = message["result"]["inputRequests"].as_object_mut() {
         for request in requests.values_mut() {
             let params = &mut request["params"];
-            if params["mode"] == "url" && params["elicitationId"] == "" {
-                if let Some(p) = params.as_object_mut() {
-                    p.remove("elicitationId");
-                }
+            if params["mode"] == "url"
+                && params["elicitationId"] == ""
+                && let Some(p) = params.as_object_mut()
+            {
+                p.remove("elicitationId");
             }
         }
     }

@@ -38,11 +38,14 @@ impl McpHandler {
     }
 
     fn tool_list(&self) -> Vec<Tool> {
-        let mut list: Vec<Tool> = tools::specs().into_iter().map(to_rmcp_tool).collect();
+        let own = tools::specs().into_iter().map(to_rmcp_tool);
         if self.state.config.conformance_tools {
-            list.extend(conformance::tools());
+            // The suite probes headers by calling the first listed tool with `{}` from a
+            // client without URL elicitation: list its fixtures first.
+            conformance::tools().into_iter().chain(own).collect()
+        } else {
+            own.collect()
         }
-        list
     }
 }
 
@@ -98,12 +101,16 @@ pub(super) fn invalid_request_state() -> ErrorData {
 
 fn tool_error(error: ToolError) -> ErrorData {
     match error {
-        ToolError::UnknownTool(name) => {
-            ErrorData::new(ErrorCode::INVALID_PARAMS, format!("Unknown tool: {name}"), None)
-        }
-        ToolError::InvalidArguments(message) => {
-            ErrorData::new(ErrorCode::INVALID_PARAMS, format!("Invalid arguments: {message}"), None)
-        }
+        ToolError::UnknownTool(name) => ErrorData::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("Unknown tool: {name}"),
+            None,
+        ),
+        ToolError::InvalidArguments(message) => ErrorData::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("Invalid arguments: {message}"),
+            None,
+        ),
         ToolError::Store(e) => {
             tracing::error!(error = %e, "store unavailable during a tool call");
             ErrorData::new(
@@ -152,7 +159,10 @@ impl ServerHandler for McpHandler {
         Cow::Owned(vec![ProtocolVersion::V_2026_07_28])
     }
 
-    async fn discover(&self, _ctx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+    async fn discover(
+        &self,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
         let mut result = DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
             self.get_info(),
@@ -190,7 +200,11 @@ impl ServerHandler for McpHandler {
             .map(|p| p.headers.clone())
             .unwrap_or_default();
         let Some(principal) = self.state.identity.mcp_principal(&headers) else {
-            return Err(ErrorData::new(ErrorCode::INVALID_REQUEST, "not authenticated", None));
+            return Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                "not authenticated",
+                None,
+            ));
         };
         let name = params.name.to_string();
         if !tools::exists(&name) {
@@ -232,7 +246,11 @@ impl Call<'_> {
                 .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
             if let Answer::Refused(action) = sign_in::answer(responses.as_ref(), &claims.provider) {
                 let why = format!("the user chose '{action}'");
-                return Ok(complete(sign_in::not_connected(self.state, &claims.provider, &why)));
+                return Ok(complete(sign_in::not_connected(
+                    self.state,
+                    &claims.provider,
+                    &why,
+                )));
             }
         }
         let provider = match self.tool().await? {
@@ -243,7 +261,13 @@ impl Call<'_> {
             if !declares_url_elicitation(capabilities) {
                 return Err(missing_url_elicitation(self.name));
             }
-            let round = sign_in::first_round(self.state, self.principal, &provider, self.name, self.arguments);
+            let round = sign_in::first_round(
+                self.state,
+                self.principal,
+                &provider,
+                self.name,
+                self.arguments,
+            );
             return Ok(CallToolResponse::InputRequired(from_json(round)));
         };
         match sign_in::hold(self.state, self.principal, &claims).await {
@@ -287,7 +311,9 @@ impl Call<'_> {
 }
 
 /// Keeps the handler cheap to hand to rmcp's per-request factory.
-pub fn factory(state: AppState) -> impl Fn() -> Result<McpHandler, std::io::Error> + Send + Sync + 'static {
+pub fn factory(
+    state: AppState,
+) -> impl Fn() -> Result<McpHandler, std::io::Error> + Send + Sync + 'static {
     let handler = Arc::new(McpHandler::new(state));
     move || Ok((*handler).clone())
 }

@@ -41,7 +41,14 @@ pub fn first_round(
     let ttl = state.config.request_state_ttl_secs;
     let ticket = Ticket::new(principal, provider);
     let sealed_ticket = ticket.seal(&state.sealer, now, ttl);
-    let claims = StateClaims::new(&ticket.id, &sealed_ticket, provider, principal, tool, arguments);
+    let claims = StateClaims::new(
+        &ticket.id,
+        &sealed_ticket,
+        provider,
+        principal,
+        tool,
+        arguments,
+    );
     input_required(state, &claims, now)
 }
 
@@ -132,10 +139,10 @@ pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims)
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "store error while holding a retry"),
         }
-        if let Ok(Some(flow)) = state.flows.latest_for_ticket(&claims.ticket_id).await {
-            if flow.status == FlowStatus::Denied {
-                return HoldEnd::Denied;
-            }
+        if let Ok(Some(flow)) = state.flows.latest_for_ticket(&claims.ticket_id).await
+            && flow.status == FlowStatus::Denied
+        {
+            return HoldEnd::Denied;
         }
         if Instant::now() >= deadline {
             return HoldEnd::StillPending;

@@ -4,7 +4,10 @@ use proptest::prelude::*;
 const NOW: i64 = 1_800_000_000;
 
 fn sealer(keys: &[[u8; KEY_LEN]]) -> Sealer {
-    Sealer::new(KeyRing::from_keys(keys).unwrap(), "http://127.0.0.1:8080/mcp")
+    Sealer::new(
+        KeyRing::from_keys(keys).unwrap(),
+        "http://127.0.0.1:8080/mcp",
+    )
 }
 
 #[test]
@@ -77,12 +80,17 @@ fn rotation_old_keys_open_new_key_seals_retired_key_refused() {
         .open_bytes_with_key_id(Purpose::StoredGrant, b"g", &old)
         .unwrap();
     assert_eq!(plain, b"secret");
-    assert!(is_old, "a value under a retired-soon key is reported as old");
+    assert!(
+        is_old,
+        "a value under a retired-soon key is reported as old"
+    );
     let fresh = rotated.seal_bytes(Purpose::StoredGrant, b"g", b"secret");
-    assert!(!rotated
-        .open_bytes_with_key_id(Purpose::StoredGrant, b"g", &fresh)
-        .unwrap()
-        .1);
+    assert!(
+        !rotated
+            .open_bytes_with_key_id(Purpose::StoredGrant, b"g", &fresh)
+            .unwrap()
+            .1
+    );
     assert_eq!(
         sealer(&[k2]).open_bytes(Purpose::StoredGrant, b"g", &old),
         Err(OpenError::UnknownKey)
@@ -100,7 +108,10 @@ fn key_ring_configuration_errors() {
         decode_key("c2hvcnQ"),
         Err(KeyError::WrongLength(5))
     ));
-    assert!(matches!(decode_key("not base64!"), Err(KeyError::NotBase64)));
+    assert!(matches!(
+        decode_key("not base64!"),
+        Err(KeyError::NotBase64)
+    ));
     let generated = generate_key();
     assert_eq!(generated.len(), 43);
     assert!(KeyRing::from_encoded(&[generated]).is_ok());

@@ -112,7 +112,9 @@ pub async fn run(
                     provider: provider.id.clone(),
                 });
             }
-            Access::Unavailable(_) => return Ok(ToolOutcome::Done(unavailable(&provider.display_name))),
+            Access::Unavailable(_) => {
+                return Ok(ToolOutcome::Done(unavailable(&provider.display_name)));
+            }
         };
         let listed = match provider.adapter {
             AdapterKind::Demo => {
@@ -169,7 +171,10 @@ mod tests {
         m.insert("status".into(), json!("all"));
         assert_eq!(Args::parse(&m).unwrap().status, StatusFilter::All);
         m.insert("status".into(), json!("unpaid"));
-        assert!(matches!(Args::parse(&m), Err(ToolError::InvalidArguments(_))));
+        assert!(matches!(
+            Args::parse(&m),
+            Err(ToolError::InvalidArguments(_))
+        ));
         let mut extra = Map::new();
         extra.insert("limit".into(), json!(3));
         assert!(matches!(

@@ -52,7 +52,9 @@ impl ToolResult {
 pub enum ToolOutcome {
     Done(ToolResult),
     /// The caller has no usable grant for this provider: a sign-in is needed.
-    NeedsConnection { provider: String },
+    NeedsConnection {
+        provider: String,
+    },
 }
 
 /// A call that cannot be served as asked.

@@ -8,9 +8,16 @@ use crate::support::mcp::url_and_form;
 use crate::support::{Browser, Mcp, Server};
 
 async fn link(mcp: &Mcp) -> (String, String, String) {
-    let a = mcp.call_tool("list_invoices", json!({}), url_and_form()).await;
+    let a = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
     let r = a.result();
-    let (key, request) = r["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    let (key, request) = r["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
     (
         request["params"]["url"].as_str().unwrap().to_owned(),
         r["requestState"].as_str().unwrap().to_owned(),
@@ -19,7 +26,9 @@ async fn link(mcp: &Mcp) -> (String, String, String) {
 }
 
 async fn token_requests(server: &Server) -> u64 {
-    server.demo_stats().await["token_requests"].as_u64().unwrap()
+    server.demo_stats().await["token_requests"]
+        .as_u64()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -34,7 +43,11 @@ async fn a_replayed_callback_never_redeems_the_code_again() {
     let again = browser.get(&done.callback_url).await;
     assert_eq!(again.status, StatusCode::OK);
     assert!(again.body.contains("Already connected"), "{}", again.body);
-    assert_eq!(token_requests(&server).await, tokens, "no second token request");
+    assert_eq!(
+        token_requests(&server).await,
+        tokens,
+        "no second token request"
+    );
     assert_eq!(server.count_rows("grants").await, 1);
 }
 
@@ -49,7 +62,9 @@ async fn concurrent_duplicate_callbacks_redeem_once() {
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let (browser, callback) = (browser.clone(), callback.clone());
-        tasks.push(tokio::spawn(async move { browser.get(&callback).await.status }));
+        tasks.push(tokio::spawn(
+            async move { browser.get(&callback).await.status },
+        ));
     }
     let mut redirected = 0;
     for t in tasks {
@@ -94,7 +109,9 @@ async fn unknown_missing_repeated_and_expired_states_are_refused() {
         "?code=abc&state=unknown",
         "?code=abc&state=a&state=b",
     ] {
-        let page = browser.get(&format!("{}/oauth/callback{query}", server.base)).await;
+        let page = browser
+            .get(&format!("{}/oauth/callback{query}", server.base))
+            .await;
         assert_eq!(page.status, StatusCode::BAD_REQUEST, "{query}");
         assert!(page.body.contains("not valid"), "{query}: {}", page.body);
     }
@@ -119,20 +136,33 @@ async fn a_denied_sign_in_ends_the_held_retry_with_not_connected() {
     let retry = {
         let mcp = mcp.clone();
         tokio::spawn(async move {
-            mcp.retry("list_invoices", json!({}), json!({ key: {"action": "accept"} }), &state)
-                .await
+            mcp.retry(
+                "list_invoices",
+                json!({}),
+                json!({ key: {"action": "accept"} }),
+                &state,
+            )
+            .await
         })
     };
     let browser = Browser::new();
     let done = browser.sign_in(&link, false).await;
     assert!(done.callback_url.contains("error=access_denied"));
     assert_eq!(done.final_page.status, StatusCode::OK);
-    assert!(done.final_page.body.contains("not connected") || done.final_page.body.contains("nothing was connected"));
+    assert!(
+        done.final_page.body.contains("not connected")
+            || done.final_page.body.contains("nothing was connected")
+    );
     let answer = retry.await.unwrap();
     let r = answer.result();
     assert_eq!(r["resultType"], "complete");
     assert_eq!(r["isError"], true);
-    assert!(r["content"][0]["text"].as_str().unwrap().contains("declined"));
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("declined")
+    );
     assert_eq!(token_requests(&server).await, 0);
     assert_eq!(server.count_rows("grants").await, 0);
 }

@@ -8,9 +8,16 @@ use crate::support::{Browser, Mcp, Server};
 
 async fn connect_link(server: &Server) -> String {
     let mcp = Mcp::new(server.mcp_url());
-    let a = mcp.call_tool("list_invoices", json!({}), url_and_form()).await;
+    let a = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
     let r = a.result();
-    let (_, request) = r["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    let (_, request) = r["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
     request["params"]["url"].as_str().unwrap().to_owned()
 }
 
@@ -30,7 +37,10 @@ async fn the_page_says_who_connects_what_and_is_hardened() {
     assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
     assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
     assert_eq!(page.header("x-frame-options"), Some("DENY"));
-    assert!(page.header("set-cookie").is_none(), "GET has no side effects");
+    assert!(
+        page.header("set-cookie").is_none(),
+        "GET has no side effects"
+    );
     assert_eq!(server.count_rows("flows").await, 0);
 }
 
@@ -50,11 +60,16 @@ async fn continue_sets_the_binding_cookie_and_redirects_with_pkce() {
     assert_eq!(q["redirect_uri"], format!("{}/oauth/callback", server.base));
     assert!(q["state"].len() >= 22, "state carries at least 128 bits");
     let cookie = sent.header("set-cookie").unwrap();
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax") && cookie.contains("Path=/"));
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax") && cookie.contains("Path=/")
+    );
     assert!(cookie.contains("Max-Age=600"));
     let value = cookie.split(';').next().unwrap().split('=').nth(1).unwrap();
     assert_eq!(server.count_rows("flows").await, 1);
-    assert!(!server.log().contains(value), "the cookie value is never logged");
+    assert!(
+        !server.log().contains(value),
+        "the cookie value is never logged"
+    );
 }
 
 #[tokio::test]
@@ -62,7 +77,9 @@ async fn bad_links_and_forged_posts_change_nothing() {
     let server = Server::start(&[]).await;
     let browser = Browser::new();
     for ticket in ["nothing", "g1.AAAA", &"g1.".repeat(2000)] {
-        let page = browser.get(&format!("{}/connect/{ticket}", server.base)).await;
+        let page = browser
+            .get(&format!("{}/connect/{ticket}", server.base))
+            .await;
         assert_eq!(page.status, StatusCode::BAD_REQUEST);
         assert!(page.body.contains("not valid"));
     }

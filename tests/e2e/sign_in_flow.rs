@@ -12,7 +12,12 @@ use crate::support::{Browser, Mcp, Server};
 fn round_one(answer: &Answer) -> (String, String, String) {
     let r = answer.result();
     assert_eq!(r["resultType"], "input_required", "{}", answer.raw);
-    let (key, request) = r["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    let (key, request) = r["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
     (
         request["params"]["url"].as_str().unwrap().to_owned(),
         r["requestState"].as_str().unwrap().to_owned(),
@@ -35,13 +40,30 @@ async fn sign_in_then_retry_returns_invoices_and_later_calls_complete_at_once() 
 
     let browser = Browser::new();
     let signed_in = browser.sign_in(&link, true).await;
+    assert!(
+        signed_in
+            .authorize_url
+            .starts_with(&format!("{}/demo/authorize?", server.base))
+    );
     assert!(signed_in.callback_url.contains("/oauth/callback?"));
     assert_eq!(signed_in.final_page.status, StatusCode::OK);
-    assert!(signed_in.final_page.body.contains("connected"), "{}", signed_in.final_page.body);
-    assert!(!signed_in.final_page.url.contains("code="), "the last page URL is clean");
+    assert!(
+        signed_in.final_page.body.contains("connected"),
+        "{}",
+        signed_in.final_page.body
+    );
+    assert!(
+        !signed_in.final_page.url.contains("code="),
+        "the last page URL is clean"
+    );
 
     let retry = mcp
-        .retry("list_invoices", json!({"status": "all"}), accept(&key), &state)
+        .retry(
+            "list_invoices",
+            json!({"status": "all"}),
+            accept(&key),
+            &state,
+        )
         .await;
     assert_eq!(retry.status, StatusCode::OK, "{}", retry.raw);
     let r = retry.result();
@@ -50,7 +72,14 @@ async fn sign_in_then_retry_returns_invoices_and_later_calls_complete_at_once() 
     let invoices = r["structuredContent"]["invoices"].as_array().unwrap();
     assert_eq!(invoices.len(), 5, "the demo seeds five invoices per user");
     for invoice in invoices {
-        for field in ["id", "number", "customer", "currency", "status", "issue_date"] {
+        for field in [
+            "id",
+            "number",
+            "customer",
+            "currency",
+            "status",
+            "issue_date",
+        ] {
             assert!(invoice[field].is_string(), "{field} in {invoice}");
         }
         assert!(invoice["amount_minor"].is_i64());
@@ -58,7 +87,10 @@ async fn sign_in_then_retry_returns_invoices_and_later_calls_complete_at_once() 
         assert_eq!(currency, currency.to_ascii_uppercase());
     }
     let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(text, r["structuredContent"], "the text block carries the same JSON");
+    assert_eq!(
+        text, r["structuredContent"],
+        "the text block carries the same JSON"
+    );
 
     // Later calls need no round.
     let open = mcp
@@ -80,8 +112,15 @@ async fn sign_in_then_retry_returns_invoices_and_later_calls_complete_at_once() 
         .unwrap()
         .1
         .into_owned();
-    for secret in [code.as_str(), state.as_str(), &link[link.rfind('/').unwrap() + 1..]] {
-        assert!(!log.contains(secret), "a secret value reached the log: {secret}\n{log}");
+    for secret in [
+        code.as_str(),
+        state.as_str(),
+        &link[link.rfind('/').unwrap() + 1..],
+    ] {
+        assert!(
+            !log.contains(secret),
+            "a secret value reached the log: {secret}\n{log}"
+        );
     }
 }
 
@@ -89,15 +128,22 @@ async fn sign_in_then_retry_returns_invoices_and_later_calls_complete_at_once() 
 async fn a_retry_while_pending_is_held_then_asked_again_with_the_same_link() {
     let server = Server::start(&["--retry-hold", "3"]).await;
     let mcp = Mcp::new(server.mcp_url());
-    let first = mcp.call_tool("list_invoices", json!({}), url_and_form()).await;
+    let first = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
     let (link, state, key) = round_one(&first);
 
     let started = Instant::now();
-    let retry = mcp.retry("list_invoices", json!({}), accept(&key), &state).await;
+    let retry = mcp
+        .retry("list_invoices", json!({}), accept(&key), &state)
+        .await;
     let held = started.elapsed();
     assert!(held >= Duration::from_secs(3), "held {held:?}");
     assert!(retry.is_sse(), "a held retry answers as SSE");
-    assert!(retry.raw.contains(": keep-alive"), "keep-alive comments while held");
+    assert!(
+        retry.raw.contains(": keep-alive"),
+        "keep-alive comments while held"
+    );
     let (again, next_state, _) = round_one(&retry);
     assert_eq!(again, link, "the same link is offered again");
     assert_ne!(next_state, state);
@@ -108,24 +154,36 @@ async fn a_retry_while_pending_is_held_then_asked_again_with_the_same_link() {
 async fn a_held_retry_completes_as_soon_as_the_callback_lands() {
     let server = Server::start(&["--retry-hold", "30"]).await;
     let mcp = std::sync::Arc::new(Mcp::new(server.mcp_url()));
-    let first = mcp.call_tool("list_invoices", json!({}), url_and_form()).await;
+    let first = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
     let (link, state, key) = round_one(&first);
 
     let waiting = {
         let mcp = mcp.clone();
         tokio::spawn(async move {
             let started = Instant::now();
-            let answer = mcp.retry("list_invoices", json!({}), accept(&key), &state).await;
+            let answer = mcp
+                .retry("list_invoices", json!({}), accept(&key), &state)
+                .await;
             (answer, started.elapsed())
         })
     };
     tokio::time::sleep(Duration::from_millis(700)).await;
     Browser::new().sign_in(&link, true).await;
     let (answer, held) = waiting.await.unwrap();
-    assert!(held < Duration::from_secs(15), "woke on the grant, not the hold: {held:?}");
+    assert!(
+        held < Duration::from_secs(15),
+        "woke on the grant, not the hold: {held:?}"
+    );
     let r = answer.result();
     assert_eq!(r["resultType"], "complete", "{}", answer.raw);
-    assert!(!r["structuredContent"]["invoices"].as_array().unwrap().is_empty());
+    assert!(
+        !r["structuredContent"]["invoices"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -133,10 +191,17 @@ async fn decline_and_cancel_complete_with_an_error_and_store_nothing() {
     let server = Server::start(&[]).await;
     let mcp = Mcp::new(server.mcp_url());
     for action in ["decline", "cancel"] {
-        let first = mcp.call_tool("list_invoices", json!({}), url_and_form()).await;
+        let first = mcp
+            .call_tool("list_invoices", json!({}), url_and_form())
+            .await;
         let (_, state, key) = round_one(&first);
         let answer = mcp
-            .retry("list_invoices", json!({}), json!({ key: {"action": action} }), &state)
+            .retry(
+                "list_invoices",
+                json!({}),
+                json!({ key: {"action": action} }),
+                &state,
+            )
             .await;
         let r = answer.result();
         assert_eq!(r["resultType"], "complete");
@@ -163,26 +228,47 @@ async fn a_bad_request_state_gets_one_generic_error() {
     let cases = [
         (json!({"status": "open"}), format!("{state}-TAMPERED")),
         (json!({"status": "open"}), flipped),
-        (json!({"status": "open"}), state[..state.len() - 10].to_owned()),
-        (json!({"status": "open"}), "g1.".to_owned() + &"A".repeat(5000)),
+        (
+            json!({"status": "open"}),
+            state[..state.len() - 10].to_owned(),
+        ),
+        (
+            json!({"status": "open"}),
+            "g1.".to_owned() + &"A".repeat(5000),
+        ),
         (json!({"status": "all"}), state.clone()),
         (json!({}), state.clone()),
     ];
     let mut bodies = Vec::new();
     for (arguments, bad_state) in cases {
-        let a = mcp.retry("list_invoices", arguments, accept(&key), &bad_state).await;
+        let a = mcp
+            .retry("list_invoices", arguments, accept(&key), &bad_state)
+            .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.raw);
         assert_eq!(a.error_code(), -32602);
-        assert_eq!(a.body["error"]["message"], "Invalid or expired requestState");
+        assert_eq!(
+            a.body["error"]["message"],
+            "Invalid or expired requestState"
+        );
         bodies.push(a.body["error"].clone());
     }
-    assert!(bodies.windows(2).all(|w| w[0] == w[1]), "no oracle: one answer for all");
+    assert!(
+        bodies.windows(2).all(|w| w[0] == w[1]),
+        "no oracle: one answer for all"
+    );
     // A requestState is not a sign-in ticket and the other way round.
-    let (link, _, _) = round_one(&mcp.call_tool("list_invoices", json!({}), url_and_form()).await);
+    let (link, _, _) = round_one(
+        &mcp.call_tool("list_invoices", json!({}), url_and_form())
+            .await,
+    );
     let ticket = &link[link.rfind('/').unwrap() + 1..];
-    let a = mcp.retry("list_invoices", json!({}), accept(&key), ticket).await;
+    let a = mcp
+        .retry("list_invoices", json!({}), accept(&key), ticket)
+        .await;
     assert_eq!(a.error_code(), -32602);
-    let page = Browser::new().get(&format!("{}/connect/{state}", server.base)).await;
+    let page = Browser::new()
+        .get(&format!("{}/connect/{state}", server.base))
+        .await;
     assert_eq!(page.status, StatusCode::BAD_REQUEST);
     assert_eq!(server.count_rows("grants").await, 0);
 }
@@ -193,11 +279,15 @@ async fn expired_access_tokens_are_refreshed_before_use() {
     // accepted by the demo API: every call refreshes exactly once, then uses the new token.
     let server = Server::start(&["--demo-token-ttl", "30"]).await;
     let mcp = Mcp::new(server.mcp_url());
-    let first = mcp.call_tool("list_invoices", json!({}), url_and_form()).await;
+    let first = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
     let (link, state, key) = round_one(&first);
     Browser::new().sign_in(&link, true).await;
     let before = server.demo_stats().await["refreshes_ok"].as_u64().unwrap();
-    let retry = mcp.retry("list_invoices", json!({}), accept(&key), &state).await;
+    let retry = mcp
+        .retry("list_invoices", json!({}), accept(&key), &state)
+        .await;
     assert_eq!(retry.result()["resultType"], "complete", "{}", retry.raw);
     let after = server.demo_stats().await["refreshes_ok"].as_u64().unwrap();
     assert_eq!(after, before + 1, "one refresh before the API call");

@@ -15,10 +15,18 @@ fn grantry(args: &[&str]) -> std::process::Output {
 #[test]
 fn dev_identity_refuses_a_public_listen_address() {
     let dir = tempfile::tempdir().unwrap();
-    let out = grantry(&["--listen", "0.0.0.0:18099", "--data-dir", dir.path().to_str().unwrap()]);
+    let out = grantry(&[
+        "--listen",
+        "0.0.0.0:18099",
+        "--data-dir",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--identity") && err.contains("0.0.0.0:18099"), "{err}");
+    assert!(
+        err.contains("--identity") && err.contains("0.0.0.0:18099"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -45,7 +53,10 @@ fn help_documents_every_option_and_its_variable() {
         ("--config", "GRANTRY_CONFIG"),
         ("--keys", "GRANTRY_KEYS"),
     ] {
-        assert!(help.contains(flag) && help.contains(var), "{flag} / {var} in --help");
+        assert!(
+            help.contains(flag) && help.contains(var),
+            "{flag} / {var} in --help"
+        );
     }
 }
 

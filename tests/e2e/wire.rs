@@ -29,7 +29,10 @@ async fn discover_and_tools_list_carry_cache_hints_and_server_info() {
     assert!(r["capabilities"]["tools"].is_object());
     assert!(r["ttlMs"].as_u64().is_some());
     assert!(r["cacheScope"].is_string());
-    assert_eq!(r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "grantry");
+    assert_eq!(
+        r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "grantry"
+    );
 
     let list = mcp.request("tools/list", json!({}), json!({})).await;
     let r = list.result();
@@ -47,7 +50,10 @@ async fn discover_and_tools_list_carry_cache_hints_and_server_info() {
         tool["inputSchema"]["properties"]["status"]["enum"],
         json!(["open", "paid", "all"])
     );
-    assert_eq!(tool["inputSchema"]["properties"]["status"]["default"], "open");
+    assert_eq!(
+        tool["inputSchema"]["properties"]["status"]["default"],
+        "open"
+    );
     assert!(tool["outputSchema"]["properties"]["invoices"].is_object());
 }
 
@@ -59,58 +65,105 @@ async fn protocol_errors_get_the_spec_codes_and_statuses() {
 
     // Unparseable JSON.
     let a = mcp.raw(&headers("tools/list"), "{not json".into()).await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32700));
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32700)
+    );
 
     // Mcp-Method disagrees with the body, or is missing.
-    let a = mcp.raw(&headers("server/discover"), body("tools/list", good_meta.clone())).await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32020));
+    let a = mcp
+        .raw(
+            &headers("server/discover"),
+            body("tools/list", good_meta.clone()),
+        )
+        .await;
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32020)
+    );
     let a = mcp
         .raw(
             &[("mcp-protocol-version", VERSION.into())],
             body("tools/list", good_meta.clone()),
         )
         .await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32020));
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32020)
+    );
 
     // Mcp-Name naming a harmless tool while the body calls list_invoices never runs it.
     let mut h = headers("tools/call");
     h.push(("mcp-name", "harmless".into()));
     let call = json!({"name": "list_invoices", "arguments": {}, "_meta": meta(url_and_form())});
     let a = mcp.raw(&h, body("tools/call", call)).await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32020));
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32020)
+    );
 
     // Header version differs from _meta's.
     let mut h = headers("tools/list");
     h[0].1 = "2025-11-25".into();
     let a = mcp.raw(&h, body("tools/list", good_meta.clone())).await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32020));
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32020)
+    );
 
     // A version grantry does not speak, in both places.
     let mut old_meta = meta(json!({}));
     old_meta["io.modelcontextprotocol/protocolVersion"] = json!("1900-01-01");
     let mut h = headers("tools/list");
     h[0].1 = "1900-01-01".into();
-    let a = mcp.raw(&h, body("tools/list", json!({"_meta": old_meta}))).await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32022));
+    let a = mcp
+        .raw(&h, body("tools/list", json!({"_meta": old_meta})))
+        .await;
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32022)
+    );
     assert_eq!(a.body["error"]["data"]["supported"], json!([VERSION]));
 
     // _meta without its required keys.
     let a = mcp
-        .raw(&headers("tools/list"), body("tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}})))
+        .raw(
+            &headers("tools/list"),
+            body(
+                "tools/list",
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}}),
+            ),
+        )
         .await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32602));
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32602)
+    );
 
     // Unknown method.
-    let a = mcp.raw(&headers("nope/nothing"), body("nope/nothing", good_meta.clone())).await;
+    let a = mcp
+        .raw(
+            &headers("nope/nothing"),
+            body("nope/nothing", good_meta.clone()),
+        )
+        .await;
     assert_eq!((a.status, a.error_code()), (StatusCode::NOT_FOUND, -32601));
 
     // Unknown tool, and invalid arguments.
-    let a = mcp.call_tool("no_such_tool", json!({}), url_and_form()).await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32602));
+    let a = mcp
+        .call_tool("no_such_tool", json!({}), url_and_form())
+        .await;
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32602)
+    );
     let a = mcp
         .call_tool("list_invoices", json!({"status": "unpaid"}), url_and_form())
         .await;
-    assert_eq!((a.status, a.error_code()), (StatusCode::BAD_REQUEST, -32602));
+    assert_eq!(
+        (a.status, a.error_code()),
+        (StatusCode::BAD_REQUEST, -32602)
+    );
 
     // A batch is not one message.
     let batch = format!("[{}]", body("tools/list", good_meta.clone()));
@@ -132,7 +185,9 @@ async fn oversized_bodies_foreign_origins_and_get_are_refused() {
 
     let mut h = headers("tools/list");
     h.push(("origin", "http://evil.example".into()));
-    let a = mcp.raw(&h, body("tools/list", json!({"_meta": meta(json!({}))}))).await;
+    let a = mcp
+        .raw(&h, body("tools/list", json!({"_meta": meta(json!({}))})))
+        .await;
     assert_eq!(a.status, StatusCode::FORBIDDEN);
 
     let get = reqwest::get(server.mcp_url()).await.unwrap();
@@ -148,7 +203,9 @@ async fn without_url_elicitation_the_call_gets_32021_and_nothing_is_written() {
         json!({"elicitation": {}}),
         json!({"elicitation": {"form": {}}}),
     ] {
-        let a = mcp.call_tool("list_invoices", json!({}), caps.clone()).await;
+        let a = mcp
+            .call_tool("list_invoices", json!({}), caps.clone())
+            .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "caps {caps}");
         assert_eq!(a.error_code(), -32021);
         assert_eq!(
@@ -164,7 +221,9 @@ async fn without_url_elicitation_the_call_gets_32021_and_nothing_is_written() {
 async fn the_first_round_is_one_url_elicitation_without_an_id_and_writes_nothing() {
     let server = Server::start(&[]).await;
     let mcp = Mcp::new(server.mcp_url());
-    let a = mcp.call_tool("list_invoices", json!({}), url_and_form()).await;
+    let a = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
     assert_eq!(a.status, StatusCode::OK);
     let r = a.result();
     assert_eq!(r["resultType"], "input_required");
@@ -174,7 +233,10 @@ async fn the_first_round_is_one_url_elicitation_without_an_id_and_writes_nothing
     assert_eq!(request["method"], "elicitation/create");
     let params = request["params"].as_object().unwrap();
     assert_eq!(params["mode"], "url");
-    assert!(!params.contains_key("elicitationId"), "2026-07-28 has no elicitationId");
+    assert!(
+        !params.contains_key("elicitationId"),
+        "2026-07-28 has no elicitationId"
+    );
     let url = params["url"].as_str().unwrap();
     let prefix = format!("{}/connect/", server.base);
     assert!(url.starts_with(&prefix), "{url}");
@@ -184,6 +246,10 @@ async fn the_first_round_is_one_url_elicitation_without_an_id_and_writes_nothing
     let state = r["requestState"].as_str().unwrap();
     assert!(!state.contains("local-user") && !state.contains("list_invoices"));
     assert!(!r.as_object().unwrap().contains_key("ttlMs"));
-    assert_eq!(server.count_rows("flows").await, 0, "the round writes nothing");
+    assert_eq!(
+        server.count_rows("flows").await,
+        0,
+        "the round writes nothing"
+    );
     assert_eq!(server.count_rows("grants").await, 0);
 }

@@ -5,7 +5,10 @@ use serde_json::json;
 const NOW: i64 = 1_800_000_000;
 
 fn sealer() -> Sealer {
-    Sealer::new(KeyRing::from_keys(&[[4; 32]]).unwrap(), "http://127.0.0.1:8080/mcp")
+    Sealer::new(
+        KeyRing::from_keys(&[[4; 32]]).unwrap(),
+        "http://127.0.0.1:8080/mcp",
+    )
 }
 
 fn principal(sub: &str) -> Principal {
@@ -51,7 +54,14 @@ fn state_binds_principal_tool_arguments_and_expiry() {
         Err(StateRejection::OtherRequest)
     );
     assert_eq!(
-        StateClaims::open(&s, &sealed, NOW, &alice, "list_invoices", &args(json!({"status": "all"}))),
+        StateClaims::open(
+            &s,
+            &sealed,
+            NOW,
+            &alice,
+            "list_invoices",
+            &args(json!({"status": "all"}))
+        ),
         Err(StateRejection::OtherRequest)
     );
     assert!(matches!(
@@ -74,7 +84,14 @@ fn a_ticket_does_not_open_as_a_request_state() {
 fn sealed_state_holds_nothing_readable() {
     let s = sealer();
     let alice = principal("alice@example.com");
-    let claims = StateClaims::new("tid", "g1.ticket", "demo", &alice, "list_invoices", &Map::new());
+    let claims = StateClaims::new(
+        "tid",
+        "g1.ticket",
+        "demo",
+        &alice,
+        "list_invoices",
+        &Map::new(),
+    );
     let sealed = claims.seal(&s, NOW, 600);
     assert!(!sealed.contains("alice"));
     assert!(!sealed.contains("list_invoices"));

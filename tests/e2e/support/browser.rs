@@ -34,7 +34,11 @@ impl Page {
         let end = self.body[start..].find("</form>").unwrap() + start;
         let html = &self.body[start..end];
         let action = attr(&html[..html.find('>').unwrap()], "action").unwrap_or_default();
-        let action = url::Url::parse(&self.url).unwrap().join(&action).unwrap().to_string();
+        let action = url::Url::parse(&self.url)
+            .unwrap()
+            .join(&action)
+            .unwrap()
+            .to_string();
         let mut fields = Vec::new();
         for input in html.split("<input").skip(1) {
             let tag = &input[..input.find('>').unwrap()];
@@ -57,10 +61,6 @@ impl Form {
         self.fields.retain(|(n, _)| n != name);
         self.fields.push((name.to_owned(), value.to_owned()));
         self
-    }
-
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -144,19 +144,34 @@ impl Browser {
         let page = self.get(link).await;
         assert_eq!(page.status, StatusCode::OK, "connect page: {}", page.body);
         let sent = self.submit(&page.form()).await;
-        assert_eq!(sent.status, StatusCode::SEE_OTHER, "continue: {}", sent.body);
+        assert_eq!(
+            sent.status,
+            StatusCode::SEE_OTHER,
+            "continue: {}",
+            sent.body
+        );
         sent.location().expect("continue redirects to the provider")
     }
 
     /// At the demo provider's consent page, approve (or deny); returns the callback URL.
     pub async fn decide_at_provider(&self, authorize_url: &str, approve: bool) -> String {
         let consent = self.get(authorize_url).await;
-        assert_eq!(consent.status, StatusCode::OK, "consent page: {}", consent.body);
+        assert_eq!(
+            consent.status,
+            StatusCode::OK,
+            "consent page: {}",
+            consent.body
+        );
         let form = consent
             .form()
             .with("decision", if approve { "approve" } else { "deny" });
         let back = self.submit(&form).await;
-        assert_eq!(back.status, StatusCode::SEE_OTHER, "decision: {}", back.body);
+        assert_eq!(
+            back.status,
+            StatusCode::SEE_OTHER,
+            "decision: {}",
+            back.body
+        );
         back.location().expect("the provider redirects back")
     }
 

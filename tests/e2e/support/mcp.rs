@@ -37,9 +37,9 @@ impl Answer {
     }
 
     pub fn error_code(&self) -> i64 {
-        self.body["error"]["code"].as_i64().unwrap_or_else(|| {
-            panic!("expected an error, got HTTP {}: {}", self.status, self.raw)
-        })
+        self.body["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("expected an error, got HTTP {}: {}", self.status, self.raw))
     }
 
     pub fn is_sse(&self) -> bool {
@@ -150,7 +150,6 @@ pub fn parse_message(raw: &str) -> Value {
     raw.lines()
         .filter_map(|l| l.strip_prefix("data: "))
         .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .filter(|m| m.get("result").is_some() || m.get("error").is_some())
-        .last()
+        .rfind(|m| m.get("result").is_some() || m.get("error").is_some())
         .unwrap_or(Value::Null)
 }

@@ -56,21 +56,23 @@ impl Server {
                 if let Ok(Some(_)) = child.try_wait() {
                     break;
                 }
-                if let Ok(r) = client.get(format!("{base}/healthz")).send().await {
-                    if r.status().is_success() {
-                        return Server {
-                            child,
-                            base,
-                            data_dir,
-                            log,
-                        };
-                    }
+                let up = client.get(format!("{base}/healthz")).send().await;
+                if up.is_ok_and(|r| r.status().is_success()) {
+                    return Server {
+                        child,
+                        base,
+                        data_dir,
+                        log,
+                    };
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
             let _ = child.kill();
             let _ = child.wait();
-            eprintln!("grantry did not start on port {port}; log:\n{}", log.lock().unwrap());
+            eprintln!(
+                "grantry did not start on port {port}; log:\n{}",
+                log.lock().unwrap()
+            );
         }
         panic!("grantry did not start");
     }
@@ -97,7 +99,10 @@ impl Server {
     /// Rows in a table of the SQLite store (read with the sqlite3 file directly).
     pub async fn count_rows(&self, table: &str) -> i64 {
         use sqlx::Connection;
-        let url = format!("sqlite://{}", self.data_dir.path().join("grantry.db").display());
+        let url = format!(
+            "sqlite://{}",
+            self.data_dir.path().join("grantry.db").display()
+        );
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
         let sql = format!("SELECT COUNT(*) FROM {table}");
         sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
@@ -109,7 +114,10 @@ impl Server {
     /// Runs a statement against the SQLite store (to age a flow, say).
     pub async fn execute(&self, sql: &str) {
         use sqlx::Connection;
-        let url = format!("sqlite://{}", self.data_dir.path().join("grantry.db").display());
+        let url = format!(
+            "sqlite://{}",
+            self.data_dir.path().join("grantry.db").display()
+        );
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
         sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
             .execute(&mut conn)
