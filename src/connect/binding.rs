@@ -56,3 +56,27 @@ pub fn matches(headers: &HeaderMap, flow_id: &str, https: bool, expected_hash: &
     jar.get(&cookie_name(flow_id, https))
         .is_some_and(|c| crate::seal::constant_time_eq(&value_hash(c.value()), expected_hash))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_cookies_are_host_prefixed_and_secure_http_ones_neither() {
+        let secure = set_cookie("flow-1", "v".into(), true).to_string();
+        assert!(secure.starts_with("__Host-grantry-bind-"), "{secure}");
+        for part in [
+            "HttpOnly",
+            "Secure",
+            "SameSite=Lax",
+            "Path=/",
+            "Max-Age=600",
+        ] {
+            assert!(secure.contains(part), "{part} in {secure}");
+        }
+        assert!(!secure.contains("Domain"));
+        let plain = set_cookie("flow-1", "v".into(), false).to_string();
+        assert!(plain.starts_with("grantry-bind-") && !plain.contains("Secure"));
+        assert_ne!(cookie_name("flow-1", true), cookie_name("flow-2", true));
+    }
+}

@@ -101,3 +101,6 @@ pub trait FlowBackend: Send + Sync {
     /// Cheap round trip for `/readyz`.
     async fn ping(&self) -> Result<(), StoreError>;
 }
+
+#[cfg(test)]
+mod tests;

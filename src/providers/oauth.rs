@@ -244,3 +244,6 @@ impl<'c> oauth2::AsyncHttpClient<'c> for Sender {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -93,8 +93,3 @@ pub async fn call(
         other => Err(ToolError::UnknownTool(other.to_owned())),
     }
 }
-
-/// The provider a tool would ask the caller to connect, for the sign-in link.
-pub fn provider_for(state: &AppState, _name: &str) -> String {
-    state.catalog.default_provider().id.clone()
-}
