@@ -76,3 +76,13 @@ async fn a_generated_key_is_private_to_the_owner() {
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
     assert!(server.log().contains("generated one"));
 }
+
+#[tokio::test]
+async fn sigterm_stops_grantry_cleanly() {
+    let mut server = Server::start(&[]).await;
+    let started = std::time::Instant::now();
+    let status = server.terminate();
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(server.log().contains("shutting down"));
+}
