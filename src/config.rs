@@ -206,8 +206,8 @@ impl Config {
             )
         })?;
         let identity = args.identity.or(file.identity).unwrap_or(IdentityMode::Dev);
-        check_identity(identity, listen)?;
         let public_url = resolve_public_url(args.public_url.or(file.public_url), listen)?;
+        check_identity(identity, listen, &public_url)?;
         let data_dir = args
             .data_dir
             .or(file.data_dir)
@@ -291,8 +291,27 @@ fn read_file_settings(path: &Path) -> Result<FileSettings, ConfigError> {
     toml::from_str(&text).map_err(|e| bad(setting, format!("{}: {e}", path.display())))
 }
 
-fn check_identity(identity: IdentityMode, listen: SocketAddr) -> Result<(), ConfigError> {
+fn check_identity(
+    identity: IdentityMode,
+    listen: SocketAddr,
+    public_url: &str,
+) -> Result<(), ConfigError> {
+    let public_host_is_loopback = Url::parse(public_url).ok().is_some_and(|u| match u.host() {
+        Some(url::Host::Domain(name)) => name == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    });
     match identity {
+        // Behind a reverse proxy the listen address is loopback while the world reaches
+        // grantry: the public URL must be local too.
+        IdentityMode::Dev if !public_host_is_loopback => Err(bad(
+            "--identity (GRANTRY_IDENTITY)",
+            format!(
+                "dev identity treats every caller as one local user, so grantry refuses the \
+                 non-loopback public URL {public_url}; use a loopback URL or oidc"
+            ),
+        )),
         IdentityMode::Dev if !listen.ip().is_loopback() => Err(bad(
             "--identity (GRANTRY_IDENTITY)",
             format!(
@@ -319,6 +338,12 @@ fn resolve_public_url(given: Option<String>, listen: SocketAddr) -> Result<Strin
         return Err(bad(
             setting,
             "must not carry a query, a fragment or credentials",
+        ));
+    }
+    if url.path() != "/" {
+        return Err(bad(
+            setting,
+            "must be an origin without a path (grantry serves its routes at the root)",
         ));
     }
     Ok(url.as_str().trim_end_matches('/').to_owned())

@@ -65,19 +65,27 @@ async fn run(config: Config) -> Result<(), String> {
 }
 
 fn init_tracing(format: LogFormat) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::filter::filter_fn;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
     let filter = EnvFilter::try_from_env("GRANTRY_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"))
-        // rmcp's debug events print whole JSON-RPC messages, requestState included: never
-        // let a verbose filter turn them on.
-        .add_directive("rmcp=info".parse().expect("a valid directive"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
-    }
+        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
+    // rmcp's debug events print whole JSON-RPC messages, requestState included: whatever the
+    // filter says (even `rmcp::service=trace`), nothing below info from rmcp is written.
+    let cap_rmcp = filter_fn(|meta| {
+        !meta.target().starts_with("rmcp") || *meta.level() <= tracing::Level::INFO
+    });
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt = match format {
+        LogFormat::Json => fmt.json().boxed(),
+        LogFormat::Text => fmt.boxed(),
+    };
+    tracing_subscriber::registry()
+        .with(fmt.with_filter(cap_rmcp).with_filter(filter))
+        .init();
 }
 
 async fn shutdown_signal() {

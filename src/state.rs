@@ -27,7 +27,12 @@ pub struct Inner {
     pub http: reqwest::Client,
     pub identity: Identity,
     pub demo: Option<DemoProvider>,
+    /// Permits for retries held open while a sign-in is pending.
+    pub held_retries: tokio::sync::Semaphore,
 }
+
+/// At most this many retries are held open at once per process.
+pub const MAX_HELD_RETRIES: usize = 1024;
 
 impl std::ops::Deref for AppState {
     type Target = Inner;
@@ -88,6 +93,7 @@ impl AppState {
                 http: crate::providers::http::client(),
                 identity: Identity::new(config.identity),
                 demo,
+                held_retries: tokio::sync::Semaphore::new(MAX_HELD_RETRIES),
                 config,
             }),
         })

@@ -29,6 +29,17 @@ fn dev_identity_refuses_non_loopback_listen() {
 }
 
 #[test]
+fn dev_identity_refuses_a_public_url_behind_a_proxy() {
+    let err = resolve(ServeArgs {
+        public_url: Some("https://grantry.example".into()),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.setting.contains("--identity"), "{err}");
+    assert!(err.message.contains("https://grantry.example"), "{err}");
+}
+
+#[test]
 fn bad_settings_are_named() {
     let cases = [
         (
@@ -41,6 +52,13 @@ fn bad_settings_are_named() {
         (
             ServeArgs {
                 public_url: Some("ftp://x".into()),
+                ..Default::default()
+            },
+            "--public-url",
+        ),
+        (
+            ServeArgs {
+                public_url: Some("http://127.0.0.1:8080/grantry".into()),
                 ..Default::default()
             },
             "--public-url",
@@ -82,7 +100,7 @@ fn toml_file_fills_what_flags_leave_out_and_rejects_unknown_keys() {
     let path = dir.path().join("grantry.toml");
     std::fs::write(
         &path,
-        "listen = \"127.0.0.1:9999\"\nretry_hold = 5\npublic_url = \"https://c.example/\"\n",
+        "listen = \"127.0.0.1:9999\"\nretry_hold = 5\npublic_url = \"https://localhost:9443/\"\n",
     )
     .unwrap();
     let c = resolve(ServeArgs {
@@ -93,7 +111,7 @@ fn toml_file_fills_what_flags_leave_out_and_rejects_unknown_keys() {
     .unwrap();
     assert_eq!(c.listen.port(), 9999);
     assert_eq!(c.retry_hold, Duration::from_secs(7), "the flag wins");
-    assert_eq!(c.public_url, "https://c.example");
+    assert_eq!(c.public_url, "https://localhost:9443");
     assert!(c.is_https());
 
     std::fs::write(&path, "retry_hodl = 5\n").unwrap();

@@ -102,25 +102,40 @@ pub async fn handle(
             return pages::store_unavailable();
         }
     };
-    match finish(&state, &flow, &query, &headers).await {
-        Ok(()) => {
-            let _ = state.flows.finish(&flow.id, FlowStatus::Connected).await.inspect_err(
-                |e| tracing::warn!(error = %e, "grant stored but the flow's status was not updated"),
-            );
-            let jar = jar.add(binding::removal(&flow.id, state.config.is_https()));
+    // Once claimed, the flow is seen through even if the browser goes away: a redeemed code
+    // whose tokens were dropped half-way would be lost for good.
+    let https = state.config.is_https();
+    match tokio::spawn(complete_claimed(state, *flow, query, headers)).await {
+        Ok(Ok(flow)) => {
+            let jar = jar.add(binding::removal(&flow.id, https));
             let location = format!("/connected?provider={}", flow.provider);
             let location =
                 HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
             (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
         }
-        Err((status, page)) => {
-            let _ =
-                state.flows.finish(&flow.id, status).await.inspect_err(
-                    |e| tracing::warn!(error = %e, "cannot record the flow's failure"),
-                );
-            page
+        Ok(Err(page)) => *page,
+        Err(e) => {
+            tracing::error!(error = %e, "the callback task failed");
+            pages::store_unavailable()
         }
     }
+}
+
+/// Finishes a claimed flow and records how it ended: the flow when connected, else the page.
+async fn complete_claimed(
+    state: AppState,
+    flow: Flow,
+    query: CallbackQuery,
+    headers: HeaderMap,
+) -> Result<Flow, Box<Response>> {
+    let (status, outcome) = match finish(&state, &flow, &query, &headers).await {
+        Ok(()) => (FlowStatus::Connected, Ok(())),
+        Err((status, page)) => (status, Err(Box::new(page))),
+    };
+    if let Err(e) = state.flows.finish(&flow.id, status).await {
+        tracing::warn!(error = %e, status = status.as_str(), "cannot record how the flow ended");
+    }
+    outcome.map(|()| flow)
 }
 
 /// Everything after the claim. An error carries the flow's final status and the page.
@@ -243,11 +258,16 @@ async fn finish(
 }
 
 /// RFC 9207: an `iss` that is sent must equal the recorded issuer byte for byte; a provider
-/// known to always send it must have sent it.
+/// known to always send it must have sent it. An `iss` that cannot be checked (no issuer in
+/// the catalog) is refused too: with one redirect URI for every provider, `iss` is what tells
+/// a mixed-up response apart.
 fn issuer_ok(provider: &Provider, iss: Option<&str>) -> bool {
     match (iss, provider.issuer.as_deref()) {
         (Some(got), Some(expected)) => got == expected,
-        (Some(_), None) => true,
+        (Some(_), None) => {
+            tracing::warn!(provider = %provider.id, "callback carries `iss` but the catalog names no issuer for this provider; set `issuer`");
+            false
+        }
         (None, _) => !provider.iss_parameter_supported,
     }
 }
@@ -277,4 +297,43 @@ pub async fn connected(State(state): State<AppState>, Query(q): Query<ConnectedQ
         "Your {name} account is connected. Return to your assistant: it will continue on its own."
     );
     pages::message(StatusCode::OK, "Account connected", &message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::Catalog;
+
+    #[test]
+    fn rfc_9207_iss_table() {
+        let mut p = Catalog::load(Some("http://127.0.0.1:8080/demo"), None)
+            .unwrap()
+            .default_provider()
+            .clone();
+        assert!(issuer_ok(&p, Some("http://127.0.0.1:8080/demo")));
+        assert!(
+            !issuer_ok(&p, Some("http://127.0.0.1:8080/demo/")),
+            "byte for byte"
+        );
+        assert!(!issuer_ok(&p, Some("HTTP://127.0.0.1:8080/demo")));
+        assert!(!issuer_ok(&p, None), "advertised but absent");
+        p.iss_parameter_supported = false;
+        assert!(issuer_ok(&p, None), "neither advertised nor sent");
+        p.issuer = None;
+        assert!(
+            !issuer_ok(&p, Some("http://anything")),
+            "an iss that cannot be checked"
+        );
+    }
+
+    #[test]
+    fn repeated_or_oversized_parameters_are_refused() {
+        assert!(parse_query(Some("state=a&state=b")).is_none());
+        assert!(parse_query(Some(&format!("state={}", "x".repeat(3000)))).is_none());
+        let q = parse_query(Some("state=s&code=c&iss=i&other=ignored")).unwrap();
+        assert_eq!(
+            (q.state.as_deref(), q.code.as_deref()),
+            (Some("s"), Some("c"))
+        );
+    }
 }

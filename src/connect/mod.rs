@@ -38,7 +38,7 @@ pub fn router(state: AppState) -> Router<AppState> {
 
 /// Adds the security headers a handler did not set itself.
 fn harden(mut response: Response, https: bool) -> Response {
-    for (name, value) in &pages::security_headers(https, &[]) {
+    for (name, value) in &pages::security_headers(https) {
         if !response.headers().contains_key(name) {
             response.headers_mut().insert(name.clone(), value.clone());
         }

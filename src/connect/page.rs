@@ -2,7 +2,7 @@
 
 use axum::Form;
 use axum::extract::{Path, State};
-use axum::http::header::{CONTENT_SECURITY_POLICY, LOCATION};
+use axum::http::header::LOCATION;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::CookieJar;
@@ -64,7 +64,7 @@ pub async fn show(
     };
     let action = format!("/connect/{sealed}");
     let token = csrf::token(&state.sealer, &ticket.id, unix_now());
-    let mut response = pages::render(
+    pages::render(
         StatusCode::OK,
         &ConnectPage {
             who: &principal.subject,
@@ -73,17 +73,7 @@ pub async fn show(
             action: &action,
             csrf: &token,
         },
-    );
-    // Continue redirects to the provider: allow that origin as a form target.
-    let targets = [provider.authorize_url.origin().ascii_serialization()];
-    if let Some(csp) =
-        pages::security_headers(state.config.is_https(), &targets).get(CONTENT_SECURITY_POLICY)
-    {
-        response
-            .headers_mut()
-            .insert(CONTENT_SECURITY_POLICY, csp.clone());
-    }
-    response
+    )
 }
 
 #[derive(Deserialize)]

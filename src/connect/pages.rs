@@ -32,23 +32,18 @@ pub struct MessagePage<'a> {
     pub ok: bool,
 }
 
-/// The security headers of every browser response. `form_targets` are origins a form on the
-/// page may lead to (browsers apply `form-action` to the redirect after a POST too).
-pub fn security_headers(https: bool, form_targets: &[String]) -> HeaderMap {
-    let mut csp = String::from(
-        "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
-    );
-    if !form_targets.is_empty() {
-        csp.push_str("; form-action 'self'");
-        for origin in form_targets {
-            csp.push(' ');
-            csp.push_str(origin);
-        }
-    }
+/// The security headers of every browser response.
+///
+/// No `form-action`: browsers apply it to the redirects after a POST, and Continue's redirect
+/// goes to a provider whose authorize endpoint may itself redirect to a login page elsewhere.
+pub fn security_headers(https: bool) -> HeaderMap {
     let mut headers = HeaderMap::new();
-    if let Ok(value) = HeaderValue::from_str(&csp) {
-        headers.insert(CONTENT_SECURITY_POLICY, value);
-    }
+    headers.insert(
+        CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));

@@ -77,6 +77,8 @@ pub trait GrantBackend: Send + Sync {
         row: &GrantRow,
     ) -> Result<bool, StoreError>;
     async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError>;
+    /// Deletes the row only if it still has `version` (nobody refreshed or reconnected since).
+    async fn delete_if_version(&self, key: &GrantKey, version: i64) -> Result<bool, StoreError>;
 }
 
 /// An opened grant.
@@ -183,6 +185,15 @@ impl Grants {
 
     pub async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError> {
         self.backend.delete(key).await
+    }
+
+    /// Removes a grant found dead (the provider rejected it), unless it changed meanwhile.
+    pub async fn delete_if_unchanged(
+        &self,
+        key: &GrantKey,
+        version: i64,
+    ) -> Result<bool, StoreError> {
+        self.backend.delete_if_version(key, version).await
     }
 }
 

@@ -90,6 +90,20 @@ impl GrantBackend for SqliteGrants {
         Ok(done.rows_affected() == 1)
     }
 
+    async fn delete_if_version(&self, key: &GrantKey, version: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM grants \
+             WHERE principal_iss = ?1 AND principal_sub = ?2 AND provider = ?3 AND version = ?4",
+        )
+        .bind(&key.principal.issuer)
+        .bind(&key.principal.subject)
+        .bind(&key.provider)
+        .bind(version)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "DELETE FROM grants WHERE principal_iss = ?1 AND principal_sub = ?2 AND provider = ?3",

@@ -84,6 +84,11 @@ async fn compare_and_set_refuses_a_stale_version() {
     let got = grants.get(&k).await.unwrap().unwrap();
     assert_eq!(got.tokens.access_token, "v2");
     assert_eq!(got.version, 2);
-    assert!(grants.delete(&k).await.unwrap());
+    assert!(
+        !grants.delete_if_unchanged(&k, 1).await.unwrap(),
+        "stale version"
+    );
+    assert!(grants.get(&k).await.unwrap().is_some());
+    assert!(grants.delete_if_unchanged(&k, 2).await.unwrap());
     assert!(grants.get(&k).await.unwrap().is_none());
 }

@@ -175,9 +175,10 @@ fn held_as_sse(call: BoxFuture<'static, Response>, keep_alive: Duration) -> Resp
                     response = &mut call => {
                         if is_json(&response) {
                             let fixed = fix_json(response).await;
-                            let bytes = axum::body::to_bytes(fixed.into_body(), MAX_REWRITE_BYTES)
-                                .await
-                                .unwrap_or_default();
+                            let bytes = match axum::body::to_bytes(fixed.into_body(), MAX_REWRITE_BYTES).await {
+                                Ok(bytes) => bytes,
+                                Err(_) => Bytes::from_static(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#),
+                            };
                             let mut event = b"event: message\ndata: ".to_vec();
                             event.extend_from_slice(&bytes);
                             event.extend_from_slice(b"\n\n");

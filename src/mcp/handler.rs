@@ -217,7 +217,16 @@ impl ServerHandler for McpHandler {
             name: &name,
             arguments: &arguments,
         };
-        call.run(&params, &client_capabilities(&ctx)).await
+        let capabilities = client_capabilities(&ctx);
+        // rmcp cancels `ct` when the client goes away: stop holding for nobody.
+        tokio::select! {
+            result = call.run(&params, &capabilities) => result,
+            _ = ctx.ct.cancelled() => Err(ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                "request cancelled",
+                None,
+            )),
+        }
     }
 }
 
@@ -257,10 +266,11 @@ impl Call<'_> {
             ToolOutcome::Done(result) => return Ok(complete(result)),
             ToolOutcome::NeedsConnection { provider } => provider,
         };
+        // Capabilities are declared per request: a retry must declare URL elicitation too.
+        if !declares_url_elicitation(capabilities) {
+            return Err(missing_url_elicitation(self.name));
+        }
         let Some(claims) = claims.filter(|c| c.provider == provider) else {
-            if !declares_url_elicitation(capabilities) {
-                return Err(missing_url_elicitation(self.name));
-            }
             let round = sign_in::first_round(
                 self.state,
                 self.principal,
@@ -274,7 +284,7 @@ impl Call<'_> {
             HoldEnd::Connected => match self.tool().await? {
                 ToolOutcome::Done(result) => Ok(complete(result)),
                 ToolOutcome::NeedsConnection { .. } => Ok(CallToolResponse::InputRequired(
-                    from_json(sign_in::repeat_round(self.state, &claims)),
+                    from_json(sign_in::repeat_round(self.state, self.principal, &claims)),
                 )),
             },
             HoldEnd::Denied => Ok(complete(sign_in::not_connected(
@@ -283,7 +293,7 @@ impl Call<'_> {
                 "the sign-in was declined at the provider",
             ))),
             HoldEnd::StillPending => Ok(CallToolResponse::InputRequired(from_json(
-                sign_in::repeat_round(self.state, &claims),
+                sign_in::repeat_round(self.state, self.principal, &claims),
             ))),
         }
     }

@@ -21,6 +21,9 @@ pub struct StateClaims {
     /// The sealed ticket, so a fresh round can hand out the very same link.
     #[serde(rename = "l")]
     pub sealed_ticket: String,
+    /// When the ticket (and so the link) expires; a later round renews it.
+    #[serde(rename = "x")]
+    pub ticket_expires_at: i64,
     #[serde(rename = "v")]
     pub provider: String,
     #[serde(rename = "p")]
@@ -48,6 +51,7 @@ impl StateClaims {
     pub fn new(
         ticket_id: &str,
         sealed_ticket: &str,
+        ticket_expires_at: i64,
         provider: &str,
         principal: &Principal,
         tool: &str,
@@ -56,6 +60,7 @@ impl StateClaims {
         Self {
             ticket_id: ticket_id.to_owned(),
             sealed_ticket: sealed_ticket.to_owned(),
+            ticket_expires_at,
             provider: provider.to_owned(),
             principal_tag: principal.tag(),
             method: METHOD.to_owned(),

@@ -44,6 +44,7 @@ pub fn first_round(
     let claims = StateClaims::new(
         &ticket.id,
         &sealed_ticket,
+        now + ttl,
         provider,
         principal,
         tool,
@@ -52,9 +53,22 @@ pub fn first_round(
     input_required(state, &claims, now)
 }
 
-/// Another round for a sign-in still pending: the same link, a freshly sealed state.
-pub fn repeat_round(state: &AppState, claims: &StateClaims) -> Value {
-    input_required(state, claims, unix_now())
+/// A link about to expire is renewed rather than offered again.
+const RENEW_LINK_BEFORE_SECS: i64 = 120;
+
+/// Another round for a sign-in still pending: the same link (unless it is about to expire),
+/// a freshly sealed state.
+pub fn repeat_round(state: &AppState, principal: &Principal, claims: &StateClaims) -> Value {
+    let now = unix_now();
+    let mut claims = claims.clone();
+    if claims.ticket_expires_at - now < RENEW_LINK_BEFORE_SECS {
+        let ttl = state.config.request_state_ttl_secs;
+        let ticket = Ticket::new(principal, &claims.provider);
+        claims.sealed_ticket = ticket.seal(&state.sealer, now, ttl);
+        claims.ticket_id = ticket.id;
+        claims.ticket_expires_at = now + ttl;
+    }
+    input_required(state, &claims, now)
 }
 
 fn input_required(state: &AppState, claims: &StateClaims, now: i64) -> Value {
@@ -126,6 +140,11 @@ pub enum HoldEnd {
 
 /// Waits for the sign-in behind `claims` to finish, at most `--retry-hold`.
 pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims) -> HoldEnd {
+    // Held retries are bounded: past the cap, the client is simply asked again at once.
+    let Ok(_permit) = state.held_retries.try_acquire() else {
+        tracing::warn!("too many held retries; answering at once");
+        return HoldEnd::StillPending;
+    };
     let deadline = Instant::now() + state.config.retry_hold;
     let key = GrantKey {
         principal: principal.clone(),

@@ -278,6 +278,18 @@ fn merge(
         base.as_ref().map(|b| b.api_base.clone()),
     )?
     .ok_or_else(|| need("api_base"))?;
+    let issuer = entry
+        .issuer
+        .or_else(|| base.as_ref().and_then(|b| b.issuer.clone()));
+    let iss_parameter_supported = entry
+        .iss_parameter_supported
+        .or_else(|| base.as_ref().map(|b| b.iss_parameter_supported))
+        .unwrap_or(false);
+    if iss_parameter_supported && issuer.is_none() {
+        return Err(CatalogError(format!(
+            "providers.{id}.issuer is required when iss_parameter_supported is true"
+        )));
+    }
     Ok(Provider {
         id: id.to_owned(),
         display_name: entry
@@ -288,13 +300,8 @@ fn merge(
         token_url,
         revoke_url,
         api_base,
-        issuer: entry
-            .issuer
-            .or_else(|| base.as_ref().and_then(|b| b.issuer.clone())),
-        iss_parameter_supported: entry
-            .iss_parameter_supported
-            .or_else(|| base.as_ref().map(|b| b.iss_parameter_supported))
-            .unwrap_or(false),
+        issuer,
+        iss_parameter_supported,
         client_id: entry
             .client_id
             .or_else(|| base.as_ref().map(|b| b.client_id.clone()))

@@ -1,9 +1,10 @@
 //! A usable access token for (principal, provider): the stored one, refreshed first when it
 //! is about to expire.
 //!
-//! A refresh the provider rejects (`invalid_grant` and the like) removes the grant, so the next
-//! call asks the user to sign in again; a provider that is down keeps the grant and the call
-//! fails with a retryable error.
+//! Only `invalid_grant` (the refresh token is dead) removes a grant, and only if nobody
+//! refreshed or reconnected it meanwhile, so a lost race never disconnects a user. Other
+//! refusals (`invalid_client`: grantry's own credentials) and outages keep the grant and fail
+//! the call with a retryable error.
 
 use crate::clock::unix_now;
 use crate::grants::{Grant, GrantKey};
@@ -16,10 +17,11 @@ use crate::store::StoreError;
 pub const REFRESH_MARGIN_SECS: i64 = 60;
 
 pub enum Access {
-    Token(String),
+    /// A token to use, and the version of the grant it came from.
+    Token { token: String, version: i64 },
     /// No grant, or it can no longer be refreshed: the user must sign in.
     SignInNeeded,
-    /// The provider could not be reached to refresh; try again later.
+    /// The provider could not be reached, or refused grantry itself; try again later.
     Unavailable(String),
 }
 
@@ -32,7 +34,10 @@ pub async fn access_token(
         return Ok(Access::SignInNeeded);
     };
     if grant.tokens.expires_at - REFRESH_MARGIN_SECS > unix_now() {
-        return Ok(Access::Token(grant.tokens.access_token));
+        return Ok(Access::Token {
+            token: grant.tokens.access_token,
+            version: grant.version,
+        });
     }
     refresh(state, provider, key, grant).await
 }
@@ -45,8 +50,7 @@ pub async fn refresh(
     grant: Grant,
 ) -> Result<Access, StoreError> {
     let Some(refresh_token) = grant.tokens.refresh_token.as_deref() else {
-        state.grants.delete(key).await?;
-        return Ok(Access::SignInNeeded);
+        return forget(state, key, grant.version).await;
     };
     let redirect_uri = state.config.redirect_uri();
     match oauth::refresh(&state.http, provider, &redirect_uri, refresh_token).await {
@@ -56,22 +60,40 @@ pub async fn refresh(
                 .replace_if_unchanged(key, grant.version, grant.created_at, &tokens, unix_now())
                 .await?;
             if !written {
-                // Someone else refreshed or reconnected meanwhile: theirs is the newer grant.
-                return Ok(match state.grants.get(key).await? {
-                    Some(newer) => Access::Token(newer.tokens.access_token),
-                    None => Access::SignInNeeded,
-                });
+                return newer(state, key).await;
             }
-            Ok(Access::Token(tokens.access_token))
+            Ok(Access::Token {
+                token: tokens.access_token,
+                version: grant.version + 1,
+            })
         }
-        Err(TokenError::Rejected(reason)) => {
-            tracing::warn!(grant = %key.tag(), %reason, "refresh rejected; the user must sign in again");
-            state.grants.delete(key).await?;
-            Ok(Access::SignInNeeded)
+        Err(TokenError::Rejected(reason)) if reason == "invalid_grant" => {
+            tracing::warn!(grant = %key.tag(), "refresh token rejected; the user must sign in again");
+            forget(state, key, grant.version).await
         }
         Err(e) => {
             tracing::warn!(grant = %key.tag(), error = %e, "refresh failed; keeping the grant");
             Ok(Access::Unavailable(e.to_string()))
         }
     }
+}
+
+/// Removes a dead grant at `version`; if it changed meanwhile, the newer one is used instead.
+pub async fn forget(state: &AppState, key: &GrantKey, version: i64) -> Result<Access, StoreError> {
+    if state.grants.delete_if_unchanged(key, version).await? {
+        tracing::info!(target: "grantry::audit", event = "grant.removed", grant = %key.tag(), "dead grant removed");
+        return Ok(Access::SignInNeeded);
+    }
+    newer(state, key).await
+}
+
+/// Someone else refreshed or reconnected meanwhile: theirs is the grant to use.
+async fn newer(state: &AppState, key: &GrantKey) -> Result<Access, StoreError> {
+    Ok(match state.grants.get(key).await? {
+        Some(grant) => Access::Token {
+            token: grant.tokens.access_token,
+            version: grant.version,
+        },
+        None => Access::SignInNeeded,
+    })
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::access::{Access, access_token, refresh};
+use super::access::{Access, access_token, forget, refresh};
 use super::{ToolError, ToolOutcome, ToolResult, ToolSpec};
 use crate::grants::GrantKey;
 use crate::identity::Principal;
@@ -103,10 +103,11 @@ pub async fn run(
         principal: principal.clone(),
         provider: provider.id.clone(),
     };
+    // A 401 gets one refresh and one retry; a grant rewritten meanwhile gets one more try.
     let mut refreshed_after_401 = false;
-    loop {
-        let token = match access_token(state, provider, &key).await? {
-            Access::Token(token) => token,
+    for _attempt in 0..3 {
+        let (token, version) = match access_token(state, provider, &key).await? {
+            Access::Token { token, version } => (token, version),
             Access::SignInNeeded => {
                 return Ok(ToolOutcome::NeedsConnection {
                     provider: provider.id.clone(),
@@ -139,11 +140,13 @@ pub async fn run(
                     return Ok(ToolOutcome::Done(unavailable(&provider.display_name)));
                 }
             }
+            // Refused even after a refresh: the grant is dead (unless it changed meanwhile).
             Err(ApiError::Unauthorized) => {
-                state.grants.delete(&key).await?;
-                return Ok(ToolOutcome::NeedsConnection {
-                    provider: provider.id.clone(),
-                });
+                if let Access::SignInNeeded = forget(state, &key, version).await? {
+                    return Ok(ToolOutcome::NeedsConnection {
+                        provider: provider.id.clone(),
+                    });
+                }
             }
             Err(e) => {
                 tracing::warn!(provider = %provider.id, error = %e, "listing invoices failed");
@@ -151,6 +154,8 @@ pub async fn run(
             }
         }
     }
+    tracing::warn!(provider = %provider.id, "the provider keeps refusing fresh tokens");
+    Ok(ToolOutcome::Done(unavailable(&provider.display_name)))
 }
 
 fn unavailable(display_name: &str) -> ToolResult {

@@ -97,3 +97,20 @@ async fn bad_links_and_forged_posts_change_nothing() {
     assert_eq!(other_origin.status, StatusCode::FORBIDDEN);
     assert_eq!(server.count_rows("flows").await, 0);
 }
+
+#[tokio::test]
+async fn a_real_browser_post_with_origin_null_continues() {
+    // Under `Referrer-Policy: no-referrer` browsers send `Origin: null` on the form's POST.
+    let server = Server::start(&[]).await;
+    let link = connect_link(&server).await;
+    let browser = Browser::new();
+    let form = browser.get(&link).await.form();
+    let sent = browser
+        .submit_with(
+            &form,
+            &[("origin", "null"), ("sec-fetch-site", "same-origin")],
+        )
+        .await;
+    assert_eq!(sent.status, StatusCode::SEE_OTHER, "{}", sent.body);
+    assert_eq!(server.count_rows("flows").await, 1);
+}

@@ -292,3 +292,42 @@ async fn expired_access_tokens_are_refreshed_before_use() {
     let after = server.demo_stats().await["refreshes_ok"].as_u64().unwrap();
     assert_eq!(after, before + 1, "one refresh before the API call");
 }
+
+#[tokio::test]
+async fn a_retry_must_declare_url_elicitation_too() {
+    let server = Server::start(&["--retry-hold", "1"]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let first = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    let (_, state, key) = round_one(&first);
+    let retry = mcp
+        .request(
+            "tools/call",
+            json!({"name": "list_invoices", "arguments": {}, "inputResponses": accept(&key), "requestState": state}),
+            json!({"elicitation": {"form": {}}}),
+        )
+        .await;
+    assert_eq!(retry.status, StatusCode::BAD_REQUEST);
+    assert_eq!(retry.error_code(), -32021);
+}
+
+#[tokio::test]
+async fn a_link_about_to_expire_is_renewed_in_the_next_round() {
+    let server = Server::start(&["--retry-hold", "1", "--request-state-ttl", "100"]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let first = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    let (link, state, key) = round_one(&first);
+    let retry = mcp
+        .retry("list_invoices", json!({}), accept(&key), &state)
+        .await;
+    let (renewed, _, _) = round_one(&retry);
+    assert_ne!(
+        renewed, link,
+        "a link with under two minutes left is replaced"
+    );
+    let page = Browser::new().get(&renewed).await;
+    assert_eq!(page.status, StatusCode::OK);
+}

@@ -40,7 +40,15 @@ fn state_binds_principal_tool_arguments_and_expiry() {
     let s = sealer();
     let alice = principal("alice");
     let a = args(json!({"status": "open"}));
-    let claims = StateClaims::new("tid", "g1.ticket", "demo", &alice, "list_invoices", &a);
+    let claims = StateClaims::new(
+        "tid",
+        "g1.ticket",
+        NOW + 600,
+        "demo",
+        &alice,
+        "list_invoices",
+        &a,
+    );
     let sealed = claims.seal(&s, NOW, 600);
 
     let opened = StateClaims::open(&s, &sealed, NOW, &alice, "list_invoices", &a).unwrap();
@@ -87,6 +95,7 @@ fn sealed_state_holds_nothing_readable() {
     let claims = StateClaims::new(
         "tid",
         "g1.ticket",
+        NOW + 600,
         "demo",
         &alice,
         "list_invoices",

@@ -35,7 +35,10 @@ impl Server {
                 .arg("--data-dir")
                 .arg(data_dir.path())
                 .args(args)
-                .env("GRANTRY_LOG", "debug,hyper=info,h2=info,sqlx=info")
+                .env(
+                    "GRANTRY_LOG",
+                    "debug,rmcp=trace,hyper=info,h2=info,sqlx=info",
+                )
                 .env_remove("GRANTRY_KEYS")
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
