@@ -4,26 +4,7 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::support::mcp::url_and_form;
 use crate::support::{Browser, Mcp, Server};
-
-async fn link(mcp: &Mcp) -> (String, String, String) {
-    let a = mcp
-        .call_tool("list_invoices", json!({}), url_and_form())
-        .await;
-    let r = a.result();
-    let (key, request) = r["inputRequests"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .next()
-        .unwrap();
-    (
-        request["params"]["url"].as_str().unwrap().to_owned(),
-        r["requestState"].as_str().unwrap().to_owned(),
-        key.clone(),
-    )
-}
 
 async fn token_requests(server: &Server) -> u64 {
     server.demo_stats().await["token_requests"]
@@ -36,7 +17,7 @@ async fn a_replayed_callback_never_redeems_the_code_again() {
     let server = Server::start(&[]).await;
     let mcp = Mcp::new(server.mcp_url());
     let browser = Browser::new();
-    let (link, _, _) = link(&mcp).await;
+    let (link, _, _) = mcp.first_round().await;
     let done = browser.sign_in(&link, true).await;
     let tokens = token_requests(&server).await;
     assert_eq!(tokens, 1);
@@ -56,7 +37,7 @@ async fn concurrent_duplicate_callbacks_redeem_once() {
     let server = Server::start(&[]).await;
     let mcp = Mcp::new(server.mcp_url());
     let browser = std::sync::Arc::new(Browser::new());
-    let (link, _, _) = link(&mcp).await;
+    let (link, _, _) = mcp.first_round().await;
     let authorize = browser.continue_at(&link).await;
     let callback = browser.decide_at_provider(&authorize, true).await;
     let mut tasks = Vec::new();
@@ -81,7 +62,7 @@ async fn concurrent_duplicate_callbacks_redeem_once() {
 async fn an_authorize_url_forwarded_to_another_browser_fails_before_any_token_request() {
     let server = Server::start(&[]).await;
     let mcp = Mcp::new(server.mcp_url());
-    let (link, _, _) = link(&mcp).await;
+    let (link, _, _) = mcp.first_round().await;
     // The attacker passes the connect page, then hands the authorize URL to a victim.
     let attacker = Browser::new();
     let authorize = attacker.continue_at(&link).await;
@@ -117,7 +98,7 @@ async fn unknown_missing_repeated_and_expired_states_are_refused() {
     }
 
     let mcp = Mcp::new(server.mcp_url());
-    let (link, _, _) = link(&mcp).await;
+    let (link, _, _) = mcp.first_round().await;
     let authorize = browser.continue_at(&link).await;
     let callback = browser.decide_at_provider(&authorize, true).await;
     server.execute("UPDATE flows SET expires_at = 0").await;
@@ -132,7 +113,7 @@ async fn unknown_missing_repeated_and_expired_states_are_refused() {
 async fn a_denied_sign_in_ends_the_held_retry_with_not_connected() {
     let server = Server::start(&["--retry-hold", "30"]).await;
     let mcp = std::sync::Arc::new(Mcp::new(server.mcp_url()));
-    let (link, state, key) = link(&mcp).await;
+    let (link, state, key) = mcp.first_round().await;
     let retry = {
         let mcp = mcp.clone();
         tokio::spawn(async move {
@@ -178,7 +159,7 @@ async fn an_issuer_mismatch_is_refused_before_the_token_request() {
     .unwrap();
     let server = Server::start(&["--providers", catalog.to_str().unwrap()]).await;
     let mcp = Mcp::new(server.mcp_url());
-    let (link, _, _) = link(&mcp).await;
+    let (link, _, _) = mcp.first_round().await;
     let done = Browser::new().sign_in(&link, true).await;
     assert_eq!(done.final_page.status, StatusCode::BAD_REQUEST);
     assert_eq!(token_requests(&server).await, 0);

@@ -1,24 +1,10 @@
 //! The connect page: what it shows, the headers it carries, and the Continue POST's defences.
 
-use reqwest::StatusCode;
-use serde_json::json;
-
-use crate::support::mcp::url_and_form;
 use crate::support::{Browser, Mcp, Server};
+use reqwest::StatusCode;
 
 async fn connect_link(server: &Server) -> String {
-    let mcp = Mcp::new(server.mcp_url());
-    let a = mcp
-        .call_tool("list_invoices", json!({}), url_and_form())
-        .await;
-    let r = a.result();
-    let (_, request) = r["inputRequests"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .next()
-        .unwrap();
-    request["params"]["url"].as_str().unwrap().to_owned()
+    Mcp::new(server.mcp_url()).first_round().await.0
 }
 
 #[tokio::test]

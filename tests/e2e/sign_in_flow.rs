@@ -5,25 +5,8 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::mcp::{Answer, url_and_form};
+use crate::support::mcp::url_and_form;
 use crate::support::{Browser, Mcp, Server};
-
-/// Round one: returns (link, requestState, inputRequests key).
-fn round_one(answer: &Answer) -> (String, String, String) {
-    let r = answer.result();
-    assert_eq!(r["resultType"], "input_required", "{}", answer.raw);
-    let (key, request) = r["inputRequests"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .next()
-        .unwrap();
-    (
-        request["params"]["url"].as_str().unwrap().to_owned(),
-        r["requestState"].as_str().unwrap().to_owned(),
-        key.clone(),
-    )
-}
 
 fn accept(key: &str) -> Value {
     json!({ key: {"action": "accept"} })
@@ -36,7 +19,7 @@ async fn sign_in_then_retry_returns_invoices_and_later_calls_complete_at_once() 
     let first = mcp
         .call_tool("list_invoices", json!({"status": "all"}), url_and_form())
         .await;
-    let (link, state, key) = round_one(&first);
+    let (link, state, key) = first.sign_in_round();
 
     let browser = Browser::new();
     let signed_in = browser.sign_in(&link, true).await;
@@ -131,7 +114,7 @@ async fn a_retry_while_pending_is_held_then_asked_again_with_the_same_link() {
     let first = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;
-    let (link, state, key) = round_one(&first);
+    let (link, state, key) = first.sign_in_round();
 
     let started = Instant::now();
     let retry = mcp
@@ -144,7 +127,7 @@ async fn a_retry_while_pending_is_held_then_asked_again_with_the_same_link() {
         retry.raw.contains(": keep-alive"),
         "keep-alive comments while held"
     );
-    let (again, next_state, _) = round_one(&retry);
+    let (again, next_state, _) = retry.sign_in_round();
     assert_eq!(again, link, "the same link is offered again");
     assert_ne!(next_state, state);
     assert_eq!(server.count_rows("grants").await, 0);
@@ -157,7 +140,7 @@ async fn a_held_retry_completes_as_soon_as_the_callback_lands() {
     let first = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;
-    let (link, state, key) = round_one(&first);
+    let (link, state, key) = first.sign_in_round();
 
     let waiting = {
         let mcp = mcp.clone();
@@ -194,7 +177,7 @@ async fn decline_and_cancel_complete_with_an_error_and_store_nothing() {
         let first = mcp
             .call_tool("list_invoices", json!({}), url_and_form())
             .await;
-        let (_, state, key) = round_one(&first);
+        let (_, state, key) = first.sign_in_round();
         let answer = mcp
             .retry(
                 "list_invoices",
@@ -220,7 +203,7 @@ async fn a_bad_request_state_gets_one_generic_error() {
     let first = mcp
         .call_tool("list_invoices", json!({"status": "open"}), url_and_form())
         .await;
-    let (_, state, key) = round_one(&first);
+    let (_, state, key) = first.sign_in_round();
     let mut flipped = state.clone().into_bytes();
     let middle = flipped.len() / 2;
     flipped[middle] = if flipped[middle] == b'A' { b'B' } else { b'A' };
@@ -257,10 +240,7 @@ async fn a_bad_request_state_gets_one_generic_error() {
         "no oracle: one answer for all"
     );
     // A requestState is not a sign-in ticket and the other way round.
-    let (link, _, _) = round_one(
-        &mcp.call_tool("list_invoices", json!({}), url_and_form())
-            .await,
-    );
+    let (link, _, _) = mcp.first_round().await;
     let ticket = &link[link.rfind('/').unwrap() + 1..];
     let a = mcp
         .retry("list_invoices", json!({}), accept(&key), ticket)
@@ -282,7 +262,7 @@ async fn expired_access_tokens_are_refreshed_before_use() {
     let first = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;
-    let (link, state, key) = round_one(&first);
+    let (link, state, key) = first.sign_in_round();
     Browser::new().sign_in(&link, true).await;
     let before = server.demo_stats().await["refreshes_ok"].as_u64().unwrap();
     let retry = mcp
@@ -300,7 +280,7 @@ async fn a_retry_must_declare_url_elicitation_too() {
     let first = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;
-    let (_, state, key) = round_one(&first);
+    let (_, state, key) = first.sign_in_round();
     let retry = mcp
         .request(
             "tools/call",
@@ -319,11 +299,11 @@ async fn a_link_about_to_expire_is_renewed_in_the_next_round() {
     let first = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;
-    let (link, state, key) = round_one(&first);
+    let (link, state, key) = first.sign_in_round();
     let retry = mcp
         .retry("list_invoices", json!({}), accept(&key), &state)
         .await;
-    let (renewed, _, _) = round_one(&retry);
+    let (renewed, _, _) = retry.sign_in_round();
     assert_ne!(
         renewed, link,
         "a link with under two minutes left is replaced"

@@ -26,6 +26,23 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The sign-in round of an `input_required` answer: (link, requestState, inputRequests key).
+    pub fn sign_in_round(&self) -> (String, String, String) {
+        let r = self.result();
+        assert_eq!(r["resultType"], "input_required", "{}", self.raw);
+        let (key, request) = r["inputRequests"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .next()
+            .unwrap();
+        (
+            request["params"]["url"].as_str().unwrap().to_owned(),
+            r["requestState"].as_str().unwrap().to_owned(),
+            key.clone(),
+        )
+    }
+
     pub fn result(&self) -> &Value {
         assert!(
             self.body.get("result").is_some(),
@@ -85,6 +102,13 @@ impl Mcp {
             headers.push(("mcp-name", name));
         }
         self.raw(&headers, body.to_string()).await
+    }
+
+    /// Calls `list_invoices` with no grant yet: returns (link, requestState, key).
+    pub async fn first_round(&self) -> (String, String, String) {
+        self.call_tool("list_invoices", json!({}), url_and_form())
+            .await
+            .sign_in_round()
     }
 
     pub async fn call_tool(&self, name: &str, arguments: Value, capabilities: Value) -> Answer {
