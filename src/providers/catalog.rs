@@ -209,7 +209,7 @@ fn demo_entry(base: &str) -> Result<Provider, CatalogError> {
     let url = |path: &str| parse_url("demo", "built-in URL", &format!("{base}{path}"));
     Ok(Provider {
         id: "demo".into(),
-        display_name: "Demo Billing (built in)".into(),
+        display_name: "Demo Billing".into(),
         authorize_url: url("/authorize")?,
         token_url: url("/token")?,
         revoke_url: Some(url("/revoke")?),

@@ -1,0 +1,124 @@
+// The sign-in in a real browser (headless Chromium): the connect page, Continue, the demo
+// provider's consent, the callback and the "connected" page; then the MCP retry completes.
+// A second test forwards the provider authorize URL to another browser, which must be stopped.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const binary = process.env.GRANTRY_BIN;
+let browser;
+const servers = [];
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+const meta = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {}, url: {} } },
+};
+
+async function callListInvoices(base, extra = {}) {
+  const response = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'list_invoices',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_invoices', arguments: { status: 'all' }, _meta: meta, ...extra },
+    }),
+  });
+  const text = await response.text();
+  const json = text.startsWith('{') ? text : text.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6);
+  return JSON.parse(json).result;
+}
+
+/** Starts a fresh grantry (demo provider, SQLite in a temp dir); returns its base URL. */
+async function startGrantry() {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'grantry-browser-'));
+  servers.push(
+    spawn(binary, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--retry-hold', '5'], {
+      stdio: 'ignore',
+    }),
+  );
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return base;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('grantry did not start');
+}
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const server of servers) server.kill();
+});
+
+test('a person signs in and the retried call returns invoices', async () => {
+  const base = await startGrantry();
+  const first = await callListInvoices(base);
+  assert.equal(first.resultType, 'input_required');
+  const [key, request] = Object.entries(first.inputRequests)[0];
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(request.params.url);
+  assert.match(await page.textContent('main'), /Signed in as\s*local-user/);
+  await Promise.all([page.waitForURL(/\/demo\/authorize/), page.click('button[type=submit]')]);
+  await Promise.all([page.waitForURL(/\/connected/), page.click('button[value=approve]')]);
+  assert.match(await page.textContent('h1'), /Account connected/);
+  assert.doesNotMatch(page.url(), /code=|state=/);
+  await context.close();
+
+  const retry = await callListInvoices(base, {
+    inputResponses: { [key]: { action: 'accept' } },
+    requestState: first.requestState,
+  });
+  assert.equal(retry.resultType, 'complete');
+  assert.equal(retry.structuredContent.invoices.length, 5);
+});
+
+test('an authorize URL forwarded to another browser is stopped at the callback', async () => {
+  const base = await startGrantry();
+  const first = await callListInvoices(base);
+  assert.equal(first.resultType, 'input_required');
+  const [, request] = Object.entries(first.inputRequests)[0];
+  const attacker = await browser.newContext();
+  const attackerPage = await attacker.newPage();
+  await attackerPage.goto(request.params.url);
+  await Promise.all([attackerPage.waitForURL(/\/demo\/authorize/), attackerPage.click('button[type=submit]')]);
+  const authorizeUrl = attackerPage.url();
+  const victim = await browser.newContext();
+  const victimPage = await victim.newPage();
+  await victimPage.goto(authorizeUrl);
+  await Promise.all([victimPage.waitForURL(/\/oauth\/callback/), victimPage.click('button[value=approve]')]);
+  assert.match(await victimPage.textContent('h1'), /started in another browser/);
+  await attacker.close();
+  await victim.close();
+});
