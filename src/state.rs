@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DemoConfig, DemoProvider};
+use crate::demo::{DemoConfig, DemoProvider};
 use crate::flows::FlowBackend;
 use crate::grants::{GrantEvents, Grants};
 use crate::identity::Identity;
@@ -72,17 +72,11 @@ impl AppState {
             config.providers_file.as_deref(),
         )?;
         let demo = config.demo.then(|| {
-            DemoProvider::new(
-                DemoConfig {
-                    issuer: demo_base.clone(),
-                    client_id: DEMO_CLIENT_ID.into(),
-                    client_secret: DEMO_CLIENT_SECRET.into(),
-                    redirect_uris: vec![config.redirect_uri()],
-                    access_token_ttl_secs: config.demo_token_ttl_secs,
-                    auto_approve: false,
-                },
-                sealer.clone(),
-            )
+            let demo_config = DemoConfig {
+                access_token_ttl_secs: config.demo_token_ttl_secs,
+                ..DemoConfig::new(demo_base.clone(), vec![config.redirect_uri()])
+            };
+            DemoProvider::new(demo_config, sealer.clone())
         });
         Ok(Self {
             inner: Arc::new(Inner {
