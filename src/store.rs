@@ -1,4 +1,5 @@
-//! Opening the store named by `--store` and the error every backend reports.
+//! Opening the store named by `--store` (SQLite, PostgreSQL or Redis) and the error every
+//! backend reports.
 //!
 //! One small trait per concern lives beside its data (`flows::FlowBackend`,
 //! `grants::GrantBackend`); this module picks the backend and runs its migrations.
@@ -9,8 +10,10 @@ use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::flows::{FlowBackend, sqlite::SqliteFlows};
-use crate::grants::{GrantBackend, sqlite::SqliteGrants};
+use crate::flows::{FlowBackend, postgres::PostgresFlows, redis::RedisFlows, sqlite::SqliteFlows};
+use crate::grants::{
+    GrantBackend, postgres::PostgresGrants, redis::RedisGrants, sqlite::SqliteGrants,
+};
 
 /// A store operation that failed. The message never carries a secret.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +30,12 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+impl From<redis::RedisError> for StoreError {
+    fn from(e: redis::RedisError) -> Self {
+        StoreError::Unavailable(e.to_string())
+    }
+}
+
 /// The backends behind one `--store` URL.
 #[derive(Clone)]
 pub struct Stores {
@@ -37,8 +46,56 @@ pub struct Stores {
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// Opens the store and brings its schema up to date.
+/// Opens the store named by `url` (`sqlite:`, `postgres:`/`postgresql:`, `redis:`/`rediss:`)
+/// and brings its schema up to date. Redis keys start with `redis_prefix`.
 pub async fn open(url: &str) -> Result<Stores, StoreError> {
+    open_with_prefix(url, DEFAULT_REDIS_PREFIX).await
+}
+
+/// The key prefix of every Redis key grantry writes.
+pub const DEFAULT_REDIS_PREFIX: &str = "grantry:";
+
+pub async fn open_with_prefix(url: &str, redis_prefix: &str) -> Result<Stores, StoreError> {
+    let scheme = url.split(':').next().unwrap_or_default();
+    match scheme {
+        "sqlite" => open_sqlite(url).await,
+        "postgres" | "postgresql" => open_postgres(url).await,
+        "redis" | "rediss" => open_redis(url, redis_prefix).await,
+        other => Err(StoreError::Unavailable(format!(
+            "unknown store scheme `{other}`: use sqlite://, postgres:// or redis://"
+        ))),
+    }
+}
+
+async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(10)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect(url)
+        .await?;
+    sqlx::migrate!("migrations/postgres")
+        .run(&pool)
+        .await
+        .map_err(|e| StoreError::Unavailable(format!("migrations: {e}")))?;
+    Ok(Stores {
+        flows: Arc::new(PostgresFlows::new(pool.clone())),
+        grants: Arc::new(PostgresGrants::new(pool)),
+    })
+}
+
+async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
+    let client = redis::Client::open(url)?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(ACQUIRE_TIMEOUT))
+        .set_response_timeout(Some(ACQUIRE_TIMEOUT));
+    let conn = redis::aio::ConnectionManager::new_with_config(client, config).await?;
+    Ok(Stores {
+        flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
+        grants: Arc::new(RedisGrants::new(conn, prefix)),
+    })
+}
+
+async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
     let options = SqliteConnectOptions::from_str(url)
         .map_err(|e| StoreError::Unavailable(format!("bad SQLite URL: {e}")))?
         .create_if_missing(true)

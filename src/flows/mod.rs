@@ -4,6 +4,9 @@
 //! that hands out the link writes nothing), and consumed exactly once at the callback by an
 //! atomic status change, so a replayed callback can never redeem a code twice.
 
+pub mod postgres;
+mod record;
+pub mod redis;
 pub mod sqlite;
 
 use async_trait::async_trait;
@@ -101,6 +104,3 @@ pub trait FlowBackend: Send + Sync {
     /// Cheap round trip for `/readyz`.
     async fn ping(&self) -> Result<(), StoreError>;
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,10 +1,10 @@
 //! Flows in SQLite.
 
 use async_trait::async_trait;
-use sqlx::{Row, SqlitePool, sqlite::SqliteRow};
+use sqlx::SqlitePool;
 
+use super::record::{COLUMNS, FlowRecord, missed_claim};
 use super::{Claim, Flow, FlowBackend, FlowStatus};
-use crate::identity::Principal;
 use crate::store::StoreError;
 
 pub struct SqliteFlows {
@@ -15,27 +15,6 @@ impl SqliteFlows {
     pub fn new(pool: SqlitePool) -> Self {
         Self { pool }
     }
-}
-
-const COLUMNS: &str = "id, ticket_id, principal_iss, principal_sub, provider, verifier_sealed, \
-     state_hash, binding_hash, status, created_at, expires_at";
-
-fn flow_from_row(row: &SqliteRow) -> Result<Flow, StoreError> {
-    Ok(Flow {
-        id: row.try_get("id")?,
-        ticket_id: row.try_get("ticket_id")?,
-        principal: Principal {
-            issuer: row.try_get("principal_iss")?,
-            subject: row.try_get("principal_sub")?,
-        },
-        provider: row.try_get("provider")?,
-        verifier_sealed: row.try_get("verifier_sealed")?,
-        state_hash: row.try_get("state_hash")?,
-        binding_hash: row.try_get("binding_hash")?,
-        status: FlowStatus::parse(row.try_get::<&str, _>("status")?)?,
-        created_at: row.try_get("created_at")?,
-        expires_at: row.try_get("expires_at")?,
-    })
 }
 
 #[async_trait]
@@ -63,7 +42,7 @@ impl FlowBackend for SqliteFlows {
     }
 
     async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError> {
-        let claimed = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let claimed: Option<FlowRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "UPDATE flows SET status = 'redeeming' \
              WHERE state_hash = ?1 AND status = 'pending' AND expires_at >= ?2 \
              RETURNING {COLUMNS}"
@@ -72,25 +51,18 @@ impl FlowBackend for SqliteFlows {
         .bind(now)
         .fetch_optional(&self.pool)
         .await?;
-        if let Some(row) = claimed {
-            return Ok(Claim::Claimed(Box::new(flow_from_row(&row)?)));
+        if let Some(record) = claimed {
+            return Ok(Claim::Claimed(Box::new(record.try_into()?)));
         }
-        let existing = sqlx::query("SELECT status, expires_at FROM flows WHERE state_hash = ?1")
-            .bind(state_hash)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(match existing {
-            None => Claim::Unknown,
-            Some(row) => {
-                let status = FlowStatus::parse(row.try_get::<&str, _>("status")?)?;
-                let expires_at: i64 = row.try_get("expires_at")?;
-                if status == FlowStatus::Pending && expires_at < now {
-                    Claim::Expired
-                } else {
-                    Claim::AlreadyUsed(status)
-                }
-            }
-        })
+        let existing: Option<(String, i64)> =
+            sqlx::query_as("SELECT status, expires_at FROM flows WHERE state_hash = ?1")
+                .bind(state_hash)
+                .fetch_optional(&self.pool)
+                .await?;
+        match existing {
+            None => Ok(Claim::Unknown),
+            Some((status, expires_at)) => missed_claim(&status, expires_at, now),
+        }
     }
 
     async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError> {
@@ -103,14 +75,14 @@ impl FlowBackend for SqliteFlows {
     }
 
     async fn latest_for_ticket(&self, ticket_id: &str) -> Result<Option<Flow>, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let record: Option<FlowRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM flows WHERE ticket_id = ?1 \
              ORDER BY created_at DESC, rowid DESC LIMIT 1"
         )))
         .bind(ticket_id)
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref().map(flow_from_row).transpose()
+        record.map(Flow::try_from).transpose()
     }
 
     async fn delete_expired(&self, before: i64) -> Result<u64, StoreError> {

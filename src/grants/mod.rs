@@ -6,6 +6,8 @@
 //! waiting retries when a grant lands.
 
 pub mod events;
+pub mod postgres;
+pub mod redis;
 pub mod sqlite;
 
 use std::sync::Arc;
@@ -51,7 +53,7 @@ impl GrantKey {
 }
 
 /// A grant row as a backend stores it: tokens only in sealed form.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct GrantRow {
     pub tokens_sealed: String,
     pub access_expires_at: i64,
@@ -196,6 +198,3 @@ impl Grants {
         self.backend.delete_if_version(key, version).await
     }
 }
-
-#[cfg(test)]
-mod tests;

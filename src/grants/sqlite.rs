@@ -1,7 +1,7 @@
 //! Grant rows in SQLite.
 
 use async_trait::async_trait;
-use sqlx::{Row, SqlitePool};
+use sqlx::SqlitePool;
 
 use super::{GrantBackend, GrantKey, GrantRow};
 use crate::store::StoreError;
@@ -19,7 +19,7 @@ impl SqliteGrants {
 #[async_trait]
 impl GrantBackend for SqliteGrants {
     async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
-        let row = sqlx::query(
+        let row = sqlx::query_as(
             "SELECT tokens_sealed, access_expires_at, scopes, version, created_at, updated_at \
              FROM grants WHERE principal_iss = ?1 AND principal_sub = ?2 AND provider = ?3",
         )
@@ -28,17 +28,7 @@ impl GrantBackend for SqliteGrants {
         .bind(&key.provider)
         .fetch_optional(&self.pool)
         .await?;
-        row.map(|r| {
-            Ok(GrantRow {
-                tokens_sealed: r.try_get("tokens_sealed")?,
-                access_expires_at: r.try_get("access_expires_at")?,
-                scopes: r.try_get("scopes")?,
-                version: r.try_get("version")?,
-                created_at: r.try_get("created_at")?,
-                updated_at: r.try_get("updated_at")?,
-            })
-        })
-        .transpose()
+        Ok(row)
     }
 
     async fn upsert(&self, key: &GrantKey, row: &GrantRow) -> Result<(), StoreError> {

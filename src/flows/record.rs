@@ -1,0 +1,56 @@
+//! A flow as the SQL backends read it back: plain columns, turned into a [`Flow`].
+
+use super::{Flow, FlowStatus};
+use crate::identity::Principal;
+use crate::store::StoreError;
+
+/// The columns every SQL backend selects, in this order.
+pub const COLUMNS: &str = "id, ticket_id, principal_iss, principal_sub, provider, verifier_sealed, \
+     state_hash, binding_hash, status, created_at, expires_at";
+
+#[derive(sqlx::FromRow)]
+pub struct FlowRecord {
+    id: String,
+    ticket_id: String,
+    principal_iss: String,
+    principal_sub: String,
+    provider: String,
+    verifier_sealed: Option<String>,
+    state_hash: String,
+    binding_hash: String,
+    status: String,
+    created_at: i64,
+    expires_at: i64,
+}
+
+impl TryFrom<FlowRecord> for Flow {
+    type Error = StoreError;
+
+    fn try_from(r: FlowRecord) -> Result<Self, StoreError> {
+        Ok(Flow {
+            status: FlowStatus::parse(&r.status)?,
+            id: r.id,
+            ticket_id: r.ticket_id,
+            principal: Principal {
+                issuer: r.principal_iss,
+                subject: r.principal_sub,
+            },
+            provider: r.provider,
+            verifier_sealed: r.verifier_sealed,
+            state_hash: r.state_hash,
+            binding_hash: r.binding_hash,
+            created_at: r.created_at,
+            expires_at: r.expires_at,
+        })
+    }
+}
+
+/// What a failed claim found instead, from the flow's status and expiry.
+pub fn missed_claim(status: &str, expires_at: i64, now: i64) -> Result<super::Claim, StoreError> {
+    let status = FlowStatus::parse(status)?;
+    Ok(if status == FlowStatus::Pending && expires_at < now {
+        super::Claim::Expired
+    } else {
+        super::Claim::AlreadyUsed(status)
+    })
+}

@@ -1,0 +1,190 @@
+//! Flows in Redis: one hash per flow, keyed by the hash of its OAuth `state`, with indexes
+//! from the flow id and the ticket id. Every key expires on its own (the flow's expiry plus
+//! the retention), so nothing needs cleaning up. Each operation touches one key per command,
+//! so the layout works on Redis Cluster too.
+
+use async_trait::async_trait;
+use redis::aio::ConnectionManager;
+use std::collections::HashMap;
+
+use super::record::missed_claim;
+use super::{Claim, FLOW_RETENTION_SECS, Flow, FlowBackend, FlowStatus};
+use crate::identity::Principal;
+use crate::store::StoreError;
+
+pub struct RedisFlows {
+    conn: ConnectionManager,
+    prefix: String,
+}
+
+/// Claims a pending, unexpired flow atomically; otherwise says what it found.
+const CLAIM: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown'} end
+local status = redis.call('HGET', KEYS[1], 'status')
+local expires_at = redis.call('HGET', KEYS[1], 'expires_at')
+if status == 'pending' and tonumber(expires_at) >= tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[1], 'status', 'redeeming')
+  local all = redis.call('HGETALL', KEYS[1])
+  table.insert(all, 1, 'claimed')
+  return all
+end
+return {'missed', status, expires_at}
+";
+
+impl RedisFlows {
+    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+        Self {
+            conn,
+            prefix: prefix.to_owned(),
+        }
+    }
+
+    fn flow_key(&self, state_hash: &str) -> String {
+        format!("{}flow:{{{state_hash}}}", self.prefix)
+    }
+
+    fn id_key(&self, flow_id: &str) -> String {
+        format!("{}flow-id:{{{flow_id}}}", self.prefix)
+    }
+
+    fn ticket_key(&self, ticket_id: &str) -> String {
+        format!("{}ticket:{{{ticket_id}}}", self.prefix)
+    }
+}
+
+fn flow_from_hash(mut h: HashMap<String, String>) -> Result<Flow, StoreError> {
+    let mut take = |name: &str| {
+        h.remove(name)
+            .ok_or_else(|| StoreError::Corrupt(format!("flow without `{name}`")))
+    };
+    let number = |text: String| {
+        text.parse::<i64>()
+            .map_err(|_| StoreError::Corrupt("flow time is not a number".into()))
+    };
+    Ok(Flow {
+        id: take("id")?,
+        ticket_id: take("ticket_id")?,
+        principal: Principal {
+            issuer: take("principal_iss")?,
+            subject: take("principal_sub")?,
+        },
+        provider: take("provider")?,
+        state_hash: take("state_hash")?,
+        binding_hash: take("binding_hash")?,
+        status: FlowStatus::parse(&take("status")?)?,
+        created_at: number(take("created_at")?)?,
+        expires_at: number(take("expires_at")?)?,
+        verifier_sealed: h.remove("verifier_sealed"),
+    })
+}
+
+#[async_trait]
+impl FlowBackend for RedisFlows {
+    async fn insert(&self, flow: &Flow) -> Result<(), StoreError> {
+        let ttl = (flow.expires_at - crate::clock::unix_now() + FLOW_RETENTION_SECS).max(1);
+        let mut fields: Vec<(&str, String)> = vec![
+            ("id", flow.id.clone()),
+            ("ticket_id", flow.ticket_id.clone()),
+            ("principal_iss", flow.principal.issuer.clone()),
+            ("principal_sub", flow.principal.subject.clone()),
+            ("provider", flow.provider.clone()),
+            ("state_hash", flow.state_hash.clone()),
+            ("binding_hash", flow.binding_hash.clone()),
+            ("status", flow.status.as_str().to_owned()),
+            ("created_at", flow.created_at.to_string()),
+            ("expires_at", flow.expires_at.to_string()),
+        ];
+        if let Some(verifier) = &flow.verifier_sealed {
+            fields.push(("verifier_sealed", verifier.clone()));
+        }
+        let key = self.flow_key(&flow.state_hash);
+        let mut conn = self.conn.clone();
+        // The flow first, its indexes after: an index never points at nothing for long.
+        redis::pipe()
+            .atomic()
+            .hset_multiple(&key, &fields)
+            .expire(&key, ttl)
+            .query_async::<()>(&mut conn)
+            .await?;
+        redis::pipe()
+            .set_ex(self.id_key(&flow.id), &flow.state_hash, ttl as u64)
+            .set_ex(
+                self.ticket_key(&flow.ticket_id),
+                &flow.state_hash,
+                ttl as u64,
+            )
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError> {
+        let mut conn = self.conn.clone();
+        let reply: Vec<String> = redis::Script::new(CLAIM)
+            .key(self.flow_key(state_hash))
+            .arg(now)
+            .invoke_async(&mut conn)
+            .await?;
+        match reply.first().map(String::as_str) {
+            Some("unknown") => Ok(Claim::Unknown),
+            Some("claimed") => {
+                let pairs = reply[1..].chunks(2).filter(|p| p.len() == 2);
+                let hash = pairs.map(|p| (p[0].clone(), p[1].clone())).collect();
+                Ok(Claim::Claimed(Box::new(flow_from_hash(hash)?)))
+            }
+            Some("missed") if reply.len() == 3 => {
+                let expires_at = reply[2]
+                    .parse()
+                    .map_err(|_| StoreError::Corrupt("flow expiry is not a number".into()))?;
+                missed_claim(&reply[1], expires_at, now)
+            }
+            _ => Err(StoreError::Corrupt("unexpected claim reply".into())),
+        }
+    }
+
+    async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let state_hash: Option<String> = redis::cmd("GET")
+            .arg(self.id_key(flow_id))
+            .query_async(&mut conn)
+            .await?;
+        if let Some(state_hash) = state_hash {
+            redis::cmd("HSET")
+                .arg(self.flow_key(&state_hash))
+                .arg("status")
+                .arg(status.as_str())
+                .query_async::<()>(&mut conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn latest_for_ticket(&self, ticket_id: &str) -> Result<Option<Flow>, StoreError> {
+        let mut conn = self.conn.clone();
+        let state_hash: Option<String> = redis::cmd("GET")
+            .arg(self.ticket_key(ticket_id))
+            .query_async(&mut conn)
+            .await?;
+        let Some(state_hash) = state_hash else {
+            return Ok(None);
+        };
+        let hash: HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(self.flow_key(&state_hash))
+            .query_async(&mut conn)
+            .await?;
+        if hash.is_empty() {
+            return Ok(None);
+        }
+        flow_from_hash(hash).map(Some)
+    }
+
+    async fn delete_expired(&self, _before: i64) -> Result<u64, StoreError> {
+        Ok(0) // every key carries its own expiry
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        redis::cmd("PING").query_async::<()>(&mut conn).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,108 @@
+//! Grant rows in PostgreSQL.
+
+use async_trait::async_trait;
+use sqlx::PgPool;
+
+use super::{GrantBackend, GrantKey, GrantRow};
+use crate::store::StoreError;
+
+pub struct PostgresGrants {
+    pool: PgPool,
+}
+
+impl PostgresGrants {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[async_trait]
+impl GrantBackend for PostgresGrants {
+    async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
+        let row = sqlx::query_as(
+            "SELECT tokens_sealed, access_expires_at, scopes, version, created_at, updated_at \
+             FROM grants WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3",
+        )
+        .bind(&key.principal.issuer)
+        .bind(&key.principal.subject)
+        .bind(&key.provider)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row)
+    }
+
+    async fn upsert(&self, key: &GrantKey, row: &GrantRow) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO grants (principal_iss, principal_sub, provider, tokens_sealed, \
+             access_expires_at, scopes, version, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT (principal_iss, principal_sub, provider) DO UPDATE SET \
+             tokens_sealed = excluded.tokens_sealed, access_expires_at = excluded.access_expires_at, \
+             scopes = excluded.scopes, version = GREATEST(grants.version + 1, excluded.version), \
+             created_at = excluded.created_at, updated_at = excluded.updated_at",
+        )
+        .bind(&key.principal.issuer)
+        .bind(&key.principal.subject)
+        .bind(&key.provider)
+        .bind(&row.tokens_sealed)
+        .bind(row.access_expires_at)
+        .bind(&row.scopes)
+        .bind(row.version)
+        .bind(row.created_at)
+        .bind(row.updated_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn compare_and_set(
+        &self,
+        key: &GrantKey,
+        expected_version: i64,
+        row: &GrantRow,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE grants SET tokens_sealed = $4, access_expires_at = $5, scopes = $6, \
+             version = $7, updated_at = $8 \
+             WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3 AND version = $9",
+        )
+        .bind(&key.principal.issuer)
+        .bind(&key.principal.subject)
+        .bind(&key.provider)
+        .bind(&row.tokens_sealed)
+        .bind(row.access_expires_at)
+        .bind(&row.scopes)
+        .bind(row.version)
+        .bind(row.updated_at)
+        .bind(expected_version)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn delete_if_version(&self, key: &GrantKey, version: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM grants \
+             WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3 AND version = $4",
+        )
+        .bind(&key.principal.issuer)
+        .bind(&key.principal.subject)
+        .bind(&key.provider)
+        .bind(version)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM grants WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3",
+        )
+        .bind(&key.principal.issuer)
+        .bind(&key.principal.subject)
+        .bind(&key.provider)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}

@@ -1,0 +1,10 @@
+//! One store suite, run against every backend on a real server: SQLite (a temp file),
+//! PostgreSQL (a fresh database per test) and Redis (a fresh key prefix per test).
+//!
+//! Servers: `GRANTRY_TEST_POSTGRES` (default `postgres://postgres@127.0.0.1:5432/postgres`) and
+//! `GRANTRY_TEST_REDIS` (default `redis://127.0.0.1:6379`). Without a server a test says it
+//! skipped and why; under `CI=true` a missing server fails the run instead.
+
+mod backends;
+mod flows;
+mod grants;
