@@ -75,9 +75,22 @@ pub struct ServeArgs {
     /// Directory for the embedded SQLite store and a generated key [default: ./grantry-data].
     #[arg(long, env = "GRANTRY_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Store URL: sqlite://PATH [default: SQLite in the data directory].
-    #[arg(long, env = "GRANTRY_STORE", value_name = "URL")]
+    /// Store URL: sqlite://PATH, postgres://… or redis://… (rediss://…)
+    /// [default: SQLite in the data directory].
+    #[arg(
+        long,
+        env = "GRANTRY_STORE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
     pub store: Option<String>,
+    /// Prefix of every key grantry writes to a Redis store [default: grantry:].
+    #[arg(long, env = "GRANTRY_STORE_PREFIX", value_name = "PREFIX")]
+    pub store_prefix: Option<String>,
+    /// Start on a Redis store that could lose acknowledged grants (no AOF, or an eviction
+    /// policy) instead of refusing [default: false].
+    #[arg(long, env = "GRANTRY_ALLOW_VOLATILE_STORE", value_name = "BOOL")]
+    pub allow_volatile_store: Option<bool>,
     /// Identity mode [default: dev].
     #[arg(long, env = "GRANTRY_IDENTITY", value_enum)]
     pub identity: Option<IdentityMode>,
@@ -125,6 +138,8 @@ struct FileSettings {
     public_url: Option<String>,
     data_dir: Option<PathBuf>,
     store: Option<String>,
+    store_prefix: Option<String>,
+    allow_volatile_store: Option<bool>,
     identity: Option<IdentityMode>,
     providers: Option<PathBuf>,
     retry_hold: Option<u64>,
@@ -160,6 +175,8 @@ pub struct Config {
     pub public_url: String,
     pub data_dir: PathBuf,
     pub store: String,
+    pub store_prefix: String,
+    pub allow_volatile_store: bool,
     pub identity: IdentityMode,
     pub providers_file: Option<PathBuf>,
     pub retry_hold: Duration,
@@ -216,12 +233,15 @@ impl Config {
             .store
             .or(file.store)
             .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("grantry.db").display()));
-        if !store.starts_with("sqlite:") {
+        let scheme = store.split(':').next().unwrap_or_default();
+        if !matches!(
+            scheme,
+            "sqlite" | "postgres" | "postgresql" | "redis" | "rediss"
+        ) {
             return Err(bad(
                 "--store (GRANTRY_STORE)",
                 format!(
-                    "only sqlite://PATH is supported in this version, got `{}`",
-                    store.split(':').next().unwrap_or_default()
+                    "`{scheme}` is not a store: use sqlite://PATH, postgres://… or redis://… (rediss://…)"
                 ),
             ));
         }
@@ -264,6 +284,14 @@ impl Config {
             public_url,
             data_dir,
             store,
+            store_prefix: args
+                .store_prefix
+                .or(file.store_prefix)
+                .unwrap_or_else(|| crate::store::DEFAULT_REDIS_PREFIX.to_owned()),
+            allow_volatile_store: args
+                .allow_volatile_store
+                .or(file.allow_volatile_store)
+                .unwrap_or(false),
             identity,
             providers_file: args.providers.or(file.providers),
             retry_hold: Duration::from_secs(retry_hold),

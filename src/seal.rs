@@ -6,8 +6,9 @@
 //!
 //! Wire form: `g1.` + base64url-nopad( key id (4) ‖ nonce (24) ‖ ciphertext ‖ tag (16) ).
 //! The associated data binds the format version, the key id, the [`Purpose`], the audience
-//! (the canonical MCP URL) and a caller-chosen binding (for a stored grant: its row key), so a
-//! value of one purpose, deployment or row never opens as another. Cheap checks (length cap,
+//! (the canonical MCP URL; not for values kept at rest, which must survive a new public URL)
+//! and a caller-chosen binding (for a stored grant: its row key), so a value of one purpose,
+//! deployment or row never opens as another. Cheap checks (length cap,
 //! prefix, alphabet, known key id) run before any decryption.
 
 use std::fmt;
@@ -63,6 +64,13 @@ impl Purpose {
             Purpose::DemoAccessToken => "demo-access-token",
             Purpose::DemoRefreshToken => "demo-refresh-token",
         }
+    }
+
+    /// Values kept at rest bind their row (the caller's binding), not the deployment's URL:
+    /// a changed public URL must not orphan every stored grant. Values handed to clients and
+    /// browsers bind the audience, so another deployment sharing a key cannot replay them.
+    fn binds_audience(self) -> bool {
+        !matches!(self, Purpose::StoredGrant | Purpose::FlowSecret)
     }
 
     fn max_len(self) -> usize {
@@ -227,11 +235,12 @@ impl Sealer {
         let mut aad = Vec::with_capacity(64 + self.audience.len() + binding.len());
         aad.extend_from_slice(PREFIX.as_bytes());
         aad.extend_from_slice(key_id);
-        for part in [
-            purpose.label().as_bytes(),
-            self.audience.as_bytes(),
-            binding,
-        ] {
+        let audience = if purpose.binds_audience() {
+            self.audience.as_bytes()
+        } else {
+            b""
+        };
+        for part in [purpose.label().as_bytes(), audience, binding] {
             aad.extend_from_slice(&(part.len() as u32).to_be_bytes());
             aad.extend_from_slice(part);
         }

@@ -65,7 +65,11 @@ impl AppState {
         })?;
         let ring = load_key_ring(&config)?;
         let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
-        let Stores { flows, grants } = store::open(&config.store).await?;
+        let Stores { flows, grants } =
+            store::open_with_prefix(&config.store, &config.store_prefix).await?;
+        if config.store.starts_with("redis") {
+            store::redis_durability::check(&config.store, config.allow_volatile_store).await?;
+        }
         let demo_base = format!("{}/demo", config.public_url);
         let catalog = Catalog::load(
             config.demo.then_some(demo_base.as_str()),

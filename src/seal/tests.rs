@@ -177,3 +177,24 @@ proptest! {
         let _ = s.open_bytes(Purpose::RequestState, b"", &prefixed);
     }
 }
+
+#[test]
+fn values_at_rest_survive_a_new_public_url_and_others_do_not() {
+    let before = sealer(&[[1; KEY_LEN]]);
+    let after = Sealer::new(
+        KeyRing::from_keys(&[[1; KEY_LEN]]).unwrap(),
+        "https://new.example/mcp",
+    );
+    let grant = before.seal_bytes(Purpose::StoredGrant, b"row", b"tokens");
+    assert_eq!(
+        after
+            .open_bytes(Purpose::StoredGrant, b"row", &grant)
+            .unwrap(),
+        b"tokens"
+    );
+    let state = before.seal_bytes(Purpose::RequestState, b"", b"state");
+    assert_eq!(
+        after.open_bytes(Purpose::RequestState, b"", &state),
+        Err(OpenError::Forged)
+    );
+}

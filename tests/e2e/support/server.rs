@@ -11,6 +11,8 @@ pub struct Server {
     pub base: String,
     pub data_dir: tempfile::TempDir,
     log: Arc<Mutex<String>>,
+    port: u16,
+    args: Vec<String>,
 }
 
 fn free_port() -> u16 {
@@ -18,66 +20,91 @@ fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
+/// Spawns grantry on `port` and waits for `/healthz`; `None` if it did not come up.
+async fn spawn(
+    port: u16,
+    data_dir: &std::path::Path,
+    args: &[String],
+) -> Option<(Child, Arc<Mutex<String>>)> {
+    let base = format!("http://127.0.0.1:{port}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_grantry"))
+        .arg("--listen")
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .env(
+            "GRANTRY_LOG",
+            "debug,rmcp=trace,hyper=info,h2=info,sqlx=info",
+        )
+        .env_remove("GRANTRY_KEYS")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("grantry binary starts");
+    let log = Arc::new(Mutex::new(String::new()));
+    let stderr = child.stderr.take().unwrap();
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let mut log = sink.lock().unwrap();
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    let client = reqwest::Client::new();
+    for _ in 0..100 {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        let up = client.get(format!("{base}/healthz")).send().await;
+        if up.is_ok_and(|r| r.status().is_success()) {
+            return Some((child, log));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    eprintln!(
+        "grantry did not start on port {port}; log:\n{}",
+        log.lock().unwrap()
+    );
+    None
+}
+
 impl Server {
     /// Starts grantry with `args` added to the defaults (demo on, SQLite in a temp dir).
     pub async fn start(args: &[&str]) -> Server {
-        Self::start_in(tempfile::tempdir().unwrap(), args).await
-    }
-
-    pub async fn start_in(data_dir: tempfile::TempDir, args: &[&str]) -> Server {
         install_tls_provider();
+        let data_dir = tempfile::tempdir().unwrap();
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         for _attempt in 0..5 {
             let port = free_port();
-            let base = format!("http://127.0.0.1:{port}");
-            let mut child = Command::new(env!("CARGO_BIN_EXE_grantry"))
-                .arg("--listen")
-                .arg(format!("127.0.0.1:{port}"))
-                .arg("--data-dir")
-                .arg(data_dir.path())
-                .args(args)
-                .env(
-                    "GRANTRY_LOG",
-                    "debug,rmcp=trace,hyper=info,h2=info,sqlx=info",
-                )
-                .env_remove("GRANTRY_KEYS")
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("grantry binary starts");
-            let log = Arc::new(Mutex::new(String::new()));
-            let stderr = child.stderr.take().unwrap();
-            let sink = log.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    let mut log = sink.lock().unwrap();
-                    log.push_str(&line);
-                    log.push('\n');
-                }
-            });
-            let client = reqwest::Client::new();
-            for _ in 0..100 {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                let up = client.get(format!("{base}/healthz")).send().await;
-                if up.is_ok_and(|r| r.status().is_success()) {
-                    return Server {
-                        child,
-                        base,
-                        data_dir,
-                        log,
-                    };
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
+            if let Some((child, log)) = spawn(port, data_dir.path(), &args).await {
+                return Server {
+                    child,
+                    base: format!("http://127.0.0.1:{port}"),
+                    data_dir,
+                    log,
+                    port,
+                    args,
+                };
             }
-            let _ = child.kill();
-            let _ = child.wait();
-            eprintln!(
-                "grantry did not start on port {port}; log:\n{}",
-                log.lock().unwrap()
-            );
         }
         panic!("grantry did not start");
+    }
+
+    /// Kills the process (SIGKILL) and starts a new one on the same port, data directory and
+    /// arguments: what a crash and a restart look like.
+    pub async fn restart(mut self) -> Server {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (child, log) = spawn(self.port, self.data_dir.path(), &self.args)
+            .await
+            .expect("grantry restarts");
+        self.child = child;
+        self.log = log;
+        self
     }
 
     pub fn mcp_url(&self) -> String {

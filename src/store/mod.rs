@@ -4,6 +4,8 @@
 //! One small trait per concern lives beside its data (`flows::FlowBackend`,
 //! `grants::GrantBackend`); this module picks the backend and runs its migrations.
 
+pub mod redis_durability;
+
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,94 @@
+//! The PostgreSQL and Redis servers tests use, each test with its own database or key prefix.
+//!
+//! `GRANTRY_TEST_POSTGRES` (default `postgres://postgres@127.0.0.1:5432/postgres`) and
+//! `GRANTRY_TEST_REDIS` (default `redis://127.0.0.1:6379`). A missing server makes a test say
+//! it skipped and why; under `CI=true` it fails the run instead.
+
+use sqlx::Connection;
+
+pub fn postgres_admin_url() -> String {
+    std::env::var("GRANTRY_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+pub fn redis_url() -> String {
+    std::env::var("GRANTRY_TEST_REDIS").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+}
+
+pub fn random_suffix() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+/// Says a test was skipped for want of a server; panics under `CI=true`.
+pub fn skip(server: &str, why: impl std::fmt::Display) {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{server} is required under CI=true: {why}");
+    }
+    eprintln!("SKIPPED {server}: {why} (start the server, or set GRANTRY_TEST_*)");
+}
+
+/// A fresh database: its URL, dropped again by [`drop_postgres`].
+pub async fn fresh_postgres() -> Option<(String, String)> {
+    let admin_url = postgres_admin_url();
+    let mut admin = match sqlx::PgConnection::connect(&admin_url).await {
+        Ok(c) => c,
+        Err(e) => {
+            skip("PostgreSQL", e);
+            return None;
+        }
+    };
+    let name = format!("grantry_test_{}", random_suffix());
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    let mut url = url::Url::parse(&admin_url).unwrap();
+    url.set_path(&name);
+    Some((url.to_string(), name))
+}
+
+pub async fn drop_postgres(name: &str) {
+    let mut admin = sqlx::PgConnection::connect(&postgres_admin_url())
+        .await
+        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+}
+
+/// Whether the Redis answers; says why not.
+pub async fn redis_available() -> bool {
+    let attempt = async {
+        let client = redis::Client::open(redis_url())?;
+        let mut conn = client.get_multiplexed_async_connection().await?;
+        redis::cmd("PING").query_async::<()>(&mut conn).await
+    };
+    match attempt.await {
+        Ok(()) => true,
+        Err(e) => {
+            skip("Redis", e);
+            false
+        }
+    }
+}
+
+/// Deletes every key under `prefix`.
+pub async fn drop_redis_prefix(prefix: &str) {
+    let client = redis::Client::open(redis_url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}*"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    if !keys.is_empty() {
+        redis::cmd("DEL")
+            .arg(keys)
+            .query_async::<()>(&mut conn)
+            .await
+            .unwrap();
+    }
+}
