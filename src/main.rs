@@ -52,7 +52,7 @@ async fn run(config: Config) -> Result<(), String> {
     tracing::info!(
         mcp = %state.config.mcp_url(),
         demo = state.config.demo,
-        store = %state.config.store.split('?').next().unwrap_or_default(),
+        store = %grantry::store::loggable_url(&state.config.store),
         "grantry is listening"
     );
     grantry::spawn_flow_cleanup(state.clone());
@@ -65,7 +65,7 @@ async fn run(config: Config) -> Result<(), String> {
 }
 
 fn init_tracing(format: LogFormat) {
-    use tracing_subscriber::Layer;
+    use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::filter_fn;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -83,8 +83,12 @@ fn init_tracing(format: LogFormat) {
         LogFormat::Json => fmt.json().boxed(),
         LogFormat::Text => fmt.boxed(),
     };
+    // Global filters, not per-layer ones: per-layer filtering lost events here after
+    // filtered-out `log` records (sqlx's), so the audit line of a callback went missing.
     tracing_subscriber::registry()
-        .with(fmt.with_filter(cap_rmcp).with_filter(filter))
+        .with(filter)
+        .with(cap_rmcp)
+        .with(fmt)
         .init();
 }
 

@@ -65,7 +65,7 @@ impl AppState {
         })?;
         let ring = load_key_ring(&config)?;
         let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
-        let Stores { flows, grants } =
+        let Stores { flows, grants, bus } =
             store::open_with_prefix(&config.store, &config.store_prefix).await?;
         if config.store.starts_with("redis") {
             store::redis_durability::check(&config.store, config.allow_volatile_store).await?;
@@ -84,7 +84,7 @@ impl AppState {
         });
         Ok(Self {
             inner: Arc::new(Inner {
-                grants: Grants::new(grants, sealer.clone(), GrantEvents::new()),
+                grants: Grants::new(grants, sealer.clone(), GrantEvents::new(bus)),
                 flows,
                 sealer,
                 catalog,

@@ -1,33 +1,62 @@
-//! "A grant landed" events, so a retry held open wakes as soon as the callback stores a grant.
+//! "A grant landed" events, so a retry held open wakes as soon as a callback stores a grant,
+//! on this replica or another.
 //!
-//! In one process (the SQLite deployment) this is a broadcast channel; a waiter that misses an
-//! event still re-reads the store on a short poll, so a lost event delays a retry, never hangs it.
+//! Within a process this is a broadcast channel. With a shared store, every notice is also
+//! published on the store's own bus (PostgreSQL `LISTEN/NOTIFY`, Redis pub/sub) and what
+//! arrives from it is delivered here. A waiter that misses an event still re-reads the store
+//! on a slow poll, so a lost event delays a retry, never hangs it.
 
+use std::sync::Arc;
+
+use async_trait::async_trait;
 use tokio::sync::broadcast;
 
 use super::GrantKey;
+use crate::store::StoreError;
+
+/// Carries grant tags between replicas.
+#[async_trait]
+pub trait EventBus: Send + Sync {
+    /// Tells every replica that the grant with `tag` changed.
+    async fn publish(&self, tag: &str) -> Result<(), StoreError>;
+    /// Starts delivering what other replicas publish into `events`, for as long as the
+    /// process runs (reconnecting after failures).
+    fn spawn_listener(&self, events: GrantEvents);
+}
 
 #[derive(Clone)]
 pub struct GrantEvents {
     sender: broadcast::Sender<String>,
-}
-
-impl Default for GrantEvents {
-    fn default() -> Self {
-        Self::new()
-    }
+    bus: Option<Arc<dyn EventBus>>,
 }
 
 impl GrantEvents {
-    pub fn new() -> Self {
+    /// Events for one process; with `bus`, for every replica on the same store.
+    pub fn new(bus: Option<Arc<dyn EventBus>>) -> Self {
         let (sender, _) = broadcast::channel(256);
-        Self { sender }
+        let events = Self { sender, bus };
+        if let Some(bus) = &events.bus {
+            bus.spawn_listener(events.clone());
+        }
+        events
     }
 
-    /// Announces that the grant under `key` changed.
-    pub fn notify(&self, key: &GrantKey) {
+    /// Announces that the grant under `key` changed, here and on every replica.
+    pub async fn notify(&self, key: &GrantKey) {
+        let tag = key.tag();
+        if let Some(bus) = &self.bus
+            && let Err(e) = bus.publish(&tag).await
+        {
+            // Other replicas' waiters still find the grant on their next poll.
+            tracing::warn!(error = %e, "could not publish a grant event");
+        }
+        self.deliver(tag);
+    }
+
+    /// Wakes this process's waiters for the grant with `tag`.
+    pub fn deliver(&self, tag: String) {
         // No receiver is fine: nobody is waiting.
-        let _ = self.sender.send(key.tag());
+        let _ = self.sender.send(tag);
     }
 
     /// Starts listening; subscribe before reading the store so no event slips between.
@@ -37,7 +66,6 @@ impl GrantEvents {
         }
     }
 }
-
 pub struct GrantWaiter {
     receiver: broadcast::Receiver<String>,
 }

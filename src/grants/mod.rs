@@ -18,7 +18,7 @@ use crate::identity::Principal;
 use crate::providers::oauth::TokenSet;
 use crate::seal::{Purpose, Sealer};
 use crate::store::StoreError;
-pub use events::GrantEvents;
+pub use events::{EventBus, GrantEvents};
 
 /// Which grant: a principal's connection to one provider.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -166,7 +166,7 @@ impl Grants {
         };
         let row = self.seal_row(key, tokens, version, now, now);
         self.backend.upsert(key, &row).await?;
-        self.events.notify(key);
+        self.events.notify(key).await;
         Ok(())
     }
 

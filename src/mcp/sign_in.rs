@@ -21,8 +21,9 @@ use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::ToolResult;
 
-/// Re-reads the store at least this often while holding, in case a wake-up event was missed.
-const HOLD_POLL: Duration = Duration::from_millis(500);
+/// Re-reads the store at least this often while holding, in case a wake-up event was missed
+/// (events normally wake a held retry at once, on any replica).
+const HOLD_POLL: Duration = Duration::from_secs(2);
 
 /// The `inputRequests` key of the sign-in request for `provider`.
 pub fn input_key(provider: &str) -> String {

@@ -4,6 +4,8 @@
 //! One small trait per concern lives beside its data (`flows::FlowBackend`,
 //! `grants::GrantBackend`); this module picks the backend and runs its migrations.
 
+mod bus_postgres;
+mod bus_redis;
 pub mod redis_durability;
 
 use std::str::FromStr;
@@ -14,7 +16,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use crate::flows::{FlowBackend, postgres::PostgresFlows, redis::RedisFlows, sqlite::SqliteFlows};
 use crate::grants::{
-    GrantBackend, postgres::PostgresGrants, redis::RedisGrants, sqlite::SqliteGrants,
+    EventBus, GrantBackend, postgres::PostgresGrants, redis::RedisGrants, sqlite::SqliteGrants,
 };
 
 /// A store operation that failed. The message never carries a secret.
@@ -43,6 +45,8 @@ impl From<redis::RedisError> for StoreError {
 pub struct Stores {
     pub flows: Arc<dyn FlowBackend>,
     pub grants: Arc<dyn GrantBackend>,
+    /// How grant events reach other replicas (`None`: one process, SQLite).
+    pub bus: Option<Arc<dyn EventBus>>,
 }
 
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
@@ -52,6 +56,19 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 /// and brings its schema up to date. Redis keys start with `redis_prefix`.
 pub async fn open(url: &str) -> Result<Stores, StoreError> {
     open_with_prefix(url, DEFAULT_REDIS_PREFIX).await
+}
+
+/// The store URL as logs may show it: no credentials, no query (which may carry some).
+pub fn loggable_url(url: &str) -> String {
+    let url = url.split('?').next().unwrap_or_default();
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
 }
 
 /// The key prefix of every Redis key grantry writes.
@@ -81,19 +98,22 @@ async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
         .map_err(|e| StoreError::Unavailable(format!("migrations: {e}")))?;
     Ok(Stores {
         flows: Arc::new(PostgresFlows::new(pool.clone())),
-        grants: Arc::new(PostgresGrants::new(pool)),
+        grants: Arc::new(PostgresGrants::new(pool.clone())),
+        bus: Some(Arc::new(bus_postgres::PostgresBus::new(pool))),
     })
 }
 
 async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
     let client = redis::Client::open(url)?;
+    let bus_client = client.clone();
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(ACQUIRE_TIMEOUT))
         .set_response_timeout(Some(ACQUIRE_TIMEOUT));
     let conn = redis::aio::ConnectionManager::new_with_config(client, config).await?;
     Ok(Stores {
         flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
-        grants: Arc::new(RedisGrants::new(conn, prefix)),
+        grants: Arc::new(RedisGrants::new(conn.clone(), prefix)),
+        bus: Some(Arc::new(bus_redis::RedisBus::new(bus_client, conn, prefix))),
     })
 }
 
@@ -117,5 +137,26 @@ async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
     Ok(Stores {
         flows: Arc::new(SqliteFlows::new(pool.clone())),
         grants: Arc::new(SqliteGrants::new(pool)),
+        bus: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn logged_store_urls_carry_no_credentials() {
+        use super::loggable_url;
+        assert_eq!(
+            loggable_url("postgres://app:s3cret@db.example:5432/grantry?sslmode=require"),
+            "postgres://…@db.example:5432/grantry"
+        );
+        assert_eq!(
+            loggable_url("redis://:pw@cache:6379/0"),
+            "redis://…@cache:6379/0"
+        );
+        assert_eq!(
+            loggable_url("sqlite://./grantry-data/grantry.db"),
+            "sqlite://./grantry-data/grantry.db"
+        );
+    }
 }

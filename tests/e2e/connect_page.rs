@@ -53,7 +53,7 @@ async fn continue_sets_the_binding_cookie_and_redirects_with_pkce() {
     let value = cookie.split(';').next().unwrap().split('=').nth(1).unwrap();
     assert_eq!(server.count_rows("flows").await, 1);
     assert!(
-        !server.log().contains(value),
+        !server.settled_log().await.contains(value),
         "the cookie value is never logged"
     );
 }

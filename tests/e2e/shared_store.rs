@@ -127,10 +127,89 @@ async fn a_durable_redis_is_accepted() {
     };
     let url = format!("redis://127.0.0.1:{port}");
     let server = Server::start(&["--store", &url]).await;
-    assert!(!server.log().contains("may lose grants"));
+    assert!(!server.settled_log().await.contains("may lose grants"));
     let answer = Mcp::new(server.mcp_url()).first_round().await;
     assert!(answer.0.contains("/connect/"));
     drop(server);
     let _ = redis.kill();
     let _ = redis.wait();
+}
+
+/// Two replicas behind one public URL: the retry is held on A while the browser's sign-in,
+/// callback included, is served by B. A must wake on B's event, not on its slow poll.
+async fn a_held_retry_wakes_on_another_replica(store_args: &[&str]) {
+    let key = grantry::seal::generate_key();
+    let mut args = vec!["--keys", key.as_str(), "--retry-hold", "30"];
+    args.extend_from_slice(store_args);
+    let a = Server::start(&args).await;
+    let mut b_args = args.clone();
+    b_args.extend_from_slice(&["--public-url", a.base.as_str()]);
+    let b = Server::start(&b_args).await;
+    let on_b = |url: &str| url.replacen(&a.base, &b.base, 1);
+
+    let mcp = std::sync::Arc::new(Mcp::new(a.mcp_url()));
+    let (link, state, input_key) = mcp.first_round().await;
+    let held = {
+        let mcp = mcp.clone();
+        tokio::spawn(async move {
+            let answer = mcp
+                .retry(
+                    "list_invoices",
+                    json!({}),
+                    json!({ input_key: {"action": "accept"} }),
+                    &state,
+                )
+                .await;
+            (answer, std::time::Instant::now())
+        })
+    };
+    let browser = Browser::new();
+    let authorize = browser.continue_at(&on_b(&link)).await;
+    let callback = browser.decide_at_provider(&authorize, true).await;
+    let page = browser.get(&on_b(&callback)).await;
+    let landed = std::time::Instant::now();
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    assert!(
+        b.log_shows("grant stored").await,
+        "the callback was served by B:\n{}\nA:\n{}",
+        b.log(),
+        a.log()
+    );
+
+    let (answer, woke) = held.await.unwrap();
+    assert_eq!(answer.result()["resultType"], "complete", "{}", answer.raw);
+    let latency = woke.saturating_duration_since(landed);
+    eprintln!("cross-replica wake-up: {latency:?}");
+    assert!(
+        latency < std::time::Duration::from_secs(1),
+        "woke {latency:?} after the callback: an event, not the 2 s poll"
+    );
+}
+
+#[tokio::test]
+async fn a_held_retry_wakes_on_another_replica_with_postgres() {
+    let Some((url, name)) = servers::fresh_postgres().await else {
+        return;
+    };
+    a_held_retry_wakes_on_another_replica(&["--store", &url]).await;
+    servers::drop_postgres(&name).await;
+}
+
+#[tokio::test]
+async fn a_held_retry_wakes_on_another_replica_with_redis() {
+    if !servers::redis_available().await {
+        return;
+    }
+    let prefix = format!("grantry-e2e-{}:", servers::random_suffix());
+    let url = servers::redis_url();
+    a_held_retry_wakes_on_another_replica(&[
+        "--store",
+        &url,
+        "--store-prefix",
+        &prefix,
+        "--allow-volatile-store",
+        "true",
+    ])
+    .await;
+    servers::drop_redis_prefix(&prefix).await;
 }

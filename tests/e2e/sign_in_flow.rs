@@ -87,7 +87,7 @@ async fn sign_in_then_retry_returns_invoices_and_later_calls_complete_at_once() 
     assert_eq!(server.count_rows("grants").await, 1);
 
     // Nothing secret reached the log.
-    let log = server.log();
+    let log = server.settled_log().await;
     let code = url::Url::parse(&signed_in.callback_url)
         .unwrap()
         .query_pairs()

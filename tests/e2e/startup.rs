@@ -74,7 +74,7 @@ async fn a_generated_key_is_private_to_the_owner() {
     let server = Server::start(&[]).await;
     let meta = std::fs::metadata(server.data_dir.path().join("sealing.key")).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
-    assert!(server.log().contains("generated one"));
+    assert!(server.log_shows("generated one").await);
 }
 
 #[tokio::test]
@@ -84,5 +84,5 @@ async fn sigterm_stops_grantry_cleanly() {
     let status = server.terminate();
     assert!(status.success(), "{status:?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
-    assert!(server.log().contains("shutting down"));
+    assert!(server.log_shows("shutting down").await);
 }

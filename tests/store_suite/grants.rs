@@ -34,7 +34,7 @@ fn grants(stores: &Stores) -> Grants {
         KeyRing::from_keys(&[[5; 32]]).unwrap(),
         "http://127.0.0.1/mcp",
     ));
-    Grants::new(stores.grants.clone(), sealer, GrantEvents::new())
+    Grants::new(stores.grants.clone(), sealer, GrantEvents::new(None))
 }
 
 async fn tokens_are_sealed_and_bound_to_their_row(stores: &Stores) {

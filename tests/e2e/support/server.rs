@@ -46,10 +46,15 @@ async fn spawn(
     let stderr = child.stderr.take().unwrap();
     let sink = log.clone();
     std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let mut log = sink.lock().unwrap();
-            log.push_str(&line);
-            log.push('\n');
+        // Bytes, not `lines()`: one line that is not UTF-8 must not stop the reading (a pipe
+        // nobody drains would block grantry's logging).
+        let mut reader = BufReader::new(stderr);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&line));
+            line.clear();
         }
     });
     let client = reqwest::Client::new();
@@ -109,6 +114,30 @@ impl Server {
 
     pub fn mcp_url(&self) -> String {
         format!("{}/mcp", self.base)
+    }
+
+    /// Waits (up to 5 s) until the log contains `text`; the log is read on another thread.
+    pub async fn log_shows(&self, text: &str) -> bool {
+        for _ in 0..100 {
+            if self.log().contains(text) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
+    }
+
+    /// The log once it has stopped growing for a moment: for checks that something is absent.
+    pub async fn settled_log(&self) -> String {
+        let mut last = self.log();
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let now = self.log();
+            if now.len() == last.len() {
+                return now;
+            }
+            last = now;
+        }
     }
 
     /// Everything grantry logged so far.
