@@ -30,6 +30,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve MCP on /mcp and the browser sign-in routes (the default).
     Serve(Box<ServeArgs>),
+    /// Bring the store's schema up to date and exit (serve does this at start too).
+    Migrate(Box<ServeArgs>),
     /// Manage sealing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -87,8 +89,9 @@ pub struct ServeArgs {
     /// Prefix of every key grantry writes to a Redis store [default: grantry:].
     #[arg(long, env = "GRANTRY_STORE_PREFIX", value_name = "PREFIX")]
     pub store_prefix: Option<String>,
-    /// Start on a Redis store that could lose acknowledged grants (no AOF, or an eviction
-    /// policy) instead of refusing [default: false].
+    /// Start on a store that could lose acknowledged grants (PostgreSQL without
+    /// synchronous_commit; Redis without AOF fsync on every write, or with eviction) instead of
+    /// refusing [default: false].
     #[arg(long, env = "GRANTRY_ALLOW_VOLATILE_STORE", value_name = "BOOL")]
     pub allow_volatile_store: Option<bool>,
     /// Identity mode [default: dev].

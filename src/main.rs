@@ -16,8 +16,51 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Serve(args)) => serve(*args),
+        Some(Command::Migrate(args)) => migrate(*args),
         None => serve(cli.serve),
     }
+}
+
+fn migrate(args: ServeArgs) -> ExitCode {
+    let config = match Config::resolve(args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("grantry: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    install_tls_provider();
+    if config.store.starts_with("sqlite")
+        && let Err(e) = std::fs::create_dir_all(&config.data_dir)
+    {
+        eprintln!(
+            "grantry: --data-dir (GRANTRY_DATA_DIR): cannot create {}: {e}",
+            config.data_dir.display()
+        );
+        return ExitCode::from(1);
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
+    let opened = runtime.block_on(grantry::store::open_with_prefix(
+        &config.store,
+        &config.store_prefix,
+    ));
+    match opened {
+        Ok(_) => {
+            println!(
+                "store {} is up to date",
+                grantry::store::loggable_url(&config.store)
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("grantry: --store (GRANTRY_STORE): {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
@@ -29,9 +72,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     init_tracing(config.log_format);
-    rustls::crypto::ring::default_provider()
-        .install_default()
-        .expect("no other TLS provider is installed before this");
+    install_tls_provider();
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
     match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -67,9 +67,7 @@ impl AppState {
         let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
         let Stores { flows, grants, bus } =
             store::open_with_prefix(&config.store, &config.store_prefix).await?;
-        if config.store.starts_with("redis") {
-            store::redis_durability::check(&config.store, config.allow_volatile_store).await?;
-        }
+        store::durability::check(&config.store, config.allow_volatile_store).await?;
         let demo_base = format!("{}/demo", config.public_url);
         let catalog = Catalog::load(
             config.demo.then_some(demo_base.as_str()),

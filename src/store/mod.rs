@@ -6,7 +6,7 @@
 
 mod bus_postgres;
 mod bus_redis;
-pub mod redis_durability;
+pub mod durability;
 
 use std::str::FromStr;
 use std::sync::Arc;

@@ -213,3 +213,36 @@ async fn a_held_retry_wakes_on_another_replica_with_redis() {
     .await;
     servers::drop_redis_prefix(&prefix).await;
 }
+
+#[tokio::test]
+async fn postgres_without_synchronous_commit_is_refused_unless_allowed() {
+    let Some((url, name)) = servers::fresh_postgres().await else {
+        return;
+    };
+    {
+        use sqlx::Connection;
+        let mut admin = sqlx::PgConnection::connect(&servers::postgres_admin_url())
+            .await
+            .unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "ALTER DATABASE {name} SET synchronous_commit = off"
+        )))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_grantry"))
+        .args(["--listen", "127.0.0.1:18124", "--data-dir"])
+        .arg(dir.path())
+        .args(["--store", &url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("synchronous_commit"), "{err}");
+    let server = Server::start(&["--store", &url, "--allow-volatile-store", "true"]).await;
+    assert!(server.log_shows("synchronous_commit off").await);
+    drop(server);
+    servers::drop_postgres(&name).await;
+}

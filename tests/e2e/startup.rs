@@ -86,3 +86,19 @@ async fn sigterm_stops_grantry_cleanly() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     assert!(server.log_shows("shutting down").await);
 }
+
+#[test]
+fn migrate_brings_a_store_up_to_date_and_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = grantry(&["migrate", "--data-dir", dir.path().to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("up to date"));
+    assert!(dir.path().join("grantry.db").exists());
+    let out = grantry(&["migrate", "--store", "postgres://nobody@127.0.0.1:1/none"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--store"));
+}

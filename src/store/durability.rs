@@ -1,12 +1,21 @@
-//! Redis keeps grants only as durably as it is configured to. Before grantry stores grants
-//! in a Redis, it checks that an acknowledged write survives a crash (AOF with an fsync on
-//! every write) and that keys are never evicted under memory pressure (`noeviction`).
-//! Otherwise it refuses to start, unless told `--allow-volatile-store`.
+//! A grant is shown as connected only once the store has it durably, so grantry checks at
+//! start that the store is configured to keep acknowledged writes through a crash:
+//! PostgreSQL with `synchronous_commit` on; Redis with AOF, an fsync on every write, and no
+//! eviction under memory pressure. Otherwise it refuses to start, unless told
+//! `--allow-volatile-store`. SQLite is opened with `synchronous=FULL` by grantry itself.
+
+use sqlx::Connection;
 
 use super::StoreError;
 
-/// Checks the Redis at `url`; with `allow_volatile`, problems are logged instead of fatal.
+/// Checks the store at `url`; with `allow_volatile`, problems are logged instead of fatal.
 pub async fn check(url: &str, allow_volatile: bool) -> Result<(), StoreError> {
+    if url.starts_with("postgres") {
+        return check_postgres(url, allow_volatile).await;
+    }
+    if !url.starts_with("redis") {
+        return Ok(());
+    }
     let problems = match problems(url).await {
         Ok(problems) => problems,
         Err(e) => vec![format!(
@@ -27,6 +36,28 @@ pub async fn check(url: &str, allow_volatile: bool) -> Result<(), StoreError> {
          `appendonly yes`, `appendfsync always` and `maxmemory-policy noeviction`, or start \
          with --allow-volatile-store (GRANTRY_ALLOW_VOLATILE_STORE=true) to accept the risk"
     )))
+}
+
+async fn check_postgres(url: &str, allow_volatile: bool) -> Result<(), StoreError> {
+    let mut conn = sqlx::PgConnection::connect(url).await?;
+    let setting: String = sqlx::query_scalar("SHOW synchronous_commit")
+        .fetch_one(&mut conn)
+        .await?;
+    if setting != "off" {
+        return Ok(());
+    }
+    if allow_volatile {
+        tracing::warn!(
+            "PostgreSQL has synchronous_commit off: a crash can lose grants; started anyway (--allow-volatile-store)"
+        );
+        return Ok(());
+    }
+    Err(StoreError::Unavailable(
+        "PostgreSQL has synchronous_commit off, so a crash could lose grants users were told \
+         are connected. Turn it on (the default) for grantry's database or role, or start with \
+         --allow-volatile-store to accept the risk"
+            .into(),
+    ))
 }
 
 async fn problems(url: &str) -> Result<Vec<String>, redis::RedisError> {
