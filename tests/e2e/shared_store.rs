@@ -1,16 +1,13 @@
 //! The whole sign-in on the shared stores, PostgreSQL and Redis, and what grantry asks of a
 //! Redis before it trusts it with grants.
 
-#[path = "../common/servers.rs"]
-mod servers;
-
 use std::process::{Command, Stdio};
 
 use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::support::mcp::url_and_form;
-use crate::support::{Browser, Mcp, Server};
+use crate::support::{Browser, Mcp, Server, servers};
 
 /// Signs in, then checks that the grant outlives the process (killed and started again on
 /// the same store and keys).

@@ -99,6 +99,30 @@ impl Server {
         panic!("grantry did not start");
     }
 
+    /// Kills the process at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts grantry on a given free `port` (for replicas that must know each other's ports).
+    pub async fn start_on(port: u16, args: &[&str]) -> Server {
+        install_tls_provider();
+        let data_dir = tempfile::tempdir().unwrap();
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let (child, log) = spawn(port, data_dir.path(), &args)
+            .await
+            .expect("grantry starts");
+        Server {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            data_dir,
+            log,
+            port,
+            args,
+        }
+    }
+
     /// Kills the process (SIGKILL) and starts a new one on the same port, data directory and
     /// arguments: what a crash and a restart look like.
     pub async fn restart(mut self) -> Server {
