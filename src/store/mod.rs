@@ -106,9 +106,13 @@ async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
 async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
     let client = redis::Client::open(url)?;
     let bus_client = client.clone();
+    // Fail fast while Redis is away (a 503 now beats a hung request) and reconnect in the
+    // background: one retry, a short backoff, bounded timeouts.
     let config = redis::aio::ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(ACQUIRE_TIMEOUT))
-        .set_response_timeout(Some(ACQUIRE_TIMEOUT));
+        .set_connection_timeout(Some(Duration::from_secs(1)))
+        .set_response_timeout(Some(ACQUIRE_TIMEOUT))
+        .set_number_of_retries(1)
+        .set_max_delay(Duration::from_millis(500));
     let conn = redis::aio::ConnectionManager::new_with_config(client, config).await?;
     Ok(Stores {
         flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),

@@ -1,0 +1,167 @@
+//! Store faults: what a client and a browser see while the store is down, and that grantry
+//! recovers by itself when it is back. Each test runs its own Redis, so stopping it touches
+//! nothing else.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::support::mcp::url_and_form;
+use crate::support::{Browser, Mcp, Server, servers};
+
+/// A durable redis-server of the test's own, on a fixed port so it can come back there.
+struct OwnRedis {
+    port: u16,
+    dir: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl OwnRedis {
+    fn start() -> Option<OwnRedis> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut redis = OwnRedis {
+            port,
+            dir: tempfile::tempdir().unwrap(),
+            child: None,
+        };
+        redis.resume().then_some(redis)
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts (again) on the same port and data directory; false if redis-server is missing.
+    fn resume(&mut self) -> bool {
+        let spawned = Command::new("redis-server")
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .args(["--appendonly", "yes", "--appendfsync", "always"])
+            .args(["--maxmemory-policy", "noeviction", "--dir"])
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .spawn();
+        let Ok(child) = spawned else {
+            servers::skip("redis-server", "not installed");
+            return false;
+        };
+        self.child = Some(child);
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("redis-server did not start");
+    }
+
+    /// Stops it at once, as a crash would.
+    fn crash(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        self.crash();
+    }
+}
+
+#[tokio::test]
+async fn redis_down_mid_flow_fails_closed_and_recovers_by_itself() {
+    let Some(mut redis) = OwnRedis::start() else {
+        return;
+    };
+    let server = Server::start(&["--store", &redis.url()]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let (link, _, _) = mcp.first_round().await;
+    let browser = Browser::new();
+    let page = browser.get(&link).await;
+    assert_eq!(page.status, StatusCode::OK);
+
+    redis.crash();
+    // Continue cannot write its flow: a clear 503 page, no redirect to the provider.
+    let started = Instant::now();
+    let refused = browser.submit(&page.form()).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.body
+    );
+    assert!(refused.location().is_none());
+    // A tool call gets a retryable JSON-RPC error, within a bounded time.
+    let answer = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    assert_eq!(answer.error_code(), -32603, "{}", answer.raw);
+    assert_eq!(answer.body["error"]["data"]["retryable"], true);
+    let ready = reqwest::get(format!("{}/readyz", server.base))
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let outage = started.elapsed();
+    eprintln!("three requests against a dead Redis took {outage:?}");
+    assert!(
+        outage < Duration::from_secs(20),
+        "bounded, no hanging: {outage:?}"
+    );
+
+    // Back again: the same page works and the sign-in completes, with no restart of grantry.
+    assert!(redis.resume());
+    let mut ready = false;
+    for _ in 0..100 {
+        let r = reqwest::get(format!("{}/readyz", server.base))
+            .await
+            .unwrap();
+        if r.status().is_success() {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ready, "grantry reconnected by itself");
+    let done = browser.sign_in(&link, true).await;
+    assert_eq!(
+        done.final_page.status,
+        StatusCode::OK,
+        "{}",
+        done.final_page.body
+    );
+    let answer = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    assert_eq!(answer.result()["resultType"], "complete");
+
+    // And the grant survives a crash of the Redis itself (AOF, fsync on every write).
+    redis.crash();
+    assert!(redis.resume());
+    let mut completed = false;
+    for _ in 0..50 {
+        let answer = mcp
+            .call_tool("list_invoices", json!({}), url_and_form())
+            .await;
+        if answer.body.get("result").is_some() {
+            assert_eq!(answer.result()["resultType"], "complete", "{}", answer.raw);
+            completed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(completed, "the grant is still there after the Redis crash");
+}
