@@ -41,6 +41,11 @@ pub enum Command {
 pub enum KeysCommand {
     /// Print a new random key (base64url, 32 bytes) for GRANTRY_KEYS.
     Generate,
+    /// Show how many grants each key seals, and which keys the ring holds.
+    Status(Box<ServeArgs>),
+    /// Re-seal every grant still under an older key with the first key of GRANTRY_KEYS, in
+    /// batches, each grant with compare-and-set on its version.
+    Rewrap(Box<ServeArgs>),
 }
 
 /// Who the caller is.

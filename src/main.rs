@@ -15,11 +15,16 @@ fn main() -> ExitCode {
             println!("{}", grantry::seal::generate_key());
             ExitCode::SUCCESS
         }
+        Some(Command::Keys(KeysCommand::Status(args))) => keys::status(*args),
+        Some(Command::Keys(KeysCommand::Rewrap(args))) => keys::rewrap(*args),
         Some(Command::Serve(args)) => serve(*args),
         Some(Command::Migrate(args)) => migrate(*args),
         None => serve(cli.serve),
     }
 }
+
+#[path = "main/keys.rs"]
+mod keys;
 
 fn migrate(args: ServeArgs) -> ExitCode {
     let config = match Config::resolve(args) {
@@ -59,7 +64,7 @@ fn migrate(args: ServeArgs) -> ExitCode {
     }
 }
 
-fn install_tls_provider() {
+pub(crate) fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 

@@ -172,6 +172,11 @@ impl KeyRing {
         hex_id(&self.keys[0].id)
     }
 
+    /// The ids of every key in the ring, sealing key first, in hex.
+    pub fn key_ids(&self) -> Vec<String> {
+        self.keys.iter().map(|k| hex_id(&k.id)).collect()
+    }
+
     fn find(&self, id: &[u8]) -> Option<&RingKey> {
         self.keys.iter().find(|k| k.id == id)
     }

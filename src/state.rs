@@ -68,6 +68,7 @@ impl AppState {
         let Stores { flows, grants, bus } =
             store::open_with_prefix(&config.store, &config.store_prefix).await?;
         store::durability::check(&config.store, config.allow_volatile_store).await?;
+        check_no_key_retired_in_use(&sealer, grants.as_ref()).await?;
         let demo_base = format!("{}/demo", config.public_url);
         let catalog = Catalog::load(
             config.demo.then_some(demo_base.as_str()),
@@ -94,6 +95,45 @@ impl AppState {
             }),
         })
     }
+}
+
+/// The grants of `config`'s store, sealed with its keys: for `grantry keys` commands.
+pub async fn maintenance_grants(config: &Config) -> Result<Grants, StartError> {
+    std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+        StartError::Keys(format!(
+            "cannot create the data directory {}: {e}",
+            config.data_dir.display()
+        ))
+    })?;
+    let ring = load_key_ring(config)?;
+    let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
+    let stores = store::open_with_prefix(&config.store, &config.store_prefix).await?;
+    Ok(Grants::new(stores.grants, sealer, GrantEvents::new(None)))
+}
+
+/// Refuses to run when some grants are sealed under a key the ring no longer holds: those
+/// grants would be lost to their users. Says how many, and how to retire a key safely.
+async fn check_no_key_retired_in_use(
+    sealer: &Sealer,
+    grants: &dyn crate::grants::GrantBackend,
+) -> Result<(), StartError> {
+    let known = sealer.key_ring().key_ids();
+    let orphaned: Vec<String> = grants
+        .key_usage()
+        .await?
+        .into_iter()
+        .filter(|(id, _)| !id.is_empty() && !known.contains(id))
+        .map(|(id, count)| format!("{count} grant(s) under key {id}"))
+        .collect();
+    if orphaned.is_empty() {
+        return Ok(());
+    }
+    Err(StartError::Keys(format!(
+        "{} are sealed with a key GRANTRY_KEYS no longer holds. Put that key back (after the \
+         new one), run `grantry keys rewrap`, and retire it only when `grantry keys status` \
+         shows it unused",
+        orphaned.join(", ")
+    )))
 }
 
 const KEY_FILE: &str = "sealing.key";

@@ -7,6 +7,7 @@
 
 pub mod events;
 pub mod postgres;
+mod record;
 pub mod redis;
 pub mod sqlite;
 
@@ -62,7 +63,12 @@ pub struct GrantRow {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Hex id of the key the tokens are sealed under ('' when unknown).
+    pub key_id: String,
 }
+
+/// How many grants each key seals.
+pub type KeyUsage = Vec<(String, i64)>;
 
 /// Storage for grant rows; one implementation per backend.
 #[async_trait]
@@ -81,6 +87,22 @@ pub trait GrantBackend: Send + Sync {
     async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError>;
     /// Deletes the row only if it still has `version` (nobody refreshed or reconnected since).
     async fn delete_if_version(&self, key: &GrantKey, version: i64) -> Result<bool, StoreError>;
+    /// How many rows each key id seals.
+    async fn key_usage(&self) -> Result<KeyUsage, StoreError>;
+    /// Up to `limit` rows sealed under a key other than `key_id`.
+    async fn sealed_under_other_keys(
+        &self,
+        key_id: &str,
+        limit: usize,
+    ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError>;
+}
+
+/// What one rewrap batch did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RewrapReport {
+    pub rewrapped: usize,
+    /// Rows written by someone else between reading and re-sealing (left for the next batch).
+    pub changed_meanwhile: usize,
 }
 
 /// An opened grant.
@@ -149,6 +171,7 @@ impl Grants {
             version,
             created_at,
             updated_at: now,
+            key_id: self.sealer.key_ring().current_key_id(),
         }
     }
 
@@ -187,6 +210,50 @@ impl Grants {
 
     pub async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError> {
         self.backend.delete(key).await
+    }
+
+    /// The ids of the keys grants can be opened with, sealing key first.
+    pub fn key_ids(&self) -> Vec<String> {
+        self.sealer.key_ring().key_ids()
+    }
+
+    /// How many grants each key seals.
+    pub async fn key_usage(&self) -> Result<KeyUsage, StoreError> {
+        self.backend.key_usage().await
+    }
+
+    /// Re-seals up to `batch` grants still under an older key with the current one, each with
+    /// compare-and-set on its version (a grant refreshed meanwhile is already re-sealed).
+    /// Returns how many it re-sealed; 0 means none is left.
+    pub async fn rewrap_batch(&self, batch: usize) -> Result<RewrapReport, StoreError> {
+        let current = self.sealer.key_ring().current_key_id();
+        let rows = self
+            .backend
+            .sealed_under_other_keys(&current, batch)
+            .await?;
+        let mut report = RewrapReport::default();
+        for (key, row) in rows {
+            let plain = self
+                .sealer
+                .open_bytes(Purpose::StoredGrant, &key.binding(), &row.tokens_sealed)
+                .map_err(|e| StoreError::Corrupt(format!("grant {}: {e}", key.tag())))?;
+            let mut next = row.clone();
+            next.tokens_sealed =
+                self.sealer
+                    .seal_bytes(Purpose::StoredGrant, &key.binding(), &plain);
+            next.key_id = current.clone();
+            next.version = row.version + 1;
+            if self
+                .backend
+                .compare_and_set(&key, row.version, &next)
+                .await?
+            {
+                report.rewrapped += 1;
+            } else {
+                report.changed_meanwhile += 1;
+            }
+        }
+        Ok(report)
     }
 
     /// Removes a grant found dead (the provider rejected it), unless it changed meanwhile.

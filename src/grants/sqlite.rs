@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use sqlx::SqlitePool;
 
-use super::{GrantBackend, GrantKey, GrantRow};
+use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, record::GrantRecord};
 use crate::store::StoreError;
 
 pub struct SqliteGrants {
@@ -20,8 +20,8 @@ impl SqliteGrants {
 impl GrantBackend for SqliteGrants {
     async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
         let row = sqlx::query_as(
-            "SELECT tokens_sealed, access_expires_at, scopes, version, created_at, updated_at \
-             FROM grants WHERE principal_iss = ?1 AND principal_sub = ?2 AND provider = ?3",
+            "SELECT tokens_sealed, access_expires_at, scopes, version, created_at, updated_at, \
+             key_id FROM grants WHERE principal_iss = ?1 AND principal_sub = ?2 AND provider = ?3",
         )
         .bind(&key.principal.issuer)
         .bind(&key.principal.subject)
@@ -34,12 +34,13 @@ impl GrantBackend for SqliteGrants {
     async fn upsert(&self, key: &GrantKey, row: &GrantRow) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO grants (principal_iss, principal_sub, provider, tokens_sealed, \
-             access_expires_at, scopes, version, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+             access_expires_at, scopes, version, created_at, updated_at, key_id) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
              ON CONFLICT (principal_iss, principal_sub, provider) DO UPDATE SET \
              tokens_sealed = excluded.tokens_sealed, access_expires_at = excluded.access_expires_at, \
              scopes = excluded.scopes, version = MAX(grants.version + 1, excluded.version), \
-             created_at = excluded.created_at, updated_at = excluded.updated_at",
+             created_at = excluded.created_at, updated_at = excluded.updated_at, \
+             key_id = excluded.key_id",
         )
         .bind(&key.principal.issuer)
         .bind(&key.principal.subject)
@@ -50,6 +51,7 @@ impl GrantBackend for SqliteGrants {
         .bind(row.version)
         .bind(row.created_at)
         .bind(row.updated_at)
+        .bind(&row.key_id)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -63,7 +65,7 @@ impl GrantBackend for SqliteGrants {
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "UPDATE grants SET tokens_sealed = ?4, access_expires_at = ?5, scopes = ?6, \
-             version = ?7, updated_at = ?8 \
+             version = ?7, updated_at = ?8, key_id = ?10 \
              WHERE principal_iss = ?1 AND principal_sub = ?2 AND provider = ?3 AND version = ?9",
         )
         .bind(&key.principal.issuer)
@@ -75,6 +77,7 @@ impl GrantBackend for SqliteGrants {
         .bind(row.version)
         .bind(row.updated_at)
         .bind(expected_version)
+        .bind(&row.key_id)
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
@@ -104,5 +107,30 @@ impl GrantBackend for SqliteGrants {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    async fn key_usage(&self) -> Result<KeyUsage, StoreError> {
+        Ok(
+            sqlx::query_as("SELECT key_id, COUNT(*) FROM grants GROUP BY key_id ORDER BY key_id")
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+
+    async fn sealed_under_other_keys(
+        &self,
+        key_id: &str,
+        limit: usize,
+    ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
+        let records: Vec<GrantRecord> = sqlx::query_as(
+            "SELECT principal_iss, principal_sub, provider, tokens_sealed, access_expires_at, \
+             scopes, version, created_at, updated_at, key_id \
+             FROM grants WHERE key_id <> ?1 LIMIT ?2",
+        )
+        .bind(key_id)
+        .bind(limit as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(records.into_iter().map(GrantRecord::into_parts).collect())
     }
 }

@@ -102,3 +102,95 @@ fn migrate_brings_a_store_up_to_date_and_exits() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--store"));
 }
+
+#[tokio::test]
+async fn retiring_a_key_in_use_is_refused_until_rewrapped() {
+    let store_dir = tempfile::tempdir().unwrap();
+    let store = format!("sqlite://{}", store_dir.path().join("g.db").display());
+    let data = store_dir.path().to_str().unwrap().to_owned();
+    let (k1, k2) = (grantry::seal::generate_key(), grantry::seal::generate_key());
+    let both = format!("{k2},{k1}");
+    let id = |k: &str| {
+        grantry::seal::KeyRing::from_encoded(&[k])
+            .unwrap()
+            .current_key_id()
+    };
+
+    // A grant sealed under k1. (The same port throughout: the demo provider's tokens are
+    // bound to its issuer, which is the public URL.)
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = Server::start_on(port, &["--store", &store, "--keys", &k1]).await;
+    let mcp = crate::support::Mcp::new(server.mcp_url());
+    let (link, _, _) = mcp.first_round().await;
+    crate::support::Browser::new().sign_in(&link, true).await;
+    drop(server);
+
+    // k1 dropped from the ring while a grant uses it: refused, with the count.
+    let out = grantry(&["--store", &store, "--keys", &k2, "--data-dir", &data]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("1 grant(s) under key {}", id(&k1))),
+        "{err}"
+    );
+    assert!(err.contains("grantry keys rewrap"), "{err}");
+
+    let status = grantry(&[
+        "keys",
+        "status",
+        "--store",
+        &store,
+        "--keys",
+        &both,
+        "--data-dir",
+        &data,
+    ]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains(&format!("1 grant(s) sealed under {}", id(&k1))),
+        "{text}"
+    );
+
+    let rewrap = grantry(&[
+        "keys",
+        "rewrap",
+        "--store",
+        &store,
+        "--keys",
+        &both,
+        "--data-dir",
+        &data,
+    ]);
+    assert!(
+        rewrap.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rewrap.stderr)
+    );
+    assert!(String::from_utf8_lossy(&rewrap.stdout).contains("re-sealed 1 grant(s)"));
+
+    // Now k1 can go: grantry starts on k2 alone, and the grant is under k2. (Listing invoices
+    // is not the check here: the demo provider seals its own tokens with the same ring, so its
+    // k1 tokens end with k1, as a real provider's would not.)
+    let server = Server::start_on(port, &["--store", &store, "--keys", &k2]).await;
+    drop(server);
+    let status = grantry(&[
+        "keys",
+        "status",
+        "--store",
+        &store,
+        "--keys",
+        &k2,
+        "--data-dir",
+        &data,
+    ]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains(&format!("1 grant(s) sealed under {}", id(&k2))),
+        "{text}"
+    );
+    assert!(!text.contains("not in the ring"), "{text}");
+}

@@ -8,3 +8,4 @@
 mod backends;
 mod flows;
 mod grants;
+mod keys;

@@ -1,0 +1,28 @@
+//! A grant row with its key, as the SQL backends read it back for a key rotation.
+
+use super::{GrantKey, GrantRow};
+use crate::identity::Principal;
+
+#[derive(sqlx::FromRow)]
+pub struct GrantRecord {
+    principal_iss: String,
+    principal_sub: String,
+    provider: String,
+    #[sqlx(flatten)]
+    row: GrantRow,
+}
+
+impl GrantRecord {
+    pub fn into_parts(self) -> (GrantKey, GrantRow) {
+        (
+            GrantKey {
+                principal: Principal {
+                    issuer: self.principal_iss,
+                    subject: self.principal_sub,
+                },
+                provider: self.provider,
+            },
+            self.row,
+        )
+    }
+}
