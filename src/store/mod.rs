@@ -87,10 +87,13 @@ pub async fn open_with_prefix(url: &str, redis_prefix: &str) -> Result<Stores, S
 }
 
 async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
+    // A slow database ends a statement after a bound, as a dead one ends an acquire.
+    let options =
+        sqlx::postgres::PgConnectOptions::from_str(url)?.options([("statement_timeout", "5s")]);
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(10)
         .acquire_timeout(ACQUIRE_TIMEOUT)
-        .connect(url)
+        .connect_with(options)
         .await?;
     sqlx::migrate!("migrations/postgres")
         .run(&pool)

@@ -91,10 +91,27 @@ async fn redis_down_mid_flow_fails_closed_and_recovers_by_itself() {
     let mcp = Mcp::new(server.mcp_url());
     let (link, _, _) = mcp.first_round().await;
     let browser = Browser::new();
-    let page = browser.get(&link).await;
+    // One sign-in reaches the provider before the crash; its callback comes during it.
+    let authorize = browser.continue_at(&link).await;
+    let callback = browser.decide_at_provider(&authorize, true).await;
+    let (second_link, _, _) = mcp.first_round().await;
+    let page = browser.get(&second_link).await;
     assert_eq!(page.status, StatusCode::OK);
 
     redis.crash();
+    // The callback cannot claim its flow: 503, and the code is not redeemed.
+    let during = browser.get(&callback).await;
+    assert_eq!(
+        during.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        during.body
+    );
+    assert_eq!(
+        server.demo_stats().await["token_requests"],
+        0,
+        "no single-use check skipped"
+    );
     // Continue cannot write its flow: a clear 503 page, no redirect to the provider.
     let started = Instant::now();
     let refused = browser.submit(&page.form()).await;
@@ -136,13 +153,10 @@ async fn redis_down_mid_flow_fails_closed_and_recovers_by_itself() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(ready, "grantry reconnected by itself");
-    let done = browser.sign_in(&link, true).await;
-    assert_eq!(
-        done.final_page.status,
-        StatusCode::OK,
-        "{}",
-        done.final_page.body
-    );
+    // The interrupted callback, retried by the browser, now completes.
+    let after = browser.get(&callback).await;
+    assert_eq!(after.status, StatusCode::SEE_OTHER, "{}", after.body);
+    assert_eq!(server.demo_stats().await["token_requests"], 1);
     let answer = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;
