@@ -18,16 +18,16 @@ import pytest
 BINARY = os.environ.get("GRANTRY_BIN", str(Path(__file__).resolve().parents[2] / "target/debug/grantry"))
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
 class Grantry:
-    def __init__(self, extra_args: list[str]):
+    def __init__(self, extra_args: list[str], port: int | None = None):
         self.data_dir = tempfile.TemporaryDirectory()
-        self.port = _free_port()
+        self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(self.data_dir.name) / "grantry.log"
         self.log_file = open(self.log_path, "w")
