@@ -133,9 +133,15 @@ fn hex_id(id: &[u8]) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A fresh random key, base64url encoded (what `grantry keys generate` prints).
+/// A fresh random key, base64url encoded (what `grantry keys generate` prints). Keys that
+/// would start with `-` are drawn again: a command line would read one as a flag.
 pub fn generate_key() -> String {
-    URL_SAFE_NO_PAD.encode(rand::random::<[u8; KEY_LEN]>())
+    loop {
+        let key = URL_SAFE_NO_PAD.encode(rand::random::<[u8; KEY_LEN]>());
+        if !key.starts_with('-') {
+            return key;
+        }
+    }
 }
 
 impl KeyRing {

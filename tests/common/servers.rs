@@ -1,3 +1,4 @@
+#![allow(dead_code)] // shared by two test binaries, each using a part
 //! The PostgreSQL and Redis servers tests use, each test with its own database or key prefix.
 //!
 //! `GRANTRY_TEST_POSTGRES` (default `postgres://postgres@127.0.0.1:5432/postgres`) and
@@ -91,4 +92,33 @@ pub async fn drop_redis_prefix(prefix: &str) {
             .await
             .unwrap();
     }
+}
+
+/// `--store` arguments for a fresh PostgreSQL database, and its name for [`drop_postgres`].
+pub async fn postgres_store() -> Option<(Vec<String>, String)> {
+    let (url, name) = fresh_postgres().await?;
+    Some((vec!["--store".into(), url], name))
+}
+
+/// `--store` arguments for the shared Redis under a fresh prefix, and the prefix for
+/// [`drop_redis_prefix`]. The CI Redis keeps nothing on disk, so they accept a volatile store.
+pub async fn redis_store() -> Option<(Vec<String>, String)> {
+    if !redis_available().await {
+        return None;
+    }
+    let prefix = format!("grantry-e2e-{}:", random_suffix());
+    let args = vec![
+        "--store".into(),
+        redis_url(),
+        "--store-prefix".into(),
+        prefix.clone(),
+        "--allow-volatile-store".into(),
+        "true".into(),
+    ];
+    Some((args, prefix))
+}
+
+/// Borrows owned arguments as the `&[&str]` the server helpers take.
+pub fn as_strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
 }

@@ -109,53 +109,36 @@ async fn a_replica_killed_mid_flow_loses_nothing(store_args: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_any_replica_serves_any_step() {
-    let Some((url, name)) = servers::fresh_postgres().await else {
+    let Some((args, name)) = servers::postgres_store().await else {
         return;
     };
-    any_replica_serves_any_step(&["--store", &url]).await;
+    any_replica_serves_any_step(&servers::as_strs(&args)).await;
     servers::drop_postgres(&name).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_replica_killed_mid_flow_loses_nothing() {
-    let Some((url, name)) = servers::fresh_postgres().await else {
+    let Some((args, name)) = servers::postgres_store().await else {
         return;
     };
-    a_replica_killed_mid_flow_loses_nothing(&["--store", &url]).await;
+    a_replica_killed_mid_flow_loses_nothing(&servers::as_strs(&args)).await;
     servers::drop_postgres(&name).await;
-}
-
-fn redis_args(prefix: &str) -> Vec<String> {
-    vec![
-        "--store".into(),
-        servers::redis_url(),
-        "--store-prefix".into(),
-        prefix.into(),
-        "--allow-volatile-store".into(),
-        "true".into(),
-    ]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_any_replica_serves_any_step() {
-    if !servers::redis_available().await {
+    let Some((args, prefix)) = servers::redis_store().await else {
         return;
-    }
-    let prefix = format!("grantry-e2e-{}:", servers::random_suffix());
-    let args = redis_args(&prefix);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    any_replica_serves_any_step(&args).await;
+    };
+    any_replica_serves_any_step(&servers::as_strs(&args)).await;
     servers::drop_redis_prefix(&prefix).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_a_replica_killed_mid_flow_loses_nothing() {
-    if !servers::redis_available().await {
+    let Some((args, prefix)) = servers::redis_store().await else {
         return;
-    }
-    let prefix = format!("grantry-e2e-{}:", servers::random_suffix());
-    let args = redis_args(&prefix);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    a_replica_killed_mid_flow_loses_nothing(&args).await;
+    };
+    a_replica_killed_mid_flow_loses_nothing(&servers::as_strs(&args)).await;
     servers::drop_redis_prefix(&prefix).await;
 }

@@ -47,30 +47,19 @@ async fn sign_in_survives_a_restart(store_args: &[&str]) {
 
 #[tokio::test]
 async fn sign_in_on_postgres() {
-    let Some((url, name)) = servers::fresh_postgres().await else {
+    let Some((args, name)) = servers::postgres_store().await else {
         return;
     };
-    sign_in_survives_a_restart(&["--store", &url]).await;
+    sign_in_survives_a_restart(&servers::as_strs(&args)).await;
     servers::drop_postgres(&name).await;
 }
 
 #[tokio::test]
 async fn sign_in_on_redis() {
-    if !servers::redis_available().await {
+    let Some((args, prefix)) = servers::redis_store().await else {
         return;
-    }
-    let prefix = format!("grantry-e2e-{}:", servers::random_suffix());
-    let url = servers::redis_url();
-    // The CI Redis keeps nothing on disk, so this run accepts a volatile store explicitly.
-    sign_in_survives_a_restart(&[
-        "--store",
-        &url,
-        "--store-prefix",
-        &prefix,
-        "--allow-volatile-store",
-        "true",
-    ])
-    .await;
+    };
+    sign_in_survives_a_restart(&servers::as_strs(&args)).await;
     servers::drop_redis_prefix(&prefix).await;
 }
 
@@ -185,29 +174,19 @@ async fn a_held_retry_wakes_on_another_replica(store_args: &[&str]) {
 
 #[tokio::test]
 async fn a_held_retry_wakes_on_another_replica_with_postgres() {
-    let Some((url, name)) = servers::fresh_postgres().await else {
+    let Some((args, name)) = servers::postgres_store().await else {
         return;
     };
-    a_held_retry_wakes_on_another_replica(&["--store", &url]).await;
+    a_held_retry_wakes_on_another_replica(&servers::as_strs(&args)).await;
     servers::drop_postgres(&name).await;
 }
 
 #[tokio::test]
 async fn a_held_retry_wakes_on_another_replica_with_redis() {
-    if !servers::redis_available().await {
+    let Some((args, prefix)) = servers::redis_store().await else {
         return;
-    }
-    let prefix = format!("grantry-e2e-{}:", servers::random_suffix());
-    let url = servers::redis_url();
-    a_held_retry_wakes_on_another_replica(&[
-        "--store",
-        &url,
-        "--store-prefix",
-        &prefix,
-        "--allow-volatile-store",
-        "true",
-    ])
-    .await;
+    };
+    a_held_retry_wakes_on_another_replica(&servers::as_strs(&args)).await;
     servers::drop_redis_prefix(&prefix).await;
 }
 

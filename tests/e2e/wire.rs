@@ -175,11 +175,13 @@ async fn protocol_errors_get_the_spec_codes_and_statuses() {
 async fn oversized_bodies_foreign_origins_and_get_are_refused() {
     let server = Server::start(&[]).await;
     let mcp = Mcp::new(server.mcp_url());
-    let padding = "x".repeat(300 * 1024);
-    let big = body(
-        "tools/list",
-        json!({"_meta": meta(json!({})), "pad": padding}),
-    );
+    // One byte over the limit: the server reads the whole body before refusing it, so the
+    // client sees the 413 rather than a connection closed under its feet.
+    let limit = grantry::mcp::MAX_REQUEST_BYTES;
+    let start = body("tools/list", json!({"_meta": meta(json!({})), "pad": ""}));
+    let pad = "x".repeat(limit + 1 - start.len());
+    let big = start.replacen("\"pad\":\"\"", &format!("\"pad\":\"{pad}\""), 1);
+    assert_eq!(big.len(), limit + 1);
     let a = mcp.raw(&headers("tools/list"), big).await;
     assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
 
