@@ -52,7 +52,7 @@ pub enum KeysCommand {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IdentityMode {
-    /// One local user for every request and browser; loopback listen addresses only.
+    /// One local user for every request and browser; loopback listen address and public URL only.
     Dev,
     /// Bearer tokens and browser login from an OpenID Connect issuer (not available yet).
     Oidc,
