@@ -4,10 +4,9 @@
 //! that hands out the link writes nothing), and consumed exactly once at the callback by an
 //! atomic status change, so a replayed callback can never redeem a code twice.
 
-pub mod postgres;
 mod record;
 pub mod redis;
-pub mod sqlite;
+pub mod sql;
 
 use async_trait::async_trait;
 

@@ -6,10 +6,9 @@
 //! waiting retries when a grant lands.
 
 pub mod events;
-pub mod postgres;
 mod record;
 pub mod redis;
-pub mod sqlite;
+pub mod sql;
 
 use std::sync::Arc;
 

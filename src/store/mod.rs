@@ -14,9 +14,15 @@ use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::flows::{FlowBackend, postgres::PostgresFlows, redis::RedisFlows, sqlite::SqliteFlows};
+use crate::flows::{
+    FlowBackend,
+    redis::RedisFlows,
+    sql::{PostgresFlows, SqliteFlows},
+};
 use crate::grants::{
-    EventBus, GrantBackend, postgres::PostgresGrants, redis::RedisGrants, sqlite::SqliteGrants,
+    EventBus, GrantBackend,
+    redis::RedisGrants,
+    sql::{PostgresGrants, SqliteGrants},
 };
 
 /// A store operation that failed. The message never carries a secret.

@@ -1,0 +1,119 @@
+//! Flows in the SQL stores (SQLite and PostgreSQL): one implementation, written once for both
+//! dialects (`$N` placeholders work in each), expanded per pool type.
+
+use async_trait::async_trait;
+
+use super::record::{COLUMNS, FlowRecord, missed_claim};
+use super::{Claim, Flow, FlowBackend, FlowStatus};
+use crate::store::StoreError;
+
+macro_rules! sql_flows {
+    ($(#[$doc:meta])* $name:ident, $pool:ty, newest_first: $newest_first:literal) => {
+        $(#[$doc])*
+        pub struct $name {
+            pool: $pool,
+        }
+
+        impl $name {
+            pub fn new(pool: $pool) -> Self {
+                Self { pool }
+            }
+        }
+
+        #[async_trait]
+        impl FlowBackend for $name {
+            async fn insert(&self, flow: &Flow) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO flows (id, ticket_id, principal_iss, principal_sub, provider, \
+                     verifier_sealed, state_hash, binding_hash, status, created_at, expires_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                )
+                .bind(&flow.id)
+                .bind(&flow.ticket_id)
+                .bind(&flow.principal.issuer)
+                .bind(&flow.principal.subject)
+                .bind(&flow.provider)
+                .bind(&flow.verifier_sealed)
+                .bind(&flow.state_hash)
+                .bind(&flow.binding_hash)
+                .bind(flow.status.as_str())
+                .bind(flow.created_at)
+                .bind(flow.expires_at)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError> {
+                let claimed: Option<FlowRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "UPDATE flows SET status = 'redeeming' \
+                     WHERE state_hash = $1 AND status = 'pending' AND expires_at >= $2 \
+                     RETURNING {COLUMNS}"
+                )))
+                .bind(state_hash)
+                .bind(now)
+                .fetch_optional(&self.pool)
+                .await?;
+                if let Some(record) = claimed {
+                    return Ok(Claim::Claimed(Box::new(record.try_into()?)));
+                }
+                let existing: Option<(String, i64)> =
+                    sqlx::query_as("SELECT status, expires_at FROM flows WHERE state_hash = $1")
+                        .bind(state_hash)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                match existing {
+                    None => Ok(Claim::Unknown),
+                    Some((status, expires_at)) => missed_claim(&status, expires_at, now),
+                }
+            }
+
+            async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError> {
+                sqlx::query("UPDATE flows SET status = $2 WHERE id = $1")
+                    .bind(flow_id)
+                    .bind(status.as_str())
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn latest_for_ticket(&self, ticket_id: &str) -> Result<Option<Flow>, StoreError> {
+                let record: Option<FlowRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {COLUMNS} FROM flows WHERE ticket_id = $1 \
+                     ORDER BY {} LIMIT 1",
+                    $newest_first
+                )))
+                .bind(ticket_id)
+                .fetch_optional(&self.pool)
+                .await?;
+                record.map(Flow::try_from).transpose()
+            }
+
+            async fn delete_expired(&self, before: i64) -> Result<u64, StoreError> {
+                let done = sqlx::query("DELETE FROM flows WHERE expires_at < $1")
+                    .bind(before)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected())
+            }
+
+            async fn ping(&self) -> Result<(), StoreError> {
+                sqlx::query("SELECT 1").execute(&self.pool).await?;
+                Ok(())
+            }
+        }
+    };
+}
+
+sql_flows!(
+    /// Flows in SQLite.
+    SqliteFlows,
+    sqlx::SqlitePool,
+    newest_first: "created_at DESC, rowid DESC"
+);
+sql_flows!(
+    /// Flows in PostgreSQL.
+    PostgresFlows,
+    sqlx::PgPool,
+    newest_first: "created_at DESC, seq DESC"
+);
