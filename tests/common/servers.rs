@@ -28,8 +28,47 @@ pub fn skip(server: &str, why: impl std::fmt::Display) {
     eprintln!("SKIPPED {server}: {why} (start the server, or set GRANTRY_TEST_*)");
 }
 
-/// A fresh database: its URL, dropped again by [`drop_postgres`].
-pub async fn fresh_postgres() -> Option<(String, String)> {
+/// Runs `cleanup` to completion from a `Drop`, on a runtime of its own: a test that fails
+/// half-way still removes what it made.
+fn clean_up_on_drop(cleanup: impl std::future::Future<Output = ()> + Send + 'static) {
+    let _ = std::thread::spawn(move || {
+        if let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            runtime.block_on(cleanup);
+        }
+    })
+    .join();
+}
+
+/// A database made for one test, dropped when this is.
+pub struct TempDatabase {
+    pub url: String,
+    pub name: String,
+}
+
+impl Drop for TempDatabase {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        clean_up_on_drop(async move { drop_postgres(&name).await });
+    }
+}
+
+/// Redis keys made for one test (under `prefix`), deleted when this is dropped.
+pub struct TempPrefix {
+    pub prefix: String,
+}
+
+impl Drop for TempPrefix {
+    fn drop(&mut self) {
+        let prefix = self.prefix.clone();
+        clean_up_on_drop(async move { drop_redis_prefix(&prefix).await });
+    }
+}
+
+/// A fresh database, dropped again when the guard is.
+pub async fn fresh_postgres() -> Option<TempDatabase> {
     let admin_url = postgres_admin_url();
     let mut admin = match sqlx::PgConnection::connect(&admin_url).await {
         Ok(c) => c,
@@ -45,7 +84,10 @@ pub async fn fresh_postgres() -> Option<(String, String)> {
         .unwrap();
     let mut url = url::Url::parse(&admin_url).unwrap();
     url.set_path(&name);
-    Some((url.to_string(), name))
+    Some(TempDatabase {
+        url: url.to_string(),
+        name,
+    })
 }
 
 pub async fn drop_postgres(name: &str) {
@@ -94,15 +136,15 @@ pub async fn drop_redis_prefix(prefix: &str) {
     }
 }
 
-/// `--store` arguments for a fresh PostgreSQL database, and its name for [`drop_postgres`].
-pub async fn postgres_store() -> Option<(Vec<String>, String)> {
-    let (url, name) = fresh_postgres().await?;
-    Some((vec!["--store".into(), url], name))
+/// `--store` arguments for a fresh PostgreSQL database, and its guard.
+pub async fn postgres_store() -> Option<(Vec<String>, TempDatabase)> {
+    let database = fresh_postgres().await?;
+    Some((vec!["--store".into(), database.url.clone()], database))
 }
 
-/// `--store` arguments for the shared Redis under a fresh prefix, and the prefix for
-/// [`drop_redis_prefix`]. The CI Redis keeps nothing on disk, so they accept a volatile store.
-pub async fn redis_store() -> Option<(Vec<String>, String)> {
+/// `--store` arguments for the shared Redis under a fresh prefix, and its guard. The CI Redis
+/// keeps nothing on disk, so they accept a volatile store.
+pub async fn redis_store() -> Option<(Vec<String>, TempPrefix)> {
     if !redis_available().await {
         return None;
     }
@@ -115,7 +157,7 @@ pub async fn redis_store() -> Option<(Vec<String>, String)> {
         "--allow-volatile-store".into(),
         "true".into(),
     ];
-    Some((args, prefix))
+    Some((args, TempPrefix { prefix }))
 }
 
 /// Borrows owned arguments as the `&[&str]` the server helpers take.

@@ -109,36 +109,32 @@ async fn a_replica_killed_mid_flow_loses_nothing(store_args: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_any_replica_serves_any_step() {
-    let Some((args, name)) = servers::postgres_store().await else {
+    let Some((args, _database)) = servers::postgres_store().await else {
         return;
     };
     any_replica_serves_any_step(&servers::as_strs(&args)).await;
-    servers::drop_postgres(&name).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_replica_killed_mid_flow_loses_nothing() {
-    let Some((args, name)) = servers::postgres_store().await else {
+    let Some((args, _database)) = servers::postgres_store().await else {
         return;
     };
     a_replica_killed_mid_flow_loses_nothing(&servers::as_strs(&args)).await;
-    servers::drop_postgres(&name).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_any_replica_serves_any_step() {
-    let Some((args, prefix)) = servers::redis_store().await else {
+    let Some((args, _keys)) = servers::redis_store().await else {
         return;
     };
     any_replica_serves_any_step(&servers::as_strs(&args)).await;
-    servers::drop_redis_prefix(&prefix).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_a_replica_killed_mid_flow_loses_nothing() {
-    let Some((args, prefix)) = servers::redis_store().await else {
+    let Some((args, _keys)) = servers::redis_store().await else {
         return;
     };
     a_replica_killed_mid_flow_loses_nothing(&servers::as_strs(&args)).await;
-    servers::drop_redis_prefix(&prefix).await;
 }

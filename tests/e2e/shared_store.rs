@@ -47,20 +47,18 @@ async fn sign_in_survives_a_restart(store_args: &[&str]) {
 
 #[tokio::test]
 async fn sign_in_on_postgres() {
-    let Some((args, name)) = servers::postgres_store().await else {
+    let Some((args, _database)) = servers::postgres_store().await else {
         return;
     };
     sign_in_survives_a_restart(&servers::as_strs(&args)).await;
-    servers::drop_postgres(&name).await;
 }
 
 #[tokio::test]
 async fn sign_in_on_redis() {
-    let Some((args, prefix)) = servers::redis_store().await else {
+    let Some((args, _keys)) = servers::redis_store().await else {
         return;
     };
     sign_in_survives_a_restart(&servers::as_strs(&args)).await;
-    servers::drop_redis_prefix(&prefix).await;
 }
 
 #[tokio::test]
@@ -174,27 +172,26 @@ async fn a_held_retry_wakes_on_another_replica(store_args: &[&str]) {
 
 #[tokio::test]
 async fn a_held_retry_wakes_on_another_replica_with_postgres() {
-    let Some((args, name)) = servers::postgres_store().await else {
+    let Some((args, _database)) = servers::postgres_store().await else {
         return;
     };
     a_held_retry_wakes_on_another_replica(&servers::as_strs(&args)).await;
-    servers::drop_postgres(&name).await;
 }
 
 #[tokio::test]
 async fn a_held_retry_wakes_on_another_replica_with_redis() {
-    let Some((args, prefix)) = servers::redis_store().await else {
+    let Some((args, _keys)) = servers::redis_store().await else {
         return;
     };
     a_held_retry_wakes_on_another_replica(&servers::as_strs(&args)).await;
-    servers::drop_redis_prefix(&prefix).await;
 }
 
 #[tokio::test]
 async fn postgres_without_synchronous_commit_is_refused_unless_allowed() {
-    let Some((url, name)) = servers::fresh_postgres().await else {
+    let Some(database) = servers::fresh_postgres().await else {
         return;
     };
+    let (url, name) = (&database.url, &database.name);
     {
         use sqlx::Connection;
         let mut admin = sqlx::PgConnection::connect(&servers::postgres_admin_url())
@@ -211,14 +208,13 @@ async fn postgres_without_synchronous_commit_is_refused_unless_allowed() {
     let out = Command::new(env!("CARGO_BIN_EXE_grantry"))
         .args(["--listen", "127.0.0.1:18124", "--data-dir"])
         .arg(dir.path())
-        .args(["--store", &url])
+        .args(["--store", url])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("synchronous_commit"), "{err}");
-    let server = Server::start(&["--store", &url, "--allow-volatile-store", "true"]).await;
+    let server = Server::start(&["--store", url, "--allow-volatile-store", "true"]).await;
     assert!(server.log_shows("synchronous_commit off").await);
     drop(server);
-    servers::drop_postgres(&name).await;
 }

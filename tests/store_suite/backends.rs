@@ -19,8 +19,8 @@ pub struct Fresh {
 
 enum Cleanup {
     Dir(#[allow(dead_code)] tempfile::TempDir),
-    Database(String),
-    Prefix(String),
+    Database(#[allow(dead_code)] servers::TempDatabase),
+    Prefix(#[allow(dead_code)] servers::TempPrefix),
 }
 
 impl Backend {
@@ -36,11 +36,11 @@ impl Backend {
                 })
             }
             Backend::Postgres => {
-                let (url, name) = servers::fresh_postgres().await?;
-                let stores = store::open(&url).await.unwrap();
+                let database = servers::fresh_postgres().await?;
+                let stores = store::open(&database.url).await.unwrap();
                 Some(Fresh {
                     stores,
-                    cleanup: Cleanup::Database(name),
+                    cleanup: Cleanup::Database(database),
                 })
             }
             Backend::Redis => {
@@ -53,7 +53,7 @@ impl Backend {
                     .unwrap();
                 Some(Fresh {
                     stores,
-                    cleanup: Cleanup::Prefix(prefix),
+                    cleanup: Cleanup::Prefix(servers::TempPrefix { prefix }),
                 })
             }
         }
@@ -61,15 +61,11 @@ impl Backend {
 }
 
 impl Fresh {
+    /// Closes the store, then removes what the test wrote (the guard does it on drop too,
+    /// so a failing test cleans up as well).
     pub async fn finish(self) {
-        match self.cleanup {
-            Cleanup::Dir(_) => {}
-            Cleanup::Database(name) => {
-                drop(self.stores);
-                servers::drop_postgres(&name).await;
-            }
-            Cleanup::Prefix(prefix) => servers::drop_redis_prefix(&prefix).await,
-        }
+        drop(self.stores);
+        drop(self.cleanup);
     }
 }
 
