@@ -1,6 +1,10 @@
-"""The Python SDK client against three grantry replicas sharing one store and key ring: the
-client calls replica A, the browser opens the link on B, the callback lands on C, and the SDK's
-retry on A completes. Run on PostgreSQL and on Redis; a missing server skips (fails under CI)."""
+"""The Python SDK client against three grantry replicas sharing one store and key ring, on
+PostgreSQL and on Redis (a missing server skips; under CI it fails):
+
+- the client calls replica A, the browser opens the link on B, the callback lands on C, and
+  the SDK's retry on A completes;
+- behind a load balancer, the replica that issued the link is killed with SIGKILL before the
+  callback, and the flow still completes on the others."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import pytest
 import mcp.types as types
 from mcp import Client
 
+from balancer import Balancer
 from conftest import Grantry, first_form, free_port
 
 CI = os.environ.get("CI") == "true"
@@ -99,3 +104,47 @@ def test_any_replica_serves_any_step(shared_store):
     finally:
         for replica in (a, b, c):
             replica.stop()
+
+
+def test_the_replica_that_issued_the_link_dies_and_nothing_is_lost(shared_store):
+    ring = subprocess.run([os.environ.get("GRANTRY_BIN", ""), "keys", "generate"], capture_output=True, text=True)
+    ring = ring.stdout.strip()
+    ports = [free_port() for _ in range(3)]
+    balancer = Balancer(ports)
+    common = ["--keys", ring, "--public-url", balancer.base, "--retry-hold", "20", *shared_store]
+    replicas = {port: Grantry(common, port=port) for port in ports}
+    try:
+        killed: list[int] = []
+
+        async def on_elicit(ctx, params):
+            issuer = balancer.served[0]  # the replica that answered the first call
+            replicas[issuer].process.kill()
+            replicas[issuer].process.wait()
+            killed.append(issuer)
+            alive = [port for port in ports if port != issuer]
+            on = lambda port, url: url.replace(balancer.base, f"http://127.0.0.1:{port}", 1)  # noqa: E731
+            async with httpx2.AsyncClient(timeout=30) as browser:
+                page = await browser.get(on(alive[0], params.url))
+                action, fields = first_form(page)
+                sent = await browser.post(action, data=fields)
+                consent = await browser.get(sent.headers["location"])
+                action, fields = first_form(consent)
+                fields["decision"] = "approve"
+                back = await browser.post(action, data=fields)
+                landed = await browser.get(on(alive[1], back.headers["location"]))
+                assert landed.status_code == 303, landed.text
+            return types.ElicitResult(action="accept")
+
+        async def main():
+            async with Client(f"{balancer.base}/mcp", mode="2026-07-28", elicitation_callback=on_elicit, cache=None) as client:
+                result = await client.call_tool("list_invoices", {})
+                assert result.is_error is not True
+                assert result.structured_content["invoices"]
+
+        anyio.run(main)
+        assert len(killed) == 1
+        assert balancer.served[-1] != killed[0], "the retry was served by a live replica"
+    finally:
+        for replica in replicas.values():
+            replica.stop()
+        balancer.close()
