@@ -2,141 +2,16 @@
 //! start. Precedence: flag or environment variable, then the `--config` file, then the default.
 //! Every error names the setting at fault, as the user would spell it.
 
+mod cli;
+
+pub use cli::{Cli, Command, IdentityMode, KeysCommand, LogFormat, ServeArgs};
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Deserialize;
 use url::Url;
-
-/// Command line of the `grantry` binary.
-#[derive(Debug, Parser)]
-#[command(
-    name = "grantry",
-    version,
-    about = "A URL-mode OAuth connector for MCP: hosts tools over users' third-party accounts and the sign-in routes behind them.",
-    args_conflicts_with_subcommands = true
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-    /// Options of `grantry serve` (the default subcommand).
-    #[command(flatten)]
-    pub serve: ServeArgs,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Serve MCP on /mcp and the browser sign-in routes (the default).
-    Serve(Box<ServeArgs>),
-    /// Bring the store's schema up to date and exit (serve does this at start too).
-    Migrate(Box<ServeArgs>),
-    /// Manage sealing keys.
-    #[command(subcommand)]
-    Keys(KeysCommand),
-}
-
-#[derive(Debug, Subcommand)]
-pub enum KeysCommand {
-    /// Print a new random key (base64url, 32 bytes) for GRANTRY_KEYS.
-    Generate,
-    /// Show how many grants each key seals, and which keys the ring holds.
-    Status(Box<ServeArgs>),
-    /// Re-seal every grant still under an older key with the first key of GRANTRY_KEYS, in
-    /// batches, each grant with compare-and-set on its version.
-    Rewrap(Box<ServeArgs>),
-}
-
-/// Who the caller is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IdentityMode {
-    /// One local user for every request and browser; loopback listen address and public URL only.
-    Dev,
-    /// Bearer tokens and browser login from an OpenID Connect issuer (not available yet).
-    Oidc,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    Text,
-    Json,
-}
-
-/// Options of `grantry serve`. Each is also an environment variable and a key of the TOML file
-/// named by `--config` (the key is the long flag with `_` for `-`).
-#[derive(Debug, Clone, Default, Args)]
-pub struct ServeArgs {
-    /// TOML file with any of the settings below.
-    #[arg(long, env = "GRANTRY_CONFIG", value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Address to listen on [default: 127.0.0.1:8080].
-    #[arg(long, env = "GRANTRY_LISTEN", value_name = "ADDR")]
-    pub listen: Option<String>,
-    /// URL where users and clients reach grantry; links and the OAuth redirect URI are built
-    /// from it [default: http:// + the listen address].
-    #[arg(long, env = "GRANTRY_PUBLIC_URL", value_name = "URL")]
-    pub public_url: Option<String>,
-    /// Directory for the embedded SQLite store and a generated key [default: ./grantry-data].
-    #[arg(long, env = "GRANTRY_DATA_DIR", value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// Store URL: sqlite://PATH, postgres://… or redis://… (rediss://…)
-    /// [default: SQLite in the data directory].
-    #[arg(
-        long,
-        env = "GRANTRY_STORE",
-        value_name = "URL",
-        hide_env_values = true
-    )]
-    pub store: Option<String>,
-    /// Prefix of every key grantry writes to a Redis store [default: grantry:].
-    #[arg(long, env = "GRANTRY_STORE_PREFIX", value_name = "PREFIX")]
-    pub store_prefix: Option<String>,
-    /// Start on a store that could lose acknowledged grants (PostgreSQL without
-    /// synchronous_commit; Redis without AOF fsync on every write, or with eviction) instead of
-    /// refusing [default: false].
-    #[arg(long, env = "GRANTRY_ALLOW_VOLATILE_STORE", value_name = "BOOL")]
-    pub allow_volatile_store: Option<bool>,
-    /// Identity mode [default: dev].
-    #[arg(long, env = "GRANTRY_IDENTITY", value_enum)]
-    pub identity: Option<IdentityMode>,
-    /// TOML provider catalog adding or overriding providers.
-    #[arg(long, env = "GRANTRY_PROVIDERS", value_name = "FILE")]
-    pub providers: Option<PathBuf>,
-    /// Seconds a retried tool call waits for a pending sign-in before asking again [default: 45].
-    #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS")]
-    pub retry_hold: Option<u64>,
-    /// Sealing keys, comma-separated base64url (32 bytes each); the first seals, all open.
-    /// Prefer the environment variable. [default: a key generated in the data directory]
-    #[arg(
-        long,
-        env = "GRANTRY_KEYS",
-        value_name = "KEYS",
-        hide_env_values = true
-    )]
-    pub keys: Option<String>,
-    /// Seconds a requestState and its sign-in link stay valid [default: 600].
-    #[arg(long, env = "GRANTRY_REQUEST_STATE_TTL", value_name = "SECONDS")]
-    pub request_state_ttl: Option<u64>,
-    /// Serve the built-in demo provider under /demo [default: true].
-    #[arg(long, env = "GRANTRY_DEMO", value_name = "BOOL")]
-    pub demo: Option<bool>,
-    /// Lifetime of the demo provider's access tokens, in seconds [default: 3600].
-    #[arg(long, env = "GRANTRY_DEMO_TOKEN_TTL", value_name = "SECONDS")]
-    pub demo_token_ttl: Option<i64>,
-    /// Extra browser origins allowed to call /mcp, comma-separated (the public URL's origin is
-    /// always allowed).
-    #[arg(long, env = "GRANTRY_ALLOWED_ORIGINS", value_name = "ORIGINS")]
-    pub allowed_origins: Option<String>,
-    /// Also offer the MCP conformance suite's test_* tools (for running the suite).
-    #[arg(long, env = "GRANTRY_CONFORMANCE_TOOLS", value_name = "BOOL")]
-    pub conformance_tools: Option<bool>,
-    /// Log format [default: text].
-    #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum)]
-    pub log_format: Option<LogFormat>,
-}
 
 /// The same settings as read from the `--config` TOML file.
 #[derive(Debug, Default, Deserialize)]
