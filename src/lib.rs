@@ -18,11 +18,11 @@
 //! | [`mcp`] | `POST /mcp` on rmcp: discovery, tools, sign-in rounds, the HTTP edge |
 //! | [`tools`] | the tools themselves, free of JSON-RPC |
 //! | [`connect`] | `/connect/{ticket}`, `/oauth/callback`, the pages |
-//! | [`flows`] | sign-in attempts, consumed exactly once |
-//! | [`grants`] | users' tokens, sealed at rest, versioned |
+//! | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
+//! | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events |
 //! | [`providers`] | the catalog, the OAuth client, the invoice adapters |
 //! | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
-//! | [`store`] | opening the store named by `--store` |
+//! | [`store`] | opening the store named by `--store` (SQLite, PostgreSQL, Redis), durability checks at start, the cross-replica event buses |
 
 pub mod clock;
 pub mod config;
