@@ -1,7 +1,7 @@
 //! MCP on `POST /mcp`, revision 2026-07-28, built on rmcp at the edge.
 //!
 //! rmcp serves the protocol statelessly (no sessions: any replica serves any request);
-//! [`handler`] maps it onto grantry's tools and sign-in rounds; [`edge`] keeps held retries
+//! `handler` maps it onto grantry's tools and sign-in rounds; [`edge`] keeps held retries
 //! alive and the wire exactly as the spec writes it.
 
 mod conformance;
