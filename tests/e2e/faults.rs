@@ -345,3 +345,122 @@ async fn a_grant_shown_as_connected_survives_a_postgres_crash() {
     }
     assert!(completed, "grantry recovered by itself");
 }
+
+/// A TCP proxy that can stall: bytes wait while `slow` is set, as behind a congested link.
+struct SlowProxy {
+    port: u16,
+    slow: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl SlowProxy {
+    async fn start(target: String) -> SlowProxy {
+        use std::sync::atomic::Ordering;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let slow = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = slow.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let Ok(outbound) = tokio::net::TcpStream::connect(&target).await else {
+                    continue;
+                };
+                let (mut in_read, mut in_write) = inbound.into_split();
+                let (mut out_read, mut out_write) = outbound.into_split();
+                let up_flag = flag.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = in_read.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        while up_flag.load(Ordering::Relaxed) {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                        if out_write.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = out_read.read(&mut buf).await {
+                        if n == 0 || in_write.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        SlowProxy { port, slow, task }
+    }
+}
+
+impl Drop for SlowProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_store_gives_bounded_errors_then_recovers() {
+    use std::sync::atomic::Ordering;
+    let Some((_, keys)) = servers::redis_store().await else {
+        return;
+    };
+    let target = servers::redis_url()
+        .trim_start_matches("redis://")
+        .to_owned();
+    let proxy = SlowProxy::start(target).await;
+    let url = format!("redis://127.0.0.1:{}", proxy.port);
+    let server = Server::start(&[
+        "--store",
+        &url,
+        "--store-prefix",
+        &keys.prefix,
+        "--allow-volatile-store",
+        "true",
+    ])
+    .await;
+    let mcp = Mcp::new(server.mcp_url());
+    let (link, _, _) = mcp.first_round().await;
+    let browser = Browser::new();
+    let form = browser.get(&link).await.form();
+
+    proxy.slow.store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    let answer = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    assert_eq!(answer.error_code(), -32603, "{}", answer.raw);
+    assert_eq!(answer.body["error"]["data"]["retryable"], true);
+    let page = browser.submit(&form).await;
+    assert_eq!(
+        page.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        page.body
+    );
+    let slow = started.elapsed();
+    eprintln!("two requests against a stalled Redis took {slow:?}");
+    assert!(slow < Duration::from_secs(10), "bounded: {slow:?}");
+
+    proxy.slow.store(false, Ordering::Relaxed);
+    let mut recovered = false;
+    for _ in 0..100 {
+        let answer = mcp
+            .call_tool("list_invoices", json!({}), url_and_form())
+            .await;
+        if answer.body.get("result").is_some() {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        recovered,
+        "grantry recovered by itself once the store was fast again"
+    );
+}
