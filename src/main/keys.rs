@@ -7,21 +7,34 @@
 use std::process::ExitCode;
 
 use grantry::config::{Config, ServeArgs};
+use grantry::grants::Grants;
 use grantry::state::maintenance_grants;
 
 const BATCH: usize = 500;
 
-fn config(args: ServeArgs) -> Result<Config, ExitCode> {
-    Config::resolve(args).map_err(|e| {
-        eprintln!("grantry: {e}");
-        ExitCode::from(2)
-    })
-}
-
-fn run<F: std::future::Future<Output = Result<(), String>>>(work: F) -> ExitCode {
+/// Resolves the settings, opens the store's grants with the configured keys, and runs `work`
+/// on them; errors go to stderr with the exit code of `grantry serve`'s.
+fn with_grants<F, Fut>(args: ServeArgs, work: F) -> ExitCode
+where
+    F: FnOnce(Grants) -> Fut,
+    Fut: std::future::Future<Output = Result<(), String>>,
+{
+    let config = match Config::resolve(args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("grantry: {e}");
+            return ExitCode::from(2);
+        }
+    };
     super::install_tls_provider();
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
-    match runtime.block_on(work) {
+    let outcome = runtime.block_on(async move {
+        let grants = maintenance_grants(&config)
+            .await
+            .map_err(|e| e.to_string())?;
+        work(grants).await
+    });
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("grantry: {message}");
@@ -31,14 +44,7 @@ fn run<F: std::future::Future<Output = Result<(), String>>>(work: F) -> ExitCode
 }
 
 pub fn status(args: ServeArgs) -> ExitCode {
-    let config = match config(args) {
-        Ok(config) => config,
-        Err(code) => return code,
-    };
-    run(async move {
-        let grants = maintenance_grants(&config)
-            .await
-            .map_err(|e| e.to_string())?;
+    with_grants(args, |grants| async move {
         let ring = grants.key_ids();
         println!("keys in the ring (the first seals): {}", ring.join(", "));
         for (id, count) in grants.key_usage().await.map_err(|e| e.to_string())? {
@@ -59,14 +65,7 @@ pub fn status(args: ServeArgs) -> ExitCode {
 }
 
 pub fn rewrap(args: ServeArgs) -> ExitCode {
-    let config = match config(args) {
-        Ok(config) => config,
-        Err(code) => return code,
-    };
-    run(async move {
-        let grants = maintenance_grants(&config)
-            .await
-            .map_err(|e| e.to_string())?;
+    with_grants(args, |grants| async move {
         let (mut total, mut batches) = (0, 0);
         loop {
             let report = grants
