@@ -30,17 +30,6 @@ pub enum OutboundError {
     TooLarge,
 }
 
-impl OutboundError {
-    /// Errors that say nothing about the request itself: worth a later retry.
-    pub fn is_transient(&self) -> bool {
-        match self {
-            OutboundError::Transport(_) => true,
-            OutboundError::Status(code) => *code == 429 || *code >= 500,
-            OutboundError::TooLarge => false,
-        }
-    }
-}
-
 /// Reads a response body, refusing more than [`MAX_RESPONSE_BYTES`].
 pub async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, OutboundError> {
     if response

@@ -69,13 +69,6 @@ pub enum TokenError {
     BadResponse(String),
 }
 
-impl TokenError {
-    /// True when the grant behind a refresh token is gone and the user must sign in again.
-    pub fn needs_new_sign_in(&self) -> bool {
-        matches!(self, TokenError::Rejected(_))
-    }
-}
-
 fn oauth_client(
     provider: &Provider,
     redirect_uri: &str,
