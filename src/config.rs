@@ -4,7 +4,10 @@
 
 mod cli;
 
+mod identity;
+
 pub use cli::{Cli, Command, IdentityMode, KeysCommand, LogFormat, ServeArgs};
+pub use identity::OidcSettings;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -24,6 +27,14 @@ struct FileSettings {
     store_prefix: Option<String>,
     allow_volatile_store: Option<bool>,
     identity: Option<IdentityMode>,
+    oidc_issuer: Option<String>,
+    oidc_client_id: Option<String>,
+    oidc_scopes: Option<Vec<String>>,
+    rate_mcp_principal: Option<u32>,
+    rate_mcp_ip: Option<u32>,
+    rate_browser_ip: Option<u32>,
+    trust_forwarded_for: Option<bool>,
+    max_pending_flows: Option<u32>,
     providers: Option<PathBuf>,
     retry_hold: Option<u64>,
     keys: Option<Vec<String>>,
@@ -50,6 +61,16 @@ fn bad(setting: &str, message: impl Into<String>) -> ConfigError {
     }
 }
 
+/// Rate limits and quotas; each counter is per minute and shared across replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub mcp_per_principal: u32,
+    pub mcp_per_ip: u32,
+    pub browser_per_ip: u32,
+    pub trust_forwarded_for: bool,
+    pub max_pending_flows: u32,
+}
+
 /// Validated settings.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -61,6 +82,9 @@ pub struct Config {
     pub store_prefix: String,
     pub allow_volatile_store: bool,
     pub identity: IdentityMode,
+    /// Present exactly when `identity` is oidc.
+    pub oidc: Option<OidcSettings>,
+    pub limits: Limits,
     pub providers_file: Option<PathBuf>,
     pub retry_hold: Duration,
     /// Keys from configuration; `None` means "use or create the data directory's key".
@@ -107,7 +131,42 @@ impl Config {
         })?;
         let identity = args.identity.or(file.identity).unwrap_or(IdentityMode::Dev);
         let public_url = resolve_public_url(args.public_url.or(file.public_url), listen)?;
-        check_identity(identity, listen, &public_url)?;
+        identity::check_dev(identity, listen, &public_url)?;
+        let oidc = match identity {
+            IdentityMode::Dev => None,
+            IdentityMode::Oidc => Some(OidcSettings::resolve(
+                args.oidc_issuer.or(file.oidc_issuer),
+                args.oidc_client_id.or(file.oidc_client_id),
+                args.oidc_client_secret,
+                match (args.oidc_scopes, file.oidc_scopes) {
+                    (Some(text), _) => split_list(&text),
+                    (None, list) => list.unwrap_or_default(),
+                },
+                &public_url,
+            )?),
+        };
+        let limits = Limits {
+            mcp_per_principal: positive(
+                "--rate-mcp-principal",
+                args.rate_mcp_principal.or(file.rate_mcp_principal),
+                600,
+            )?,
+            mcp_per_ip: positive("--rate-mcp-ip", args.rate_mcp_ip.or(file.rate_mcp_ip), 1200)?,
+            browser_per_ip: positive(
+                "--rate-browser-ip",
+                args.rate_browser_ip.or(file.rate_browser_ip),
+                60,
+            )?,
+            trust_forwarded_for: args
+                .trust_forwarded_for
+                .or(file.trust_forwarded_for)
+                .unwrap_or(false),
+            max_pending_flows: positive(
+                "--max-pending-flows",
+                args.max_pending_flows.or(file.max_pending_flows),
+                5,
+            )?,
+        };
         let data_dir = args
             .data_dir
             .or(file.data_dir)
@@ -176,6 +235,8 @@ impl Config {
                 .or(file.allow_volatile_store)
                 .unwrap_or(false),
             identity,
+            oidc,
+            limits,
             providers_file: args.providers.or(file.providers),
             retry_hold: Duration::from_secs(retry_hold),
             keys,
@@ -202,42 +263,6 @@ fn read_file_settings(path: &Path) -> Result<FileSettings, ConfigError> {
     toml::from_str(&text).map_err(|e| bad(setting, format!("{}: {e}", path.display())))
 }
 
-fn check_identity(
-    identity: IdentityMode,
-    listen: SocketAddr,
-    public_url: &str,
-) -> Result<(), ConfigError> {
-    let public_host_is_loopback = Url::parse(public_url).ok().is_some_and(|u| match u.host() {
-        Some(url::Host::Domain(name)) => name == "localhost",
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    });
-    match identity {
-        // Behind a reverse proxy the listen address is loopback while the world reaches
-        // grantry: the public URL must be local too.
-        IdentityMode::Dev if !public_host_is_loopback => Err(bad(
-            "--identity (GRANTRY_IDENTITY)",
-            format!(
-                "dev identity treats every caller as one local user, so grantry refuses the \
-                 non-loopback public URL {public_url}; use a loopback URL or oidc"
-            ),
-        )),
-        IdentityMode::Dev if !listen.ip().is_loopback() => Err(bad(
-            "--identity (GRANTRY_IDENTITY)",
-            format!(
-                "dev identity treats every caller as one local user, so grantry refuses to \
-                 listen on the non-loopback address {listen}; listen on 127.0.0.1 or use oidc"
-            ),
-        )),
-        IdentityMode::Oidc => Err(bad(
-            "--identity (GRANTRY_IDENTITY)",
-            "oidc identity is not available in this version; use dev on a loopback address",
-        )),
-        IdentityMode::Dev => Ok(()),
-    }
-}
-
 fn resolve_public_url(given: Option<String>, listen: SocketAddr) -> Result<String, ConfigError> {
     let setting = "--public-url (GRANTRY_PUBLIC_URL)";
     let text = given.unwrap_or_else(|| format!("http://{listen}"));
@@ -258,6 +283,13 @@ fn resolve_public_url(given: Option<String>, listen: SocketAddr) -> Result<Strin
         ));
     }
     Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+fn positive(setting: &str, given: Option<u32>, default: u32) -> Result<u32, ConfigError> {
+    match given.unwrap_or(default) {
+        0 => Err(bad(setting, "must be at least 1")),
+        n => Ok(n),
+    }
 }
 
 fn split_list(text: &str) -> Vec<String> {

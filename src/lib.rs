@@ -24,6 +24,7 @@
 //! | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
 //! | [`store`] | opening the store named by `--store` (SQLite, PostgreSQL, Redis), durability checks at start, the cross-replica event buses |
 
+pub mod audit;
 pub mod clock;
 pub mod config;
 pub mod connect;
@@ -31,6 +32,7 @@ pub mod demo;
 pub mod flows;
 pub mod grants;
 pub mod identity;
+pub mod limits;
 pub mod mcp;
 pub mod providers;
 pub mod seal;

@@ -102,7 +102,9 @@ async fn run(config: Config) -> Result<(), String> {
         "grantry is listening"
     );
     grantry::spawn_flow_cleanup(state.clone());
-    axum::serve(listener, grantry::app(state))
+    // The peer address feeds the per-address rate limits.
+    let app = grantry::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(|e| format!("server error: {e}"))?;

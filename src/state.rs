@@ -8,6 +8,7 @@ use crate::demo::{DemoConfig, DemoProvider};
 use crate::flows::FlowBackend;
 use crate::grants::{GrantEvents, Grants};
 use crate::identity::Identity;
+use crate::limits::Limiter;
 use crate::providers::Catalog;
 use crate::seal::{KeyRing, Sealer};
 use crate::store::{self, Stores};
@@ -26,6 +27,7 @@ pub struct Inner {
     pub catalog: Catalog,
     pub http: reqwest::Client,
     pub identity: Identity,
+    pub limiter: Limiter,
     pub demo: Option<DemoProvider>,
     /// Permits for retries held open while a sign-in is pending.
     pub held_retries: tokio::sync::Semaphore,
@@ -52,6 +54,8 @@ pub enum StartError {
     Store(#[from] crate::store::StoreError),
     #[error("sealing keys: {0}")]
     Keys(String),
+    #[error("{0}")]
+    Identity(#[from] crate::identity::DiscoveryError),
 }
 
 impl AppState {
@@ -65,7 +69,12 @@ impl AppState {
         })?;
         let ring = load_key_ring(&config)?;
         let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
-        let Stores { flows, grants, bus } =
+        let Stores {
+            flows,
+            grants,
+            bus,
+            counters,
+        } =
             store::open_with_prefix(&config.store, &config.store_prefix).await?;
         store::durability::check(&config.store, config.allow_volatile_store).await?;
         check_no_key_retired_in_use(&sealer, grants.as_ref()).await?;
@@ -81,14 +90,18 @@ impl AppState {
             };
             DemoProvider::new(demo_config, sealer.clone())
         });
+        let http = crate::providers::http::client();
+        let identity = Identity::start(&config, http.clone()).await?;
+        let limiter = Limiter::start(counters, config.limits);
         Ok(Self {
             inner: Arc::new(Inner {
                 grants: Grants::new(grants, sealer.clone(), GrantEvents::new(bus)),
                 flows,
                 sealer,
                 catalog,
-                http: crate::providers::http::client(),
-                identity: Identity::new(config.identity),
+                http,
+                identity,
+                limiter,
                 demo,
                 held_retries: tokio::sync::Semaphore::new(MAX_HELD_RETRIES),
                 config,

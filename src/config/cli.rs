@@ -50,7 +50,7 @@ pub enum KeysCommand {
 pub enum IdentityMode {
     /// One local user for every request and browser; loopback listen address and public URL only.
     Dev,
-    /// Bearer tokens and browser login from an OpenID Connect issuer (not available yet).
+    /// Bearer tokens and browser login from an OpenID Connect issuer (`--oidc-*`).
     Oidc,
 }
 
@@ -98,6 +98,39 @@ pub struct ServeArgs {
     /// Identity mode [default: dev].
     #[arg(long, env = "GRANTRY_IDENTITY", value_enum)]
     pub identity: Option<IdentityMode>,
+    /// OpenID Connect issuer (oidc identity): MCP access tokens come from it and browsers
+    /// sign in at it. https, or http on a loopback address.
+    #[arg(long, env = "GRANTRY_OIDC_ISSUER", value_name = "URL")]
+    pub oidc_issuer: Option<String>,
+    /// Client id grantry uses for the browser login at the issuer (oidc identity). Its secret
+    /// is read from the environment variable GRANTRY_OIDC_CLIENT_SECRET only.
+    #[arg(long, env = "GRANTRY_OIDC_CLIENT_ID", value_name = "ID")]
+    pub oidc_client_id: Option<String>,
+    /// Read from GRANTRY_OIDC_CLIENT_SECRET (never a flag: command lines are visible to every
+    /// local user).
+    #[arg(skip = std::env::var("GRANTRY_OIDC_CLIENT_SECRET").ok())]
+    pub oidc_client_secret: Option<String>,
+    /// Scopes every MCP access token must carry, comma-separated (oidc identity) [default: none].
+    #[arg(long, env = "GRANTRY_OIDC_SCOPES", value_name = "SCOPES")]
+    pub oidc_scopes: Option<String>,
+    /// MCP requests per minute allowed to one principal [default: 600].
+    #[arg(long, env = "GRANTRY_RATE_MCP_PRINCIPAL", value_name = "N")]
+    pub rate_mcp_principal: Option<u32>,
+    /// MCP requests per minute allowed from one client address [default: 1200].
+    #[arg(long, env = "GRANTRY_RATE_MCP_IP", value_name = "N")]
+    pub rate_mcp_ip: Option<u32>,
+    /// Browser requests per minute (connect, login, callback) allowed from one client address
+    /// [default: 60].
+    #[arg(long, env = "GRANTRY_RATE_BROWSER_IP", value_name = "N")]
+    pub rate_browser_ip: Option<u32>,
+    /// Take the client address from the last X-Forwarded-For entry (set only behind a proxy
+    /// that writes it) [default: false].
+    #[arg(long, env = "GRANTRY_TRUST_FORWARDED_FOR", value_name = "BOOL")]
+    pub trust_forwarded_for: Option<bool>,
+    /// Sign-ins a principal may have waiting for the provider at once; starting one more
+    /// supersedes the oldest [default: 5].
+    #[arg(long, env = "GRANTRY_MAX_PENDING_FLOWS", value_name = "N")]
+    pub max_pending_flows: Option<u32>,
     /// TOML provider catalog adding or overriding providers.
     #[arg(long, env = "GRANTRY_PROVIDERS", value_name = "FILE")]
     pub providers: Option<PathBuf>,

@@ -23,16 +23,16 @@ use crate::state::AppState;
 
 /// The callback's query, each parameter at most once.
 #[derive(Default)]
-struct CallbackQuery {
-    state: Option<String>,
-    code: Option<String>,
-    error: Option<String>,
-    iss: Option<String>,
+pub(super) struct CallbackQuery {
+    pub state: Option<String>,
+    pub code: Option<String>,
+    pub error: Option<String>,
+    pub iss: Option<String>,
 }
 
 const MAX_PARAM_LEN: usize = 2048;
 
-fn parse_query(raw: Option<&str>) -> Option<CallbackQuery> {
+pub(super) fn parse_query(raw: Option<&str>) -> Option<CallbackQuery> {
     let mut q = CallbackQuery::default();
     for (name, value) in url::form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
         if value.len() > MAX_PARAM_LEN {
@@ -83,6 +83,13 @@ pub async fn handle(
                 StatusCode::OK,
                 "Already connected",
                 "This sign-in already finished. Return to your assistant.",
+            );
+        }
+        Ok(Claim::AlreadyUsed(FlowStatus::Superseded)) => {
+            return pages::message(
+                StatusCode::BAD_REQUEST,
+                "A newer sign-in replaced this one",
+                "You started several sign-ins; only the newest ones can finish. Use the latest link from your assistant.",
             );
         }
         Ok(Claim::AlreadyUsed(_)) => {
@@ -159,7 +166,14 @@ async fn finish(
             "For your safety it was stopped. Open the link your assistant gave you in this browser.",
         )));
     }
-    if state.identity.browser_principal(headers).as_ref() != Some(&flow.principal) {
+    let browser = state.identity.browser_principal(
+        &state.sealer,
+        headers,
+        https,
+        unix_now(),
+        unix_now(),
+    );
+    if browser.as_ref() != Some(&flow.principal) {
         security_event(
             "callback.identity_mismatch",
             Some(&flow.principal),
@@ -247,13 +261,12 @@ async fn finish(
             tracing::error!(error = %e, "cannot store the grant");
             failed(pages::store_unavailable())
         })?;
-    tracing::info!(
-        target: "grantry::audit",
-        event = "grant.stored",
-        principal = %flow.principal.tag(),
-        provider = %provider.id,
-        "grant stored"
-    );
+    crate::audit::Audit {
+        principal: Some(&flow.principal),
+        provider: Some(&provider.id),
+        flow_id: Some(&flow.id),
+    }
+    .notice("grant.stored", "grant stored");
     Ok(())
 }
 

@@ -8,17 +8,21 @@
 mod binding;
 mod callback;
 mod csrf;
+mod login;
 mod page;
 pub mod pages;
 pub mod ticket;
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{Request, State};
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
 
 use crate::identity::Principal;
+use crate::limits::{Bucket, client_address};
 use crate::state::AppState;
 
 /// The browser routes, with the security headers on every response.
@@ -30,10 +34,30 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(page::show).post(page::continue_to_provider),
         )
         .route("/oauth/callback", get(callback::handle))
+        .route("/login/callback", get(login::callback))
         .route("/connected", get(callback::connected))
+        .layer(middleware::from_fn_with_state(state, limit))
         .layer(middleware::from_fn(
             move |req: Request, next: Next| async move { harden(next.run(req).await, https) },
         ))
+}
+
+/// The per-address limit on browser routes (a 429 page with `Retry-After` beyond it).
+async fn limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let address = client_address(&request, state.config.limits.trust_forwarded_for);
+    match state.limiter.admit(&[(Bucket::BrowserAddress, &address)]) {
+        Ok(()) => next.run(request).await,
+        Err(retry) => {
+            let mut page = pages::message(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many requests",
+                "Wait a minute, then open the link from your assistant again.",
+            );
+            page.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(retry.0));
+            page
+        }
+    }
 }
 
 /// Adds the security headers a handler did not set itself.
@@ -48,11 +72,9 @@ fn harden(mut response: Response, https: bool) -> Response {
 
 /// Logs a security event: who and what, with hashed ids, never a secret.
 fn security_event(event: &'static str, principal: Option<&Principal>, detail: &str) {
-    tracing::warn!(
-        target: "grantry::audit",
-        event,
-        principal = principal.map(Principal::tag).unwrap_or_default(),
-        detail,
-        "security event"
-    );
+    crate::audit::Audit {
+        principal,
+        ..Default::default()
+    }
+    .alarm(event, detail);
 }

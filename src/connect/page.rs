@@ -10,30 +10,42 @@ use serde::Deserialize;
 
 use super::pages::{self, ConnectPage};
 use super::ticket::Ticket;
-use super::{binding, csrf, security_event};
+use super::{binding, csrf, login, security_event};
+use crate::audit::Audit;
 use crate::clock::unix_now;
 use crate::flows::{FLOW_TTL_SECS, Flow, FlowStatus};
-use crate::identity::Principal;
+use crate::identity::oidc::is_return_path;
+use crate::identity::{Identity, Principal};
 use crate::providers::oauth;
 use crate::seal::{Purpose, digest, random_id};
 use crate::state::AppState;
 
-/// Opens the ticket and checks that the browser's user is its principal.
+/// Opens the ticket and checks that the browser's user is its principal. A browser with no
+/// session (or one ending before a sign-in could finish) is sent to log in first, and comes
+/// back to this same page.
 fn admit(
     state: &AppState,
     sealed: &str,
     headers: &HeaderMap,
 ) -> Result<(Ticket, Principal), Box<Response>> {
-    let ticket = Ticket::open(&state.sealer, sealed, unix_now()).map_err(|e| {
+    let now = unix_now();
+    let ticket = Ticket::open(&state.sealer, sealed, now).map_err(|e| {
         tracing::info!(reason = %e, "connect link refused");
         Box::new(pages::invalid_link())
     })?;
-    let Some(browser) = state.identity.browser_principal(headers) else {
-        return Err(Box::new(pages::message(
-            StatusCode::UNAUTHORIZED,
-            "Sign in first",
-            "grantry could not tell who you are. Sign in and open the link again.",
-        )));
+    let https = state.config.is_https();
+    let browser =
+        state
+            .identity
+            .browser_principal(&state.sealer, headers, https, now, now + FLOW_TTL_SECS);
+    let Some(browser) = browser else {
+        let return_to = format!("/connect/{sealed}");
+        return Err(Box::new(match &state.identity {
+            Identity::Oidc(oidc) if is_return_path(&return_to) => {
+                login::start(oidc, &state.sealer, &return_to, https)
+            }
+            _ => pages::invalid_link(),
+        }));
     };
     if browser != ticket.principal {
         security_event(
@@ -149,14 +161,23 @@ pub async fn continue_to_provider(
         tracing::error!(error = %e, "cannot store the flow");
         return pages::store_unavailable();
     }
-    tracing::info!(
-        target: "grantry::audit",
-        event = "connect.started",
-        principal = %flow.principal.tag(),
-        provider = %flow.provider,
-        flow = %digest("grantry/flow-id/v1", &[flow.id.as_bytes()]),
-        "sign-in started"
-    );
+    let keep = state.config.limits.max_pending_flows;
+    match state.flows.supersede_pending(&flow.principal, keep).await {
+        Ok(0) => {}
+        Ok(n) => Audit {
+            principal: Some(&flow.principal),
+            ..Default::default()
+        }
+        .notice("connect.superseded", &format!("{n} older pending sign-in(s) superseded")),
+        // The new flow stands; the cap is enforced again on the next Continue.
+        Err(e) => tracing::warn!(error = %e, "older pending sign-ins not superseded"),
+    }
+    Audit {
+        principal: Some(&flow.principal),
+        provider: Some(&flow.provider),
+        flow_id: Some(&flow.id),
+    }
+    .notice("connect.started", "sign-in started");
     let https = state.config.is_https();
     let jar = jar.add(binding::set_cookie(&flow.id, binding_value, https));
     let Ok(location) = HeaderValue::from_str(&start.url) else {

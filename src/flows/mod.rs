@@ -31,6 +31,8 @@ pub enum FlowStatus {
     Denied,
     /// The callback failed (bad binding, bad `iss`, token request failed).
     Failed,
+    /// Its principal started too many newer sign-ins; this one can no longer finish.
+    Superseded,
 }
 
 impl FlowStatus {
@@ -41,6 +43,7 @@ impl FlowStatus {
             FlowStatus::Connected => "connected",
             FlowStatus::Denied => "denied",
             FlowStatus::Failed => "failed",
+            FlowStatus::Superseded => "superseded",
         }
     }
 
@@ -51,6 +54,7 @@ impl FlowStatus {
             "connected" => FlowStatus::Connected,
             "denied" => FlowStatus::Denied,
             "failed" => FlowStatus::Failed,
+            "superseded" => FlowStatus::Superseded,
             other => return Err(StoreError::Corrupt(format!("flow status `{other}`"))),
         })
     }
@@ -96,6 +100,9 @@ pub trait FlowBackend: Send + Sync {
     async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError>;
     /// Records how a claimed flow ended.
     async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError>;
+    /// Keeps the principal's `keep` newest pending flows and marks older pending ones
+    /// superseded; returns how many it marked.
+    async fn supersede_pending(&self, principal: &Principal, keep: u32) -> Result<u64, StoreError>;
     /// The newest flow started from `ticket_id`, if any: what a held retry watches.
     async fn latest_for_ticket(&self, ticket_id: &str) -> Result<Option<Flow>, StoreError>;
     /// Removes flows that expired before `before`; returns how many.

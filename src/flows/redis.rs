@@ -31,6 +31,17 @@ end
 return {'missed', status, expires_at}
 ";
 
+/// Marks one flow superseded if it is still pending and ARGV[1] is 1; says what it did.
+const SUPERSEDE: &str = r"
+local status = redis.call('HGET', KEYS[1], 'status')
+if status ~= 'pending' then return 'done' end
+if ARGV[1] == '1' then
+  redis.call('HSET', KEYS[1], 'status', 'superseded')
+  return 'superseded'
+end
+return 'kept'
+";
+
 impl RedisFlows {
     pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
         Self {
@@ -45,6 +56,11 @@ impl RedisFlows {
 
     fn id_key(&self, flow_id: &str) -> String {
         format!("{}flow-id:{{{flow_id}}}", self.prefix)
+    }
+
+    /// The principal's flows by creation time (members are state hashes).
+    fn principal_key(&self, principal: &Principal) -> String {
+        format!("{}flows-of:{{{}}}", self.prefix, principal.tag())
     }
 
     fn ticket_key(&self, ticket_id: &str) -> String {
@@ -113,9 +129,48 @@ impl FlowBackend for RedisFlows {
                 &flow.state_hash,
                 ttl as u64,
             )
+            .zadd(
+                self.principal_key(&flow.principal),
+                &flow.state_hash,
+                flow.created_at,
+            )
+            .expire(self.principal_key(&flow.principal), ttl)
             .query_async::<()>(&mut conn)
             .await?;
         Ok(())
+    }
+
+    async fn supersede_pending(&self, principal: &Principal, keep: u32) -> Result<u64, StoreError> {
+        let index = self.principal_key(principal);
+        let mut conn = self.conn.clone();
+        let newest_first: Vec<String> = redis::cmd("ZREVRANGE")
+            .arg(&index)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await?;
+        let (mut pending, mut superseded) = (0u32, 0u64);
+        for state_hash in newest_first {
+            let outcome: String = redis::Script::new(SUPERSEDE)
+                .key(self.flow_key(&state_hash))
+                .arg(u8::from(pending >= keep))
+                .invoke_async(&mut conn)
+                .await?;
+            match outcome.as_str() {
+                "kept" => pending += 1,
+                "superseded" => superseded += 1,
+                _ => {}
+            }
+            if outcome != "kept" {
+                // Finished or gone: the index no longer needs it.
+                redis::cmd("ZREM")
+                    .arg(&index)
+                    .arg(&state_hash)
+                    .query_async::<()>(&mut conn)
+                    .await?;
+            }
+        }
+        Ok(superseded)
     }
 
     async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError> {

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 
 use super::record::{COLUMNS, FlowRecord, missed_claim};
 use super::{Claim, Flow, FlowBackend, FlowStatus};
+use crate::identity::Principal;
 use crate::store::StoreError;
 
 macro_rules! sql_flows {
@@ -75,6 +76,27 @@ macro_rules! sql_flows {
                     .execute(&self.pool)
                     .await?;
                 Ok(())
+            }
+
+            async fn supersede_pending(
+                &self,
+                principal: &Principal,
+                keep: u32,
+            ) -> Result<u64, StoreError> {
+                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE flows SET status = 'superseded' \
+                     WHERE principal_iss = $1 AND principal_sub = $2 AND status = 'pending' \
+                     AND id NOT IN (SELECT id FROM flows \
+                       WHERE principal_iss = $1 AND principal_sub = $2 AND status = 'pending' \
+                       ORDER BY {} LIMIT $3)",
+                    $newest_first
+                )))
+                .bind(&principal.issuer)
+                .bind(&principal.subject)
+                .bind(i64::from(keep))
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected())
             }
 
             async fn latest_for_ticket(&self, ticket_id: &str) -> Result<Option<Flow>, StoreError> {

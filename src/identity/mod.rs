@@ -2,12 +2,20 @@
 //!
 //! Identity comes only from validated credentials, never from `clientInfo`, arguments, `_meta`
 //! or a URL. In `dev` mode there is one local user for every request and browser; grantry
-//! refuses to run it on a non-loopback address (see `config`).
+//! refuses to run it on a non-loopback address (see `config`). In `oidc` mode an MCP request
+//! carries a bearer token from the configured issuer ([`oidc`]) and a browser carries a
+//! [`session`] cookie from a login at that issuer.
+
+pub mod oidc;
+pub mod session;
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::IdentityMode;
-use crate::seal::digest;
+use crate::config::{Config, IdentityMode};
+use crate::seal::{Sealer, digest};
+pub use oidc::{BearerError, DiscoveryError, Oidc};
 
 /// The issuer of the single `dev` principal.
 pub const DEV_ISSUER: &str = "urn:grantry:dev";
@@ -32,29 +40,47 @@ impl Principal {
 }
 
 /// Resolves principals for MCP requests and browsers.
-#[derive(Debug, Clone)]
-pub struct Identity {
-    mode: IdentityMode,
+#[derive(Clone)]
+pub enum Identity {
+    /// One local user (loopback only).
+    Dev,
+    /// An OpenID Connect issuer vouches for callers and browsers.
+    Oidc(Arc<Oidc>),
 }
 
 impl Identity {
-    pub fn new(mode: IdentityMode) -> Self {
-        Self { mode }
-    }
-
-    /// The principal behind an MCP request.
-    pub fn mcp_principal(&self, _headers: &http::HeaderMap) -> Option<Principal> {
-        match self.mode {
-            IdentityMode::Dev => Some(dev_principal()),
-            IdentityMode::Oidc => None,
+    /// Builds the configured identity; `oidc` discovers its issuer first.
+    pub async fn start(config: &Config, http: reqwest::Client) -> Result<Self, DiscoveryError> {
+        match (&config.identity, &config.oidc) {
+            (IdentityMode::Oidc, Some(settings)) => Ok(Identity::Oidc(Arc::new(
+                Oidc::start(config, settings.clone(), http).await?,
+            ))),
+            _ => Ok(Identity::Dev),
         }
     }
 
-    /// The principal of the person at the browser.
-    pub fn browser_principal(&self, _headers: &http::HeaderMap) -> Option<Principal> {
-        match self.mode {
-            IdentityMode::Dev => Some(dev_principal()),
-            IdentityMode::Oidc => None,
+    /// The principal behind an MCP request.
+    pub async fn mcp_principal(&self, headers: &http::HeaderMap) -> Result<Principal, BearerError> {
+        match self {
+            Identity::Dev => Ok(dev_principal()),
+            Identity::Oidc(oidc) => oidc.authenticate(headers).await,
+        }
+    }
+
+    /// The person at the browser, if signed in until at least `needed_until`.
+    pub fn browser_principal(
+        &self,
+        sealer: &Sealer,
+        headers: &http::HeaderMap,
+        https: bool,
+        now: i64,
+        needed_until: i64,
+    ) -> Option<Principal> {
+        match self {
+            Identity::Dev => Some(dev_principal()),
+            Identity::Oidc(_) => session::read(sealer, headers, now, https)
+                .filter(|s| s.expires_at >= needed_until)
+                .map(|s| s.principal),
         }
     }
 }

@@ -194,15 +194,15 @@ impl ServerHandler for McpHandler {
         if self.state.config.conformance_tools && conformance::is_test_tool(&params.name) {
             return conformance::call(params, ctx, &self.state).await;
         }
-        let headers = ctx
+        // The auth layer in front of rmcp put it there; without it nothing runs.
+        let Some(principal) = ctx
             .extensions
             .get::<http::request::Parts>()
-            .map(|p| p.headers.clone())
-            .unwrap_or_default();
-        let Some(principal) = self.state.identity.mcp_principal(&headers) else {
+            .and_then(|p| p.extensions.get::<Principal>().cloned())
+        else {
             return Err(ErrorData::new(
-                ErrorCode::INVALID_REQUEST,
-                "not authenticated",
+                ErrorCode::INTERNAL_ERROR,
+                "request reached the tools without an authenticated principal",
                 None,
             ));
         };

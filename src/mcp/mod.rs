@@ -4,6 +4,7 @@
 //! `handler` maps it onto grantry's tools and sign-in rounds; [`edge`] keeps held retries
 //! alive and the wire exactly as the spec writes it.
 
+pub mod auth;
 mod conformance;
 pub mod edge;
 mod handler;
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::middleware;
+use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -59,11 +61,22 @@ pub fn router(state: AppState) -> Router<AppState> {
         server_config,
     );
     let keep_alive = keep_alive_interval(config.retry_hold);
-    Router::new()
+    let mcp = Router::new()
         .route_service("/mcp", service)
         .layer(middleware::from_fn(move |req, next| {
             edge::edge(keep_alive, req, next)
         }))
+        .layer(middleware::from_fn_with_state(state, auth::authenticate));
+    Router::new()
+        .route(
+            auth::METADATA_PATH,
+            get(auth::protected_resource_metadata),
+        )
+        .route(
+            auth::ROOT_METADATA_PATH,
+            get(auth::protected_resource_metadata),
+        )
+        .merge(mcp)
 }
 
 /// SSE keep-alive interval: often enough for proxies with short idle timeouts, and several

@@ -19,6 +19,11 @@ use crate::flows::{
     redis::RedisFlows,
     sql::{PostgresFlows, SqliteFlows},
 };
+use crate::limits::{
+    CounterBackend,
+    redis::RedisCounters,
+    sql::{PostgresCounters, SqliteCounters},
+};
 use crate::grants::{
     EventBus, GrantBackend,
     redis::RedisGrants,
@@ -53,6 +58,8 @@ pub struct Stores {
     pub grants: Arc<dyn GrantBackend>,
     /// How grant events reach other replicas (`None`: one process, SQLite).
     pub bus: Option<Arc<dyn EventBus>>,
+    /// Rate-limit counters shared by the replicas.
+    pub counters: Arc<dyn CounterBackend>,
 }
 
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
@@ -108,6 +115,7 @@ async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
     Ok(Stores {
         flows: Arc::new(PostgresFlows::new(pool.clone())),
         grants: Arc::new(PostgresGrants::new(pool.clone())),
+        counters: Arc::new(PostgresCounters::new(pool.clone())),
         bus: Some(Arc::new(bus_postgres::PostgresBus::new(pool))),
     })
 }
@@ -126,6 +134,7 @@ async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
     Ok(Stores {
         flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
         grants: Arc::new(RedisGrants::new(conn.clone(), prefix)),
+        counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
         bus: Some(Arc::new(bus_redis::RedisBus::new(bus_client, conn, prefix))),
     })
 }
@@ -149,7 +158,8 @@ async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
         .map_err(|e| StoreError::Unavailable(format!("migrations: {e}")))?;
     Ok(Stores {
         flows: Arc::new(SqliteFlows::new(pool.clone())),
-        grants: Arc::new(SqliteGrants::new(pool)),
+        grants: Arc::new(SqliteGrants::new(pool.clone())),
+        counters: Arc::new(SqliteCounters::new(pool)),
         bus: None,
     })
 }

@@ -81,7 +81,12 @@ pub async fn refresh(
 /// Removes a dead grant at `version`; if it changed meanwhile, the newer one is used instead.
 pub async fn forget(state: &AppState, key: &GrantKey, version: i64) -> Result<Access, StoreError> {
     if state.grants.delete_if_unchanged(key, version).await? {
-        tracing::info!(target: "grantry::audit", event = "grant.removed", grant = %key.tag(), "dead grant removed");
+        crate::audit::Audit {
+            principal: Some(&key.principal),
+            provider: Some(&key.provider),
+            flow_id: None,
+        }
+        .notice("grant.removed", "refresh token refused; grant removed");
         return Ok(Access::SignInNeeded);
     }
     newer(state, key).await

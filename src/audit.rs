@@ -1,0 +1,38 @@
+//! Audit events: who (a principal tag), which provider, which flow (hashed), what happened.
+//! Written to the log under the target `grantry::audit`; never a token, code, cookie or secret.
+
+use crate::identity::Principal;
+use crate::seal::digest;
+
+/// The subjects of one event; unset fields are left out of the line.
+#[derive(Default, Clone, Copy)]
+pub struct Audit<'a> {
+    pub principal: Option<&'a Principal>,
+    pub provider: Option<&'a str>,
+    /// A raw flow id; only its hash is written.
+    pub flow_id: Option<&'a str>,
+}
+
+impl Audit<'_> {
+    /// Something worth keeping a record of (a sign-in started, a grant stored).
+    pub fn notice(&self, event: &'static str, detail: &str) {
+        let (principal, provider, flow) = self.fields();
+        tracing::info!(target: "grantry::audit", event, principal, provider, flow, detail, "audit");
+    }
+
+    /// Something that may be an attack (an identity mismatch, a reused state).
+    pub fn alarm(&self, event: &'static str, detail: &str) {
+        let (principal, provider, flow) = self.fields();
+        tracing::warn!(target: "grantry::audit", event, principal, provider, flow, detail, "security event");
+    }
+
+    fn fields(&self) -> (String, String, String) {
+        (
+            self.principal.map(Principal::tag).unwrap_or_default(),
+            self.provider.unwrap_or_default().to_owned(),
+            self.flow_id
+                .map(|id| digest("grantry/flow-id/v1", &[id.as_bytes()]))
+                .unwrap_or_default(),
+        )
+    }
+}

@@ -1,0 +1,173 @@
+//! The browser login of the `oidc` identity: a connect page without a session sends the
+//! browser to the issuer ([`start`]); `GET /login/callback` checks the answer, sets the
+//! session cookie and returns to that same connect page, and nowhere else.
+
+use axum::extract::{RawQuery, State};
+use axum::http::header::LOCATION;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
+
+use super::callback::{CallbackQuery, parse_query};
+use super::pages;
+use crate::audit::Audit;
+use crate::clock::unix_now;
+use crate::identity::oidc::{LoginTransaction, is_return_path};
+use crate::identity::{Identity, Oidc, session};
+use crate::seal::{Purpose, Sealer, constant_time_eq, digest};
+use crate::state::AppState;
+
+/// How long a browser may take to sign in at the issuer.
+const LOGIN_TTL_SECS: i64 = 600;
+
+/// The cookie holding one login transaction; named after its state so that two logins in
+/// one browser (two links opened at once) do not overwrite each other.
+fn cookie_name(oauth_state: &str, https: bool) -> String {
+    let tag: String = digest("grantry/login-cookie-name/v1", &[oauth_state.as_bytes()])
+        .chars()
+        .take(16)
+        .collect();
+    let prefix = if https { "__Host-" } else { "" };
+    format!("{prefix}grantry-login-{tag}")
+}
+
+fn transaction_cookie(name: String, value: String, https: bool, ttl: i64) -> Cookie<'static> {
+    Cookie::build((name, value))
+        .http_only(true)
+        .secure(https)
+        .same_site(SameSite::Lax)
+        .path("/")
+        .max_age(time::Duration::seconds(ttl))
+        .build()
+}
+
+/// Sends the browser to the issuer to sign in, to come back to `return_to`.
+pub fn start(oidc: &Oidc, sealer: &Sealer, return_to: &str, https: bool) -> Response {
+    let (transaction, url) = oidc.begin_login(return_to);
+    let sealed = sealer.seal_timed(
+        Purpose::LoginTransaction,
+        b"",
+        &transaction,
+        unix_now(),
+        LOGIN_TTL_SECS,
+    );
+    let cookie = transaction_cookie(
+        cookie_name(&transaction.state, https),
+        sealed,
+        https,
+        LOGIN_TTL_SECS,
+    );
+    let Ok(location) = HeaderValue::from_str(&url) else {
+        return pages::message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Sign-in is misconfigured",
+            "grantry cannot send you to your sign-in page. The operator has been told in the log.",
+        );
+    };
+    (
+        StatusCode::SEE_OTHER,
+        CookieJar::new().add(cookie),
+        [(LOCATION, location)],
+    )
+        .into_response()
+}
+
+/// `GET /login/callback`.
+pub async fn callback(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    let Identity::Oidc(oidc) = &state.identity else {
+        return pages::message(StatusCode::NOT_FOUND, "Not found", "There is no sign-in here.");
+    };
+    let https = state.config.is_https();
+    // The same strict reading as the provider callback: one value per name, bounded length.
+    let Some(query) = parse_query(raw.as_deref()) else {
+        return stale_login();
+    };
+    let Some(oauth_state) = query.state.as_deref().filter(|s| !s.is_empty()) else {
+        return stale_login();
+    };
+    let name = cookie_name(oauth_state, https);
+    let jar = CookieJar::from_headers(&headers);
+    let transaction: Option<LoginTransaction> = jar.get(&name).and_then(|c| {
+        state
+            .sealer
+            .open_timed(Purpose::LoginTransaction, b"", c.value(), unix_now())
+            .ok()
+    });
+    let Some(transaction) = transaction.filter(|t| constant_time_eq(&t.state, oauth_state))
+    else {
+        Audit::default().alarm(
+            "login.state_mismatch",
+            "login callback without its transaction cookie",
+        );
+        return stale_login();
+    };
+    // Single use: the transaction cookie goes whatever happens next.
+    let jar = CookieJar::new().add(transaction_cookie(name, String::new(), https, 0));
+    let outcome = finish(&state, oidc, &transaction, &query).await;
+    match outcome {
+        Ok(cookie) => {
+            let location = HeaderValue::from_str(&transaction.return_to)
+                .expect("return paths are checked to be plain ASCII");
+            (StatusCode::SEE_OTHER, jar.add(cookie), [(LOCATION, location)]).into_response()
+        }
+        Err(page) => (jar, page).into_response(),
+    }
+}
+
+/// Checks the issuer's answer and makes the session cookie.
+async fn finish(
+    state: &AppState,
+    oidc: &Oidc,
+    transaction: &LoginTransaction,
+    query: &CallbackQuery,
+) -> Result<Cookie<'static>, Response> {
+    if !oidc.callback_issuer_ok(query.iss.as_deref()) {
+        Audit::default().alarm("login.iss_mismatch", "RFC 9207 iss does not match the issuer");
+        return Err(not_signed_in(StatusCode::BAD_REQUEST));
+    }
+    if query.error.is_some() {
+        tracing::info!("the issuer did not sign the browser in");
+        return Err(not_signed_in(StatusCode::OK));
+    }
+    if !is_return_path(&transaction.return_to) {
+        return Err(stale_login());
+    }
+    let Some(code) = query.code.as_deref().filter(|c| !c.is_empty()) else {
+        return Err(stale_login());
+    };
+    let principal = oidc.finish_login(transaction, code).await.map_err(|e| {
+        tracing::warn!(error = %e, "browser login failed");
+        not_signed_in(StatusCode::BAD_GATEWAY)
+    })?;
+    Audit {
+        principal: Some(&principal),
+        ..Default::default()
+    }
+    .notice("login.succeeded", "browser signed in");
+    Ok(session::issue(
+        &state.sealer,
+        &principal,
+        unix_now(),
+        state.config.is_https(),
+    ))
+}
+
+fn stale_login() -> Response {
+    pages::message(
+        StatusCode::BAD_REQUEST,
+        "This sign-in cannot be finished",
+        "It expired or was started in another browser. Open the link from your assistant again.",
+    )
+}
+
+fn not_signed_in(status: StatusCode) -> Response {
+    pages::message(
+        status,
+        "You are not signed in",
+        "The sign-in was not completed. Open the link from your assistant again to retry.",
+    )
+}

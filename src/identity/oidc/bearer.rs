@@ -1,0 +1,173 @@
+//! MCP requests as a resource server sees them: `Authorization: Bearer` on every request, a
+//! JWT access token checked locally or an opaque one asked about by introspection, and always
+//! minted for grantry's own MCP URL. The token itself is never stored, logged or forwarded.
+
+use http::HeaderMap;
+use http::header::AUTHORIZATION;
+use serde::Deserialize;
+
+use super::{JwtError, Oidc};
+use crate::identity::Principal;
+
+/// Why an MCP request was not authenticated; each maps to the spec's challenge.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BearerError {
+    #[error("no bearer token")]
+    Missing,
+    #[error("invalid token: {0}")]
+    Invalid(&'static str),
+    #[error("token expired")]
+    Expired,
+    #[error("token lacks a required scope")]
+    InsufficientScope,
+    #[error("the issuer could not be reached to check the token")]
+    Unavailable,
+}
+
+/// What grantry reads from an access token, whichever way it was checked.
+#[derive(Debug, Deserialize)]
+pub(super) struct AccessClaims {
+    pub iss: String,
+    pub sub: String,
+    /// RFC 9068 and RFC 7662: space-separated.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Some issuers (Azure AD, Okta) send scopes as an array under `scp`.
+    #[serde(default)]
+    pub scp: Option<ScopeList>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum ScopeList {
+    Text(String),
+    List(Vec<String>),
+}
+
+impl AccessClaims {
+    fn has_scopes(&self, required: &[String]) -> bool {
+        let mut granted: Vec<&str> = Vec::new();
+        if let Some(scope) = &self.scope {
+            granted.extend(scope.split_whitespace());
+        }
+        match &self.scp {
+            Some(ScopeList::Text(text)) => granted.extend(text.split_whitespace()),
+            Some(ScopeList::List(list)) => granted.extend(list.iter().map(String::as_str)),
+            None => {}
+        }
+        required.iter().all(|r| granted.contains(&r.as_str()))
+    }
+}
+
+impl Oidc {
+    /// The principal behind an MCP request.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, BearerError> {
+        let token = bearer_token(headers)?;
+        let claims = if is_jwt(token) {
+            self.verify_jwt::<AccessClaims>(token, &self.audience)
+                .await
+                .map_err(|e| match e {
+                    JwtError::Expired => BearerError::Expired,
+                    JwtError::Key(super::KeyError::Unavailable(_)) => BearerError::Unavailable,
+                    JwtError::Key(super::KeyError::Unknown) => {
+                        BearerError::Invalid("unknown signing key")
+                    }
+                    JwtError::Malformed => BearerError::Invalid("malformed"),
+                    JwtError::Algorithm => BearerError::Invalid("algorithm not allowed"),
+                    JwtError::Invalid(reason) => BearerError::Invalid(reason),
+                })?
+        } else {
+            self.introspect(token).await?
+        };
+        if claims.sub.is_empty() {
+            return Err(BearerError::Invalid("empty subject"));
+        }
+        if !claims.has_scopes(&self.settings.required_scopes) {
+            return Err(BearerError::InsufficientScope);
+        }
+        Ok(Principal {
+            issuer: claims.iss,
+            subject: claims.sub,
+        })
+    }
+}
+
+/// The token of the one `Authorization: Bearer` header (RFC 6750 §2.1).
+fn bearer_token(headers: &HeaderMap) -> Result<&str, BearerError> {
+    let mut values = headers.get_all(AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
+        return Err(BearerError::Missing);
+    };
+    if values.next().is_some() {
+        return Err(BearerError::Invalid("several Authorization headers"));
+    }
+    let text = value
+        .to_str()
+        .map_err(|_| BearerError::Invalid("unreadable header"))?;
+    let (scheme, token) = text
+        .split_once(' ')
+        .ok_or(BearerError::Invalid("not a bearer token"))?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(BearerError::Missing);
+    }
+    let token = token.trim_start_matches(' ');
+    let b64token = |c: char| c.is_ascii_alphanumeric() || "-._~+/=".contains(c);
+    if token.is_empty() || token.len() > 16 * 1024 || !token.chars().all(b64token) {
+        return Err(BearerError::Invalid("malformed"));
+    }
+    Ok(token)
+}
+
+/// A JWS compact serialization has exactly three dot-separated parts.
+fn is_jwt(token: &str) -> bool {
+    token.split('.').count() == 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(values: &[&str]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for v in values {
+            map.append(AUTHORIZATION, v.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn only_one_well_formed_bearer_header_is_read() {
+        assert_eq!(bearer_token(&headers(&["Bearer abc.def"])), Ok("abc.def"));
+        assert_eq!(bearer_token(&headers(&["bearer abc"])), Ok("abc"));
+        assert_eq!(bearer_token(&headers(&[])), Err(BearerError::Missing));
+        assert_eq!(
+            bearer_token(&headers(&["Basic dXNlcjpwYXNz"])),
+            Err(BearerError::Missing)
+        );
+        for bad in ["Bearer ", "Bearer a b", "Bearer a\"b", "Bearer"] {
+            assert!(
+                matches!(bearer_token(&headers(&[bad])), Err(BearerError::Invalid(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            bearer_token(&headers(&["Bearer a", "Bearer b"])),
+            Err(BearerError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn scopes_are_read_from_scope_or_scp() {
+        let claims = |scope: Option<&str>, scp: Option<ScopeList>| AccessClaims {
+            iss: "i".into(),
+            sub: "s".into(),
+            scope: scope.map(str::to_owned),
+            scp,
+        };
+        let need = vec!["invoices".to_owned()];
+        assert!(claims(Some("openid invoices"), None).has_scopes(&need));
+        assert!(claims(None, Some(ScopeList::List(vec!["invoices".into()]))).has_scopes(&need));
+        assert!(!claims(Some("openid invoice"), None).has_scopes(&need));
+        assert!(claims(None, None).has_scopes(&[]));
+    }
+}

@@ -1,0 +1,206 @@
+//! Rate limits shared across replicas: fixed one-minute windows counted in the store.
+//!
+//! A request is decided locally, from the window's total as last read from the store plus
+//! what this replica counted since; a background task adds the local counts to the store
+//! every [`FLUSH_EVERY`] and reads the totals back. So no request waits on the store, and the
+//! replicas together overshoot a limit by at most what they admit in one flush interval.
+
+mod address;
+pub mod redis;
+pub mod sql;
+
+pub use address::client_address;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::clock::unix_now;
+use crate::config::Limits;
+use crate::seal::digest;
+use crate::store::StoreError;
+
+/// How often local counts reach the store.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(250);
+const WINDOW_SECS: i64 = 60;
+
+/// Counters in the store, one per (bucket key, window).
+#[async_trait]
+pub trait CounterBackend: Send + Sync {
+    /// Adds each delta to its key's counter in `window` and returns the new totals, in order.
+    async fn add(&self, window: i64, deltas: &[(String, u64)]) -> Result<Vec<u64>, StoreError>;
+    /// Drops counters of windows before `window`.
+    async fn delete_before(&self, window: i64) -> Result<(), StoreError>;
+}
+
+/// What a limit counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bucket {
+    /// MCP requests of one principal.
+    McpPrincipal,
+    /// MCP requests from one client address.
+    McpAddress,
+    /// Browser requests (connect, login, callback) from one client address.
+    BrowserAddress,
+}
+
+impl Bucket {
+    fn label(self) -> &'static str {
+        match self {
+            Bucket::McpPrincipal => "mcp-principal",
+            Bucket::McpAddress => "mcp-address",
+            Bucket::BrowserAddress => "browser-address",
+        }
+    }
+
+    fn limit(self, limits: &Limits) -> u64 {
+        u64::from(match self {
+            Bucket::McpPrincipal => limits.mcp_per_principal,
+            Bucket::McpAddress => limits.mcp_per_ip,
+            Bucket::BrowserAddress => limits.browser_per_ip,
+        })
+    }
+}
+
+/// Refused: come back after this many seconds (the rest of the window).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryAfter(pub u64);
+
+#[derive(Default)]
+struct Counter {
+    /// The window's total across replicas, as of this replica's last flush.
+    known_total: u64,
+    /// Admitted here and not yet added to the store.
+    pending: u64,
+}
+
+#[derive(Default)]
+struct Window {
+    number: i64,
+    counters: HashMap<String, Counter>,
+}
+
+/// Decides requests against the limits; cheap to clone.
+#[derive(Clone)]
+pub struct Limiter {
+    limits: Limits,
+    window: Arc<Mutex<Window>>,
+    cleaned: Arc<AtomicI64>,
+}
+
+impl Limiter {
+    /// A limiter whose counts are shared through `backend` by a background task.
+    pub fn start(backend: Arc<dyn CounterBackend>, limits: Limits) -> Self {
+        let limiter = Self {
+            limits,
+            window: Arc::default(),
+            cleaned: Arc::default(),
+        };
+        let flusher = limiter.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(FLUSH_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                flusher.flush(backend.as_ref()).await;
+            }
+        });
+        limiter
+    }
+
+    /// Admits one request counted in every `(bucket, who)` given, or refuses it without
+    /// counting it anywhere.
+    pub fn admit(&self, checks: &[(Bucket, &str)]) -> Result<(), RetryAfter> {
+        let now = unix_now();
+        let number = now.div_euclid(WINDOW_SECS);
+        let keys: Vec<(String, u64)> = checks
+            .iter()
+            .map(|(bucket, who)| (key(*bucket, who), bucket.limit(&self.limits)))
+            .collect();
+        let mut window = self.window.lock().expect("limiter lock is never poisoned");
+        if window.number != number {
+            *window = Window {
+                number,
+                counters: HashMap::new(),
+            };
+        }
+        let over = keys.iter().any(|(key, limit)| {
+            window
+                .counters
+                .get(key)
+                .is_some_and(|c| c.known_total + c.pending >= *limit)
+        });
+        if over {
+            let rest = WINDOW_SECS - now.rem_euclid(WINDOW_SECS);
+            return Err(RetryAfter(rest.max(1) as u64));
+        }
+        for (key, _) in keys {
+            window.counters.entry(key).or_default().pending += 1;
+        }
+        Ok(())
+    }
+
+    /// Adds this replica's pending counts to the store and learns the totals.
+    async fn flush(&self, backend: &dyn CounterBackend) {
+        let (number, deltas) = {
+            let mut window = self.window.lock().expect("limiter lock is never poisoned");
+            let deltas: Vec<(String, u64)> = window
+                .counters
+                .iter_mut()
+                .filter(|(_, c)| c.pending > 0)
+                .map(|(k, c)| (k.clone(), std::mem::take(&mut c.pending)))
+                .collect();
+            (window.number, deltas)
+        };
+        if deltas.is_empty() {
+            return;
+        }
+        match backend.add(number, &deltas).await {
+            Ok(totals) => {
+                self.learn(number, &deltas, totals);
+                // Once per window, the first flush drops what is two windows old.
+                if self.cleaned.swap(number, Ordering::Relaxed) != number
+                    && let Err(e) = backend.delete_before(number - 1).await
+                {
+                    tracing::debug!(error = %e, "old rate counters not removed yet");
+                }
+            }
+            Err(e) => {
+                // Keep the counts for the next flush: a store outage must not reset limits.
+                tracing::warn!(error = %e, "rate counters could not reach the store");
+                let mut window = self.window.lock().expect("limiter lock is never poisoned");
+                if window.number == number {
+                    for (key, delta) in deltas {
+                        window.counters.entry(key).or_default().pending += delta;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records the totals the store returned for a flush of window `number`.
+    fn learn(&self, number: i64, deltas: &[(String, u64)], totals: Vec<u64>) {
+        let mut window = self.window.lock().expect("limiter lock is never poisoned");
+        if window.number == number {
+            for ((key, _), total) in deltas.iter().zip(totals) {
+                let counter = window.counters.entry(key.clone()).or_default();
+                counter.known_total = counter.known_total.max(total);
+            }
+        }
+    }
+}
+
+/// The store key of one counter: the bucket and a hash of who (no raw address at rest).
+fn key(bucket: Bucket, who: &str) -> String {
+    let tag: String = digest("grantry/rate/v1", &[who.as_bytes()])
+        .chars()
+        .take(22)
+        .collect();
+    format!("{}:{tag}", bucket.label())
+}
+
+#[cfg(test)]
+mod tests;

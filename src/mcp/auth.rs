@@ -1,0 +1,141 @@
+//! grantry as an OAuth resource server in front of `/mcp`: rate limits, the bearer token on
+//! every request, the spec's challenges (401, 403 `insufficient_scope`), and the Protected
+//! Resource Metadata (RFC 9728) that tells clients where to get a token.
+
+use axum::Json;
+use axum::extract::{Request, State};
+use axum::http::header::{RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::identity::{BearerError, Identity};
+use crate::limits::{Bucket, RetryAfter, client_address};
+use crate::state::AppState;
+
+/// The PRM path for the `/mcp` endpoint (RFC 9728 §3.1, path-inserted).
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+/// The root PRM path, for clients that look there.
+pub const ROOT_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// Admits an MCP request: address limit, authentication, principal limit; the principal goes
+/// into the request's extensions for the handler.
+pub async fn authenticate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let address = client_address(&request, state.config.limits.trust_forwarded_for);
+    if let Err(retry) = state.limiter.admit(&[(Bucket::McpAddress, &address)]) {
+        return too_many_requests(retry);
+    }
+    let principal = match state.identity.mcp_principal(request.headers()).await {
+        Ok(principal) => principal,
+        Err(refusal) => {
+            tracing::info!(reason = %refusal, "MCP request not authenticated");
+            return challenge(&state, &refusal);
+        }
+    };
+    if let Err(retry) = state
+        .limiter
+        .admit(&[(Bucket::McpPrincipal, &principal.tag())])
+    {
+        tracing::info!(principal = %principal.tag(), "MCP request over the principal's rate limit");
+        return too_many_requests(retry);
+    }
+    request.extensions_mut().insert(principal);
+    next.run(request).await
+}
+
+/// The 401, 403 or 503 answer to a refused token.
+fn challenge(state: &AppState, refusal: &BearerError) -> Response {
+    let metadata = format!("{}{METADATA_PATH}", state.config.public_url);
+    let scopes = match &state.identity {
+        Identity::Oidc(oidc) => oidc.settings.required_scopes.join(" "),
+        Identity::Dev => String::new(),
+    };
+    let scope = if scopes.is_empty() {
+        String::new()
+    } else {
+        format!(", scope=\"{scopes}\"")
+    };
+    let (status, header) = match refusal {
+        BearerError::Missing => (
+            StatusCode::UNAUTHORIZED,
+            format!("Bearer resource_metadata=\"{metadata}\"{scope}"),
+        ),
+        BearerError::Invalid(_) | BearerError::Expired => (
+            StatusCode::UNAUTHORIZED,
+            format!(
+                "Bearer error=\"invalid_token\", error_description=\"{}\", \
+                 resource_metadata=\"{metadata}\"{scope}",
+                describe(refusal)
+            ),
+        ),
+        BearerError::InsufficientScope => (
+            StatusCode::FORBIDDEN,
+            format!(
+                "Bearer error=\"insufficient_scope\"{scope}, resource_metadata=\"{metadata}\", \
+                 error_description=\"the token lacks a required scope\""
+            ),
+        ),
+        BearerError::Unavailable => {
+            let mut response = (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the identity provider could not be reached to check the token; retry shortly\n",
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("5"));
+            return response;
+        }
+    };
+    let mut response = (status, Json(json!({ "error": describe(refusal) }))).into_response();
+    if let Ok(value) = HeaderValue::from_str(&header) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// A description safe for a header: grantry's own fixed wording, never token content.
+fn describe(refusal: &BearerError) -> String {
+    match refusal {
+        BearerError::Missing => "missing bearer token".into(),
+        other => other.to_string().replace('"', "'"),
+    }
+}
+
+fn too_many_requests(retry: RetryAfter) -> Response {
+    let mut response = (
+        StatusCode::TOO_MANY_REQUESTS,
+        format!("too many requests; retry after {} seconds\n", retry.0),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(retry.0));
+    response
+}
+
+/// `GET /.well-known/oauth-protected-resource[/mcp]`: who issues tokens for grantry.
+pub async fn protected_resource_metadata(State(state): State<AppState>) -> Response {
+    let Identity::Oidc(oidc) = &state.identity else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let mut body = json!({
+        "resource": oidc.audience,
+        "authorization_servers": [oidc.metadata.issuer],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "grantry",
+    });
+    if !oidc.settings.required_scopes.is_empty() {
+        body["scopes_supported"] = json!(oidc.settings.required_scopes);
+    }
+    // Browser-based MCP clients read this cross-origin; it is public by design.
+    (
+        [
+            ("access-control-allow-origin", "*"),
+            ("cache-control", "public, max-age=300"),
+        ],
+        Json(body),
+    )
+        .into_response()
+}
