@@ -5,6 +5,7 @@ mod support;
 
 mod callback;
 mod connect_page;
+mod oidc;
 mod faults;
 mod replicas;
 mod shared_store;

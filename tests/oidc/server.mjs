@@ -9,7 +9,8 @@
 // (the pinned Node 24 from npm; oidc-provider 9 supports Node >= 22 LTS and warns on 20).
 // When both issuers listen it prints exactly one line on stdout and nothing else ever:
 //   {"issuer":"http://127.0.0.1:P1","other_issuer":"http://127.0.0.1:P2"}
-// Diagnostics (provider errors, notices) go to stderr. SIGTERM / SIGINT: clean exit 0.
+// Diagnostics (provider errors, notices) go to stderr. SIGTERM / SIGINT: clean exit 0; with
+// --exit-with-stdin also when stdin reaches its end (the parent went away).
 //
 // Both issuers:
 // - Any login string is an account: sub = the login; claims sub and name (profile scope).
@@ -422,5 +423,12 @@ function shutdown() {
 }
 process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);
+// With --exit-with-stdin, the provider lives as long as its parent holds the stdin pipe open:
+// a test process that exits (or crashes) without stopping it leaves no orphan behind.
+if (process.argv.includes('--exit-with-stdin')) {
+  process.stdin.on('end', shutdown);
+  process.stdin.on('error', shutdown);
+  process.stdin.resume();
+}
 
 process.stdout.write(`${JSON.stringify({ issuer: first.issuer, other_issuer: second.issuer })}\n`);

@@ -6,6 +6,38 @@ use reqwest::header::{HeaderMap, LOCATION};
 
 pub struct Browser {
     http: reqwest::Client,
+    /// Every URL requested and every cookie value set: the secrets a log must never show.
+    seen: std::sync::Mutex<Seen>,
+}
+
+/// What passed through the browser.
+#[derive(Default, Clone)]
+pub struct Seen {
+    pub urls: Vec<String>,
+    pub cookie_values: Vec<String>,
+}
+
+impl Seen {
+    /// Every secret-bearing value: query values named code, state or requestState, the
+    /// sealed part of connect links, and cookie values.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.cookie_values.clone();
+        for url in &self.urls {
+            let Ok(parsed) = url::Url::parse(url) else {
+                continue;
+            };
+            for (name, value) in parsed.query_pairs() {
+                if matches!(name.as_ref(), "code" | "state" | "nonce" | "code_challenge") {
+                    out.push(value.into_owned());
+                }
+            }
+            if let Some(sealed) = parsed.path().strip_prefix("/connect/") {
+                out.push(sealed.to_owned());
+            }
+        }
+        out.retain(|v| v.len() >= 8);
+        out
+    }
 }
 
 #[derive(Debug)]
@@ -109,12 +141,18 @@ impl Browser {
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),
+            seen: Default::default(),
         }
     }
 
     pub async fn get(&self, url: &str) -> Page {
         let r = self.http.get(url).send().await.unwrap();
-        Self::page(url, r).await
+        self.page(url, r).await
+    }
+
+    /// What this browser has seen so far.
+    pub fn seen(&self) -> Seen {
+        self.seen.lock().unwrap().clone()
     }
 
     pub async fn submit(&self, form: &Form) -> Page {
@@ -127,10 +165,20 @@ impl Browser {
             request = request.header(*name, *value);
         }
         let r = request.send().await.unwrap();
-        Self::page(&form.action, r).await
+        self.page(&form.action, r).await
     }
 
-    async fn page(url: &str, r: reqwest::Response) -> Page {
+    async fn page(&self, url: &str, r: reqwest::Response) -> Page {
+        {
+            let mut seen = self.seen.lock().unwrap();
+            seen.urls.push(url.to_owned());
+            for cookie in r.cookies() {
+                seen.cookie_values.push(cookie.value().to_owned());
+            }
+            if let Some(location) = r.headers().get(LOCATION).and_then(|v| v.to_str().ok()) {
+                seen.urls.push(location.to_owned());
+            }
+        }
         Page {
             url: url.to_owned(),
             status: r.status(),

@@ -13,6 +13,8 @@ pub fn url_and_form() -> Value {
 pub struct Mcp {
     http: reqwest::Client,
     pub url: String,
+    /// Sent as `Authorization: Bearer` on every request (oidc identity).
+    pub bearer: Option<String>,
     next_id: std::sync::atomic::AtomicI64,
 }
 
@@ -80,7 +82,16 @@ impl Mcp {
         Self {
             http: reqwest::Client::new(),
             url,
+            bearer: None,
             next_id: 1.into(),
+        }
+    }
+
+    /// A client that authenticates every request with `token`.
+    pub fn with_bearer(url: String, token: String) -> Self {
+        Self {
+            bearer: Some(token),
+            ..Self::new(url)
         }
     }
 
@@ -149,6 +160,9 @@ impl Mcp {
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .body(body);
+        if let Some(token) = &self.bearer {
+            request = request.bearer_auth(token);
+        }
         for (name, value) in headers {
             request = request.header(*name, value);
         }

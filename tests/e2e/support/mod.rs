@@ -4,6 +4,7 @@
 pub mod balancer;
 pub mod browser;
 pub mod mcp;
+pub mod oidc;
 pub mod server;
 #[path = "../../common/servers.rs"]
 pub mod servers;

@@ -38,6 +38,7 @@ async fn spawn(
             "debug,rmcp=trace,hyper=info,h2=info,sqlx=info",
         )
         .env_remove("GRANTRY_KEYS")
+        .env("GRANTRY_OIDC_CLIENT_SECRET", super::oidc::CLIENT_SECRET)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
