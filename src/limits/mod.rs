@@ -2,8 +2,10 @@
 //!
 //! A request is decided locally, from the window's total as last read from the store plus
 //! what this replica counted since; a background task adds the local counts to the store
-//! every [`FLUSH_EVERY`] and reads the totals back. So no request waits on the store, and the
-//! replicas together overshoot a limit by at most what they admit in one flush interval.
+//! every [`FLUSH_EVERY`] and reads the totals back, and also re-reads counters past half
+//! their limit that got no new requests here (others may be filling them). So no request
+//! waits on the store, and the replicas together overshoot a limit by at most what they admit
+//! in one flush interval.
 
 mod address;
 pub mod redis;
@@ -75,6 +77,15 @@ struct Counter {
     known_total: u64,
     /// Admitted here and not yet added to the store.
     pending: u64,
+    limit: u64,
+}
+
+impl Counter {
+    /// Worth asking the store about even with nothing to add: other replicas' requests could
+    /// bring it to its limit.
+    fn is_hot(&self) -> bool {
+        self.known_total.saturating_mul(2) >= self.limit
+    }
 }
 
 #[derive(Default)]
@@ -137,8 +148,10 @@ impl Limiter {
             let rest = WINDOW_SECS - now.rem_euclid(WINDOW_SECS);
             return Err(RetryAfter(rest.max(1) as u64));
         }
-        for (key, _) in keys {
-            window.counters.entry(key).or_default().pending += 1;
+        for (key, limit) in keys {
+            let counter = window.counters.entry(key).or_default();
+            counter.pending += 1;
+            counter.limit = limit;
         }
         Ok(())
     }
@@ -150,7 +163,7 @@ impl Limiter {
             let deltas: Vec<(String, u64)> = window
                 .counters
                 .iter_mut()
-                .filter(|(_, c)| c.pending > 0)
+                .filter(|(_, c)| c.pending > 0 || c.is_hot())
                 .map(|(k, c)| (k.clone(), std::mem::take(&mut c.pending)))
                 .collect();
             (window.number, deltas)

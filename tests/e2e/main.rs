@@ -7,6 +7,7 @@ mod callback;
 mod connect_page;
 mod oidc;
 mod faults;
+mod limits;
 mod replicas;
 mod shared_store;
 mod sign_in_flow;

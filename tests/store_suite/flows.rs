@@ -88,3 +88,33 @@ async fn expired_unknown_finished_and_the_ticket_index(stores: &Stores) {
     flows.ping().await.unwrap();
 }
 for_each_backend!(expired_unknown_finished_and_the_ticket_index);
+
+async fn pending_flows_past_the_cap_are_superseded_oldest_first(stores: &Stores) {
+    let flows = &stores.flows;
+    for (i, id) in ["a", "b", "c", "d"].iter().enumerate() {
+        let mut f = flow(id, &format!("s-{id}"), NOW + 600);
+        f.created_at = NOW - 100 + i as i64;
+        flows.insert(&f).await.unwrap();
+    }
+    // One finished flow does not count against the cap.
+    assert!(matches!(flows.claim("s-d", NOW).await.unwrap(), Claim::Claimed(_)));
+    flows.finish("d", FlowStatus::Connected).await.unwrap();
+    let mut bob = flow("e", "s-e", NOW + 600);
+    bob.principal.subject = "bob".into();
+    flows.insert(&bob).await.unwrap();
+
+    let alice = flow("x", "x", 0).principal;
+    assert_eq!(flows.supersede_pending(&alice, 2).await.unwrap(), 1);
+    assert_eq!(
+        flows.claim("s-a", NOW).await.unwrap(),
+        Claim::AlreadyUsed(FlowStatus::Superseded),
+        "the oldest pending one is superseded"
+    );
+    assert!(matches!(flows.claim("s-c", NOW).await.unwrap(), Claim::Claimed(_)));
+    assert!(
+        matches!(flows.claim("s-e", NOW).await.unwrap(), Claim::Claimed(_)),
+        "another principal's flow is untouched"
+    );
+    assert_eq!(flows.supersede_pending(&alice, 2).await.unwrap(), 0);
+}
+for_each_backend!(pending_flows_past_the_cap_are_superseded_oldest_first);
