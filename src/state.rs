@@ -74,8 +74,7 @@ impl AppState {
             grants,
             bus,
             counters,
-        } =
-            store::open_with_prefix(&config.store, &config.store_prefix).await?;
+        } = store::open_with_prefix(&config.store, &config.store_prefix).await?;
         store::durability::check(&config.store, config.allow_volatile_store).await?;
         check_no_key_retired_in_use(&sealer, grants.as_ref()).await?;
         let demo_base = format!("{}/demo", config.public_url);

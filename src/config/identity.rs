@@ -39,7 +39,8 @@ impl OidcSettings {
     ) -> Result<Self, ConfigError> {
         let issuer_setting = "--oidc-issuer (GRANTRY_OIDC_ISSUER)";
         let issuer = issuer.ok_or_else(|| bad(issuer_setting, "oidc identity needs an issuer"))?;
-        let url = Url::parse(&issuer).map_err(|e| bad(issuer_setting, format!("`{issuer}`: {e}")))?;
+        let url =
+            Url::parse(&issuer).map_err(|e| bad(issuer_setting, format!("`{issuer}`: {e}")))?;
         if url.query().is_some() || url.fragment().is_some() {
             return Err(bad(issuer_setting, "must not carry a query or a fragment"));
         }

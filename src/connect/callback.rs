@@ -166,13 +166,10 @@ async fn finish(
             "For your safety it was stopped. Open the link your assistant gave you in this browser.",
         )));
     }
-    let browser = state.identity.browser_principal(
-        &state.sealer,
-        headers,
-        https,
-        unix_now(),
-        unix_now(),
-    );
+    let browser =
+        state
+            .identity
+            .browser_principal(&state.sealer, headers, https, unix_now(), unix_now());
     if browser.as_ref() != Some(&flow.principal) {
         security_event(
             "callback.identity_mismatch",

@@ -79,7 +79,11 @@ pub async fn callback(
     headers: HeaderMap,
 ) -> Response {
     let Identity::Oidc(oidc) = &state.identity else {
-        return pages::message(StatusCode::NOT_FOUND, "Not found", "There is no sign-in here.");
+        return pages::message(
+            StatusCode::NOT_FOUND,
+            "Not found",
+            "There is no sign-in here.",
+        );
     };
     let https = state.config.is_https();
     // The same strict reading as the provider callback: one value per name, bounded length.
@@ -97,8 +101,7 @@ pub async fn callback(
             .open_timed(Purpose::LoginTransaction, b"", c.value(), unix_now())
             .ok()
     });
-    let Some(transaction) = transaction.filter(|t| constant_time_eq(&t.state, oauth_state))
-    else {
+    let Some(transaction) = transaction.filter(|t| constant_time_eq(&t.state, oauth_state)) else {
         Audit::default().alarm(
             "login.state_mismatch",
             "login callback without its transaction cookie",
@@ -112,7 +115,12 @@ pub async fn callback(
         Ok(cookie) => {
             let location = HeaderValue::from_str(&transaction.return_to)
                 .expect("return paths are checked to be plain ASCII");
-            (StatusCode::SEE_OTHER, jar.add(cookie), [(LOCATION, location)]).into_response()
+            (
+                StatusCode::SEE_OTHER,
+                jar.add(cookie),
+                [(LOCATION, location)],
+            )
+                .into_response()
         }
         Err(page) => (jar, page).into_response(),
     }
@@ -126,7 +134,10 @@ async fn finish(
     query: &CallbackQuery,
 ) -> Result<Cookie<'static>, Response> {
     if !oidc.callback_issuer_ok(query.iss.as_deref()) {
-        Audit::default().alarm("login.iss_mismatch", "RFC 9207 iss does not match the issuer");
+        Audit::default().alarm(
+            "login.iss_mismatch",
+            "RFC 9207 iss does not match the issuer",
+        );
         return Err(not_signed_in(StatusCode::BAD_REQUEST));
     }
     if query.error.is_some() {

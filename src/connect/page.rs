@@ -168,7 +168,10 @@ pub async fn continue_to_provider(
             principal: Some(&flow.principal),
             ..Default::default()
         }
-        .notice("connect.superseded", &format!("{n} older pending sign-in(s) superseded")),
+        .notice(
+            "connect.superseded",
+            &format!("{n} older pending sign-in(s) superseded"),
+        ),
         // The new flow stands; the cap is enforced again on the next Continue.
         Err(e) => tracing::warn!(error = %e, "older pending sign-ins not superseded"),
     }

@@ -74,7 +74,10 @@ mod tests {
     use crate::seal::KeyRing;
 
     fn sealer() -> Sealer {
-        Sealer::new(KeyRing::from_keys(&[[7; 32]]).unwrap(), "https://g.example/mcp")
+        Sealer::new(
+            KeyRing::from_keys(&[[7; 32]]).unwrap(),
+            "https://g.example/mcp",
+        )
     }
 
     fn headers_with(cookie: &Cookie<'_>) -> HeaderMap {
@@ -94,7 +97,13 @@ mod tests {
         let cookie = issue(&sealer, &alice, 1_000, true);
         let text = cookie.to_string();
         assert!(text.starts_with("__Host-grantry-session="), "{text}");
-        for part in ["HttpOnly", "Secure", "SameSite=Lax", "Path=/", "Max-Age=3600"] {
+        for part in [
+            "HttpOnly",
+            "Secure",
+            "SameSite=Lax",
+            "Path=/",
+            "Max-Age=3600",
+        ] {
             assert!(text.contains(part), "{part} in {text}");
         }
         assert!(!text.contains("Domain"));

@@ -21,7 +21,11 @@ pub const ROOT_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// Admits an MCP request: address limit, authentication, principal limit; the principal goes
 /// into the request's extensions for the handler.
-pub async fn authenticate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+pub async fn authenticate(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let address = client_address(&request, state.config.limits.trust_forwarded_for);
     if let Err(retry) = state.limiter.admit(&[(Bucket::McpAddress, &address)]) {
         return too_many_requests(retry);

@@ -68,10 +68,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         }))
         .layer(middleware::from_fn_with_state(state, auth::authenticate));
     Router::new()
-        .route(
-            auth::METADATA_PATH,
-            get(auth::protected_resource_metadata),
-        )
+        .route(auth::METADATA_PATH, get(auth::protected_resource_metadata))
         .route(
             auth::ROOT_METADATA_PATH,
             get(auth::protected_resource_metadata),

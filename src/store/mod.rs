@@ -19,15 +19,15 @@ use crate::flows::{
     redis::RedisFlows,
     sql::{PostgresFlows, SqliteFlows},
 };
-use crate::limits::{
-    CounterBackend,
-    redis::RedisCounters,
-    sql::{PostgresCounters, SqliteCounters},
-};
 use crate::grants::{
     EventBus, GrantBackend,
     redis::RedisGrants,
     sql::{PostgresGrants, SqliteGrants},
+};
+use crate::limits::{
+    CounterBackend,
+    redis::RedisCounters,
+    sql::{PostgresCounters, SqliteCounters},
 };
 
 /// A store operation that failed. The message never carries a secret.

@@ -81,8 +81,16 @@ async fn replicas_on_one_postgres_share_the_limit() {
     if std::time::UNIX_EPOCH.elapsed().unwrap().as_secs() / 60 != started / 60 {
         return; // the minute turned: the counts started again
     }
-    assert_eq!(a_now, StatusCode::TOO_MANY_REQUESTS, "A counts B's requests");
-    assert_eq!(b_now, StatusCode::TOO_MANY_REQUESTS, "B counts A's requests");
+    assert_eq!(
+        a_now,
+        StatusCode::TOO_MANY_REQUESTS,
+        "A counts B's requests"
+    );
+    assert_eq!(
+        b_now,
+        StatusCode::TOO_MANY_REQUESTS,
+        "B counts A's requests"
+    );
 }
 
 #[tokio::test]
@@ -96,13 +104,21 @@ async fn starting_more_sign_ins_than_the_cap_supersedes_the_oldest() {
         authorize_urls.push(browser.continue_at(&link).await);
     }
     assert!(server.log_shows("connect.superseded").await);
-    let tokens_before = server.demo_stats().await["token_requests"].as_u64().unwrap();
+    let tokens_before = server.demo_stats().await["token_requests"]
+        .as_u64()
+        .unwrap();
     let oldest_callback = browser.decide_at_provider(&authorize_urls[0], true).await;
     let page = browser.get(&oldest_callback).await;
     assert_eq!(page.status, StatusCode::BAD_REQUEST);
-    assert!(page.body.contains("A newer sign-in replaced this one"), "{}", page.body);
+    assert!(
+        page.body.contains("A newer sign-in replaced this one"),
+        "{}",
+        page.body
+    );
     assert_eq!(
-        server.demo_stats().await["token_requests"].as_u64().unwrap(),
+        server.demo_stats().await["token_requests"]
+            .as_u64()
+            .unwrap(),
         tokens_before,
         "a superseded sign-in redeems nothing"
     );

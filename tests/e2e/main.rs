@@ -5,9 +5,9 @@ mod support;
 
 mod callback;
 mod connect_page;
-mod oidc;
 mod faults;
 mod limits;
+mod oidc;
 mod replicas;
 mod shared_store;
 mod sign_in_flow;

@@ -47,7 +47,10 @@ async fn metadata_names_the_issuer_and_a_missing_token_gets_the_challenge() {
             .await
             .unwrap();
         assert_eq!(metadata["resource"], server.mcp_url(), "{path}");
-        assert_eq!(metadata["authorization_servers"], json!([provider().issuer]));
+        assert_eq!(
+            metadata["authorization_servers"],
+            json!([provider().issuer])
+        );
         assert_eq!(metadata["scopes_supported"], json!(["invoices"]));
         assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
     }
@@ -113,7 +116,13 @@ async fn tokens_not_minted_by_the_issuer_for_grantry_get_401_invalid_token() {
     let cases = [
         (
             "another audience",
-            access_token(&p.issuer, &alice, "http://127.0.0.1:9/other/mcp", "test-client").await,
+            access_token(
+                &p.issuer,
+                &alice,
+                "http://127.0.0.1:9/other/mcp",
+                "test-client",
+            )
+            .await,
         ),
         (
             "another issuer, same signing key",
@@ -245,7 +254,10 @@ async fn another_users_browser_is_refused_and_the_owner_still_finishes() {
     let page = alices.open_signing_in_as(&link, &alice).await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     assert_eq!(page.url, link, "the login returns to the very same page");
-    assert!(page.body.contains(&alice), "the page says who is connecting");
+    assert!(
+        page.body.contains(&alice),
+        "the page says who is connecting"
+    );
     let signed_in = alices.sign_in(&link, true).await;
     assert!(
         signed_in.final_page.body.contains("connected"),
@@ -272,9 +284,15 @@ async fn another_users_browser_is_refused_and_the_owner_still_finishes() {
     let mut secrets = alices.seen().secrets();
     secrets.extend(bobs.seen().secrets());
     secrets.extend([alice_token, bob_token, state, CLIENT_SECRET.to_owned()]);
-    assert!(secrets.len() > 10, "the browsers saw codes, states and cookies");
+    assert!(
+        secrets.len() > 10,
+        "the browsers saw codes, states and cookies"
+    );
     for secret in &secrets {
-        assert!(!log.contains(secret.as_str()), "a secret reached the log: {secret}");
+        assert!(
+            !log.contains(secret.as_str()),
+            "a secret reached the log: {secret}"
+        );
     }
     for event in ["login.succeeded", "connect.started", "grant.stored"] {
         assert!(log.contains(event), "audit event {event}");
@@ -301,12 +319,16 @@ async fn a_forwarded_provider_authorize_url_fails_before_any_token_request() {
     // Bob, signed in to grantry as himself, follows Alice's authorize URL to the callback.
     let bobs = Browser::new();
     let _ = bobs.open_signing_in_as(&link, &bob).await;
-    let tokens_before = server.demo_stats().await["token_requests"].as_u64().unwrap();
+    let tokens_before = server.demo_stats().await["token_requests"]
+        .as_u64()
+        .unwrap();
     let callback = bobs.decide_at_provider(&authorize_url, true).await;
     let landed = bobs.get(&callback).await;
     assert_eq!(landed.status, StatusCode::FORBIDDEN, "{}", landed.body);
     assert_eq!(
-        server.demo_stats().await["token_requests"].as_u64().unwrap(),
+        server.demo_stats().await["token_requests"]
+            .as_u64()
+            .unwrap(),
         tokens_before,
         "no code was redeemed"
     );
@@ -322,7 +344,11 @@ async fn a_forwarded_provider_authorize_url_fails_before_any_token_request() {
 
     // Alice starts again from her link and finishes.
     let done = alices.sign_in(&link, true).await;
-    assert!(done.final_page.body.contains("connected"), "{}", done.final_page.body);
+    assert!(
+        done.final_page.body.contains("connected"),
+        "{}",
+        done.final_page.body
+    );
 }
 
 #[tokio::test]
@@ -330,7 +356,9 @@ async fn a_login_callback_without_its_cookie_or_state_signs_nobody_in() {
     let server = oidc_server(&[]).await;
     let alice = user("alice");
     let token = access_token(&provider().issuer, &alice, &server.mcp_url(), "test-client").await;
-    let (link, _, _) = Mcp::with_bearer(server.mcp_url(), token).first_round().await;
+    let (link, _, _) = Mcp::with_bearer(server.mcp_url(), token)
+        .first_round()
+        .await;
     // The connect page sends a browser with no session to the issuer, with a login cookie.
     let browser = Browser::new();
     let to_login = browser.get(&link).await;
@@ -339,7 +367,10 @@ async fn a_login_callback_without_its_cookie_or_state_signs_nobody_in() {
     assert!(authorize.starts_with(&format!("{}/auth?", provider().issuer)));
     let authorize_url = url::Url::parse(&authorize).unwrap();
     let query: std::collections::HashMap<_, _> = authorize_url.query_pairs().collect();
-    assert_eq!(query["redirect_uri"], format!("{}/login/callback", server.base));
+    assert_eq!(
+        query["redirect_uri"],
+        format!("{}/login/callback", server.base)
+    );
     assert_eq!(query["code_challenge_method"], "S256");
     assert!(query.contains_key("nonce"));
     let cookie = to_login.header("set-cookie").unwrap();
@@ -349,7 +380,11 @@ async fn a_login_callback_without_its_cookie_or_state_signs_nobody_in() {
     );
     // Another browser brings the issuer's answer back: it lacks the login cookie.
     let came_back = browser.open_signing_in_as(&authorize, &alice).await;
-    assert_eq!(came_back.status, StatusCode::OK, "the real browser is signed in");
+    assert_eq!(
+        came_back.status,
+        StatusCode::OK,
+        "the real browser is signed in"
+    );
     let stranger = Browser::new();
     let callback = browser
         .seen()
@@ -359,9 +394,15 @@ async fn a_login_callback_without_its_cookie_or_state_signs_nobody_in() {
         .unwrap();
     let page = stranger.get(&callback).await;
     assert_eq!(page.status, StatusCode::BAD_REQUEST);
-    assert!(page.header("set-cookie").is_none_or(|c| !c.contains("grantry-session")));
+    assert!(
+        page.header("set-cookie")
+            .is_none_or(|c| !c.contains("grantry-session"))
+    );
     let changed = stranger
-        .get(&format!("{}/login/callback?code=x&state=forged", server.base))
+        .get(&format!(
+            "{}/login/callback?code=x&state=forged",
+            server.base
+        ))
         .await;
     assert_eq!(changed.status, StatusCode::BAD_REQUEST);
     // Still no session for the stranger: the link sends it to log in again.

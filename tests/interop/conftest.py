@@ -25,13 +25,13 @@ def free_port() -> int:
 
 
 class Grantry:
-    def __init__(self, extra_args: list[str], port: int | None = None):
+    def __init__(self, extra_args: list[str], port: int | None = None, env: dict[str, str] | None = None):
         self.data_dir = tempfile.TemporaryDirectory()
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(self.data_dir.name) / "grantry.log"
         self.log_file = open(self.log_path, "w")
-        env = {k: v for k, v in os.environ.items() if k != "GRANTRY_KEYS"}
+        env = {**{k: v for k, v in os.environ.items() if k != "GRANTRY_KEYS"}, **(env or {})}
         self.process = subprocess.Popen(
             [BINARY, "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir.name, *extra_args],
             stdout=subprocess.DEVNULL,

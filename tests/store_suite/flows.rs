@@ -97,7 +97,10 @@ async fn pending_flows_past_the_cap_are_superseded_oldest_first(stores: &Stores)
         flows.insert(&f).await.unwrap();
     }
     // One finished flow does not count against the cap.
-    assert!(matches!(flows.claim("s-d", NOW).await.unwrap(), Claim::Claimed(_)));
+    assert!(matches!(
+        flows.claim("s-d", NOW).await.unwrap(),
+        Claim::Claimed(_)
+    ));
     flows.finish("d", FlowStatus::Connected).await.unwrap();
     let mut bob = flow("e", "s-e", NOW + 600);
     bob.principal.subject = "bob".into();
@@ -110,7 +113,10 @@ async fn pending_flows_past_the_cap_are_superseded_oldest_first(stores: &Stores)
         Claim::AlreadyUsed(FlowStatus::Superseded),
         "the oldest pending one is superseded"
     );
-    assert!(matches!(flows.claim("s-c", NOW).await.unwrap(), Claim::Claimed(_)));
+    assert!(matches!(
+        flows.claim("s-c", NOW).await.unwrap(),
+        Claim::Claimed(_)
+    ));
     assert!(
         matches!(flows.claim("s-e", NOW).await.unwrap(), Claim::Claimed(_)),
         "another principal's flow is untouched"

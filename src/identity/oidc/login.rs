@@ -118,9 +118,7 @@ impl Oidc {
             .map_err(|e| LoginError::Unavailable(e.to_string()))?;
         let tokens: TokenResponse = serde_json::from_slice(&body)
             .map_err(|_| LoginError::IdToken("unreadable token response"))?;
-        let id_token = tokens
-            .id_token
-            .ok_or(LoginError::IdToken("no ID token"))?;
+        let id_token = tokens.id_token.ok_or(LoginError::IdToken("no ID token"))?;
         let claims: IdClaims = self
             .verify_jwt(&id_token, &self.settings.client_id)
             .await

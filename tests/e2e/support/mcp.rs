@@ -171,6 +171,9 @@ impl Mcp {
         let headers = response.headers().clone();
         let raw = response.text().await.unwrap();
         let body = parse_message(&raw);
+        let request_state = body["result"]["requestState"].as_str();
+        super::leaks::record("requestState", request_state);
+        super::leaks::record("bearer", self.bearer.as_deref());
         Answer {
             status,
             headers,

@@ -3,6 +3,7 @@
 
 pub mod balancer;
 pub mod browser;
+pub mod leaks;
 pub mod mcp;
 pub mod oidc;
 pub mod server;

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 use base64::Engine as _;
@@ -24,9 +24,9 @@ pub struct Provider {
     pub other_issuer: String,
 }
 
-/// The provider's stdin: held open for the life of the test process, so the provider exits
-/// when the tests do (it is started with --exit-with-stdin).
-static STDIN: Mutex<Option<ChildStdin>> = Mutex::new(None);
+/// The provider process, holding its stdin pipe open for the life of the test process: the
+/// provider exits when the tests do (it is started with --exit-with-stdin).
+static CHILD: Mutex<Option<Child>> = Mutex::new(None);
 static PROVIDER: OnceLock<Provider> = OnceLock::new();
 
 fn repo() -> PathBuf {
@@ -60,7 +60,8 @@ pub fn provider() -> &'static Provider {
             .unwrap();
         let ready: serde_json::Value =
             serde_json::from_str(&line).expect("the provider prints its issuers");
-        *STDIN.lock().unwrap() = child.stdin.take();
+        *CHILD.lock().unwrap() = Some(child);
+        super::leaks::record("client secret", [CLIENT_SECRET]);
         Provider {
             issuer: ready["issuer"].as_str().unwrap().to_owned(),
             other_issuer: ready["other_issuer"].as_str().unwrap().to_owned(),
@@ -158,6 +159,13 @@ pub async fn access_token_with_scope(
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let body: serde_json::Value = response.json().await.unwrap();
+    super::leaks::record("oidc code", [code.as_str()]);
+    super::leaks::record(
+        "oidc tokens",
+        ["access_token", "id_token", "refresh_token"]
+            .iter()
+            .filter_map(|k| body[k].as_str()),
+    );
     body["access_token"].as_str().unwrap().to_owned()
 }
 

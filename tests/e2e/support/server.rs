@@ -27,16 +27,19 @@ async fn spawn(
     args: &[String],
 ) -> Option<(Child, Arc<Mutex<String>>)> {
     let base = format!("http://127.0.0.1:{port}");
+    if let Some(at) = args.iter().position(|a| a == "--keys") {
+        let keys = args.get(at + 1).map(String::as_str).unwrap_or_default();
+        super::leaks::record("sealing key", keys.split(','));
+    }
     let mut child = Command::new(env!("CARGO_BIN_EXE_grantry"))
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
         .arg("--data-dir")
         .arg(data_dir)
         .args(args)
-        .env(
-            "GRANTRY_LOG",
-            "debug,rmcp=trace,hyper=info,h2=info,sqlx=info",
-        )
+        // Everything at trace: the leak search (support::leaks) reads what the most verbose
+        // operator setting would write.
+        .env("GRANTRY_LOG", "trace")
         .env_remove("GRANTRY_KEYS")
         .env("GRANTRY_OIDC_CLIENT_SECRET", super::oidc::CLIENT_SECRET)
         .stdout(Stdio::null())
@@ -129,6 +132,7 @@ impl Server {
     pub async fn restart(mut self) -> Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        super::leaks::keep_log(self.port, &self.log());
         let (child, log) = spawn(self.port, self.data_dir.path(), &self.args)
             .await
             .expect("grantry restarts");
@@ -223,6 +227,10 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        super::leaks::keep_log(self.port, &self.log());
+        if let Ok(key) = std::fs::read_to_string(self.data_dir.path().join("sealing.key")) {
+            super::leaks::record("sealing key", [key.trim()]);
+        }
     }
 }
 
