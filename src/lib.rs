@@ -14,10 +14,12 @@
 //! | [`config`] | flags, environment and TOML, validated at start |
 //! | [`state`] | the shared state built at start (store, keys, catalog, HTTP client) |
 //! | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
-//! | [`identity`] | who is calling: the principal `(issuer, subject)` |
-//! | [`mcp`] | `POST /mcp` on rmcp: discovery, tools, sign-in rounds, the HTTP edge |
+//! | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
+//! | [`limits`] | rate limits counted in the store, shared by the replicas |
+//! | [`audit`] | audit events: hashed ids, never a secret |
+//! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds, the HTTP edge |
 //! | [`tools`] | the tools themselves, free of JSON-RPC |
-//! | [`connect`] | `/connect/{ticket}`, `/oauth/callback`, the pages |
+//! | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
 //! | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
 //! | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events |
 //! | [`providers`] | the catalog, the OAuth client, the invoice adapters |

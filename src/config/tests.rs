@@ -123,3 +123,99 @@ fn toml_file_fills_what_flags_leave_out_and_rejects_unknown_keys() {
     assert!(err.setting.contains("--config"));
     assert!(err.message.contains("retry_hodl"), "{err}");
 }
+
+fn oidc_args() -> ServeArgs {
+    ServeArgs {
+        identity: Some(IdentityMode::Oidc),
+        public_url: Some("https://grantry.example".into()),
+        listen: Some("0.0.0.0:8080".into()),
+        oidc_issuer: Some("https://id.example.com".into()),
+        oidc_client_id: Some("grantry".into()),
+        oidc_client_secret: Some("s3cret".into()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn oidc_serves_any_address_and_keeps_its_secret_out_of_debug_output() {
+    let c = resolve(ServeArgs {
+        oidc_scopes: Some("invoices:read, invoices:write".into()),
+        ..oidc_args()
+    })
+    .unwrap();
+    let oidc = c.oidc.as_ref().unwrap();
+    assert_eq!(oidc.issuer, "https://id.example.com");
+    assert_eq!(oidc.required_scopes, ["invoices:read", "invoices:write"]);
+    assert!(!format!("{c:?}").contains("s3cret"));
+}
+
+#[test]
+fn oidc_refuses_what_it_cannot_run_safely() {
+    let cases = [
+        (
+            ServeArgs {
+                oidc_issuer: None,
+                ..oidc_args()
+            },
+            "--oidc-issuer",
+        ),
+        (
+            ServeArgs {
+                oidc_issuer: Some("http://id.example.com".into()),
+                ..oidc_args()
+            },
+            "--oidc-issuer",
+        ),
+        (
+            ServeArgs {
+                oidc_issuer: Some("https://id.example.com/?tenant=x".into()),
+                ..oidc_args()
+            },
+            "--oidc-issuer",
+        ),
+        (
+            ServeArgs {
+                public_url: Some("http://grantry.example".into()),
+                ..oidc_args()
+            },
+            "--public-url",
+        ),
+        (
+            ServeArgs {
+                oidc_client_id: None,
+                ..oidc_args()
+            },
+            "--oidc-client-id",
+        ),
+        (
+            ServeArgs {
+                oidc_client_secret: Some(String::new()),
+                ..oidc_args()
+            },
+            "GRANTRY_OIDC_CLIENT_SECRET",
+        ),
+        (
+            ServeArgs {
+                rate_mcp_principal: Some(0),
+                ..oidc_args()
+            },
+            "--rate-mcp-principal",
+        ),
+    ];
+    for (args, setting) in cases {
+        let err = resolve(args).unwrap_err();
+        assert!(err.setting.contains(setting), "{setting}: {err}");
+    }
+}
+
+#[test]
+fn oidc_on_loopback_may_use_http_for_local_testing() {
+    let c = resolve(ServeArgs {
+        public_url: None,
+        listen: Some("127.0.0.1:8080".into()),
+        oidc_issuer: Some("http://127.0.0.1:9000".into()),
+        ..oidc_args()
+    })
+    .unwrap();
+    assert!(c.oidc.is_some());
+}

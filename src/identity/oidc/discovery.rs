@@ -39,16 +39,19 @@ pub async fn discover(
         issuer.trim_end_matches('/')
     );
     let mut delay = Duration::from_millis(250);
-    let mut last = String::new();
-    for _ in 0..6 {
-        match fetch(http, &url).await {
+    let mut attempts_left = 5;
+    loop {
+        let reason = match fetch(http, &url).await {
             Ok(metadata) => return check(metadata, issuer),
-            Err(reason) => last = reason,
+            Err(reason) => reason,
+        };
+        attempts_left -= 1;
+        if attempts_left == 0 {
+            return Err(DiscoveryError::Unreachable { url, reason });
         }
         tokio::time::sleep(delay).await;
         delay *= 2;
     }
-    Err(DiscoveryError::Unreachable { url, reason: last })
 }
 
 async fn fetch(http: &reqwest::Client, url: &str) -> Result<IssuerMetadata, String> {
