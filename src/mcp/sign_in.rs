@@ -135,7 +135,8 @@ pub enum HoldEnd {
     Connected,
     /// The user refused at the provider.
     Denied,
-    /// The hold passed with the sign-in still pending.
+    /// The hold passed with the sign-in still pending, or the attempt failed and the user
+    /// must start again from the link.
     StillPending,
 }
 
@@ -159,10 +160,14 @@ pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims)
             Ok(None) => {}
             Err(e) => tracing::warn!(error = %e, "store error while holding a retry"),
         }
-        if let Ok(Some(flow)) = state.flows.latest_for_ticket(&claims.ticket_id).await
-            && flow.status == FlowStatus::Denied
-        {
-            return HoldEnd::Denied;
+        if let Ok(Some(flow)) = state.flows.latest_for_ticket(&claims.ticket_id).await {
+            match flow.status {
+                FlowStatus::Denied => return HoldEnd::Denied,
+                // That attempt cannot finish any more: ask again now (the same link starts a
+                // new one) rather than hold the client for nothing.
+                FlowStatus::Failed | FlowStatus::Superseded => return HoldEnd::StillPending,
+                _ => {}
+            }
         }
         if Instant::now() >= deadline {
             return HoldEnd::StillPending;

@@ -333,6 +333,10 @@ async fn a_forwarded_provider_authorize_url_fails_before_any_token_request() {
         "no code was redeemed"
     );
     assert!(server.log_shows("callback.binding_mismatch").await);
+    // The refused callback used the flow up: replaying it is refused and recorded.
+    let replayed = bobs.get(&callback).await;
+    assert_eq!(replayed.status, StatusCode::BAD_REQUEST);
+    assert!(server.log_shows("callback.state_reused").await);
     let retry = mcp
         .retry("list_invoices", json!({}), accept(&key), &state)
         .await;
