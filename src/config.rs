@@ -6,7 +6,7 @@ mod cli;
 
 mod identity;
 
-pub use cli::{Cli, Command, IdentityMode, KeysCommand, LogFormat, ServeArgs};
+pub use cli::{Cli, Command, IdentityMode, KeysCommand, LogFormat, Secret, ServeArgs};
 pub use identity::OidcSettings;
 
 use std::net::SocketAddr;
@@ -33,7 +33,7 @@ struct FileSettings {
     rate_mcp_principal: Option<u32>,
     rate_mcp_ip: Option<u32>,
     rate_browser_ip: Option<u32>,
-    trust_forwarded_for: Option<bool>,
+    trusted_proxies: Option<Vec<String>>,
     max_pending_flows: Option<u32>,
     providers: Option<PathBuf>,
     retry_hold: Option<u64>,
@@ -62,12 +62,13 @@ fn bad(setting: &str, message: impl Into<String>) -> ConfigError {
 }
 
 /// Rate limits and quotas; each counter is per minute and shared across replicas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
     pub mcp_per_principal: u32,
     pub mcp_per_ip: u32,
     pub browser_per_ip: u32,
-    pub trust_forwarded_for: bool,
+    /// Peers whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     pub max_pending_flows: u32,
 }
 
@@ -137,7 +138,7 @@ impl Config {
             IdentityMode::Oidc => Some(OidcSettings::resolve(
                 args.oidc_issuer.or(file.oidc_issuer),
                 args.oidc_client_id.or(file.oidc_client_id),
-                args.oidc_client_secret,
+                args.oidc_client_secret.map(|s| s.0),
                 match (args.oidc_scopes, file.oidc_scopes) {
                     (Some(text), _) => split_list(&text),
                     (None, list) => list.unwrap_or_default(),
@@ -157,10 +158,10 @@ impl Config {
                 args.rate_browser_ip.or(file.rate_browser_ip),
                 60,
             )?,
-            trust_forwarded_for: args
-                .trust_forwarded_for
-                .or(file.trust_forwarded_for)
-                .unwrap_or(false),
+            trusted_proxies: parse_proxies(match (args.trusted_proxies, file.trusted_proxies) {
+                (Some(text), _) => split_list(&text),
+                (None, list) => list.unwrap_or_default(),
+            })?,
             max_pending_flows: positive(
                 "--max-pending-flows",
                 args.max_pending_flows.or(file.max_pending_flows),
@@ -283,6 +284,22 @@ fn resolve_public_url(given: Option<String>, listen: SocketAddr) -> Result<Strin
         ));
     }
     Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+/// Addresses or CIDR ranges; a bare address is a range of one.
+fn parse_proxies(list: Vec<String>) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    list.iter()
+        .map(|text| {
+            text.parse::<ipnet::IpNet>()
+                .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    bad(
+                        "--trusted-proxies (GRANTRY_TRUSTED_PROXIES)",
+                        format!("`{text}` is not an address or a CIDR range"),
+                    )
+                })
+        })
+        .collect()
 }
 
 fn positive(setting: &str, given: Option<u32>, default: u32) -> Result<u32, ConfigError> {

@@ -91,7 +91,7 @@ impl AppState {
         });
         let http = crate::providers::http::client();
         let identity = Identity::start(&config, http.clone()).await?;
-        let limiter = Limiter::start(counters, config.limits);
+        let limiter = Limiter::start(counters, config.limits.clone());
         Ok(Self {
             inner: Arc::new(Inner {
                 grants: Grants::new(grants, sealer.clone(), GrantEvents::new(bus)),

@@ -54,6 +54,16 @@ pub enum IdentityMode {
     Oidc,
 }
 
+/// A secret setting: its `Debug` output never shows it.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
@@ -108,8 +118,8 @@ pub struct ServeArgs {
     pub oidc_client_id: Option<String>,
     /// Read from GRANTRY_OIDC_CLIENT_SECRET (never a flag: command lines are visible to every
     /// local user).
-    #[arg(skip = std::env::var("GRANTRY_OIDC_CLIENT_SECRET").ok())]
-    pub oidc_client_secret: Option<String>,
+    #[arg(skip = std::env::var("GRANTRY_OIDC_CLIENT_SECRET").ok().map(Secret))]
+    pub oidc_client_secret: Option<Secret>,
     /// Scopes every MCP access token must carry, comma-separated (oidc identity) [default: none].
     #[arg(long, env = "GRANTRY_OIDC_SCOPES", value_name = "SCOPES")]
     pub oidc_scopes: Option<String>,
@@ -123,10 +133,11 @@ pub struct ServeArgs {
     /// [default: 60].
     #[arg(long, env = "GRANTRY_RATE_BROWSER_IP", value_name = "N")]
     pub rate_browser_ip: Option<u32>,
-    /// Take the client address from the last X-Forwarded-For entry (set only behind a proxy
-    /// that writes it) [default: false].
-    #[arg(long, env = "GRANTRY_TRUST_FORWARDED_FOR", value_name = "BOOL")]
-    pub trust_forwarded_for: Option<bool>,
+    /// Proxies whose X-Forwarded-For is believed, comma-separated addresses or CIDR ranges
+    /// (e.g. 127.0.0.1/32,10.0.0.0/8); the client is the rightmost entry not among them
+    /// [default: none: the peer address counts].
+    #[arg(long, env = "GRANTRY_TRUSTED_PROXIES", value_name = "CIDRS")]
+    pub trusted_proxies: Option<String>,
     /// Sign-ins a principal may have waiting for the provider at once; starting one more
     /// supersedes the oldest [default: 5].
     #[arg(long, env = "GRANTRY_MAX_PENDING_FLOWS", value_name = "N")]

@@ -64,6 +64,26 @@ impl OidcSettings {
                 "oidc identity needs the client id grantry signs browsers in with",
             )
         })?;
+        if format!("{public_url}/mcp") == client_id {
+            return Err(bad(
+                "--oidc-client-id (GRANTRY_OIDC_CLIENT_ID)",
+                "must not be grantry's MCP URL: ID tokens for the login client would then look \
+                 like access tokens for grantry",
+            ));
+        }
+        // RFC 6749 §3.3 scope-token: they are written into WWW-Authenticate as they are.
+        let scope_char = |c: char| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c);
+        if let Some(bad_scope) = required_scopes
+            .iter()
+            .find(|s| s.is_empty() || !s.chars().all(scope_char))
+        {
+            return Err(bad(
+                "--oidc-scopes (GRANTRY_OIDC_SCOPES)",
+                format!(
+                    "`{bad_scope}` is not a scope (printable ASCII without spaces, `\"` or `\\`)"
+                ),
+            ));
+        }
         let client_secret = client_secret.filter(|s| !s.is_empty()).ok_or_else(|| {
             bad(
                 "GRANTRY_OIDC_CLIENT_SECRET",

@@ -131,7 +131,7 @@ fn oidc_args() -> ServeArgs {
         listen: Some("0.0.0.0:8080".into()),
         oidc_issuer: Some("https://id.example.com".into()),
         oidc_client_id: Some("grantry".into()),
-        oidc_client_secret: Some("s3cret".into()),
+        oidc_client_secret: Some(Secret("s3cret".into())),
         ..Default::default()
     }
 }
@@ -147,6 +147,7 @@ fn oidc_serves_any_address_and_keeps_its_secret_out_of_debug_output() {
     assert_eq!(oidc.issuer, "https://id.example.com");
     assert_eq!(oidc.required_scopes, ["invoices:read", "invoices:write"]);
     assert!(!format!("{c:?}").contains("s3cret"));
+    assert!(!format!("{:?}", oidc_args()).contains("s3cret"));
 }
 
 #[test]
@@ -189,7 +190,7 @@ fn oidc_refuses_what_it_cannot_run_safely() {
         ),
         (
             ServeArgs {
-                oidc_client_secret: Some(String::new()),
+                oidc_client_secret: Some(Secret(String::new())),
                 ..oidc_args()
             },
             "GRANTRY_OIDC_CLIENT_SECRET",
@@ -200,6 +201,20 @@ fn oidc_refuses_what_it_cannot_run_safely() {
                 ..oidc_args()
             },
             "--rate-mcp-principal",
+        ),
+        (
+            ServeArgs {
+                oidc_scopes: Some("invoices,bad\"scope".into()),
+                ..oidc_args()
+            },
+            "--oidc-scopes",
+        ),
+        (
+            ServeArgs {
+                oidc_client_id: Some("https://grantry.example/mcp".into()),
+                ..oidc_args()
+            },
+            "--oidc-client-id",
         ),
     ];
     for (args, setting) in cases {

@@ -19,6 +19,9 @@ use crate::state::AppState;
 
 /// How long a browser may take to sign in at the issuer.
 const LOGIN_TTL_SECS: i64 = 600;
+/// Logins one browser may have under way; past it the older ones are dropped, so a page that
+/// sends someone through link after link cannot pile cookies up until requests fail.
+const MAX_LOGINS_UNDER_WAY: usize = 3;
 
 /// The cookie holding one login transaction; named after its state so that two logins in
 /// one browser (two links opened at once) do not overwrite each other.
@@ -42,7 +45,13 @@ fn transaction_cookie(name: String, value: String, https: bool, ttl: i64) -> Coo
 }
 
 /// Sends the browser to the issuer to sign in, to come back to `return_to`.
-pub fn start(oidc: &Oidc, sealer: &Sealer, return_to: &str, https: bool) -> Response {
+pub fn start(
+    oidc: &Oidc,
+    sealer: &Sealer,
+    return_to: &str,
+    headers: &HeaderMap,
+    https: bool,
+) -> Response {
     let (transaction, url) = oidc.begin_login(return_to);
     let sealed = sealer.seal_timed(
         Purpose::LoginTransaction,
@@ -64,9 +73,20 @@ pub fn start(oidc: &Oidc, sealer: &Sealer, return_to: &str, https: bool) -> Resp
             "grantry cannot send you to your sign-in page. The operator has been told in the log.",
         );
     };
+    let mut jar = CookieJar::new();
+    let under_way: Vec<String> = CookieJar::from_headers(headers)
+        .iter()
+        .map(|c| c.name().to_owned())
+        .filter(|name| name.contains("grantry-login-"))
+        .collect();
+    if under_way.len() >= MAX_LOGINS_UNDER_WAY {
+        for name in under_way {
+            jar = jar.add(transaction_cookie(name, String::new(), https, 0));
+        }
+    }
     (
         StatusCode::SEE_OTHER,
-        CookieJar::new().add(cookie),
+        jar.add(cookie),
         [(LOCATION, location)],
     )
         .into_response()

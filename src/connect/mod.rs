@@ -44,7 +44,7 @@ pub fn router(state: AppState) -> Router<AppState> {
 
 /// The per-address limit on browser routes (a 429 page with `Retry-After` beyond it).
 async fn limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let address = client_address(&request, state.config.limits.trust_forwarded_for);
+    let address = client_address(&request, &state.config.limits.trusted_proxies);
     match state.limiter.admit(&[(Bucket::BrowserAddress, &address)]) {
         Ok(()) => next.run(request).await,
         Err(retry) => {

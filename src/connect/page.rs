@@ -42,7 +42,7 @@ fn admit(
         let return_to = format!("/connect/{sealed}");
         return Err(Box::new(match &state.identity {
             Identity::Oidc(oidc) if is_return_path(&return_to) => {
-                login::start(oidc, &state.sealer, &return_to, https)
+                login::start(oidc, &state.sealer, &return_to, headers, https)
             }
             _ => pages::invalid_link(),
         }));
@@ -51,7 +51,7 @@ fn admit(
         security_event(
             "connect.identity_mismatch",
             Some(&browser),
-            "link issued to another user",
+            &format!("link issued to principal {}", ticket.principal.tag()),
         );
         return Err(Box::new(pages::message(
             StatusCode::FORBIDDEN,

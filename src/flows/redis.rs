@@ -129,10 +129,11 @@ impl FlowBackend for RedisFlows {
                 &flow.state_hash,
                 ttl as u64,
             )
+            // Milliseconds: several sign-ins started within one second still keep their order.
             .zadd(
                 self.principal_key(&flow.principal),
                 &flow.state_hash,
-                flow.created_at,
+                crate::clock::unix_now_millis(),
             )
             .expire(self.principal_key(&flow.principal), ttl)
             .query_async::<()>(&mut conn)

@@ -52,10 +52,14 @@ impl Identity {
     /// Builds the configured identity; `oidc` discovers its issuer first.
     pub async fn start(config: &Config, http: reqwest::Client) -> Result<Self, DiscoveryError> {
         match (&config.identity, &config.oidc) {
+            (IdentityMode::Dev, _) => Ok(Identity::Dev),
             (IdentityMode::Oidc, Some(settings)) => Ok(Identity::Oidc(Arc::new(
                 Oidc::start(config, settings.clone(), http).await?,
             ))),
-            _ => Ok(Identity::Dev),
+            // Config::resolve fills these together; never fall back to one shared user.
+            (IdentityMode::Oidc, None) => Err(DiscoveryError::Unusable(
+                "oidc identity without its settings".into(),
+            )),
         }
     }
 

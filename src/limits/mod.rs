@@ -28,6 +28,9 @@ use crate::store::StoreError;
 /// How often local counts reach the store.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(250);
 const WINDOW_SECS: i64 = 60;
+/// Distinct counters one replica tracks per window; past it, newcomers of a bucket share one
+/// overflow counter (so a flood of fresh addresses is limited together, in bounded memory).
+const MAX_KEYS_PER_WINDOW: usize = 50_000;
 
 /// Counters in the store, one per (bucket key, window).
 #[async_trait]
@@ -77,6 +80,8 @@ struct Counter {
     known_total: u64,
     /// Admitted here and not yet added to the store.
     pending: u64,
+    /// Being added to the store by the flush under way.
+    in_flight: u64,
     limit: u64,
 }
 
@@ -85,6 +90,10 @@ impl Counter {
     /// bring it to its limit.
     fn is_hot(&self) -> bool {
         self.known_total.saturating_mul(2) >= self.limit
+    }
+
+    fn seen(&self) -> u64 {
+        self.known_total + self.in_flight + self.pending
     }
 }
 
@@ -127,10 +136,6 @@ impl Limiter {
     pub fn admit(&self, checks: &[(Bucket, &str)]) -> Result<(), RetryAfter> {
         let now = unix_now();
         let number = now.div_euclid(WINDOW_SECS);
-        let keys: Vec<(String, u64)> = checks
-            .iter()
-            .map(|(bucket, who)| (key(*bucket, who), bucket.limit(&self.limits)))
-            .collect();
         let mut window = self.window.lock().expect("limiter lock is never poisoned");
         if window.number != number {
             *window = Window {
@@ -138,12 +143,22 @@ impl Limiter {
                 counters: HashMap::new(),
             };
         }
-        let over = keys.iter().any(|(key, limit)| {
-            window
-                .counters
-                .get(key)
-                .is_some_and(|c| c.known_total + c.pending >= *limit)
-        });
+        let full = window.counters.len() >= MAX_KEYS_PER_WINDOW;
+        let keys: Vec<(String, u64)> = checks
+            .iter()
+            .map(|(bucket, who)| {
+                let key = key(*bucket, who);
+                let key = if full && !window.counters.contains_key(&key) {
+                    format!("{}:overflow", bucket.label())
+                } else {
+                    key
+                };
+                (key, bucket.limit(&self.limits))
+            })
+            .collect();
+        let over = keys
+            .iter()
+            .any(|(key, limit)| window.counters.get(key).is_some_and(|c| c.seen() >= *limit));
         if over {
             let rest = WINDOW_SECS - now.rem_euclid(WINDOW_SECS);
             return Err(RetryAfter(rest.max(1) as u64));
@@ -160,12 +175,17 @@ impl Limiter {
     async fn flush(&self, backend: &dyn CounterBackend) {
         let (number, deltas) = {
             let mut window = self.window.lock().expect("limiter lock is never poisoned");
-            let deltas: Vec<(String, u64)> = window
+            let mut deltas: Vec<(String, u64)> = window
                 .counters
                 .iter_mut()
                 .filter(|(_, c)| c.pending > 0 || c.is_hot())
-                .map(|(k, c)| (k.clone(), std::mem::take(&mut c.pending)))
+                .map(|(k, c)| {
+                    c.in_flight = std::mem::take(&mut c.pending);
+                    (k.clone(), c.in_flight)
+                })
                 .collect();
+            // One order on every replica, so concurrent flushes never deadlock in SQL.
+            deltas.sort_unstable();
             (window.number, deltas)
         };
         if deltas.is_empty() {
@@ -187,7 +207,9 @@ impl Limiter {
                 let mut window = self.window.lock().expect("limiter lock is never poisoned");
                 if window.number == number {
                     for (key, delta) in deltas {
-                        window.counters.entry(key).or_default().pending += delta;
+                        let counter = window.counters.entry(key).or_default();
+                        counter.in_flight = 0;
+                        counter.pending += delta;
                     }
                 }
             }
@@ -201,6 +223,7 @@ impl Limiter {
             for ((key, _), total) in deltas.iter().zip(totals) {
                 let counter = window.counters.entry(key.clone()).or_default();
                 counter.known_total = counter.known_total.max(total);
+                counter.in_flight = 0;
             }
         }
     }

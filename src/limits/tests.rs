@@ -6,7 +6,7 @@ fn limits(per_principal: u32) -> Limits {
         mcp_per_principal: per_principal,
         mcp_per_ip: 1000,
         browser_per_ip: 1000,
-        trust_forwarded_for: false,
+        trusted_proxies: Vec::new(),
         max_pending_flows: 5,
     }
 }

@@ -26,7 +26,7 @@ pub async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let address = client_address(&request, state.config.limits.trust_forwarded_for);
+    let address = client_address(&request, &state.config.limits.trusted_proxies);
     if let Err(retry) = state.limiter.admit(&[(Bucket::McpAddress, &address)]) {
         return too_many_requests(retry);
     }

@@ -103,6 +103,17 @@ fn forged_token(issuer: &str, audience: &str, kid: &str, alg: &str) -> String {
     jsonwebtoken::encode(&header, &claims, &key).unwrap()
 }
 
+/// An `alg: none` JWT with otherwise perfect claims.
+fn unsigned_token(issuer: &str, audience: &str, kid: &str) -> String {
+    use base64::Engine as _;
+    let encode = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let now = std::time::UNIX_EPOCH.elapsed().unwrap().as_secs();
+    let header = json!({"alg": "none", "typ": "at+jwt", "kid": kid});
+    let claims =
+        json!({"iss": issuer, "aud": audience, "sub": "mallory", "iat": now, "exp": now + 600});
+    format!("{}.{}.", encode(header), encode(claims))
+}
+
 fn kid_of(token: &str) -> String {
     jsonwebtoken::decode_header(token).unwrap().kid.unwrap()
 }
@@ -141,6 +152,24 @@ async fn tokens_not_minted_by_the_issuer_for_grantry_get_401_invalid_token() {
             forged_token(&p.issuer, &server.mcp_url(), &kid_of(&good), "HS256"),
         ),
         ("not a token", "abc.def.ghi".to_owned()),
+        (
+            "alg none",
+            unsigned_token(&p.issuer, &server.mcp_url(), &kid_of(&good)),
+        ),
+        (
+            "an ID token",
+            oidc::token_response(
+                &p.issuer,
+                &alice,
+                &server.mcp_url(),
+                "test-client",
+                "openid",
+            )
+            .await["id_token"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        ),
     ];
     for (what, token) in cases {
         let (status, challenge) = list_with(&server, Some(token)).await;

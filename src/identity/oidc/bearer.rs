@@ -25,7 +25,7 @@ pub enum BearerError {
 }
 
 /// What grantry reads from an access token, whichever way it was checked.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub(super) struct AccessClaims {
     pub iss: String,
     pub sub: String,
@@ -35,9 +35,12 @@ pub(super) struct AccessClaims {
     /// Some issuers (Azure AD, Okta) send scopes as an array under `scp`.
     #[serde(default)]
     pub scp: Option<ScopeList>,
+    /// Only ID tokens carry a nonce: one here means an ID token offered as an access token.
+    #[serde(default)]
+    pub nonce: Option<serde::de::IgnoredAny>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub(super) enum ScopeList {
     Text(String),
@@ -81,6 +84,9 @@ impl Oidc {
         };
         if claims.sub.is_empty() {
             return Err(BearerError::Invalid("empty subject"));
+        }
+        if claims.nonce.is_some() {
+            return Err(BearerError::Invalid("an ID token is not an access token"));
         }
         if !claims.has_scopes(&self.settings.required_scopes) {
             return Err(BearerError::InsufficientScope);
@@ -163,6 +169,7 @@ mod tests {
             sub: "s".into(),
             scope: scope.map(str::to_owned),
             scp,
+            nonce: None,
         };
         let need = vec!["invoices".to_owned()];
         assert!(claims(Some("openid invoices"), None).has_scopes(&need));

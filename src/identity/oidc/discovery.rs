@@ -59,9 +59,10 @@ async fn fetch(http: &reqwest::Client, url: &str) -> Result<IssuerMetadata, Stri
     if !response.status().is_success() {
         return Err(format!("HTTP {}", response.status()));
     }
-    response
-        .json::<IssuerMetadata>()
+    let body = crate::providers::http::read_capped(response)
         .await
+        .map_err(|e| e.to_string())?;
+    serde_json::from_slice::<IssuerMetadata>(&body)
         .map_err(|e| format!("not a discovery document: {e}"))
 }
 

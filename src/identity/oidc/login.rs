@@ -39,10 +39,18 @@ struct TokenResponse {
 struct IdClaims {
     iss: String,
     sub: String,
+    aud: Audiences,
     #[serde(default)]
     nonce: Option<String>,
     #[serde(default)]
     azp: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Audiences {
+    One(serde::de::IgnoredAny),
+    Many(Vec<String>),
 }
 
 /// Only grantry's own connect pages are places to return to: never an absolute URL, a
@@ -138,11 +146,13 @@ impl Oidc {
         if !nonce_ok {
             return Err(LoginError::IdToken("nonce does not match"));
         }
-        if claims
-            .azp
-            .as_deref()
-            .is_some_and(|azp| azp != self.settings.client_id)
-        {
+        // OpenID Connect Core §3.1.3.7: with several audiences, `azp` must name grantry.
+        let several = matches!(&claims.aud, Audiences::Many(list) if list.len() > 1);
+        let azp_ok = match claims.azp.as_deref() {
+            Some(azp) => azp == self.settings.client_id,
+            None => !several,
+        };
+        if !azp_ok {
             return Err(LoginError::IdToken("issued to another party (azp)"));
         }
         if claims.sub.is_empty() {

@@ -43,6 +43,7 @@ pub struct Oidc {
     /// Where the issuer sends browsers back after a login.
     pub login_redirect_uri: String,
     keys: Jwks,
+    introspection: introspection::IntrospectionCache,
     http: reqwest::Client,
 }
 
@@ -71,6 +72,7 @@ impl Oidc {
         let metadata = discovery::discover(&http, &settings.issuer).await?;
         Ok(Self {
             keys: Jwks::new(metadata.jwks_uri.clone(), http.clone()),
+            introspection: Default::default(),
             metadata,
             audience: config.mcp_url(),
             login_redirect_uri: format!("{}/login/callback", config.public_url),

@@ -106,6 +106,20 @@ pub async fn access_token_with_scope(
     client_id: &str,
     scope: &str,
 ) -> String {
+    token_response(issuer, user, resource, client_id, scope).await["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The whole token endpoint answer (access token, ID token, …).
+pub async fn token_response(
+    issuer: &str,
+    user: &str,
+    resource: &str,
+    client_id: &str,
+    scope: &str,
+) -> serde_json::Value {
     let http = reqwest::Client::builder()
         .cookie_store(true)
         .redirect(reqwest::redirect::Policy::none())
@@ -166,7 +180,7 @@ pub async fn access_token_with_scope(
             .iter()
             .filter_map(|k| body[k].as_str()),
     );
-    body["access_token"].as_str().unwrap().to_owned()
+    body
 }
 
 impl Browser {
