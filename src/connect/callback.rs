@@ -17,7 +17,8 @@ use super::{binding, pages, security_event};
 use crate::clock::unix_now;
 use crate::flows::{Claim, Flow, FlowStatus};
 use crate::grants::GrantKey;
-use crate::providers::{Provider, oauth};
+use crate::providers::invoice::ApiError;
+use crate::providers::{Provider, adapters, oauth};
 use crate::seal::Purpose;
 use crate::state::AppState;
 
@@ -28,6 +29,10 @@ pub(super) struct CallbackQuery {
     pub code: Option<String>,
     pub error: Option<String>,
     pub iss: Option<String>,
+    /// QuickBooks: the company connected.
+    pub realm_id: Option<String>,
+    /// Zoho: the data centre the account lives in.
+    pub accounts_server: Option<String>,
 }
 
 const MAX_PARAM_LEN: usize = 2048;
@@ -43,6 +48,8 @@ pub(super) fn parse_query(raw: Option<&str>) -> Option<CallbackQuery> {
             "code" => &mut q.code,
             "error" => &mut q.error,
             "iss" => &mut q.iss,
+            "realmId" => &mut q.realm_id,
+            "accounts-server" => &mut q.accounts_server,
             _ => continue,
         };
         if slot.replace(value.into_owned()).is_some() {
@@ -230,7 +237,7 @@ async fn finish(
         }
         None => None,
     };
-    let tokens = oauth::exchange_code(
+    let mut tokens = oauth::exchange_code(
         &state.http,
         provider,
         &state.config.redirect_uri(),
@@ -246,6 +253,9 @@ async fn finish(
             "The provider did not complete the sign-in. Ask your assistant again to start over.",
         ))
     })?;
+    tokens.account = pick_account(state, provider, &tokens, query)
+        .await
+        .map_err(failed)?;
     let key = GrantKey {
         principal: flow.principal.clone(),
         provider: provider.id.clone(),
@@ -265,6 +275,38 @@ async fn finish(
     }
     .notice("grant.stored", "grant stored");
     Ok(())
+}
+
+/// The post-connect step: which tenant, company or business the grant is used with. A
+/// failure here stores nothing; the code was redeemed, so the user starts again.
+async fn pick_account(
+    state: &AppState,
+    provider: &Provider,
+    tokens: &oauth::TokenSet,
+    query: &CallbackQuery,
+) -> Result<Option<crate::providers::Account>, Response> {
+    let api = adapters::Api {
+        http: &state.http,
+        provider,
+        access_token: &tokens.access_token,
+        account: None,
+    };
+    let hints = adapters::CallbackHints {
+        realm_id: query.realm_id.clone(),
+        accounts_server: query.accounts_server.clone(),
+    };
+    adapters::pick_account(&api, &hints).await.map_err(|e| {
+        tracing::warn!(provider = %provider.id, error = %e, "no account to use after connect");
+        let detail = match e {
+            ApiError::WrongRegion(message) => format!("{message}. Ask the operator to add it."),
+            _ => "The provider did not say which account to use. Ask your assistant again to start over.".into(),
+        };
+        pages::message(
+            StatusCode::BAD_GATEWAY,
+            "The account could not be connected",
+            &detail,
+        )
+    })
 }
 
 /// RFC 9207: an `iss` that is sent must equal the recorded issuer byte for byte; a provider

@@ -66,12 +66,17 @@ pub(super) fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
     serde_json::from_value(value).expect("grantry builds well-formed MCP values")
 }
 
+/// Drops absent optional fields of the envelope (rmcp wants them missing, not null); a tool's
+/// own output is kept exactly as the tool wrote it, nulls included.
 fn strip_nulls(value: Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.into_iter()
                 .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k, strip_nulls(v)))
+                .map(|(k, v)| match k.as_str() {
+                    "structuredContent" => (k, v),
+                    _ => (k, strip_nulls(v)),
+                })
                 .collect(),
         ),
         other => other,

@@ -1,9 +1,11 @@
 //! The provider catalog: the built-in `demo` entry plus providers from a TOML file.
 //!
-//! A file entry whose id matches a built-in entry overrides just the fields it names (every
-//! URL can be overridden: regional endpoints, self-hosted instances, tests); a new id adds a
-//! generic OAuth 2.0 provider and must name every required field. Secrets are never inline:
-//! an entry names the environment variable that holds its client secret.
+//! Built in: the demo entry and one entry per billing provider grantry has an adapter for
+//! (`builtin.toml`), each offered once a file gives it a `client_id`. A file entry whose id
+//! matches a built-in entry overrides just the fields it names (every URL can be overridden:
+//! regional endpoints, sandboxes, tests); a new id adds a generic OAuth 2.0 provider and must
+//! name every required field. Secrets are never inline: an entry names the environment
+//! variable that holds its client secret.
 //!
 //! ```toml
 //! default = "acme"            # the provider list_invoices uses
@@ -40,12 +42,27 @@ pub enum PkceMode {
 
 /// How grantry authenticates at a provider's token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum TokenAuth {
     /// HTTP Basic (`client_secret_basic`).
     Basic,
     /// Credentials in the form body (`client_secret_post`).
     Post,
+    /// HTTP Basic with the client secret (an API secret key) as the user name: Stripe.
+    SecretKey,
+}
+
+/// How a revocation request carries the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RevokeBody {
+    /// RFC 7009: a form body.
+    #[default]
+    Form,
+    /// A JSON body `{"token": …}` (Intuit).
+    Json,
+    /// The token as a query parameter (Zoho).
+    Query,
 }
 
 /// The invoice API a provider speaks.
@@ -53,6 +70,12 @@ pub enum TokenAuth {
 #[serde(rename_all = "lowercase")]
 pub enum AdapterKind {
     Demo,
+    Stripe,
+    Xero,
+    Quickbooks,
+    Freshbooks,
+    Zoho,
+    Sage,
 }
 
 /// One provider, fully resolved.
@@ -63,6 +86,7 @@ pub struct Provider {
     pub authorize_url: Url,
     pub token_url: Url,
     pub revoke_url: Option<Url>,
+    pub revoke_body: RevokeBody,
     pub api_base: Url,
     /// The authorization server's issuer, compared byte for byte with RFC 9207 `iss`.
     pub issuer: Option<String>,
@@ -73,6 +97,14 @@ pub struct Provider {
     pub scopes: Vec<String>,
     pub pkce: PkceMode,
     pub token_auth: TokenAuth,
+    /// Added to the authorize URL as they are (Zoho's `access_type=offline`, say).
+    pub extra_authorize_params: BTreeMap<String, String>,
+    /// Access-token lifetime assumed when the token response has no `expires_in`.
+    pub default_token_lifetime_secs: i64,
+    /// Whether a refresh may return a new refresh token that replaces the old one.
+    pub refresh_rotates: bool,
+    /// How long the previous refresh token still works after a rotation.
+    pub refresh_grace_secs: i64,
     pub adapter: AdapterKind,
 }
 
@@ -92,13 +124,14 @@ impl std::fmt::Debug for Provider {
 }
 
 /// A catalog entry as written in TOML: every field optional so an entry can override a part.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EntryFile {
     display_name: Option<String>,
     authorize_url: Option<String>,
     token_url: Option<String>,
     revoke_url: Option<String>,
+    revoke_body: Option<RevokeBody>,
     api_base: Option<String>,
     issuer: Option<String>,
     iss_parameter_supported: Option<bool>,
@@ -107,7 +140,31 @@ struct EntryFile {
     scopes: Option<Vec<String>>,
     pkce: Option<PkceMode>,
     token_auth: Option<TokenAuth>,
+    extra_authorize_params: Option<BTreeMap<String, String>>,
+    default_token_lifetime_secs: Option<i64>,
+    refresh_rotates: Option<bool>,
+    refresh_grace_secs: Option<i64>,
     adapter: Option<AdapterKind>,
+    /// Only the built-in demo entry has an inline secret; files name a variable.
+    #[serde(skip)]
+    client_secret: Option<String>,
+}
+
+impl EntryFile {
+    /// This entry with every field `over` sets replaced.
+    fn overlay(self, over: EntryFile) -> EntryFile {
+        macro_rules! pick {
+            ($($field:ident),*) => {
+                EntryFile { $($field: over.$field.or(self.$field),)* }
+            };
+        }
+        pick!(
+            display_name, authorize_url, token_url, revoke_url, revoke_body, api_base, issuer,
+            iss_parameter_supported, client_id, client_secret_env, scopes, pkce, token_auth,
+            extra_authorize_params, default_token_lifetime_secs, refresh_rotates,
+            refresh_grace_secs, adapter, client_secret
+        )
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -117,6 +174,9 @@ struct CatalogFile {
     #[serde(default)]
     providers: BTreeMap<String, EntryFile>,
 }
+
+/// The built-in entries: every billing provider grantry has an adapter for.
+const BUILTIN: &str = include_str!("builtin.toml");
 
 /// A catalog that cannot be used; the message names the file, entry and field.
 #[derive(Debug, thiserror::Error)]
@@ -132,7 +192,8 @@ pub struct Catalog {
 
 impl Catalog {
     /// Builds the catalog: the demo entry (when `demo_base` is given, e.g.
-    /// `http://127.0.0.1:8080/demo`) and the entries of `file`.
+    /// `http://127.0.0.1:8080/demo`), the built-in entries and the entries of `file`. Only
+    /// entries with a `client_id` are offered.
     pub fn load(demo_base: Option<&str>, file: Option<&Path>) -> Result<Self, CatalogError> {
         let parsed = match file {
             Some(path) => {
@@ -151,9 +212,11 @@ impl Catalog {
         file: CatalogFile,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, CatalogError> {
-        let mut providers = BTreeMap::new();
+        let builtin: CatalogFile =
+            toml::from_str(BUILTIN).expect("the built-in catalog is valid TOML");
+        let mut entries = builtin.providers;
         if let Some(base) = demo_base {
-            providers.insert("demo".to_owned(), demo_entry(base)?);
+            entries.insert("demo".to_owned(), demo_entry(base));
         }
         for (id, entry) in file.providers {
             if !valid_id(&id) {
@@ -161,26 +224,34 @@ impl Catalog {
                     "providers.{id}: an id is 1-32 characters of a-z, 0-9, - and _"
                 )));
             }
-            let resolved = merge(&id, providers.remove(&id), entry, &env)?;
-            providers.insert(id, resolved);
+            let merged = entries.remove(&id).unwrap_or_default().overlay(entry);
+            entries.insert(id, merged);
+        }
+        let mut providers = BTreeMap::new();
+        for (id, entry) in entries {
+            // A built-in entry nobody registered a client for is not offered.
+            if entry.client_id.is_some() {
+                providers.insert(id.clone(), resolve(&id, entry, &env)?);
+            }
         }
         let default = match file.default {
             Some(id) if providers.contains_key(&id) => id,
             Some(id) => {
                 return Err(CatalogError(format!(
-                    "default = \"{id}\" names no provider in the catalog"
+                    "default = \"{id}\" names no provider in the catalog (is its client_id set?)"
                 )));
             }
             None if providers.contains_key("demo") => "demo".to_owned(),
             None if providers.len() == 1 => providers.keys().next().cloned().unwrap_or_default(),
             None if providers.is_empty() => {
                 return Err(CatalogError(
-                    "no providers: enable the demo provider or add one with --providers".into(),
+                    "no providers: enable the demo provider or give one a client_id with --providers"
+                        .into(),
                 ));
             }
             None => {
                 return Err(CatalogError(
-                    "several providers and no `default = \"id\"` naming the one list_invoices uses"
+                    "several providers and no `default = \"id\"` naming the one offered first"
                         .into(),
                 ));
             }
@@ -192,9 +263,14 @@ impl Catalog {
         self.providers.get(id)
     }
 
-    /// The provider `list_invoices` uses.
+    /// The provider offered to a caller who has connected none and named none.
     pub fn default_provider(&self) -> &Provider {
         &self.providers[&self.default]
+    }
+
+    /// Every offered provider, by id.
+    pub fn all(&self) -> impl Iterator<Item = &Provider> {
+        self.providers.values()
     }
 }
 
@@ -205,24 +281,24 @@ fn valid_id(id: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
-fn demo_entry(base: &str) -> Result<Provider, CatalogError> {
-    let url = |path: &str| parse_url("demo", "built-in URL", &format!("{base}{path}"));
-    Ok(Provider {
-        id: "demo".into(),
-        display_name: "Demo Billing".into(),
-        authorize_url: url("/authorize")?,
-        token_url: url("/token")?,
-        revoke_url: Some(url("/revoke")?),
-        api_base: url("/api")?,
+fn demo_entry(base: &str) -> EntryFile {
+    let url = |path: &str| Some(format!("{base}{path}"));
+    EntryFile {
+        display_name: Some("Demo Billing".into()),
+        authorize_url: url("/authorize"),
+        token_url: url("/token"),
+        revoke_url: url("/revoke"),
+        api_base: url("/api"),
         issuer: Some(base.to_owned()),
-        iss_parameter_supported: true,
-        client_id: DEMO_CLIENT_ID.into(),
+        iss_parameter_supported: Some(true),
+        client_id: Some(DEMO_CLIENT_ID.into()),
         client_secret: Some(DEMO_CLIENT_SECRET.into()),
-        scopes: vec!["invoices:read".into()],
-        pkce: PkceMode::Required,
-        token_auth: TokenAuth::Basic,
-        adapter: AdapterKind::Demo,
-    })
+        scopes: Some(vec!["invoices:read".into()]),
+        pkce: Some(PkceMode::Required),
+        token_auth: Some(TokenAuth::Basic),
+        adapter: Some(AdapterKind::Demo),
+        ..Default::default()
+    }
 }
 
 fn parse_url(id: &str, field: &str, text: &str) -> Result<Url, CatalogError> {
@@ -236,16 +312,15 @@ fn parse_url(id: &str, field: &str, text: &str) -> Result<Url, CatalogError> {
     Ok(url)
 }
 
-fn merge(
+/// Turns a merged entry into a provider, naming the first missing or bad field.
+fn resolve(
     id: &str,
-    base: Option<Provider>,
     entry: EntryFile,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<Provider, CatalogError> {
     let need = |field: &str| CatalogError(format!("providers.{id}.{field} is required"));
-    let url_field = |field: &str, value: Option<String>, old: Option<Url>| match value {
-        Some(text) => parse_url(id, field, &text).map(Some),
-        None => Ok(old),
+    let url = |field: &str, value: Option<String>| -> Result<Url, CatalogError> {
+        parse_url(id, field, &value.ok_or_else(|| need(field))?)
     };
     let client_secret = match entry.client_secret_env {
         Some(var) => Some(env(&var).ok_or_else(|| {
@@ -253,76 +328,47 @@ fn merge(
                 "providers.{id}.client_secret_env: the environment variable {var} is not set"
             ))
         })?),
-        None => base.as_ref().and_then(|b| b.client_secret.clone()),
+        None => entry.client_secret,
     };
-    let authorize_url = url_field(
-        "authorize_url",
-        entry.authorize_url,
-        base.as_ref().map(|b| b.authorize_url.clone()),
-    )?
-    .ok_or_else(|| need("authorize_url"))?;
-    let token_url = url_field(
-        "token_url",
-        entry.token_url,
-        base.as_ref().map(|b| b.token_url.clone()),
-    )?
-    .ok_or_else(|| need("token_url"))?;
-    let revoke_url = url_field(
-        "revoke_url",
-        entry.revoke_url,
-        base.as_ref().and_then(|b| b.revoke_url.clone()),
-    )?;
-    let api_base = url_field(
-        "api_base",
-        entry.api_base,
-        base.as_ref().map(|b| b.api_base.clone()),
-    )?
-    .ok_or_else(|| need("api_base"))?;
-    let issuer = entry
-        .issuer
-        .or_else(|| base.as_ref().and_then(|b| b.issuer.clone()));
-    let iss_parameter_supported = entry
-        .iss_parameter_supported
-        .or_else(|| base.as_ref().map(|b| b.iss_parameter_supported))
-        .unwrap_or(false);
-    if iss_parameter_supported && issuer.is_none() {
+    let iss_parameter_supported = entry.iss_parameter_supported.unwrap_or(false);
+    if iss_parameter_supported && entry.issuer.is_none() {
         return Err(CatalogError(format!(
             "providers.{id}.issuer is required when iss_parameter_supported is true"
         )));
     }
+    let token_auth = entry.token_auth.unwrap_or(TokenAuth::Basic);
+    if token_auth == TokenAuth::SecretKey && client_secret.is_none() {
+        return Err(need("client_secret_env"));
+    }
+    let lifetime = entry.default_token_lifetime_secs.unwrap_or(3600);
+    if !(60..=365 * 24 * 3600).contains(&lifetime) {
+        return Err(CatalogError(format!(
+            "providers.{id}.default_token_lifetime_secs: between 60 and a year"
+        )));
+    }
     Ok(Provider {
         id: id.to_owned(),
-        display_name: entry
-            .display_name
-            .or_else(|| base.as_ref().map(|b| b.display_name.clone()))
-            .unwrap_or_else(|| id.to_owned()),
-        authorize_url,
-        token_url,
-        revoke_url,
-        api_base,
-        issuer,
+        display_name: entry.display_name.unwrap_or_else(|| id.to_owned()),
+        authorize_url: url("authorize_url", entry.authorize_url)?,
+        token_url: url("token_url", entry.token_url)?,
+        revoke_url: entry
+            .revoke_url
+            .map(|u| parse_url(id, "revoke_url", &u))
+            .transpose()?,
+        revoke_body: entry.revoke_body.unwrap_or_default(),
+        api_base: url("api_base", entry.api_base)?,
+        issuer: entry.issuer,
         iss_parameter_supported,
-        client_id: entry
-            .client_id
-            .or_else(|| base.as_ref().map(|b| b.client_id.clone()))
-            .ok_or_else(|| need("client_id"))?,
+        client_id: entry.client_id.ok_or_else(|| need("client_id"))?,
         client_secret,
-        scopes: entry
-            .scopes
-            .or_else(|| base.as_ref().map(|b| b.scopes.clone()))
-            .unwrap_or_default(),
-        pkce: entry
-            .pkce
-            .or_else(|| base.as_ref().map(|b| b.pkce))
-            .unwrap_or(PkceMode::Required),
-        token_auth: entry
-            .token_auth
-            .or_else(|| base.as_ref().map(|b| b.token_auth))
-            .unwrap_or(TokenAuth::Basic),
-        adapter: entry
-            .adapter
-            .or_else(|| base.as_ref().map(|b| b.adapter))
-            .ok_or_else(|| need("adapter"))?,
+        scopes: entry.scopes.unwrap_or_default(),
+        pkce: entry.pkce.unwrap_or(PkceMode::Required),
+        token_auth,
+        extra_authorize_params: entry.extra_authorize_params.unwrap_or_default(),
+        default_token_lifetime_secs: lifetime,
+        refresh_rotates: entry.refresh_rotates.unwrap_or(true),
+        refresh_grace_secs: entry.refresh_grace_secs.unwrap_or(0).max(0),
+        adapter: entry.adapter.ok_or_else(|| need("adapter"))?,
     })
 }
 

@@ -1,11 +1,21 @@
 //! Third-party providers: the catalog, the OAuth client that talks to them, and one invoice
 //! adapter per billing API.
 
+pub mod adapters;
 pub mod catalog;
-pub mod demo_adapter;
 pub mod http;
 pub mod invoice;
 pub mod oauth;
 
 pub use catalog::{Catalog, CatalogError, PkceMode, Provider, TokenAuth};
+
+use serde::{Deserialize, Serialize};
+
+/// The account at a provider a grant is used with (a Xero tenant, a QuickBooks company, a
+/// FreshBooks business, a Zoho organization, a Sage business), picked right after connect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    pub id: String,
+    pub name: String,
+}
 pub use invoice::{Invoice, InvoiceStatus, StatusFilter};

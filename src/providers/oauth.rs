@@ -18,8 +18,6 @@ use crate::clock::unix_now;
 use super::catalog::{PkceMode, Provider, TokenAuth};
 use super::http::{OutboundError, read_capped, transport_reason};
 
-/// Lifetime assumed for an access token when the provider does not say (`expires_in` absent).
-pub const DEFAULT_TOKEN_LIFETIME_SECS: i64 = 3600;
 /// Longest lifetime believed from `expires_in` (a year); a larger number is clamped.
 const MAX_TOKEN_LIFETIME_SECS: i64 = 365 * 24 * 3600;
 
@@ -39,6 +37,9 @@ pub struct TokenSet {
     /// Unix seconds.
     pub expires_at: i64,
     pub scopes: Vec<String>,
+    /// The account (tenant, company, business) the grant is used with, picked after connect.
+    #[serde(default)]
+    pub account: Option<super::Account>,
 }
 
 impl std::fmt::Debug for TokenSet {
@@ -51,6 +52,7 @@ impl std::fmt::Debug for TokenSet {
             )
             .field("expires_at", &self.expires_at)
             .field("scopes", &self.scopes)
+            .field("account", &self.account)
             .finish()
     }
 }
@@ -69,9 +71,18 @@ pub enum TokenError {
     BadResponse(String),
 }
 
+/// Which endpoint a client is built for: Stripe authenticates token requests with its secret
+/// key as the Basic user name, while the authorize URL carries the public client id.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Endpoint {
+    Authorize,
+    Token,
+}
+
 fn oauth_client(
     provider: &Provider,
     redirect_uri: &str,
+    endpoint: Endpoint,
 ) -> Result<
     BasicClient<
         oauth2::EndpointSet,
@@ -84,16 +95,22 @@ fn oauth_client(
 > {
     let redirect = RedirectUrl::new(redirect_uri.to_owned())
         .map_err(|e| TokenError::BadResponse(format!("redirect URI: {e}")))?;
-    let mut client = BasicClient::new(ClientId::new(provider.client_id.clone()))
+    let secret_key = provider.token_auth == TokenAuth::SecretKey && endpoint == Endpoint::Token;
+    let (client_id, client_secret) = if secret_key {
+        (provider.client_secret.clone().unwrap_or_default(), Some(String::new()))
+    } else {
+        (provider.client_id.clone(), provider.client_secret.clone())
+    };
+    let mut client = BasicClient::new(ClientId::new(client_id))
         .set_auth_uri(AuthUrl::from_url(provider.authorize_url.clone()))
         .set_token_uri(TokenUrl::from_url(provider.token_url.clone()))
         .set_redirect_uri(redirect)
         .set_auth_type(match provider.token_auth {
-            TokenAuth::Basic => AuthType::BasicAuth,
+            TokenAuth::Basic | TokenAuth::SecretKey => AuthType::BasicAuth,
             TokenAuth::Post => AuthType::RequestBody,
         });
-    if let Some(secret) = &provider.client_secret {
-        client = client.set_client_secret(ClientSecret::new(secret.clone()));
+    if let Some(secret) = client_secret {
+        client = client.set_client_secret(ClientSecret::new(secret));
     }
     Ok(client)
 }
@@ -105,11 +122,14 @@ pub fn authorize(
     redirect_uri: &str,
     state: &str,
 ) -> Result<AuthorizeStart, TokenError> {
-    let client = oauth_client(provider, redirect_uri)?;
+    let client = oauth_client(provider, redirect_uri, Endpoint::Authorize)?;
     let state = state.to_owned();
     let mut request = client
         .authorize_url(move || CsrfToken::new(state.clone()))
         .add_scopes(provider.scopes.iter().cloned().map(Scope::new));
+    for (name, value) in &provider.extra_authorize_params {
+        request = request.add_extra_param(name, value);
+    }
     let mut pkce_verifier = None;
     if provider.pkce != PkceMode::Off {
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
@@ -131,14 +151,14 @@ pub async fn exchange_code(
     code: &str,
     pkce_verifier: Option<&str>,
 ) -> Result<TokenSet, TokenError> {
-    let client = oauth_client(provider, redirect_uri)?;
+    let client = oauth_client(provider, redirect_uri, Endpoint::Token)?;
     let mut request = client.exchange_code(AuthorizationCode::new(code.to_owned()));
     if let Some(verifier) = pkce_verifier {
         request = request.set_pkce_verifier(PkceCodeVerifier::new(verifier.to_owned()));
     }
     let sender = Sender(http.clone());
     let response = request.request_async(&sender).await;
-    token_set(response, None)
+    token_set(provider, response, None)
 }
 
 /// Trades a refresh token for a new access token (and maybe a rotated refresh token).
@@ -148,14 +168,14 @@ pub async fn refresh(
     redirect_uri: &str,
     refresh_token: &str,
 ) -> Result<TokenSet, TokenError> {
-    let client = oauth_client(provider, redirect_uri)?;
+    let client = oauth_client(provider, redirect_uri, Endpoint::Token)?;
     let token = RefreshToken::new(refresh_token.to_owned());
     let sender = Sender(http.clone());
     let response = client
         .exchange_refresh_token(&token)
         .request_async(&sender)
         .await;
-    token_set(response, Some(refresh_token))
+    token_set(provider, response, Some(refresh_token))
 }
 
 type BasicResponse = oauth2::basic::BasicTokenResponse;
@@ -163,6 +183,7 @@ type BasicRequestError =
     RequestTokenError<OutboundError, oauth2::StandardErrorResponse<BasicErrorResponseType>>;
 
 fn token_set(
+    provider: &Provider,
     response: Result<BasicResponse, BasicRequestError>,
     previous_refresh: Option<&str>,
 ) -> Result<TokenSet, TokenError> {
@@ -185,7 +206,7 @@ fn token_set(
     let lifetime = response
         .expires_in()
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(MAX_TOKEN_LIFETIME_SECS))
-        .unwrap_or(DEFAULT_TOKEN_LIFETIME_SECS)
+        .unwrap_or(provider.default_token_lifetime_secs)
         .min(MAX_TOKEN_LIFETIME_SECS);
     Ok(TokenSet {
         access_token: response.access_token().secret().clone(),
@@ -198,6 +219,7 @@ fn token_set(
             .scopes()
             .map(|s| s.iter().map(|scope| scope.to_string()).collect())
             .unwrap_or_default(),
+        account: None,
     })
 }
 

@@ -8,7 +8,7 @@
 
 use crate::clock::unix_now;
 use crate::grants::{Grant, GrantKey};
-use crate::providers::Provider;
+use crate::providers::{Account, Provider};
 use crate::providers::oauth::{self, TokenError};
 use crate::state::AppState;
 use crate::store::StoreError;
@@ -17,8 +17,12 @@ use crate::store::StoreError;
 pub const REFRESH_MARGIN_SECS: i64 = 60;
 
 pub enum Access {
-    /// A token to use, and the version of the grant it came from.
-    Token { token: String, version: i64 },
+    /// A token to use, the account it is for, and the version of the grant it came from.
+    Token {
+        token: String,
+        account: Option<Account>,
+        version: i64,
+    },
     /// No grant, or it can no longer be refreshed: the user must sign in.
     SignInNeeded,
     /// The provider could not be reached, or refused grantry itself; try again later.
@@ -36,6 +40,7 @@ pub async fn access_token(
     if grant.tokens.expires_at - REFRESH_MARGIN_SECS > unix_now() {
         return Ok(Access::Token {
             token: grant.tokens.access_token,
+            account: grant.tokens.account,
             version: grant.version,
         });
     }
@@ -54,7 +59,8 @@ pub async fn refresh(
     };
     let redirect_uri = state.config.redirect_uri();
     match oauth::refresh(&state.http, provider, &redirect_uri, refresh_token).await {
-        Ok(tokens) => {
+        Ok(mut tokens) => {
+            tokens.account = grant.tokens.account.clone();
             let written = state
                 .grants
                 .replace_if_unchanged(key, grant.version, grant.created_at, &tokens, unix_now())
@@ -64,6 +70,7 @@ pub async fn refresh(
             }
             Ok(Access::Token {
                 token: tokens.access_token,
+                account: tokens.account,
                 version: grant.version + 1,
             })
         }
@@ -97,6 +104,7 @@ async fn newer(state: &AppState, key: &GrantKey) -> Result<Access, StoreError> {
     Ok(match state.grants.get(key).await? {
         Some(grant) => Access::Token {
             token: grant.tokens.access_token,
+            account: grant.tokens.account,
             version: grant.version,
         },
         None => Access::SignInNeeded,

@@ -3,6 +3,7 @@
 //! ([`ToolOutcome::NeedsConnection`]); the `mcp` layer turns that into a sign-in request.
 
 pub mod access;
+pub mod connections;
 pub mod list_invoices;
 
 use serde_json::{Map, Value};
@@ -70,7 +71,7 @@ pub enum ToolError {
 
 /// Everything grantry's own tools offer, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
-    vec![list_invoices::spec()]
+    vec![list_invoices::spec(), connections::spec()]
 }
 
 /// Whether `name` is one of grantry's own tools.
@@ -89,6 +90,14 @@ pub async fn call(
         list_invoices::NAME => {
             let args = list_invoices::Args::parse(arguments)?;
             list_invoices::run(state, principal, args).await
+        }
+        connections::NAME => {
+            if let Some(name) = arguments.keys().next() {
+                return Err(ToolError::InvalidArguments(format!(
+                    "unknown argument `{name}`; list_connections takes none"
+                )));
+            }
+            Ok(connections::run(state, principal).await?)
         }
         other => Err(ToolError::UnknownTool(other.to_owned())),
     }

@@ -26,6 +26,7 @@ fn tokens(access: &str) -> TokenSet {
         refresh_token: Some(format!("{access}-refresh")),
         expires_at: 2_000_000_000,
         scopes: vec!["invoices:read".into()],
+        account: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn tokens(i: usize) -> TokenSet {
         refresh_token: Some(format!("refresh-{i}")),
         expires_at: 2_000_000_000,
         scopes: vec![],
+        account: None,
     }
 }
 

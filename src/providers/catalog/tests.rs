@@ -52,7 +52,7 @@ fn a_generic_provider_needs_its_fields_and_its_secret_variable() {
     assert_eq!(c.default_provider().id, "acme");
     assert!(!format!("{:?}", c.default_provider()).contains("s3cret"));
 
-    let missing = "[providers.acme]\nauthorize_url = \"https://a.example/auth\"\n";
+    let missing = "[providers.acme]\nclient_id = \"g\"\nauthorize_url = \"https://a.example/auth\"\n";
     let err = Catalog::build(None, parse(missing), no_env).unwrap_err();
     assert!(err.0.contains("providers.acme.token_url"), "{err}");
 }
@@ -70,4 +70,31 @@ fn bad_urls_and_ids_are_named() {
     assert!(err.0.contains("Bad Id"), "{err}");
     let err = toml::from_str::<CatalogFile>("[providers.x]\ntokn_url = \"x\"\n").unwrap_err();
     assert!(err.to_string().contains("tokn_url"));
+}
+
+#[test]
+fn built_in_providers_are_offered_once_given_a_client() {
+    let c = Catalog::build(
+        Some("http://127.0.0.1:8080/demo"),
+        CatalogFile::default(),
+        no_env,
+    )
+    .unwrap();
+    assert!(c.get("xero").is_none(), "no client registered: not offered");
+    let text = "[providers.xero]\nclient_id = \"x\"\nclient_secret_env = \"XERO_SECRET\"\n\
+        [providers.zoho]\nclient_id = \"z\"\nclient_secret_env = \"ZOHO_SECRET\"\n\
+        api_base = \"https://www.zohoapis.eu\"\n";
+    let c = Catalog::build(Some("http://127.0.0.1:8080/demo"), parse(text), |_| {
+        Some("secret".into())
+    })
+    .unwrap();
+    let xero = c.get("xero").unwrap();
+    assert_eq!(xero.adapter, AdapterKind::Xero);
+    assert_eq!(xero.token_url.as_str(), "https://identity.xero.com/connect/token");
+    assert_eq!(xero.refresh_grace_secs, 1800);
+    let zoho = c.get("zoho").unwrap();
+    assert_eq!(zoho.api_base.as_str(), "https://www.zohoapis.eu/");
+    assert_eq!(zoho.extra_authorize_params["access_type"], "offline");
+    assert_eq!(zoho.revoke_body, RevokeBody::Query);
+    assert_eq!(c.default_provider().id, "demo");
 }

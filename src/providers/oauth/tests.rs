@@ -64,6 +64,7 @@ fn token_sets_never_print_their_secrets() {
         refresh_token: Some("refresh-secret".into()),
         expires_at: 1,
         scopes: vec![],
+        account: None,
     };
     let printed = format!("{tokens:?}");
     assert!(!printed.contains("secret"), "{printed}");

@@ -1,0 +1,68 @@
+//! The demo billing API: `GET {api_base}/invoices?status=…`, one page.
+
+use serde::Deserialize;
+
+use super::http_json::{Auth, endpoint, get_json};
+use super::{Api, Page};
+use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
+
+#[derive(Deserialize)]
+struct DemoList {
+    invoices: Vec<DemoInvoice>,
+}
+
+#[derive(Deserialize)]
+struct DemoInvoice {
+    id: String,
+    number: String,
+    customer_name: String,
+    total_cents: i64,
+    currency: String,
+    state: String,
+    created: String,
+    due: Option<String>,
+}
+
+pub async fn list_invoices(
+    api: &Api<'_>,
+    filter: StatusFilter,
+    cursor: Option<&str>,
+) -> Result<Page, ApiError> {
+    if cursor.is_some() {
+        return Err(ApiError::BadCursor); // the demo answers in one page
+    }
+    let mut url = endpoint(&api.provider.api_base, &["invoices"])?;
+    url.query_pairs_mut().append_pair("status", filter.as_str());
+    let list: DemoList = get_json(api, url, Auth::Bearer, &[]).await?;
+    let invoices = list
+        .invoices
+        .into_iter()
+        .map(normalize)
+        .collect::<Result<_, _>>()?;
+    Ok(Page {
+        invoices,
+        next_cursor: None,
+    })
+}
+
+fn normalize(raw: DemoInvoice) -> Result<Invoice, ApiError> {
+    let status = match raw.state.as_str() {
+        "open" => InvoiceStatus::Open,
+        "paid" => InvoiceStatus::Paid,
+        other => {
+            return Err(ApiError::BadResponse(format!(
+                "unknown invoice state `{other}`"
+            )));
+        }
+    };
+    Ok(Invoice {
+        id: raw.id,
+        number: raw.number,
+        customer: raw.customer_name,
+        amount_minor: raw.total_cents,
+        currency: raw.currency.to_ascii_uppercase(),
+        status,
+        issue_date: raw.created,
+        due_date: raw.due,
+    })
+}
