@@ -16,6 +16,7 @@
 //! | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
 //! | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
 //! | [`limits`] | rate limits counted in the store, shared by the replicas |
+//! | [`leases`] | exclusive leases in the store (single-flight refresh across replicas) |
 //! | [`audit`] | audit events: hashed ids, never a secret |
 //! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds, the HTTP edge |
 //! | [`tools`] | the tools themselves, free of JSON-RPC |
@@ -34,6 +35,7 @@ pub mod demo;
 pub mod flows;
 pub mod grants;
 pub mod identity;
+pub mod leases;
 pub mod limits;
 pub mod mcp;
 pub mod providers;

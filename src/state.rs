@@ -28,6 +28,7 @@ pub struct Inner {
     pub http: reqwest::Client,
     pub identity: Identity,
     pub limiter: Limiter,
+    pub leases: Arc<dyn crate::leases::LeaseBackend>,
     pub demo: Option<DemoProvider>,
     /// Permits for retries held open while a sign-in is pending.
     pub held_retries: tokio::sync::Semaphore,
@@ -74,6 +75,7 @@ impl AppState {
             grants,
             bus,
             counters,
+            leases,
         } = store::open_with_prefix(&config.store, &config.store_prefix).await?;
         store::durability::check(&config.store, config.allow_volatile_store).await?;
         check_no_key_retired_in_use(&sealer, grants.as_ref()).await?;
@@ -101,6 +103,7 @@ impl AppState {
                 http,
                 identity,
                 limiter,
+                leases,
                 demo,
                 held_retries: tokio::sync::Semaphore::new(MAX_HELD_RETRIES),
                 config,

@@ -159,10 +159,25 @@ impl EntryFile {
             };
         }
         pick!(
-            display_name, authorize_url, token_url, revoke_url, revoke_body, api_base, issuer,
-            iss_parameter_supported, client_id, client_secret_env, scopes, pkce, token_auth,
-            extra_authorize_params, default_token_lifetime_secs, refresh_rotates,
-            refresh_grace_secs, adapter, client_secret
+            display_name,
+            authorize_url,
+            token_url,
+            revoke_url,
+            revoke_body,
+            api_base,
+            issuer,
+            iss_parameter_supported,
+            client_id,
+            client_secret_env,
+            scopes,
+            pkce,
+            token_auth,
+            extra_authorize_params,
+            default_token_lifetime_secs,
+            refresh_rotates,
+            refresh_grace_secs,
+            adapter,
+            client_secret
         )
     }
 }

@@ -109,7 +109,11 @@ pub fn minor_units(value: &serde_json::Value) -> Option<i64> {
         return None;
     }
     let cents = format!("{fraction:0<2}").parse::<i64>().ok()?;
-    let minor = whole.parse::<i64>().ok()?.checked_mul(100)?.checked_add(cents)?;
+    let minor = whole
+        .parse::<i64>()
+        .ok()?
+        .checked_mul(100)?
+        .checked_add(cents)?;
     Some(if negative { -minor } else { minor })
 }
 

@@ -97,7 +97,10 @@ fn oauth_client(
         .map_err(|e| TokenError::BadResponse(format!("redirect URI: {e}")))?;
     let secret_key = provider.token_auth == TokenAuth::SecretKey && endpoint == Endpoint::Token;
     let (client_id, client_secret) = if secret_key {
-        (provider.client_secret.clone().unwrap_or_default(), Some(String::new()))
+        (
+            provider.client_secret.clone().unwrap_or_default(),
+            Some(String::new()),
+        )
     } else {
         (provider.client_id.clone(), provider.client_secret.clone())
     };

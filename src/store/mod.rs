@@ -24,6 +24,11 @@ use crate::grants::{
     redis::RedisGrants,
     sql::{PostgresGrants, SqliteGrants},
 };
+use crate::leases::{
+    LeaseBackend,
+    redis::RedisLeases,
+    sql::{PostgresLeases, SqliteLeases},
+};
 use crate::limits::{
     CounterBackend,
     redis::RedisCounters,
@@ -60,6 +65,8 @@ pub struct Stores {
     pub bus: Option<Arc<dyn EventBus>>,
     /// Rate-limit counters shared by the replicas.
     pub counters: Arc<dyn CounterBackend>,
+    /// Exclusive leases shared by the replicas.
+    pub leases: Arc<dyn LeaseBackend>,
 }
 
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
@@ -116,6 +123,7 @@ async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
         flows: Arc::new(PostgresFlows::new(pool.clone())),
         grants: Arc::new(PostgresGrants::new(pool.clone())),
         counters: Arc::new(PostgresCounters::new(pool.clone())),
+        leases: Arc::new(PostgresLeases::new(pool.clone())),
         bus: Some(Arc::new(bus_postgres::PostgresBus::new(pool))),
     })
 }
@@ -135,6 +143,7 @@ async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
         flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
         grants: Arc::new(RedisGrants::new(conn.clone(), prefix)),
         counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
+        leases: Arc::new(RedisLeases::new(conn.clone(), prefix)),
         bus: Some(Arc::new(bus_redis::RedisBus::new(bus_client, conn, prefix))),
     })
 }
@@ -159,7 +168,8 @@ async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
     Ok(Stores {
         flows: Arc::new(SqliteFlows::new(pool.clone())),
         grants: Arc::new(SqliteGrants::new(pool.clone())),
-        counters: Arc::new(SqliteCounters::new(pool)),
+        counters: Arc::new(SqliteCounters::new(pool.clone())),
+        leases: Arc::new(SqliteLeases::new(pool)),
         bus: None,
     })
 }

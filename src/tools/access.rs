@@ -1,15 +1,20 @@
 //! A usable access token for (principal, provider): the stored one, refreshed first when it
-//! is about to expire.
+//! is about to expire, by one caller across all replicas (see [`refresh`]).
 //!
 //! Only `invalid_grant` (the refresh token is dead) removes a grant, and only if nobody
 //! refreshed or reconnected it meanwhile, so a lost race never disconnects a user. Other
 //! refusals (`invalid_client`: grantry's own credentials) and outages keep the grant and fail
 //! the call with a retryable error.
 
+use std::time::Duration;
+
+use tokio::time::Instant;
+
 use crate::clock::unix_now;
 use crate::grants::{Grant, GrantKey};
-use crate::providers::{Account, Provider};
 use crate::providers::oauth::{self, TokenError};
+use crate::providers::{Account, Provider};
+use crate::seal::random_id;
 use crate::state::AppState;
 use crate::store::StoreError;
 
@@ -37,23 +42,77 @@ pub async fn access_token(
     let Some(grant) = state.grants.get(key).await? else {
         return Ok(Access::SignInNeeded);
     };
-    if grant.tokens.expires_at - REFRESH_MARGIN_SECS > unix_now() {
-        return Ok(Access::Token {
-            token: grant.tokens.access_token,
-            account: grant.tokens.account,
-            version: grant.version,
-        });
+    if is_fresh(&grant) {
+        return Ok(token(grant));
     }
     refresh(state, provider, key, grant).await
 }
 
-/// Refreshes `grant` and stores the result with compare-and-set on its version.
+/// How long a refresh lease lasts: longer than a token request can take, so the lease never
+/// lapses while its holder is still waiting for the provider.
+const REFRESH_LEASE_MS: i64 = 3 * crate::providers::http::PROVIDER_TIMEOUT.as_millis() as i64;
+/// How long a caller waits for another replica's refresh before giving a retryable error.
+const REFRESH_WAIT: Duration = Duration::from_secs(15);
+const REFRESH_POLL: Duration = Duration::from_millis(100);
+
+/// Refreshes `grant`, once across every replica: the caller that takes the grant's lease
+/// re-reads the grant (someone may have just refreshed it), asks the provider, and stores the
+/// new tokens with compare-and-set before anyone uses them; everyone else waits for the new
+/// version. A refresh whose outcome is unknown (timeout, 5xx) keeps the lease until it
+/// lapses: the provider may have rotated the refresh token already, and retrying at once with
+/// the old one could make it revoke the whole grant.
 pub async fn refresh(
     state: &AppState,
     provider: &Provider,
     key: &GrantKey,
     grant: Grant,
 ) -> Result<Access, StoreError> {
+    let lease = format!("refresh:{}", key.tag());
+    let holder = random_id();
+    let deadline = Instant::now() + REFRESH_WAIT;
+    loop {
+        if state
+            .leases
+            .try_acquire(&lease, &holder, REFRESH_LEASE_MS)
+            .await?
+        {
+            let outcome = refresh_holding_lease(state, provider, key, grant.version).await;
+            let keep_lease = matches!(outcome, Ok(Access::Unavailable(_)));
+            if !keep_lease {
+                state.leases.release(&lease, &holder).await?;
+            }
+            return outcome;
+        }
+        tokio::time::sleep(REFRESH_POLL).await;
+        match state.grants.get(key).await? {
+            None => return Ok(Access::SignInNeeded),
+            Some(current) if current.version != grant.version && is_fresh(&current) => {
+                return Ok(token(current));
+            }
+            Some(_) if Instant::now() >= deadline => {
+                return Ok(Access::Unavailable(
+                    "another replica's refresh of this grant has not finished".into(),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// The refresh itself, by the lease holder.
+async fn refresh_holding_lease(
+    state: &AppState,
+    provider: &Provider,
+    key: &GrantKey,
+    seen_version: i64,
+) -> Result<Access, StoreError> {
+    // Someone may have refreshed (or reconnected) between our read and the lease.
+    let Some(grant) = state.grants.get(key).await? else {
+        return Ok(Access::SignInNeeded);
+    };
+    if grant.version != seen_version && is_fresh(&grant) {
+        return Ok(token(grant));
+    }
     let Some(refresh_token) = grant.tokens.refresh_token.as_deref() else {
         return forget(state, key, grant.version).await;
     };
@@ -85,6 +144,18 @@ pub async fn refresh(
     }
 }
 
+fn is_fresh(grant: &Grant) -> bool {
+    grant.tokens.expires_at - REFRESH_MARGIN_SECS > unix_now()
+}
+
+fn token(grant: Grant) -> Access {
+    Access::Token {
+        token: grant.tokens.access_token,
+        account: grant.tokens.account,
+        version: grant.version,
+    }
+}
+
 /// Removes a dead grant at `version`; if it changed meanwhile, the newer one is used instead.
 pub async fn forget(state: &AppState, key: &GrantKey, version: i64) -> Result<Access, StoreError> {
     if state.grants.delete_if_unchanged(key, version).await? {
@@ -102,11 +173,7 @@ pub async fn forget(state: &AppState, key: &GrantKey, version: i64) -> Result<Ac
 /// Someone else refreshed or reconnected meanwhile: theirs is the grant to use.
 async fn newer(state: &AppState, key: &GrantKey) -> Result<Access, StoreError> {
     Ok(match state.grants.get(key).await? {
-        Some(grant) => Access::Token {
-            token: grant.tokens.access_token,
-            account: grant.tokens.account,
-            version: grant.version,
-        },
+        Some(grant) => token(grant),
         None => Access::SignInNeeded,
     })
 }

@@ -92,7 +92,9 @@ impl Args {
                 .as_str()
                 .filter(|s| !s.is_empty() && s.len() <= 512)
                 .map(str::to_owned)
-                .ok_or_else(|| ToolError::InvalidArguments(format!("{name} must be a non-empty string")))
+                .ok_or_else(|| {
+                    ToolError::InvalidArguments(format!("{name} must be a non-empty string"))
+                })
         };
         for (name, value) in arguments {
             match name.as_str() {
@@ -217,7 +219,12 @@ async fn choose_provider<'a>(
             Some(provider) => Ok(Ok(provider)),
             None => Err(ToolError::InvalidArguments(format!(
                 "provider `{id}` is not offered here; offered: {}",
-                state.catalog.all().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
+                state
+                    .catalog
+                    .all()
+                    .map(|p| p.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         };
     }
@@ -227,7 +234,11 @@ async fn choose_provider<'a>(
         [(provider, _)] => Ok(Ok(provider)),
         several => Ok(Err(ToolResult::error(format!(
             "Several billing accounts are connected ({}); say which one with `provider`.",
-            several.iter().map(|(p, _)| p.id.as_str()).collect::<Vec<_>>().join(", ")
+            several
+                .iter()
+                .map(|(p, _)| p.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )))),
     }
 }

@@ -3,11 +3,13 @@
 
 mod support;
 
+mod adapters;
 mod callback;
 mod connect_page;
 mod faults;
 mod limits;
 mod oidc;
+mod refresh;
 mod replicas;
 mod shared_store;
 mod sign_in_flow;

@@ -68,7 +68,10 @@ struct Money {
 }
 
 pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
-    let url = endpoint(&api.provider.api_base, &["auth", "api", "v1", "users", "me"])?;
+    let url = endpoint(
+        &api.provider.api_base,
+        &["auth", "api", "v1", "users", "me"],
+    )?;
     let me: Me = get_json(api, url, Auth::Bearer, &[]).await?;
     me.response
         .business_memberships
@@ -91,7 +94,13 @@ pub async fn list_invoices(
     let page = page_number(cursor)?;
     let mut url = endpoint(
         &api.provider.api_base,
-        &["accounting", "account", &business.id, "invoices", "invoices"],
+        &[
+            "accounting",
+            "account",
+            &business.id,
+            "invoices",
+            "invoices",
+        ],
     )?;
     url.query_pairs_mut()
         .append_pair("page", &page.to_string())

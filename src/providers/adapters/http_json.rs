@@ -33,7 +33,10 @@ pub async fn get_json<T: DeserializeOwned>(
 ) -> Result<T, ApiError> {
     let mut last = ApiError::Unavailable("no attempt made".into());
     for attempt in 0..ATTEMPTS {
-        let mut request = api.http.get(url.clone()).header("accept", "application/json");
+        let mut request = api
+            .http
+            .get(url.clone())
+            .header("accept", "application/json");
         request = match auth {
             Auth::Bearer => request.bearer_auth(api.access_token),
             Auth::Zoho => request.header(

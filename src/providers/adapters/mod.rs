@@ -27,7 +27,9 @@ impl Api<'_> {
     /// The account the grant was connected with; adapters that need one fail without it.
     fn account(&self) -> Result<&Account, ApiError> {
         self.account.ok_or_else(|| {
-            ApiError::BadResponse("this connection has no account selected; connect it again".into())
+            ApiError::BadResponse(
+                "this connection has no account selected; connect it again".into(),
+            )
         })
     }
 }
@@ -89,7 +91,7 @@ fn page_number(cursor: Option<&str>) -> Result<u32, ApiError> {
             .parse::<u32>()
             .ok()
             .filter(|n| (2..=100_000).contains(n))
-            .ok_or_else(|| ApiError::BadCursor),
+            .ok_or(ApiError::BadCursor),
     }
 }
 
@@ -97,10 +99,13 @@ fn page_number(cursor: Option<&str>) -> Result<u32, ApiError> {
 fn iso_date(text: &str) -> Result<String, ApiError> {
     let date = text.get(..10).unwrap_or_default();
     let ok = date.len() == 10
-        && date
-            .bytes()
-            .enumerate()
-            .all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+        && date.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
     if ok {
         Ok(date.to_owned())
     } else {

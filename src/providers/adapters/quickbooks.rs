@@ -1,6 +1,7 @@
 //! QuickBooks Online: the company is the `realmId` on the redirect back, named from
 //! `companyinfo`. Invoices come from the query endpoint (`select * from Invoice …
-//! STARTPOSITION n MAXRESULTS m`); an invoice with a balance is open, one without is paid.
+//! STARTPOSITION n MAXRESULTS m`); an invoice with a balance is open, one without is paid,
+//! and one whose total is zero is void (voiding zeroes an invoice's amounts).
 
 use serde::Deserialize;
 
@@ -94,17 +95,25 @@ pub async fn list_invoices(
         StatusFilter::Paid => " where Balance = '0'",
         StatusFilter::All => "",
     };
-    let query = format!(
-        "select * from Invoice{condition} STARTPOSITION {start} MAXRESULTS {PAGE_SIZE}"
-    );
-    let mut url = endpoint(&api.provider.api_base, &["v3", "company", &company.id, "query"])?;
+    let query =
+        format!("select * from Invoice{condition} STARTPOSITION {start} MAXRESULTS {PAGE_SIZE}");
+    let mut url = endpoint(
+        &api.provider.api_base,
+        &["v3", "company", &company.id, "query"],
+    )?;
     url.query_pairs_mut()
         .append_pair("query", &query)
         .append_pair("minorversion", MINOR_VERSION);
     let answer: QueryAnswer = get_json(api, url, Auth::Bearer, &[]).await?;
     let rows = answer.query_response.invoice;
     let full = rows.len() as u32 >= PAGE_SIZE;
-    let invoices = rows.into_iter().map(normalize).collect::<Result<_, _>>()?;
+    let mut invoices = Vec::new();
+    for raw in rows {
+        let invoice = normalize(raw)?;
+        if filter.admits(invoice.status) {
+            invoices.push(invoice);
+        }
+    }
     Ok(Page {
         invoices,
         next_cursor: full.then(|| (start + PAGE_SIZE).to_string()),
@@ -113,6 +122,14 @@ pub async fn list_invoices(
 
 fn normalize(raw: QboInvoice) -> Result<Invoice, ApiError> {
     let balance = amount(&raw.balance, "Balance")?;
+    let total = amount(&raw.total_amt, "TotalAmt")?;
+    let status = if balance > 0 {
+        InvoiceStatus::Open
+    } else if total == 0 {
+        InvoiceStatus::Void
+    } else {
+        InvoiceStatus::Paid
+    };
     Ok(Invoice {
         number: raw.doc_number.unwrap_or_else(|| raw.id.clone()),
         id: raw.id,
@@ -120,16 +137,12 @@ fn normalize(raw: QboInvoice) -> Result<Invoice, ApiError> {
             .customer_ref
             .map(|c| c.name.unwrap_or(c.value))
             .unwrap_or_default(),
-        amount_minor: amount(&raw.total_amt, "TotalAmt")?,
+        amount_minor: total,
         currency: raw
             .currency_ref
             .map(|c| c.value.to_ascii_uppercase())
             .unwrap_or_else(|| "USD".into()),
-        status: if balance > 0 {
-            InvoiceStatus::Open
-        } else {
-            InvoiceStatus::Paid
-        },
+        status,
         issue_date: iso_date(&raw.txn_date)?,
         due_date: raw.due_date.as_deref().map(iso_date).transpose()?,
     })

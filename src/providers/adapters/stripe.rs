@@ -81,10 +81,7 @@ fn normalize(raw: StripeInvoice) -> Result<Invoice, ApiError> {
     Ok(Invoice {
         number: raw.number.unwrap_or_else(|| raw.id.clone()),
         id: raw.id,
-        customer: raw
-            .customer_name
-            .or(raw.customer_email)
-            .unwrap_or_default(),
+        customer: raw.customer_name.or(raw.customer_email).unwrap_or_default(),
         amount_minor: raw.total,
         currency: raw.currency.to_ascii_uppercase(),
         status,

@@ -103,9 +103,7 @@ fn normalize(raw: XeroInvoice) -> Result<Option<Invoice>, ApiError> {
         other => return Err(ApiError::BadResponse(format!("invoice status `{other}`"))),
     };
     Ok(Some(Invoice {
-        number: raw
-            .invoice_number
-            .unwrap_or_else(|| raw.invoice_id.clone()),
+        number: raw.invoice_number.unwrap_or_else(|| raw.invoice_id.clone()),
         id: raw.invoice_id,
         customer: raw.contact.and_then(|c| c.name).unwrap_or_default(),
         amount_minor: amount(&raw.total, "Total")?,

@@ -54,7 +54,10 @@ pub async fn pick_account(api: &Api<'_>, hints: &CallbackHints) -> Result<Accoun
         if theirs.as_ref().and_then(|u| u.host_str()) != ours {
             return Err(ApiError::WrongRegion(format!(
                 "this Zoho account lives at {}; this grantry is set up for {}",
-                theirs.as_ref().and_then(|u| u.host_str()).unwrap_or("another data centre"),
+                theirs
+                    .as_ref()
+                    .and_then(|u| u.host_str())
+                    .unwrap_or("another data centre"),
                 ours.unwrap_or("another data centre"),
             )));
         }
@@ -67,7 +70,9 @@ pub async fn pick_account(api: &Api<'_>, hints: &CallbackHints) -> Result<Accoun
         .position(|o| o.is_default_org)
         .unwrap_or(0);
     if organizations.is_empty() {
-        return Err(ApiError::BadResponse("the user has no Zoho Invoice organization".into()));
+        return Err(ApiError::BadResponse(
+            "the user has no Zoho Invoice organization".into(),
+        ));
     }
     let org = organizations.swap_remove(pick);
     Ok(Account {
@@ -120,9 +125,7 @@ fn normalize(raw: ZohoInvoice) -> Result<Invoice, ApiError> {
         other => return Err(ApiError::BadResponse(format!("invoice status `{other}`"))),
     };
     Ok(Invoice {
-        number: raw
-            .invoice_number
-            .unwrap_or_else(|| raw.invoice_id.clone()),
+        number: raw.invoice_number.unwrap_or_else(|| raw.invoice_id.clone()),
         id: raw.invoice_id,
         customer: raw.customer_name.unwrap_or_default(),
         amount_minor: amount(&raw.total, "total")?,

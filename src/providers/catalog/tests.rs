@@ -52,7 +52,8 @@ fn a_generic_provider_needs_its_fields_and_its_secret_variable() {
     assert_eq!(c.default_provider().id, "acme");
     assert!(!format!("{:?}", c.default_provider()).contains("s3cret"));
 
-    let missing = "[providers.acme]\nclient_id = \"g\"\nauthorize_url = \"https://a.example/auth\"\n";
+    let missing =
+        "[providers.acme]\nclient_id = \"g\"\nauthorize_url = \"https://a.example/auth\"\n";
     let err = Catalog::build(None, parse(missing), no_env).unwrap_err();
     assert!(err.0.contains("providers.acme.token_url"), "{err}");
 }
@@ -90,7 +91,10 @@ fn built_in_providers_are_offered_once_given_a_client() {
     .unwrap();
     let xero = c.get("xero").unwrap();
     assert_eq!(xero.adapter, AdapterKind::Xero);
-    assert_eq!(xero.token_url.as_str(), "https://identity.xero.com/connect/token");
+    assert_eq!(
+        xero.token_url.as_str(),
+        "https://identity.xero.com/connect/token"
+    );
     assert_eq!(xero.refresh_grace_secs, 1800);
     let zoho = c.get("zoho").unwrap();
     assert_eq!(zoho.api_base.as_str(), "https://www.zohoapis.eu/");

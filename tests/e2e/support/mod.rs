@@ -3,6 +3,7 @@
 
 pub mod balancer;
 pub mod browser;
+pub mod fake_providers;
 pub mod leaks;
 pub mod mcp;
 pub mod oidc;

@@ -42,6 +42,7 @@ async fn spawn(
         .env("GRANTRY_LOG", "trace")
         .env_remove("GRANTRY_KEYS")
         .env("GRANTRY_OIDC_CLIENT_SECRET", super::oidc::CLIENT_SECRET)
+        .env("FAKE_SECRET", "fake-client-secret")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -1,0 +1,19 @@
+//! Leases: short exclusive locks shared by every replica through the store, for work that
+//! must happen once (refreshing a grant whose provider rotates refresh tokens). A lease
+//! expires on its own, so a replica that dies holding one blocks the others only until then.
+
+pub mod redis;
+pub mod sql;
+
+use async_trait::async_trait;
+
+use crate::store::StoreError;
+
+#[async_trait]
+pub trait LeaseBackend: Send + Sync {
+    /// Takes the lease `name` for `holder` for `ttl_ms`, unless someone else holds it
+    /// unexpired; tells whether it did.
+    async fn try_acquire(&self, name: &str, holder: &str, ttl_ms: i64) -> Result<bool, StoreError>;
+    /// Gives the lease back, if `holder` still holds it.
+    async fn release(&self, name: &str, holder: &str) -> Result<(), StoreError>;
+}

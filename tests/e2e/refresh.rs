@@ -1,0 +1,131 @@
+//! Token refresh across replicas, against a provider that rotates refresh tokens and revokes
+//! the whole grant when a rotated one comes back (support::fake_providers): one refresh for
+//! any number of concurrent calls on any number of replicas; `invalid_grant` asks the user to
+//! sign in again; a refresh that times out after the provider rotated is not retried blindly.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::adapters::connect;
+use crate::support::fake_providers::Fake;
+use crate::support::mcp::url_and_form;
+use crate::support::{Mcp, Server, servers};
+
+/// Two replicas on one store and key ring, Xero connected on the first, its access token
+/// about to expire (61 s, inside the 60 s refresh margin a second later).
+async fn two_replicas(store: &[String]) -> (Server, Server, Fake, tempfile::TempDir) {
+    let fake = Fake::start().await;
+    fake.set(|s| s.first_token_ttl = 61);
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("providers.toml");
+    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
+    let key = grantry::seal::generate_key();
+    let mut args = servers::as_strs(store);
+    args.extend(["--providers", catalog.to_str().unwrap(), "--keys", &key]);
+    let a = Server::start(&args).await;
+    let b = Server::start(&args).await;
+    connect(&a, &Mcp::new(a.mcp_url()), "xero").await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    (a, b, fake, dir)
+}
+
+async fn list(server: &Server) -> serde_json::Value {
+    Mcp::new(server.mcp_url())
+        .call_tool("list_invoices", json!({"provider": "xero"}), url_and_form())
+        .await
+        .result()
+        .clone()
+}
+
+async fn one_refresh_for_a_hundred_concurrent_calls(store: &[String]) {
+    let (a, b, fake, _dir) = two_replicas(store).await;
+    fake.set(|s| s.refresh_delay = Duration::from_millis(300));
+    let calls = (0..100).map(|i| {
+        let server = if i % 2 == 0 { &a } else { &b };
+        list(server)
+    });
+    let results = futures::future::join_all(calls).await;
+    for result in &results {
+        assert_eq!(result["resultType"], "complete", "{result}");
+        assert_eq!(result["isError"], false, "{result}");
+    }
+    assert_eq!(
+        fake.counters.refreshes.load(Ordering::SeqCst),
+        1,
+        "exactly one refresh"
+    );
+    assert_eq!(fake.counters.family_revocations.load(Ordering::SeqCst), 0);
+}
+
+async fn invalid_grant_asks_for_a_new_sign_in(store: &[String]) {
+    let (a, b, fake, _dir) = two_replicas(store).await;
+    fake.set(|s| s.refuse_refresh = true);
+    let result = list(&b).await;
+    assert_eq!(result["resultType"], "input_required", "{result}");
+    let request = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap();
+    assert_eq!(request["params"]["mode"], "url");
+    assert!(b.log_shows("grant.removed").await);
+    let again = list(&a).await;
+    assert_eq!(
+        again["resultType"], "input_required",
+        "the grant is gone everywhere"
+    );
+}
+
+async fn a_refresh_that_times_out_is_not_retried_blindly(store: &[String]) {
+    let (a, b, fake, _dir) = two_replicas(store).await;
+    // The provider rotates, then answers after grantry's 10 s timeout.
+    fake.set(|s| s.refresh_delay = Duration::from_secs(12));
+    let first = list(&a).await;
+    assert_eq!(first["isError"], true, "a retryable error: {first}");
+    assert!(
+        first["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("try again")
+    );
+    fake.set(|s| s.refresh_delay = Duration::ZERO);
+    let second = list(&b).await;
+    assert_eq!(second["isError"], true, "{second}");
+    assert_eq!(
+        fake.counters.refreshes.load(Ordering::SeqCst),
+        1,
+        "no second refresh with a token the provider may have rotated"
+    );
+    assert_eq!(fake.counters.family_revocations.load(Ordering::SeqCst), 0);
+}
+
+macro_rules! on_shared_stores {
+    ($name:ident) => {
+        mod $name {
+            use crate::support::servers;
+
+            #[tokio::test]
+            async fn postgres() {
+                let Some((args, _guard)) = servers::postgres_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+
+            #[tokio::test]
+            async fn redis() {
+                let Some((args, _guard)) = servers::redis_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+        }
+    };
+}
+
+on_shared_stores!(one_refresh_for_a_hundred_concurrent_calls);
+on_shared_stores!(invalid_grant_asks_for_a_new_sign_in);
+on_shared_stores!(a_refresh_that_times_out_is_not_retried_blindly);
