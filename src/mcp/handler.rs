@@ -16,6 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
+use super::confirm;
 use super::conformance;
 use super::request_state::StateClaims;
 use super::sign_in::{self, Answer, HoldEnd};
@@ -104,7 +105,7 @@ pub(super) fn invalid_request_state() -> ErrorData {
     )
 }
 
-fn tool_error(error: ToolError) -> ErrorData {
+pub(super) fn tool_error(error: ToolError) -> ErrorData {
     match error {
         ToolError::UnknownTool(name) => ErrorData::new(
             ErrorCode::INVALID_PARAMS,
@@ -223,6 +224,17 @@ impl ServerHandler for McpHandler {
             arguments: &arguments,
         };
         let capabilities = client_capabilities(&ctx);
+        if confirm::needs_confirmation(&name) {
+            return confirm::run(
+                &self.state,
+                &principal,
+                &name,
+                &arguments,
+                &params,
+                &capabilities,
+            )
+            .await;
+        }
         // rmcp cancels `ct` when the client goes away: stop holding for nobody.
         tokio::select! {
             result = call.run(&params, &capabilities) => result,

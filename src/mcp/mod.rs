@@ -5,6 +5,7 @@
 //! alive and the wire exactly as the spec writes it.
 
 pub mod auth;
+mod confirm;
 mod conformance;
 pub mod edge;
 mod handler;

@@ -4,6 +4,7 @@
 
 pub mod access;
 pub mod connections;
+pub mod disconnect;
 pub mod list_invoices;
 
 use serde_json::{Map, Value};
@@ -39,6 +40,14 @@ impl ToolResult {
         }
     }
 
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            structured: None,
+            is_error: false,
+        }
+    }
+
     pub fn structured(value: Value) -> Self {
         Self {
             text: value.to_string(),
@@ -71,7 +80,11 @@ pub enum ToolError {
 
 /// Everything grantry's own tools offer, in a stable order.
 pub fn specs() -> Vec<ToolSpec> {
-    vec![list_invoices::spec(), connections::spec()]
+    vec![
+        list_invoices::spec(),
+        connections::spec(),
+        disconnect::spec(),
+    ]
 }
 
 /// Whether `name` is one of grantry's own tools.
@@ -99,6 +112,10 @@ pub async fn call(
             }
             Ok(connections::run(state, principal).await?)
         }
+        // Runs only through its confirmation round (mcp::confirm), never directly.
+        disconnect::NAME => Err(ToolError::InvalidArguments(
+            "disconnect_account runs only after the user confirms it".into(),
+        )),
         other => Err(ToolError::UnknownTool(other.to_owned())),
     }
 }

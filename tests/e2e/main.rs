@@ -6,6 +6,7 @@ mod support;
 mod adapters;
 mod callback;
 mod connect_page;
+mod disconnect;
 mod faults;
 mod limits;
 mod oidc;

@@ -148,6 +148,7 @@ async fn authorize(
     tokens.next += 1;
     let code = format!("code-{provider}-{}-{}", tokens.next, rand::random::<u64>());
     tokens.codes.insert(code.clone(), provider.clone());
+    super::leaks::record("provider code", [code.as_str()]);
     let mut back = url::Url::parse(&query["redirect_uri"]).unwrap();
     back.query_pairs_mut()
         .append_pair("code", &code)
@@ -172,6 +173,7 @@ fn issue(tokens: &mut Tokens, provider: &str, family: u64, ttl: i64) -> Value {
         .access
         .insert(access.clone(), (provider.to_owned(), family, now() + ttl));
     tokens.refresh.insert(refresh.clone(), family);
+    super::leaks::record("provider tokens", [access.as_str(), refresh.as_str()]);
     let mut body =
         json!({"access_token": access, "token_type": "bearer", "refresh_token": refresh});
     // Stripe Apps send no expires_in: grantry must assume the catalog's lifetime.

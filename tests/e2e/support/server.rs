@@ -15,7 +15,7 @@ pub struct Server {
     args: Vec<String>,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
