@@ -175,3 +175,78 @@ async fn every_adapter_lists_every_page_with_normalized_fields() {
             .contains("provider")
     );
 }
+
+#[tokio::test]
+async fn a_busy_provider_is_retried_briefly_then_reported_as_retryable() {
+    let (server, fake, _dir) = grantry_with_fakes("xero", &[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    connect(&server, &mcp, "xero").await;
+    let list = || mcp.call_tool("list_invoices", json!({"provider": "xero"}), url_and_form());
+    // Retry-After 1: grantry waits and retries within the call.
+    fake.set(|s| s.busy = vec![1]);
+    let answer = list().await;
+    assert_eq!(answer.result()["isError"], false, "{}", answer.raw);
+    // Retry-After 30: longer than a call should wait; a retryable error saying when.
+    fake.set(|s| s.busy = vec![30]);
+    let answer = list().await;
+    assert_eq!(answer.result()["isError"], true);
+    let text = answer.result()["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("try again in 30 seconds"), "{text}");
+    assert_eq!(
+        fake.counters
+            .busy_answers
+            .load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_refused_access_token_gets_one_refresh_and_one_retry() {
+    let (server, fake, _dir) = grantry_with_fakes("sage", &[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    connect(&server, &mcp, "sage").await;
+    fake.revoke_access_tokens();
+    let answer = mcp
+        .call_tool("list_invoices", json!({"provider": "sage"}), url_and_form())
+        .await;
+    assert_eq!(answer.result()["isError"], false, "{}", answer.raw);
+    assert_eq!(
+        fake.counters
+            .refreshes
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_zoho_account_in_another_data_centre_is_refused_with_its_name() {
+    let fake = Fake::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("providers.toml");
+    // This deployment's Zoho entry is at "localhost"; the fake says the account is at 127.0.0.1.
+    let text = fake.catalog("zoho").replace(
+        &format!("token_url = \"{}/zoho", fake.base),
+        &format!(
+            "token_url = \"{}/zoho",
+            fake.base.replace("127.0.0.1", "localhost")
+        ),
+    );
+    std::fs::write(&catalog, text).unwrap();
+    let server = Server::start(&["--providers", catalog.to_str().unwrap()]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let (link, _, _) = mcp
+        .call_tool("list_invoices", json!({"provider": "zoho"}), url_and_form())
+        .await
+        .sign_in_round();
+    let browser = Browser::new();
+    let authorize = browser.continue_at(&link).await;
+    let callback = browser.get(&authorize).await.location().unwrap();
+    let page = browser.get(&callback).await;
+    assert_eq!(page.status, StatusCode::BAD_GATEWAY);
+    assert!(
+        page.body.contains("this Zoho account lives at 127.0.0.1"),
+        "{}",
+        page.body
+    );
+    assert_eq!(server.count_rows("grants").await, 0, "nothing stored");
+}

@@ -37,6 +37,7 @@ pub struct Counters {
     pub refreshes: AtomicU64,
     pub family_revocations: AtomicU64,
     pub revocations: AtomicU64,
+    pub busy_answers: AtomicU64,
 }
 
 #[derive(Default)]
@@ -71,6 +72,8 @@ pub struct Settings {
     pub refresh_delay: Duration,
     /// Answer every refresh with `invalid_grant`.
     pub refuse_refresh: bool,
+    /// API answers to give before serving normally: 429 with each `Retry-After`, in order.
+    pub busy: Vec<u64>,
 }
 
 impl Default for Settings {
@@ -80,6 +83,7 @@ impl Default for Settings {
             refreshed_token_ttl: 3600,
             refresh_delay: Duration::ZERO,
             refuse_refresh: false,
+            busy: Vec::new(),
         }
     }
 }
@@ -123,6 +127,11 @@ impl Fake {
             ));
         }
         text
+    }
+
+    /// Revokes every access token issued so far (they still look unexpired to grantry).
+    pub fn revoke_access_tokens(&self) {
+        self.tokens.lock().unwrap().access.clear();
     }
 
     /// Live access tokens (for checks that a token never leaks).
@@ -339,6 +348,19 @@ async fn api(
 ) -> Response {
     if !authorized(&fake, &provider, &headers) {
         return (StatusCode::UNAUTHORIZED, "unauthorized").into_response();
+    }
+    let busy = {
+        let mut settings = fake.settings.lock().unwrap();
+        (!settings.busy.is_empty()).then(|| settings.busy.remove(0))
+    };
+    if let Some(retry_after) = busy {
+        fake.counters.busy_answers.fetch_add(1, Ordering::SeqCst);
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [("retry-after", retry_after.to_string())],
+            "slow down",
+        )
+            .into_response();
     }
     let n = PROVIDERS.iter().find(|(p, _)| *p == provider).unwrap().1;
     let all: Vec<Fixture> = (1..=n).map(|i| Fixture { i }).collect();
