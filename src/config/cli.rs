@@ -142,7 +142,8 @@ pub struct ServeArgs {
     /// supersedes the oldest [default: 5].
     #[arg(long, env = "GRANTRY_MAX_PENDING_FLOWS", value_name = "N")]
     pub max_pending_flows: Option<u32>,
-    /// TOML provider catalog adding or overriding providers.
+    /// TOML provider catalog: client ids for the built-in providers (stripe, xero, quickbooks,
+    /// freshbooks, zoho, sage), overrides of any of their fields, new generic providers.
     #[arg(long, env = "GRANTRY_PROVIDERS", value_name = "FILE")]
     pub providers: Option<PathBuf>,
     /// Seconds a retried tool call waits for a pending sign-in before asking again [default: 45].
