@@ -58,9 +58,11 @@ const REFRESH_POLL: Duration = Duration::from_millis(100);
 /// Refreshes `grant`, once across every replica: the caller that takes the grant's lease
 /// re-reads the grant (someone may have just refreshed it), asks the provider, and stores the
 /// new tokens with compare-and-set before anyone uses them; everyone else waits for the new
-/// version. A refresh whose outcome is unknown (timeout, 5xx) keeps the lease until it
-/// lapses: the provider may have rotated the refresh token already, and retrying at once with
-/// the old one could make it revoke the whole grant.
+/// version. A refresh whose outcome is unknown (timeout, 5xx) at a provider that rotates
+/// refresh tokens with no grace window keeps the lease until it lapses: the provider may have
+/// rotated already, and replaying the old token at once could make it revoke the whole grant.
+/// Where the previous token stays valid for a while (Xero) or never rotates, the next caller
+/// may simply try again.
 pub async fn refresh(
     state: &AppState,
     provider: &Provider,
@@ -77,7 +79,8 @@ pub async fn refresh(
             .await?
         {
             let outcome = refresh_holding_lease(state, provider, key, grant.version).await;
-            let keep_lease = matches!(outcome, Ok(Access::Unavailable(_)));
+            let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
+            let keep_lease = replay_is_risky && matches!(outcome, Ok(Access::Unavailable(_)));
             if !keep_lease {
                 state.leases.release(&lease, &holder).await?;
             }

@@ -13,34 +13,51 @@ use crate::support::fake_providers::Fake;
 use crate::support::mcp::url_and_form;
 use crate::support::{Mcp, Server, servers};
 
-/// Two replicas on one store and key ring, Xero connected on the first, its access token
-/// about to expire (61 s, inside the 60 s refresh margin a second later).
-async fn two_replicas(store: &[String]) -> (Server, Server, Fake, tempfile::TempDir) {
+/// Two replicas on one store and key ring, `provider` connected on the first, its access
+/// token about to expire (66 s: inside the 60 s refresh margin once the setup is done).
+async fn two_replicas(
+    store: &[String],
+    provider: &str,
+) -> (Server, Server, Fake, tempfile::TempDir) {
     let fake = Fake::start().await;
-    fake.set(|s| s.first_token_ttl = 61);
+    fake.set(|s| s.first_token_ttl = 66);
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("providers.toml");
-    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
+    std::fs::write(&catalog, fake.catalog(provider)).unwrap();
     let key = grantry::seal::generate_key();
     let mut args = servers::as_strs(store);
     args.extend(["--providers", catalog.to_str().unwrap(), "--keys", &key]);
     let a = Server::start(&args).await;
     let b = Server::start(&args).await;
-    connect(&a, &Mcp::new(a.mcp_url()), "xero").await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    connect(&a, &Mcp::new(a.mcp_url()), provider).await;
+    assert_eq!(
+        fake.counters.refreshes.load(Ordering::SeqCst),
+        0,
+        "connected with a token still fresh"
+    );
+    // 66 s: fresh for 6 s (past the 60 s margin), so connecting never refreshes it.
+    tokio::time::sleep(Duration::from_millis(6100)).await;
     (a, b, fake, dir)
 }
 
 async fn list(server: &Server) -> serde_json::Value {
+    list_from(server, "xero").await
+}
+
+async fn list_from(server: &Server, provider: &str) -> serde_json::Value {
     Mcp::new(server.mcp_url())
-        .call_tool("list_invoices", json!({"provider": "xero"}), url_and_form())
+        .call_tool(
+            "list_invoices",
+            json!({"provider": provider}),
+            url_and_form(),
+        )
         .await
         .result()
         .clone()
 }
 
 async fn one_refresh_for_a_hundred_concurrent_calls(store: &[String]) {
-    let (a, b, fake, _dir) = two_replicas(store).await;
+    let (a, b, fake, _dir) = two_replicas(store, "xero").await;
     fake.set(|s| s.refresh_delay = Duration::from_millis(300));
     let calls = (0..100).map(|i| {
         let server = if i % 2 == 0 { &a } else { &b };
@@ -60,7 +77,7 @@ async fn one_refresh_for_a_hundred_concurrent_calls(store: &[String]) {
 }
 
 async fn invalid_grant_asks_for_a_new_sign_in(store: &[String]) {
-    let (a, b, fake, _dir) = two_replicas(store).await;
+    let (a, b, fake, _dir) = two_replicas(store, "xero").await;
     fake.set(|s| s.refuse_refresh = true);
     let result = list(&b).await;
     assert_eq!(result["resultType"], "input_required", "{result}");
@@ -80,10 +97,11 @@ async fn invalid_grant_asks_for_a_new_sign_in(store: &[String]) {
 }
 
 async fn a_refresh_that_times_out_is_not_retried_blindly(store: &[String]) {
-    let (a, b, fake, _dir) = two_replicas(store).await;
+    // FreshBooks: single-use refresh tokens, no grace window, a replay revokes everything.
+    let (a, b, fake, _dir) = two_replicas(store, "freshbooks").await;
     // The provider rotates, then answers after grantry's 10 s timeout.
     fake.set(|s| s.refresh_delay = Duration::from_secs(12));
-    let first = list(&a).await;
+    let first = list_from(&a, "freshbooks").await;
     assert_eq!(first["isError"], true, "a retryable error: {first}");
     assert!(
         first["content"][0]["text"]
@@ -92,7 +110,7 @@ async fn a_refresh_that_times_out_is_not_retried_blindly(store: &[String]) {
             .contains("try again")
     );
     fake.set(|s| s.refresh_delay = Duration::ZERO);
-    let second = list(&b).await;
+    let second = list_from(&b, "freshbooks").await;
     assert_eq!(second["isError"], true, "{second}");
     assert_eq!(
         fake.counters.refreshes.load(Ordering::SeqCst),
