@@ -31,6 +31,7 @@ pub mod audit;
 pub mod clock;
 pub mod config;
 pub mod connect;
+pub mod cookie;
 pub mod demo;
 pub mod flows;
 pub mod grants;

@@ -8,7 +8,9 @@
 //! two sign-ins in one browser do not overwrite each other.
 
 use axum::http::HeaderMap;
-use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
+use axum_extra::extract::cookie::{Cookie, CookieJar};
+
+use crate::cookie::host_cookie;
 
 use crate::flows::FLOW_TTL_SECS;
 use crate::seal::digest;
@@ -30,24 +32,12 @@ pub fn value_hash(value: &str) -> String {
 
 /// The `Set-Cookie` for a new flow.
 pub fn set_cookie(flow_id: &str, value: String, https: bool) -> Cookie<'static> {
-    Cookie::build((cookie_name(flow_id, https), value))
-        .http_only(true)
-        .secure(https)
-        .same_site(SameSite::Lax)
-        .path("/")
-        .max_age(time::Duration::seconds(FLOW_TTL_SECS))
-        .build()
+    host_cookie(cookie_name(flow_id, https), value, https, FLOW_TTL_SECS)
 }
 
 /// The cookie that removes a flow's binding once the callback is done.
 pub fn removal(flow_id: &str, https: bool) -> Cookie<'static> {
-    Cookie::build((cookie_name(flow_id, https), ""))
-        .http_only(true)
-        .secure(https)
-        .same_site(SameSite::Lax)
-        .path("/")
-        .max_age(time::Duration::ZERO)
-        .build()
+    host_cookie(cookie_name(flow_id, https), String::new(), https, 0)
 }
 
 /// Whether the browser sent the binding cookie whose hash the flow stored.

@@ -6,12 +6,13 @@ use axum::extract::{RawQuery, State};
 use axum::http::header::LOCATION;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
+use axum_extra::extract::cookie::{Cookie, CookieJar};
 
 use super::callback::{CallbackQuery, parse_query};
 use super::pages;
 use crate::audit::Audit;
 use crate::clock::unix_now;
+use crate::cookie::host_cookie;
 use crate::identity::oidc::{LoginTransaction, is_return_path};
 use crate::identity::{Identity, Oidc, session};
 use crate::seal::{Purpose, Sealer, constant_time_eq, digest};
@@ -34,16 +35,6 @@ fn cookie_name(oauth_state: &str, https: bool) -> String {
     format!("{prefix}grantry-login-{tag}")
 }
 
-fn transaction_cookie(name: String, value: String, https: bool, ttl: i64) -> Cookie<'static> {
-    Cookie::build((name, value))
-        .http_only(true)
-        .secure(https)
-        .same_site(SameSite::Lax)
-        .path("/")
-        .max_age(time::Duration::seconds(ttl))
-        .build()
-}
-
 /// Sends the browser to the issuer to sign in, to come back to `return_to`.
 pub fn start(
     oidc: &Oidc,
@@ -60,7 +51,7 @@ pub fn start(
         unix_now(),
         LOGIN_TTL_SECS,
     );
-    let cookie = transaction_cookie(
+    let cookie = host_cookie(
         cookie_name(&transaction.state, https),
         sealed,
         https,
@@ -81,7 +72,7 @@ pub fn start(
         .collect();
     if under_way.len() >= MAX_LOGINS_UNDER_WAY {
         for name in under_way {
-            jar = jar.add(transaction_cookie(name, String::new(), https, 0));
+            jar = jar.add(host_cookie(name, String::new(), https, 0));
         }
     }
     (
@@ -129,7 +120,7 @@ pub async fn callback(
         return stale_login();
     };
     // Single use: the transaction cookie goes whatever happens next.
-    let jar = CookieJar::new().add(transaction_cookie(name, String::new(), https, 0));
+    let jar = CookieJar::new().add(host_cookie(name, String::new(), https, 0));
     let outcome = finish(&state, oidc, &transaction, &query).await;
     match outcome {
         Ok(cookie) => {

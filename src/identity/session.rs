@@ -3,11 +3,12 @@
 //! Sealing, not signing: the cookie reveals nothing, and no server-side session store is
 //! needed, so any replica reads it.
 
-use axum_extra::extract::cookie::{Cookie, CookieJar, SameSite};
+use axum_extra::extract::cookie::{Cookie, CookieJar};
 use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 
 use super::Principal;
+use crate::cookie::host_cookie;
 use crate::seal::{Purpose, Sealer};
 
 /// How long a browser stays signed in to grantry.
@@ -43,13 +44,12 @@ pub fn issue(sealer: &Sealer, principal: &Principal, now: i64, https: bool) -> C
         exp: now + SESSION_TTL_SECS,
     };
     let value = sealer.seal_timed(Purpose::BrowserSession, b"", &claims, now, SESSION_TTL_SECS);
-    Cookie::build((cookie_name(https), value))
-        .http_only(true)
-        .secure(https)
-        .same_site(SameSite::Lax)
-        .path("/")
-        .max_age(time::Duration::seconds(SESSION_TTL_SECS))
-        .build()
+    host_cookie(
+        cookie_name(https).to_owned(),
+        value,
+        https,
+        SESSION_TTL_SECS,
+    )
 }
 
 /// The browser's session, if its cookie opens and has not expired.

@@ -7,25 +7,17 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { callListInvoices, freePort } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const oidcDir = join(here, '..', 'oidc');
 let browser;
 let issuer;
 const processes = [];
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 /** Starts the pinned OIDC provider (installed by tests/oidc/install); returns its issuer. */
 async function startProvider() {
@@ -88,33 +80,6 @@ async function accessToken(user, resource) {
   throw new Error('no code');
 }
 
-async function callListInvoices(base, token, extra = {}) {
-  const response = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'list_invoices',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0', id: 1, method: 'tools/call',
-      params: {
-        name: 'list_invoices', arguments: { status: 'all' }, ...extra,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {}, url: {} } },
-        },
-      },
-    }),
-  });
-  const text = await response.text();
-  const json = text.startsWith('{') ? text : text.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6);
-  return JSON.parse(json).result;
-}
-
 before(async () => {
   issuer = await startProvider();
   browser = await chromium.launch({
@@ -134,7 +99,7 @@ test('oidc: another user is refused at the connect page and the caller finishes'
   const alice = `alice-${randomBytes(4).toString('hex')}`;
   const bob = `bob-${randomBytes(4).toString('hex')}`;
   const token = await accessToken(alice, `${base}/mcp`);
-  const first = await callListInvoices(base, token);
+  const first = await callListInvoices(base, { token });
   assert.equal(first.resultType, 'input_required');
   const [key, request] = Object.entries(first.inputRequests)[0];
   const link = request.params.url;
@@ -167,7 +132,8 @@ test('oidc: another user is refused at the connect page and the caller finishes'
   assert.match(await alices.page.textContent('h1'), /Account connected/);
   await alices.context.close();
 
-  const retry = await callListInvoices(base, token, {
+  const retry = await callListInvoices(base, {
+    token,
     inputResponses: { [key]: { action: 'accept' } },
     requestState: first.requestState,
   });

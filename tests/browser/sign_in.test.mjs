@@ -5,49 +5,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { callListInvoices, freePort } from './support.mjs';
 
 const binary = process.env.GRANTRY_BIN;
 let browser;
 const servers = [];
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-const meta = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {}, url: {} } },
-};
-
-async function callListInvoices(base, extra = {}) {
-  const response = await fetch(`${base}/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': 'list_invoices',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'list_invoices', arguments: { status: 'all' }, _meta: meta, ...extra },
-    }),
-  });
-  const text = await response.text();
-  const json = text.startsWith('{') ? text : text.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6);
-  return JSON.parse(json).result;
-}
 
 /** Starts a fresh grantry (demo provider, SQLite in a temp dir); returns its base URL. */
 async function startGrantry() {

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, Page, amount, iso_date, page_number};
+use super::{Api, Page, admitted, amount, iso_date, page_number};
 use crate::providers::Account;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
@@ -107,13 +107,7 @@ pub async fn list_invoices(
         .append_pair("per_page", "100");
     let list: List = get_json(api, url, Auth::Bearer, &[]).await?;
     let result = list.response.result;
-    let mut invoices = Vec::new();
-    for raw in result.invoices {
-        let invoice = normalize(raw)?;
-        if filter.admits(invoice.status) {
-            invoices.push(invoice);
-        }
-    }
+    let invoices = admitted(result.invoices, normalize, filter)?;
     Ok(Page {
         invoices,
         next_cursor: (result.page < result.pages).then(|| (result.page + 1).to_string()),

@@ -83,6 +83,23 @@ pub async fn pick_account(
     }
 }
 
+/// Normalizes a page of raw invoices and keeps those `filter` admits (for providers whose
+/// API cannot filter by our statuses itself).
+fn admitted<T>(
+    rows: Vec<T>,
+    normalize: impl Fn(T) -> Result<Invoice, ApiError>,
+    filter: StatusFilter,
+) -> Result<Vec<Invoice>, ApiError> {
+    let mut invoices = Vec::new();
+    for raw in rows {
+        let invoice = normalize(raw)?;
+        if filter.admits(invoice.status) {
+            invoices.push(invoice);
+        }
+    }
+    Ok(invoices)
+}
+
 /// A page number cursor: `None` for the first page.
 fn page_number(cursor: Option<&str>) -> Result<u32, ApiError> {
     match cursor {

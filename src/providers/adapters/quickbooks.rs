@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, CallbackHints, Page, amount, iso_date};
+use super::{Api, CallbackHints, Page, admitted, amount, iso_date};
 use crate::providers::Account;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
@@ -107,13 +107,7 @@ pub async fn list_invoices(
     let answer: QueryAnswer = get_json(api, url, Auth::Bearer, &[]).await?;
     let rows = answer.query_response.invoice;
     let full = rows.len() as u32 >= PAGE_SIZE;
-    let mut invoices = Vec::new();
-    for raw in rows {
-        let invoice = normalize(raw)?;
-        if filter.admits(invoice.status) {
-            invoices.push(invoice);
-        }
-    }
+    let invoices = admitted(rows, normalize, filter)?;
     Ok(Page {
         invoices,
         next_cursor: full.then(|| (start + PAGE_SIZE).to_string()),

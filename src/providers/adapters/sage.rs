@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, Page, amount, iso_date, page_number};
+use super::{Api, Page, admitted, amount, iso_date, page_number};
 use crate::providers::Account;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
@@ -71,13 +71,7 @@ pub async fn list_invoices(
         .append_pair("items_per_page", "100")
         .append_pair("page", &page.to_string());
     let list: List = get_json(api, url, Auth::Bearer, &[("X-Business", &business.id)]).await?;
-    let mut invoices = Vec::new();
-    for raw in list.items {
-        let invoice = normalize(raw)?;
-        if filter.admits(invoice.status) {
-            invoices.push(invoice);
-        }
-    }
+    let invoices = admitted(list.items, normalize, filter)?;
     Ok(Page {
         invoices,
         next_cursor: list.next.map(|_| (list.page + 1).to_string()),

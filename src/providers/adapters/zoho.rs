@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, CallbackHints, Page, amount, iso_date, page_number};
+use super::{Api, CallbackHints, Page, admitted, amount, iso_date, page_number};
 use crate::providers::Account;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
@@ -100,13 +100,7 @@ pub async fn list_invoices(
         }
     }
     let list: List = get_json(api, url, Auth::Zoho, &[]).await?;
-    let mut invoices = Vec::new();
-    for raw in list.invoices {
-        let invoice = normalize(raw)?;
-        if filter.admits(invoice.status) {
-            invoices.push(invoice);
-        }
-    }
+    let invoices = admitted(list.invoices, normalize, filter)?;
     Ok(Page {
         invoices,
         next_cursor: list
