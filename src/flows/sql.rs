@@ -10,16 +10,7 @@ use crate::store::StoreError;
 
 macro_rules! sql_flows {
     ($(#[$doc:meta])* $name:ident, $pool:ty, newest_first: $newest_first:literal) => {
-        $(#[$doc])*
-        pub struct $name {
-            pool: $pool,
-        }
-
-        impl $name {
-            pub fn new(pool: $pool) -> Self {
-                Self { pool }
-            }
-        }
+        crate::store::pool_backend!($(#[$doc])* $name, $pool);
 
         #[async_trait]
         impl FlowBackend for $name {

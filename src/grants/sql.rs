@@ -8,16 +8,7 @@ use crate::store::StoreError;
 
 macro_rules! sql_grants {
     ($(#[$doc:meta])* $name:ident, $pool:ty) => {
-        $(#[$doc])*
-        pub struct $name {
-            pool: $pool,
-        }
-
-        impl $name {
-            pub fn new(pool: $pool) -> Self {
-                Self { pool }
-            }
-        }
+        crate::store::pool_backend!($(#[$doc])* $name, $pool);
 
         #[async_trait]
         impl GrantBackend for $name {

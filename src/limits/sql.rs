@@ -7,16 +7,7 @@ use crate::store::StoreError;
 
 macro_rules! sql_counters {
     ($(#[$doc:meta])* $name:ident, $pool:ty) => {
-        $(#[$doc])*
-        pub struct $name {
-            pool: $pool,
-        }
-
-        impl $name {
-            pub fn new(pool: $pool) -> Self {
-                Self { pool }
-            }
-        }
+        crate::store::pool_backend!($(#[$doc])* $name, $pool);
 
         #[async_trait]
         impl CounterBackend for $name {

@@ -35,6 +35,24 @@ use crate::limits::{
     sql::{PostgresCounters, SqliteCounters},
 };
 
+/// Declares a backend type holding one SQL pool (`new(pool)`); each SQL backend macro starts
+/// with it, once per pool type.
+macro_rules! pool_backend {
+    ($(#[$doc:meta])* $name:ident, $pool:ty) => {
+        $(#[$doc])*
+        pub struct $name {
+            pool: $pool,
+        }
+
+        impl $name {
+            pub fn new(pool: $pool) -> Self {
+                Self { pool }
+            }
+        }
+    };
+}
+pub(crate) use pool_backend;
+
 /// A store operation that failed. The message never carries a secret.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
