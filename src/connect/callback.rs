@@ -237,6 +237,11 @@ async fn finish(
         }
         None => None,
     };
+    let hints = adapters::CallbackHints {
+        realm_id: query.realm_id.clone(),
+        accounts_server: query.accounts_server.clone(),
+    };
+    adapters::check_callback(provider, &hints).map_err(|e| failed(account_page(&e)))?;
     let mut tokens = oauth::exchange_code(
         &state.http,
         provider,
@@ -253,9 +258,14 @@ async fn finish(
             "The provider did not complete the sign-in. Ask your assistant again to start over.",
         ))
     })?;
-    tokens.account = pick_account(state, provider, &tokens, query)
-        .await
-        .map_err(failed)?;
+    tokens.account = match pick_account(state, provider, &tokens, &hints).await {
+        Ok(account) => account,
+        Err(page) => {
+            // Redeemed but unusable: the tokens must not stay alive at the provider.
+            crate::tools::access::revoke_in_background(state, provider, &tokens);
+            return Err(failed(page));
+        }
+    };
     let key = GrantKey {
         principal: flow.principal.clone(),
         provider: provider.id.clone(),
@@ -283,7 +293,7 @@ async fn pick_account(
     state: &AppState,
     provider: &Provider,
     tokens: &oauth::TokenSet,
-    query: &CallbackQuery,
+    hints: &adapters::CallbackHints,
 ) -> Result<Option<crate::providers::Account>, Response> {
     let api = adapters::Api {
         http: &state.http,
@@ -291,22 +301,26 @@ async fn pick_account(
         access_token: &tokens.access_token,
         account: None,
     };
-    let hints = adapters::CallbackHints {
-        realm_id: query.realm_id.clone(),
-        accounts_server: query.accounts_server.clone(),
-    };
-    adapters::pick_account(&api, &hints).await.map_err(|e| {
+    adapters::pick_account(&api, hints).await.map_err(|e| {
         tracing::warn!(provider = %provider.id, error = %e, "no account to use after connect");
-        let detail = match e {
-            ApiError::WrongRegion(message) => format!("{message}. Ask the operator to add it."),
-            _ => "The provider did not say which account to use. Ask your assistant again to start over.".into(),
-        };
-        pages::message(
-            StatusCode::BAD_GATEWAY,
-            "The account could not be connected",
-            &detail,
-        )
+        account_page(&e)
     })
+}
+
+/// The page for a connection whose account cannot be used.
+fn account_page(error: &ApiError) -> Response {
+    let detail = match error {
+        ApiError::WrongRegion(message) => format!("{message}. Ask the operator to add it."),
+        _ => {
+            "The provider did not say which account to use. Ask your assistant again to start over."
+                .into()
+        }
+    };
+    pages::message(
+        StatusCode::BAD_GATEWAY,
+        "The account could not be connected",
+        &detail,
+    )
 }
 
 /// RFC 9207: an `iss` that is sent must equal the recorded issuer byte for byte; a provider

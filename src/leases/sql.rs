@@ -1,14 +1,14 @@
 //! Leases in the SQL stores: one row per lease; taking one is an upsert that only overwrites
-//! an expired row, so exactly one caller sees its row come back.
+//! an expired row, so exactly one caller sees its row come back. Time is the database's own
+//! clock, so replicas whose clocks disagree still agree on when a lease ends.
 
 use async_trait::async_trait;
 
 use super::LeaseBackend;
-use crate::clock::unix_now_millis;
 use crate::store::StoreError;
 
 macro_rules! sql_leases {
-    ($(#[$doc:meta])* $name:ident, $pool:ty) => {
+    ($(#[$doc:meta])* $name:ident, $pool:ty, now_ms: $now:literal) => {
         crate::store::pool_backend!($(#[$doc])* $name, $pool);
 
         #[async_trait]
@@ -19,18 +19,17 @@ macro_rules! sql_leases {
                 holder: &str,
                 ttl_ms: i64,
             ) -> Result<bool, StoreError> {
-                let now = unix_now_millis();
-                let taken: Option<(String,)> = sqlx::query_as(
-                    "INSERT INTO leases (name, holder, expires_at_ms) VALUES ($1, $2, $3) \
+                let taken: Option<(String,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO leases (name, holder, expires_at_ms) VALUES ($1, $2, {now} + $3) \
                      ON CONFLICT (name) DO UPDATE \
                      SET holder = excluded.holder, expires_at_ms = excluded.expires_at_ms \
-                     WHERE leases.expires_at_ms < $4 \
+                     WHERE leases.expires_at_ms < {now} \
                      RETURNING holder",
-                )
+                    now = $now
+                )))
                 .bind(name)
                 .bind(holder)
-                .bind(now + ttl_ms)
-                .bind(now)
+                .bind(ttl_ms)
                 .fetch_optional(&self.pool)
                 .await?;
                 Ok(taken.is_some_and(|(h,)| h == holder))
@@ -51,10 +50,12 @@ macro_rules! sql_leases {
 sql_leases!(
     /// Leases in SQLite.
     SqliteLeases,
-    sqlx::SqlitePool
+    sqlx::SqlitePool,
+    now_ms: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
 );
 sql_leases!(
     /// Leases in PostgreSQL.
     PostgresLeases,
-    sqlx::PgPool
+    sqlx::PgPool,
+    now_ms: "(extract(epoch from clock_timestamp()) * 1000)::bigint"
 );

@@ -52,7 +52,7 @@ pub async fn run(
     params: &CallToolRequestParams,
     capabilities: &Value,
 ) -> Result<CallToolResponse, ErrorData> {
-    if !capabilities["elicitation"]["form"].is_object() {
+    if !declares_form_elicitation(capabilities) {
         return Err(ErrorData::new(
             ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
             format!(
@@ -132,6 +132,14 @@ pub async fn run(
         },
         "requestState": sealed,
     }))))
+}
+
+/// Form elicitation is declared as `elicitation.form`, or by an `elicitation` object naming no
+/// mode at all (the spec reads that as form mode).
+fn declares_form_elicitation(capabilities: &Value) -> bool {
+    let elicitation = &capabilities["elicitation"];
+    let names_no_mode = elicitation.get("form").is_none() && elicitation.get("url").is_none();
+    elicitation["form"].is_object() || (elicitation.is_object() && names_no_mode)
 }
 
 /// Only an explicit `accept` carrying `confirm: true` counts; anything else is a no.

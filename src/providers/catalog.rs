@@ -95,6 +95,8 @@ pub struct Provider {
     pub client_id: String,
     pub client_secret: Option<String>,
     pub scopes: Vec<String>,
+    /// How the authorize URL joins scopes (a space, or Zoho's comma).
+    pub scope_separator: String,
     pub pkce: PkceMode,
     pub token_auth: TokenAuth,
     /// Added to the authorize URL as they are (Zoho's `access_type=offline`, say).
@@ -138,6 +140,7 @@ struct EntryFile {
     client_id: Option<String>,
     client_secret_env: Option<String>,
     scopes: Option<Vec<String>>,
+    scope_separator: Option<String>,
     pkce: Option<PkceMode>,
     token_auth: Option<TokenAuth>,
     extra_authorize_params: Option<BTreeMap<String, String>>,
@@ -151,8 +154,18 @@ struct EntryFile {
 }
 
 impl EntryFile {
-    /// This entry with every field `over` sets replaced.
+    /// This entry with every field `over` sets replaced; extra authorize parameters are
+    /// added to the ones already there (overriding one must not drop Zoho's
+    /// `access_type=offline`).
     fn overlay(self, over: EntryFile) -> EntryFile {
+        let params = match (&self.extra_authorize_params, &over.extra_authorize_params) {
+            (Some(base), Some(more)) => {
+                let mut merged = base.clone();
+                merged.extend(more.clone());
+                Some(merged)
+            }
+            (base, more) => more.clone().or_else(|| base.clone()),
+        };
         macro_rules! pick {
             ($($field:ident),*) => {
                 EntryFile { $($field: over.$field.or(self.$field),)* }
@@ -170,6 +183,7 @@ impl EntryFile {
             client_id,
             client_secret_env,
             scopes,
+            scope_separator,
             pkce,
             token_auth,
             extra_authorize_params,
@@ -179,6 +193,12 @@ impl EntryFile {
             adapter,
             client_secret
         )
+        .with_params(params)
+    }
+
+    fn with_params(mut self, params: Option<BTreeMap<String, String>>) -> Self {
+        self.extra_authorize_params = params;
+        self
     }
 }
 
@@ -229,6 +249,7 @@ impl Catalog {
     ) -> Result<Self, CatalogError> {
         let builtin: CatalogFile =
             toml::from_str(BUILTIN).expect("the built-in catalog is valid TOML");
+        let templates: Vec<String> = builtin.providers.keys().cloned().collect();
         let mut entries = builtin.providers;
         if let Some(base) = demo_base {
             entries.insert("demo".to_owned(), demo_entry(base));
@@ -237,6 +258,11 @@ impl Catalog {
             if !valid_id(&id) {
                 return Err(CatalogError(format!(
                     "providers.{id}: an id is 1-32 characters of a-z, 0-9, - and _"
+                )));
+            }
+            if !templates.contains(&id) && id != "demo" && entry.client_id.is_none() {
+                return Err(CatalogError(format!(
+                    "providers.{id}.client_id is required"
                 )));
             }
             let merged = entries.remove(&id).unwrap_or_default().overlay(entry);
@@ -351,10 +377,11 @@ fn resolve(
             "providers.{id}.issuer is required when iss_parameter_supported is true"
         )));
     }
-    let token_auth = entry.token_auth.unwrap_or(TokenAuth::Basic);
-    if token_auth == TokenAuth::SecretKey && client_secret.is_none() {
+    // grantry is a confidential client everywhere: every token request authenticates.
+    if client_secret.is_none() {
         return Err(need("client_secret_env"));
     }
+    let token_auth = entry.token_auth.unwrap_or(TokenAuth::Basic);
     let lifetime = entry.default_token_lifetime_secs.unwrap_or(3600);
     if !(60..=365 * 24 * 3600).contains(&lifetime) {
         return Err(CatalogError(format!(
@@ -377,6 +404,7 @@ fn resolve(
         client_id: entry.client_id.ok_or_else(|| need("client_id"))?,
         client_secret,
         scopes: entry.scopes.unwrap_or_default(),
+        scope_separator: entry.scope_separator.unwrap_or_else(|| " ".into()),
         pkce: entry.pkce.unwrap_or(PkceMode::Required),
         token_auth,
         extra_authorize_params: entry.extra_authorize_params.unwrap_or_default(),

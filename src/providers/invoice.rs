@@ -74,6 +74,9 @@ pub enum ApiError {
     /// The provider refused the access token (expired or revoked).
     #[error("the provider refused the access token")]
     Unauthorized,
+    /// The token works but reaches nothing here any more (a disconnected tenant, a scope).
+    #[error("the provider refused access to this account")]
+    Forbidden,
     /// The provider asked to slow down (429) or failed (5xx) even after bounded retries.
     #[error("the provider is busy or failing (HTTP {status}); retry in {retry_after_secs} s")]
     Busy { status: u16, retry_after_secs: u64 },
@@ -89,15 +92,27 @@ pub enum ApiError {
     BadCursor,
 }
 
-/// Parses a decimal amount (`"120.5"`, `120.50`, `-3`) into minor units, exactly: no float
-/// arithmetic. Two decimals, as every adapter's currencies have; more digits are refused
+/// Digits after the decimal point in `currency` (ISO 4217): 0 for the yen and its kind, 3
+/// for the dinars, 2 for the rest.
+pub fn currency_exponent(currency: &str) -> u32 {
+    match currency.to_ascii_uppercase().as_str() {
+        "BIF" | "CLP" | "DJF" | "GNF" | "ISK" | "JPY" | "KMF" | "KRW" | "PYG" | "RWF" | "UGX"
+        | "UYI" | "VND" | "VUV" | "XAF" | "XOF" | "XPF" => 0,
+        "BHD" | "IQD" | "JOD" | "KWD" | "LYD" | "OMR" | "TND" => 3,
+        _ => 2,
+    }
+}
+
+/// Parses a decimal amount in `currency` (`"120.5"`, `120.50`, `-3`) into its minor units,
+/// exactly: no float arithmetic. More fraction digits than the currency has are refused
 /// rather than rounded.
-pub fn minor_units(value: &serde_json::Value) -> Option<i64> {
+pub fn minor_units(value: &serde_json::Value, currency: &str) -> Option<i64> {
     let text = match value {
         serde_json::Value::Number(n) => n.to_string(),
         serde_json::Value::String(s) => s.trim().to_owned(),
         _ => return None,
     };
+    let exponent = currency_exponent(currency);
     let (negative, digits) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text.as_str()),
@@ -105,24 +120,23 @@ pub fn minor_units(value: &serde_json::Value) -> Option<i64> {
     let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
     let fraction = fraction.trim_end_matches('0');
     let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() || fraction.len() > 2 || !all_digits(whole) || !all_digits(fraction) {
+    let too_precise = fraction.len() > exponent as usize;
+    if whole.is_empty() || too_precise || !all_digits(whole) || !all_digits(fraction) {
         return None;
     }
-    let cents = format!("{fraction:0<2}").parse::<i64>().ok()?;
+    let scale = 10i64.pow(exponent);
+    let padded = format!("{fraction:0<width$}", width = exponent as usize);
+    let fraction_units = if exponent == 0 {
+        0
+    } else {
+        padded.parse::<i64>().ok()?
+    };
     let minor = whole
         .parse::<i64>()
         .ok()?
-        .checked_mul(100)?
-        .checked_add(cents)?;
+        .checked_mul(scale)?
+        .checked_add(fraction_units)?;
     Some(if negative { -minor } else { minor })
-}
-
-/// Formats an amount in minor units as `120.00 EUR` (two decimals; enough for the currencies
-/// the adapters see today).
-pub fn format_amount(amount_minor: i64, currency: &str) -> String {
-    let sign = if amount_minor < 0 { "-" } else { "" };
-    let abs = amount_minor.unsigned_abs();
-    format!("{sign}{}.{:02} {currency}", abs / 100, abs % 100)
 }
 
 #[cfg(test)]
@@ -132,20 +146,24 @@ mod tests {
     #[test]
     fn decimal_amounts_become_exact_minor_units() {
         use serde_json::json;
-        assert_eq!(minor_units(&json!("120.5")), Some(12050));
-        assert_eq!(minor_units(&json!(120.50)), Some(12050));
-        assert_eq!(minor_units(&json!(0.1)), Some(10));
-        assert_eq!(minor_units(&json!("-3")), Some(-300));
-        assert_eq!(minor_units(&json!("1999.99")), Some(199999));
-        assert_eq!(minor_units(&json!("1.005")), None, "never rounded");
-        assert_eq!(minor_units(&json!("abc")), None);
-        assert_eq!(minor_units(&json!(null)), None);
-    }
-
-    #[test]
-    fn amounts_format_with_two_decimals() {
-        assert_eq!(format_amount(12000, "EUR"), "120.00 EUR");
-        assert_eq!(format_amount(4550, "USD"), "45.50 USD");
-        assert_eq!(format_amount(-5, "GBP"), "-0.05 GBP");
+        assert_eq!(minor_units(&json!("120.5"), "EUR"), Some(12050));
+        assert_eq!(minor_units(&json!(120.50), "usd"), Some(12050));
+        assert_eq!(minor_units(&json!(0.1), "GBP"), Some(10));
+        assert_eq!(minor_units(&json!("-3"), "EUR"), Some(-300));
+        assert_eq!(minor_units(&json!("1999.99"), "EUR"), Some(199999));
+        assert_eq!(minor_units(&json!("1.005"), "EUR"), None, "never rounded");
+        assert_eq!(minor_units(&json!("abc"), "EUR"), None);
+        assert_eq!(minor_units(&json!(null), "EUR"), None);
+        assert_eq!(
+            minor_units(&json!(1000), "JPY"),
+            Some(1000),
+            "no minor unit"
+        );
+        assert_eq!(minor_units(&json!("1000.5"), "JPY"), None);
+        assert_eq!(
+            minor_units(&json!("12.345"), "KWD"),
+            Some(12345),
+            "three decimals"
+        );
     }
 }

@@ -40,6 +40,12 @@ pub struct TokenSet {
     /// The account (tenant, company, business) the grant is used with, picked after connect.
     #[serde(default)]
     pub account: Option<super::Account>,
+    /// The refresh token the current one replaced, kept through the provider's grace window.
+    #[serde(default)]
+    pub previous_refresh_token: Option<String>,
+    /// When that rotation happened (unix seconds).
+    #[serde(default)]
+    pub rotated_at: Option<i64>,
 }
 
 impl std::fmt::Debug for TokenSet {
@@ -53,8 +59,19 @@ impl std::fmt::Debug for TokenSet {
             .field("expires_at", &self.expires_at)
             .field("scopes", &self.scopes)
             .field("account", &self.account)
+            .field(
+                "previous_refresh_token",
+                &self.previous_refresh_token.as_ref().map(|_| "[REDACTED]"),
+            )
+            .field("rotated_at", &self.rotated_at)
             .finish()
     }
+}
+
+/// Whether a token endpoint's error code means the grant can never be refreshed again:
+/// `invalid_grant` (RFC 6749), and Zoho's `invalid_code` for a dead refresh token.
+pub fn grant_is_dead(error: &str) -> bool {
+    matches!(error, "invalid_grant" | "invalid_code")
 }
 
 /// Why a token request failed, classified for what the caller should do next.
@@ -127,9 +144,15 @@ pub fn authorize(
 ) -> Result<AuthorizeStart, TokenError> {
     let client = oauth_client(provider, redirect_uri, Endpoint::Authorize)?;
     let state = state.to_owned();
-    let mut request = client
-        .authorize_url(move || CsrfToken::new(state.clone()))
-        .add_scopes(provider.scopes.iter().cloned().map(Scope::new));
+    let mut request = client.authorize_url(move || CsrfToken::new(state.clone()));
+    // Most providers take space-separated scopes; Zoho wants them comma-separated.
+    request = if provider.scope_separator == " " {
+        request.add_scopes(provider.scopes.iter().cloned().map(Scope::new))
+    } else if provider.scopes.is_empty() {
+        request
+    } else {
+        request.add_scope(Scope::new(provider.scopes.join(&provider.scope_separator)))
+    };
     for (name, value) in &provider.extra_authorize_params {
         request = request.add_extra_param(name, value);
     }
@@ -161,7 +184,12 @@ pub async fn exchange_code(
     }
     let sender = Sender(http.clone());
     let response = request.request_async(&sender).await;
-    token_set(provider, response, None)
+    let mut tokens = token_set(provider, response, None)?;
+    if tokens.scopes.is_empty() {
+        // RFC 6749 §5.1: no `scope` in the answer means the requested ones were granted.
+        tokens.scopes = provider.scopes.clone();
+    }
+    Ok(tokens)
 }
 
 /// Trades a refresh token for a new access token (and maybe a rotated refresh token).
@@ -188,21 +216,35 @@ pub async fn revoke(
     http: &reqwest::Client,
     provider: &Provider,
     token: &str,
+    is_refresh_token: bool,
 ) -> Result<bool, OutboundError> {
     let Some(url) = provider.revoke_url.clone() else {
         return Ok(false);
     };
     let secret = provider.client_secret.clone().unwrap_or_default();
+    let hint = if is_refresh_token {
+        "refresh_token"
+    } else {
+        "access_token"
+    };
+    let post_credentials = provider.token_auth == TokenAuth::Post;
     let mut request = match provider.revoke_body {
         RevokeBody::Form => {
-            let mut form = vec![("token", token), ("token_type_hint", "refresh_token")];
-            if provider.token_auth == TokenAuth::Post {
+            let mut form = vec![("token", token), ("token_type_hint", hint)];
+            if post_credentials {
                 form.push(("client_id", &provider.client_id));
                 form.push(("client_secret", &secret));
             }
             http.post(url).form(&form)
         }
-        RevokeBody::Json => http.post(url).json(&serde_json::json!({ "token": token })),
+        RevokeBody::Json => {
+            let mut body = serde_json::json!({ "token": token });
+            if post_credentials {
+                body["client_id"] = provider.client_id.clone().into();
+                body["client_secret"] = secret.clone().into();
+            }
+            http.post(url).json(&body)
+        }
         RevokeBody::Query => {
             let mut url = url;
             url.query_pairs_mut().append_pair("token", token);
@@ -267,6 +309,8 @@ fn token_set(
             .map(|s| s.iter().map(|scope| scope.to_string()).collect())
             .unwrap_or_default(),
         account: None,
+        previous_refresh_token: None,
+        rotated_at: None,
     })
 }
 
@@ -291,12 +335,20 @@ impl<'c> oauth2::AsyncHttpClient<'c> for Sender {
                 .send()
                 .await
                 .map_err(|e| OutboundError::Transport(transport_reason(&e)))?;
-            let status = response.status();
+            let mut status = response.status();
             if status.as_u16() == 429 || status.is_server_error() {
                 return Err(OutboundError::Status(status.as_u16()));
             }
             let headers = response.headers().clone();
             let body = read_capped(response).await?;
+            // Zoho answers some refusals with 200 and `{"error": …}`: read them as the
+            // refusals they are, not as unparseable token responses.
+            if status.is_success()
+                && serde_json::from_slice::<serde_json::Value>(&body)
+                    .is_ok_and(|v| v.get("error").is_some_and(serde_json::Value::is_string))
+            {
+                status = http::StatusCode::BAD_REQUEST;
+            }
             let mut out = http::Response::builder().status(status);
             if let Some(h) = out.headers_mut() {
                 *h = headers;

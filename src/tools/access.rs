@@ -58,18 +58,21 @@ const REFRESH_POLL: Duration = Duration::from_millis(100);
 /// Refreshes `grant`, once across every replica: the caller that takes the grant's lease
 /// re-reads the grant (someone may have just refreshed it), asks the provider, and stores the
 /// new tokens with compare-and-set before anyone uses them; everyone else waits for the new
-/// version. A refresh whose outcome is unknown (timeout, 5xx) at a provider that rotates
-/// refresh tokens with no grace window keeps the lease until it lapses: the provider may have
-/// rotated already, and replaying the old token at once could make it revoke the whole grant.
-/// Where the previous token stays valid for a while (Xero) or never rotates, the next caller
-/// may simply try again.
+/// version. The lease holder's work runs as its own task, so a client that hangs up cannot
+/// cut it off between the provider's answer and the write.
+///
+/// When the outcome is unknown (timeout, 5xx, the store failing after the provider answered)
+/// at a provider that rotates refresh tokens with no grace window, the lease is kept until it
+/// lapses (30 s): the provider may have rotated already, and replaying the old token at once
+/// could make it revoke the whole grant. Where the previous token stays valid for a while
+/// (Xero) or tokens never rotate, the next caller may simply try again.
 pub async fn refresh(
     state: &AppState,
     provider: &Provider,
     key: &GrantKey,
     grant: Grant,
 ) -> Result<Access, StoreError> {
-    let lease = format!("refresh:{}", key.tag());
+    let lease = lease_name(key);
     let holder = random_id();
     let deadline = Instant::now() + REFRESH_WAIT;
     loop {
@@ -78,13 +81,20 @@ pub async fn refresh(
             .try_acquire(&lease, &holder, REFRESH_LEASE_MS)
             .await?
         {
-            let outcome = refresh_holding_lease(state, provider, key, grant.version).await;
-            let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
-            let keep_lease = replay_is_risky && matches!(outcome, Ok(Access::Unavailable(_)));
-            if !keep_lease {
-                state.leases.release(&lease, &holder).await?;
-            }
-            return outcome;
+            let (state, provider, key) = (state.clone(), provider.clone(), key.clone());
+            let seen = grant.version;
+            let work = tokio::spawn(async move {
+                let outcome = refresh_holding_lease(&state, &provider, &key, seen).await;
+                let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded));
+                let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
+                if settled || !replay_is_risky {
+                    state.leases.release(&lease, &holder).await?;
+                }
+                outcome
+            });
+            return work
+                .await
+                .unwrap_or_else(|e| Err(StoreError::Unavailable(format!("refresh task: {e}"))));
         }
         tokio::time::sleep(REFRESH_POLL).await;
         match state.grants.get(key).await? {
@@ -102,6 +112,11 @@ pub async fn refresh(
     }
 }
 
+/// The lease that serializes refreshes (and disconnection) of one grant.
+pub fn lease_name(key: &GrantKey) -> String {
+    format!("refresh:{}", key.tag())
+}
+
 /// The refresh itself, by the lease holder.
 async fn refresh_holding_lease(
     state: &AppState,
@@ -116,19 +131,40 @@ async fn refresh_holding_lease(
     if grant.version != seen_version && is_fresh(&grant) {
         return Ok(token(grant));
     }
-    let Some(refresh_token) = grant.tokens.refresh_token.as_deref() else {
+    let Some(current) = grant.tokens.refresh_token.clone() else {
         return forget(state, key, grant.version).await;
     };
     let redirect_uri = state.config.redirect_uri();
-    match oauth::refresh(&state.http, provider, &redirect_uri, refresh_token).await {
+    let mut answer = oauth::refresh(&state.http, provider, &redirect_uri, &current).await;
+    // The token we hold was refused, but the one it replaced is still inside the provider's
+    // grace window: that one may still work (Xero keeps it for 30 minutes).
+    if matches!(&answer, Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(reason))
+        && let Some(previous) = grant.tokens.previous_refresh_token.as_deref()
+        && grant
+            .tokens
+            .rotated_at
+            .is_some_and(|at| unix_now() - at < provider.refresh_grace_secs)
+    {
+        answer = oauth::refresh(&state.http, provider, &redirect_uri, previous).await;
+    }
+    match answer {
         Ok(mut tokens) => {
             tokens.account = grant.tokens.account.clone();
-            let written = state
-                .grants
-                .replace_if_unchanged(key, grant.version, grant.created_at, &tokens, unix_now())
-                .await?;
+            if tokens.scopes.is_empty() {
+                tokens.scopes = grant.tokens.scopes.clone(); // RFC 6749 §5.1: unchanged
+            }
+            if tokens.refresh_token.as_deref() != Some(current.as_str()) {
+                tokens.previous_refresh_token = Some(current);
+                tokens.rotated_at = Some(unix_now());
+            }
+            let written = write_refreshed(state, key, &grant, &tokens).await?;
             if !written {
-                return newer(state, key).await;
+                let newer = newer(state, key).await?;
+                if matches!(newer, Access::SignInNeeded) {
+                    // Disconnected meanwhile: the tokens just issued must not stay alive.
+                    revoke_in_background(state, provider, &tokens);
+                }
+                return Ok(newer);
             }
             Ok(Access::Token {
                 token: tokens.access_token,
@@ -136,7 +172,7 @@ async fn refresh_holding_lease(
                 version: grant.version + 1,
             })
         }
-        Err(TokenError::Rejected(reason)) if reason == "invalid_grant" => {
+        Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(&reason) => {
             tracing::warn!(grant = %key.tag(), "refresh token rejected; the user must sign in again");
             forget(state, key, grant.version).await
         }
@@ -145,6 +181,45 @@ async fn refresh_holding_lease(
             Ok(Access::Unavailable(e.to_string()))
         }
     }
+}
+
+/// Stores refreshed tokens with compare-and-set, trying a failing store a few times: the
+/// provider may have rotated, so these tokens may be the only ones that still work.
+async fn write_refreshed(
+    state: &AppState,
+    key: &GrantKey,
+    grant: &Grant,
+    tokens: &oauth::TokenSet,
+) -> Result<bool, StoreError> {
+    let mut attempt = 0;
+    loop {
+        let written = state
+            .grants
+            .replace_if_unchanged(key, grant.version, grant.created_at, tokens, unix_now())
+            .await;
+        match written {
+            Err(e) if attempt < 3 => {
+                attempt += 1;
+                tracing::warn!(grant = %key.tag(), error = %e, attempt, "storing refreshed tokens failed; trying again");
+                tokio::time::sleep(Duration::from_millis(250 * attempt)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Revokes tokens nobody will use (a grant removed while they were being issued).
+pub fn revoke_in_background(state: &AppState, provider: &Provider, tokens: &oauth::TokenSet) {
+    let (http, provider) = (state.http.clone(), provider.clone());
+    let (token, is_refresh) = match &tokens.refresh_token {
+        Some(refresh) => (refresh.clone(), true),
+        None => (tokens.access_token.clone(), false),
+    };
+    tokio::spawn(async move {
+        if let Err(e) = oauth::revoke(&http, &provider, &token, is_refresh).await {
+            tracing::warn!(provider = %provider.id, error = %e, "orphaned tokens not revoked");
+        }
+    });
 }
 
 fn is_fresh(grant: &Grant) -> bool {

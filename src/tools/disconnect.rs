@@ -113,7 +113,38 @@ pub async fn execute(
         provider: provider.id.clone(),
     };
     let name = &provider.display_name;
-    let grant = match state.grants.get(&key).await? {
+    // Under the grant's refresh lease: a refresh finishing meanwhile would otherwise store
+    // tokens issued after these were revoked.
+    let lease = super::access::lease_name(&key);
+    let holder = crate::seal::random_id();
+    let mut waited = 0;
+    while !state.leases.try_acquire(&lease, &holder, LEASE_MS).await? {
+        waited += 1;
+        if waited > 150 {
+            return Ok(ToolResult::error(format!(
+                "The {name} connection is being refreshed right now, so nothing was removed. \
+                 Try again in a minute."
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let done = remove_and_revoke(state, principal, provider, &key, connected_at).await;
+    state.leases.release(&lease, &holder).await?;
+    done
+}
+
+/// How long disconnecting may hold the grant's lease (longer than the revocation request).
+const LEASE_MS: i64 = 30_000;
+
+async fn remove_and_revoke(
+    state: &AppState,
+    principal: &Principal,
+    provider: &Provider,
+    key: &GrantKey,
+    connected_at: i64,
+) -> Result<ToolResult, ToolError> {
+    let name = &provider.display_name;
+    let grant = match state.grants.get(key).await? {
         Some(grant) if grant.created_at == connected_at => grant,
         Some(_) => {
             return Ok(ToolResult::error(format!(
@@ -128,11 +159,7 @@ pub async fn execute(
         }
     };
     // Here first: whatever the provider says, grantry no longer uses the tokens.
-    if !state
-        .grants
-        .delete_if_unchanged(&key, grant.version)
-        .await?
-    {
+    if !state.grants.delete_if_unchanged(key, grant.version).await? {
         return Ok(ToolResult::error(format!(
             "The {name} connection was being updated; nothing was removed. Try again."
         )));
@@ -143,12 +170,11 @@ pub async fn execute(
         flow_id: None,
     }
     .notice("grant.removed", "disconnected by the user");
-    let token = grant
-        .tokens
-        .refresh_token
-        .as_deref()
-        .unwrap_or(&grant.tokens.access_token);
-    let text = match oauth::revoke(&state.http, provider, token).await {
+    let (token, is_refresh) = match grant.tokens.refresh_token.as_deref() {
+        Some(refresh) => (refresh, true),
+        None => (grant.tokens.access_token.as_str(), false),
+    };
+    let text = match oauth::revoke(&state.http, provider, token, is_refresh).await {
         Ok(true) => {
             format!("Disconnected {name}. {name} confirmed that grantry's access is revoked.")
         }
@@ -158,10 +184,16 @@ pub async fn execute(
         ),
         Err(e) => {
             tracing::warn!(provider = %provider.id, error = %e, "revocation failed");
+            let why = match e {
+                crate::providers::http::OutboundError::Status(status) if status < 500 => {
+                    format!("{name} refused to revoke its access (HTTP {status})")
+                }
+                _ => format!("{name} could not be reached to revoke its access"),
+            };
             format!(
-                "Disconnected {name}: grantry has forgotten the connection, but {name} could not \
-                 be reached to revoke its access. The access ends when its tokens expire; you \
-                 can also remove the app in your {name} settings."
+                "Disconnected {name}: grantry has forgotten the connection, but {why}. The \
+                 access ends when its tokens expire; you can also remove the app in your {name} \
+                 settings."
             )
         }
     };

@@ -171,12 +171,26 @@ pub async fn run(
                 let Some(grant) = state.grants.get(&key).await? else {
                     continue;
                 };
+                if grant.version != version {
+                    continue; // someone refreshed since our token was refused: use theirs
+                }
                 if let Access::Unavailable(_) = refresh(state, provider, &key, grant).await? {
                     return Ok(ToolOutcome::Done(unavailable(&provider.display_name, None)));
                 }
             }
             // Refused even after a refresh: the grant is dead (unless it changed meanwhile).
             Err(ApiError::Unauthorized) => {
+                if let Access::SignInNeeded = forget(state, &key, version).await? {
+                    return Ok(ToolOutcome::NeedsConnection {
+                        provider: provider.id.clone(),
+                    });
+                }
+            }
+            // Access denied to this account (a disconnected tenant, a missing scope): a new
+            // sign-in is the way out, and the old grant must go or the wait for a new one
+            // would end at once on it.
+            Err(ApiError::Forbidden) => {
+                tracing::warn!(provider = %provider.id, "the provider refused access; asking to connect again");
                 if let Access::SignInNeeded = forget(state, &key, version).await? {
                     return Ok(ToolOutcome::NeedsConnection {
                         provider: provider.id.clone(),

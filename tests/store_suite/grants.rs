@@ -27,6 +27,8 @@ fn tokens(access: &str) -> TokenSet {
         expires_at: 2_000_000_000,
         scopes: vec!["invoices:read".into()],
         account: None,
+        previous_refresh_token: None,
+        rotated_at: None,
     }
 }
 

@@ -39,6 +39,8 @@ fn tokens(i: usize) -> TokenSet {
         expires_at: 2_000_000_000,
         scopes: vec![],
         account: None,
+        previous_refresh_token: None,
+        rotated_at: None,
     }
 }
 

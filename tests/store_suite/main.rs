@@ -9,3 +9,4 @@ mod backends;
 mod flows;
 mod grants;
 mod keys;
+mod leases;

@@ -114,7 +114,7 @@ pub async fn list_invoices(
     })
 }
 
-fn normalize(raw: FbInvoice) -> Result<Invoice, ApiError> {
+fn normalize(raw: FbInvoice) -> Result<Option<Invoice>, ApiError> {
     let id = match raw.id {
         serde_json::Value::Number(n) => n.to_string(),
         serde_json::Value::String(s) => s,
@@ -122,17 +122,18 @@ fn normalize(raw: FbInvoice) -> Result<Invoice, ApiError> {
     };
     let status = match (raw.v3_status.as_deref(), raw.payment_status.as_str()) {
         (Some("draft"), _) => InvoiceStatus::Draft,
-        (_, "paid" | "overpaid") => InvoiceStatus::Paid,
+        (_, "paid" | "overpaid" | "auto-paid") => InvoiceStatus::Paid,
         _ => InvoiceStatus::Open,
     };
-    Ok(Invoice {
+    let currency = raw.amount.code.to_ascii_uppercase();
+    Ok(Some(Invoice {
         number: raw.invoice_number.unwrap_or_else(|| id.clone()),
         id,
         customer: raw.organization.unwrap_or_default(),
-        amount_minor: amount(&raw.amount.amount, "amount")?,
-        currency: raw.amount.code.to_ascii_uppercase(),
+        amount_minor: amount(&raw.amount.amount, &currency, "amount")?,
+        currency,
         status,
         issue_date: iso_date(&raw.create_date)?,
         due_date: raw.due_date.as_deref().map(iso_date).transpose()?,
-    })
+    }))
 }

@@ -14,6 +14,8 @@ use crate::providers::invoice::ApiError;
 
 /// Attempts per call: one, then two retries.
 const ATTEMPTS: u32 = 3;
+/// The longest `Retry-After` passed on to the caller (an HTTP-date one counts as absent).
+const MAX_RETRY_AFTER_SECS: u64 = 3600;
 /// Longest wait grantry spends inside one tool call before retrying.
 const MAX_WAIT: Duration = Duration::from_secs(2);
 
@@ -55,12 +57,16 @@ pub async fn get_json<T: DeserializeOwned>(
         if status == reqwest::StatusCode::UNAUTHORIZED {
             return Err(ApiError::Unauthorized);
         }
+        if status == reqwest::StatusCode::FORBIDDEN {
+            return Err(ApiError::Forbidden);
+        }
         if status.as_u16() == 429 || status.is_server_error() {
             let asked = response
                 .headers()
                 .get(RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok());
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(|secs| secs.min(MAX_RETRY_AFTER_SECS));
             let backoff = Duration::from_millis(200 << attempt);
             let wait = asked.map_or(backoff, Duration::from_secs);
             last = ApiError::Busy {
@@ -80,7 +86,15 @@ pub async fn get_json<T: DeserializeOwned>(
         let body = read_capped(response)
             .await
             .map_err(|e| ApiError::Unavailable(e.to_string()))?;
-        return serde_json::from_slice(&body).map_err(|e| ApiError::BadResponse(e.to_string()));
+        // Position only: serde's message can quote the provider's data (customer names).
+        return serde_json::from_slice(&body).map_err(|e| {
+            ApiError::BadResponse(format!(
+                "unexpected JSON ({:?} at line {} column {})",
+                e.classify(),
+                e.line(),
+                e.column()
+            ))
+        });
     }
     Err(last)
 }

@@ -78,26 +78,43 @@ pub async fn pick_account(
         AdapterKind::Xero => xero::pick_account(api).await.map(Some),
         AdapterKind::Quickbooks => quickbooks::pick_account(api, hints).await.map(Some),
         AdapterKind::Freshbooks => freshbooks::pick_account(api).await.map(Some),
-        AdapterKind::Zoho => zoho::pick_account(api, hints).await.map(Some),
+        AdapterKind::Zoho => zoho::pick_account(api).await.map(Some),
         AdapterKind::Sage => sage::pick_account(api).await.map(Some),
     }
 }
 
 /// Normalizes a page of raw invoices and keeps those `filter` admits (for providers whose
 /// API cannot filter by our statuses itself).
+/// `normalize` gives `None` for an invoice it cannot place (a status grantry does not know):
+/// that one is left out and logged, rather than failing the whole page.
 fn admitted<T>(
     rows: Vec<T>,
-    normalize: impl Fn(T) -> Result<Invoice, ApiError>,
+    normalize: impl Fn(T) -> Result<Option<Invoice>, ApiError>,
     filter: StatusFilter,
 ) -> Result<Vec<Invoice>, ApiError> {
     let mut invoices = Vec::new();
     for raw in rows {
-        let invoice = normalize(raw)?;
-        if filter.admits(invoice.status) {
+        if let Some(invoice) = normalize(raw)?
+            && filter.admits(invoice.status)
+        {
             invoices.push(invoice);
         }
     }
     Ok(invoices)
+}
+
+/// Logs an invoice left out for an unknown status (the status word is not personal data).
+fn unknown_status(provider: &str, status: &str) -> Option<Invoice> {
+    tracing::warn!(provider, status, "invoice with an unknown status left out");
+    None
+}
+
+/// What the redirect back says that must be checked before the code is redeemed.
+pub fn check_callback(provider: &Provider, hints: &CallbackHints) -> Result<(), ApiError> {
+    match provider.adapter {
+        AdapterKind::Zoho => zoho::check_region(provider, hints),
+        _ => Ok(()),
+    }
 }
 
 /// A page number cursor: `None` for the first page.
@@ -130,7 +147,7 @@ fn iso_date(text: &str) -> Result<String, ApiError> {
     }
 }
 
-fn amount(value: &serde_json::Value, what: &str) -> Result<i64, ApiError> {
-    super::invoice::minor_units(value)
-        .ok_or_else(|| ApiError::BadResponse(format!("{what} `{value}` is not an amount")))
+fn amount(value: &serde_json::Value, currency: &str, what: &str) -> Result<i64, ApiError> {
+    super::invoice::minor_units(value, currency)
+        .ok_or_else(|| ApiError::BadResponse(format!("{what} is not an amount in {currency}")))
 }

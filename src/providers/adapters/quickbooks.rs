@@ -95,8 +95,9 @@ pub async fn list_invoices(
         StatusFilter::Paid => " where Balance = '0'",
         StatusFilter::All => "",
     };
-    let query =
-        format!("select * from Invoice{condition} STARTPOSITION {start} MAXRESULTS {PAGE_SIZE}");
+    let query = format!(
+        "select * from Invoice{condition} ORDERBY Id STARTPOSITION {start} MAXRESULTS {PAGE_SIZE}"
+    );
     let mut url = endpoint(
         &api.provider.api_base,
         &["v3", "company", &company.id, "query"],
@@ -114,9 +115,14 @@ pub async fn list_invoices(
     })
 }
 
-fn normalize(raw: QboInvoice) -> Result<Invoice, ApiError> {
-    let balance = amount(&raw.balance, "Balance")?;
-    let total = amount(&raw.total_amt, "TotalAmt")?;
+fn normalize(raw: QboInvoice) -> Result<Option<Invoice>, ApiError> {
+    let currency = raw
+        .currency_ref
+        .as_ref()
+        .map(|c| c.value.to_ascii_uppercase())
+        .unwrap_or_else(|| "USD".into());
+    let balance = amount(&raw.balance, &currency, "Balance")?;
+    let total = amount(&raw.total_amt, &currency, "TotalAmt")?;
     let status = if balance > 0 {
         InvoiceStatus::Open
     } else if total == 0 {
@@ -124,7 +130,7 @@ fn normalize(raw: QboInvoice) -> Result<Invoice, ApiError> {
     } else {
         InvoiceStatus::Paid
     };
-    Ok(Invoice {
+    Ok(Some(Invoice {
         number: raw.doc_number.unwrap_or_else(|| raw.id.clone()),
         id: raw.id,
         customer: raw
@@ -132,12 +138,9 @@ fn normalize(raw: QboInvoice) -> Result<Invoice, ApiError> {
             .map(|c| c.name.unwrap_or(c.value))
             .unwrap_or_default(),
         amount_minor: total,
-        currency: raw
-            .currency_ref
-            .map(|c| c.value.to_ascii_uppercase())
-            .unwrap_or_else(|| "USD".into()),
+        currency,
         status,
         issue_date: iso_date(&raw.txn_date)?,
         due_date: raw.due_date.as_deref().map(iso_date).transpose()?,
-    })
+    }))
 }

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, Page, admitted, amount, iso_date, page_number};
+use super::{Api, Page, admitted, amount, iso_date, page_number, unknown_status};
 use crate::providers::Account;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
@@ -78,28 +78,29 @@ pub async fn list_invoices(
     })
 }
 
-fn normalize(raw: SageInvoice) -> Result<Invoice, ApiError> {
+fn normalize(raw: SageInvoice) -> Result<Option<Invoice>, ApiError> {
     let status = match raw.status.id.as_str() {
         "DRAFT" => InvoiceStatus::Draft,
         "UNPAID" | "PART_PAID" | "DISPUTED" => InvoiceStatus::Open,
         "PAID" => InvoiceStatus::Paid,
         "VOID" => InvoiceStatus::Void,
-        other => return Err(ApiError::BadResponse(format!("invoice status `{other}`"))),
+        other => return Ok(unknown_status("sage", other)),
     };
-    Ok(Invoice {
+    let Some(currency) = raw.currency.map(|c| c.id.to_ascii_uppercase()) else {
+        tracing::warn!("sage invoice without a currency left out");
+        return Ok(None);
+    };
+    Ok(Some(Invoice {
         number: raw.invoice_number.unwrap_or_else(|| raw.id.clone()),
         id: raw.id,
         customer: raw
             .contact
             .map(|c| c.displayed_as.unwrap_or(c.id))
             .unwrap_or_default(),
-        amount_minor: amount(&raw.total_amount, "total_amount")?,
-        currency: raw
-            .currency
-            .map(|c| c.id.to_ascii_uppercase())
-            .unwrap_or_default(),
+        amount_minor: amount(&raw.total_amount, &currency, "total_amount")?,
+        currency,
         status,
         issue_date: iso_date(&raw.date)?,
         due_date: raw.due_date.as_deref().map(iso_date).transpose()?,
-    })
+    }))
 }

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, Page};
+use super::{Api, Page, admitted, unknown_status};
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
 const PAGE_SIZE: &str = "100";
@@ -56,29 +56,24 @@ pub async fn list_invoices(
     } else {
         None
     };
-    let invoices = list
-        .data
-        .into_iter()
-        .map(normalize)
-        .collect::<Result<_, _>>()?;
+    // Stripe filtered by status already.
+    let invoices = admitted(list.data, normalize, StatusFilter::All)?;
     Ok(Page {
         invoices,
         next_cursor,
     })
 }
 
-fn normalize(raw: StripeInvoice) -> Result<Invoice, ApiError> {
+fn normalize(raw: StripeInvoice) -> Result<Option<Invoice>, ApiError> {
     let status = match raw.status.as_deref() {
         Some("draft") | None => InvoiceStatus::Draft,
         Some("open") => InvoiceStatus::Open,
         Some("paid") => InvoiceStatus::Paid,
         Some("void") => InvoiceStatus::Void,
         Some("uncollectible") => InvoiceStatus::Uncollectible,
-        Some(other) => {
-            return Err(ApiError::BadResponse(format!("invoice status `{other}`")));
-        }
+        Some(other) => return Ok(unknown_status("stripe", other)),
     };
-    Ok(Invoice {
+    Ok(Some(Invoice {
         number: raw.number.unwrap_or_else(|| raw.id.clone()),
         id: raw.id,
         customer: raw.customer_name.or(raw.customer_email).unwrap_or_default(),
@@ -87,7 +82,7 @@ fn normalize(raw: StripeInvoice) -> Result<Invoice, ApiError> {
         status,
         issue_date: unix_date(raw.created)?,
         due_date: raw.due_date.map(unix_date).transpose()?,
-    })
+    }))
 }
 
 fn unix_date(seconds: i64) -> Result<String, ApiError> {

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, Page, amount, iso_date, page_number};
+use super::{Api, Page, amount, iso_date, page_number, unknown_status};
 use crate::providers::Account;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
@@ -100,14 +100,15 @@ fn normalize(raw: XeroInvoice) -> Result<Option<Invoice>, ApiError> {
         "PAID" => InvoiceStatus::Paid,
         "VOIDED" => InvoiceStatus::Void,
         "DELETED" => return Ok(None),
-        other => return Err(ApiError::BadResponse(format!("invoice status `{other}`"))),
+        other => return Ok(unknown_status("xero", other)),
     };
+    let currency = raw.currency_code.to_ascii_uppercase();
     Ok(Some(Invoice {
         number: raw.invoice_number.unwrap_or_else(|| raw.invoice_id.clone()),
         id: raw.invoice_id,
         customer: raw.contact.and_then(|c| c.name).unwrap_or_default(),
-        amount_minor: amount(&raw.total, "Total")?,
-        currency: raw.currency_code.to_ascii_uppercase(),
+        amount_minor: amount(&raw.total, &currency, "Total")?,
+        currency,
         status,
         issue_date: iso_date(&raw.date_string)?,
         due_date: raw.due_date_string.as_deref().map(iso_date).transpose()?,

@@ -6,9 +6,9 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, CallbackHints, Page, admitted, amount, iso_date, page_number};
-use crate::providers::Account;
+use super::{Api, CallbackHints, Page, admitted, amount, iso_date, page_number, unknown_status};
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
+use crate::providers::{Account, Provider};
 
 #[derive(Deserialize)]
 struct Organizations {
@@ -47,21 +47,26 @@ struct ZohoInvoice {
     currency_code: String,
 }
 
-pub async fn pick_account(api: &Api<'_>, hints: &CallbackHints) -> Result<Account, ApiError> {
-    if let Some(server) = &hints.accounts_server {
-        let theirs = url::Url::parse(server).ok();
-        let ours = api.provider.token_url.host_str();
-        if theirs.as_ref().and_then(|u| u.host_str()) != ours {
-            return Err(ApiError::WrongRegion(format!(
-                "this Zoho account lives at {}; this grantry is set up for {}",
-                theirs
-                    .as_ref()
-                    .and_then(|u| u.host_str())
-                    .unwrap_or("another data centre"),
-                ours.unwrap_or("another data centre"),
-            )));
-        }
+/// Before the code is redeemed: an account in another data centre can only redeem its code
+/// there, so it is refused by name rather than failing at the token endpoint.
+pub fn check_region(provider: &Provider, hints: &CallbackHints) -> Result<(), ApiError> {
+    let Some(server) = &hints.accounts_server else {
+        return Ok(());
+    };
+    let theirs = url::Url::parse(server).ok();
+    let theirs = theirs.as_ref().and_then(|u| u.host_str());
+    let ours = provider.token_url.host_str();
+    if theirs != ours {
+        return Err(ApiError::WrongRegion(format!(
+            "this Zoho account lives at {}; this grantry is set up for {}",
+            theirs.unwrap_or("another data centre"),
+            ours.unwrap_or("another data centre"),
+        )));
     }
+    Ok(())
+}
+
+pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
     let url = endpoint(&api.provider.api_base, &["invoice", "v3", "organizations"])?;
     let answer: Organizations = get_json(api, url, Auth::Zoho, &[]).await?;
     let mut organizations = answer.organizations;
@@ -110,20 +115,21 @@ pub async fn list_invoices(
     })
 }
 
-fn normalize(raw: ZohoInvoice) -> Result<Invoice, ApiError> {
+fn normalize(raw: ZohoInvoice) -> Result<Option<Invoice>, ApiError> {
     let status = match raw.status.as_str() {
         "draft" => InvoiceStatus::Draft,
         "paid" => InvoiceStatus::Paid,
         "void" => InvoiceStatus::Void,
         "sent" | "viewed" | "unpaid" | "overdue" | "partially_paid" => InvoiceStatus::Open,
-        other => return Err(ApiError::BadResponse(format!("invoice status `{other}`"))),
+        other => return Ok(unknown_status("zoho", other)),
     };
-    Ok(Invoice {
+    let currency = raw.currency_code.to_ascii_uppercase();
+    Ok(Some(Invoice {
         number: raw.invoice_number.unwrap_or_else(|| raw.invoice_id.clone()),
         id: raw.invoice_id,
         customer: raw.customer_name.unwrap_or_default(),
-        amount_minor: amount(&raw.total, "total")?,
-        currency: raw.currency_code.to_ascii_uppercase(),
+        amount_minor: amount(&raw.total, &currency, "total")?,
+        currency,
         status,
         issue_date: iso_date(&raw.date)?,
         due_date: raw
@@ -132,5 +138,5 @@ fn normalize(raw: ZohoInvoice) -> Result<Invoice, ApiError> {
             .filter(|d| !d.is_empty())
             .map(iso_date)
             .transpose()?,
-    })
+    }))
 }

@@ -52,10 +52,16 @@ fn a_generic_provider_needs_its_fields_and_its_secret_variable() {
     assert_eq!(c.default_provider().id, "acme");
     assert!(!format!("{:?}", c.default_provider()).contains("s3cret"));
 
-    let missing =
-        "[providers.acme]\nclient_id = \"g\"\nauthorize_url = \"https://a.example/auth\"\n";
-    let err = Catalog::build(None, parse(missing), no_env).unwrap_err();
+    let missing = "[providers.acme]\nclient_id = \"g\"\nclient_secret_env = \"S\"\n\
+        authorize_url = \"https://a.example/auth\"\n";
+    let err = Catalog::build(None, parse(missing), |_| Some("s".into())).unwrap_err();
     assert!(err.0.contains("providers.acme.token_url"), "{err}");
+    let no_client = "[providers.acme]\nauthorize_url = \"https://a.example/auth\"\n";
+    let err = Catalog::build(None, parse(no_client), no_env).unwrap_err();
+    assert!(err.0.contains("providers.acme.client_id"), "{err}");
+    let no_secret = "[providers.xero]\nclient_id = \"x\"\n";
+    let err = Catalog::build(None, parse(no_secret), no_env).unwrap_err();
+    assert!(err.0.contains("providers.xero.client_secret_env"), "{err}");
 }
 
 #[test]

@@ -65,6 +65,8 @@ fn token_sets_never_print_their_secrets() {
         expires_at: 1,
         scopes: vec![],
         account: None,
+        previous_refresh_token: None,
+        rotated_at: None,
     };
     let printed = format!("{tokens:?}");
     assert!(!printed.contains("secret"), "{printed}");

@@ -1,0 +1,27 @@
+//! Leases: one holder at a time, released only by its holder, expiring on their own.
+
+use grantry::store::Stores;
+
+use crate::for_each_backend;
+
+async fn one_holder_at_a_time_until_release_or_expiry(stores: &Stores) {
+    let leases = &stores.leases;
+    assert!(leases.try_acquire("refresh:g", "a", 30_000).await.unwrap());
+    assert!(!leases.try_acquire("refresh:g", "b", 30_000).await.unwrap());
+    assert!(
+        leases
+            .try_acquire("refresh:other", "b", 30_000)
+            .await
+            .unwrap()
+    );
+    leases.release("refresh:g", "b").await.unwrap(); // not b's: no effect
+    assert!(!leases.try_acquire("refresh:g", "b", 30_000).await.unwrap());
+    leases.release("refresh:g", "a").await.unwrap();
+    assert!(leases.try_acquire("refresh:g", "b", 200).await.unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    assert!(
+        leases.try_acquire("refresh:g", "c", 30_000).await.unwrap(),
+        "an expired lease can be taken"
+    );
+}
+for_each_backend!(one_holder_at_a_time_until_release_or_expiry);
