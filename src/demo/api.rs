@@ -39,7 +39,7 @@ pub(super) async fn list_invoices(
 
 /// Why an API request is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ApiError {
+pub(super) enum ApiError {
     /// No `Authorization` header at all.
     NoToken,
     /// A token that is not a valid, unexpired demo access token (or not a Bearer header).
@@ -97,14 +97,16 @@ fn invoices_of(
         Ok(Some(status @ ("open" | "paid"))) => Some(status),
         _ => return Err(ApiError::InvalidStatus),
     };
-    Ok(invoices::seeded(&claims.user)
+    Ok(inner
+        .book
+        .invoices(&claims.user)
         .into_iter()
         .filter(|inv| wanted.is_none_or(|w| inv.state == w))
         .collect())
 }
 
 /// The claims of the request's access token.
-fn authenticate(inner: &Inner, headers: &HeaderMap) -> Result<TokenClaims, ApiError> {
+pub(super) fn authenticate(inner: &Inner, headers: &HeaderMap) -> Result<TokenClaims, ApiError> {
     let value = headers.get(AUTHORIZATION).ok_or(ApiError::NoToken)?;
     let token = value
         .to_str()

@@ -203,7 +203,7 @@ fn validate<'a>(inner: &Inner, params: &'a Params) -> Result<AuthRequest<'a>, Re
         Some(requested) => scope::normalize(requested).ok_or_else(|| {
             back(
                 "invalid_scope",
-                "the demo offers only the scope invoices:read",
+                "the demo offers only the scopes invoices:read and invoices:write",
             )
         })?,
     };

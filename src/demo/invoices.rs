@@ -33,15 +33,19 @@ const CURRENCIES: [&str; 3] = ["eur", "usd", "gbp"];
 pub(super) struct DemoInvoice {
     pub id: String,
     pub number: String,
-    pub customer_name: &'static str,
+    pub customer_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub customer_email: Option<String>,
     pub total_cents: u64,
-    pub currency: &'static str,
-    /// `open` or `paid`.
+    pub currency: String,
+    /// `open`, `paid` or `void`.
     pub state: &'static str,
     /// `YYYY-MM-DD`.
     pub created: String,
     /// `YYYY-MM-DD`.
     pub due: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// The invoices of `user`, newest first; at least one open and one paid.
@@ -74,12 +78,14 @@ pub(super) fn seeded(user: &str) -> Vec<DemoInvoice> {
             DemoInvoice {
                 id: format!("in_{}", hex(&h[..12])),
                 number: format!("DEMO-{}", base + INVOICES_PER_USER as u32 - i as u32),
-                customer_name: CUSTOMERS[usize::from(h[12]) % CUSTOMERS.len()],
+                customer_name: CUSTOMERS[usize::from(h[12]) % CUSTOMERS.len()].to_owned(),
+                customer_email: None,
                 total_cents: u64::from(cents),
-                currency: CURRENCIES[usize::from(h[17]) % CURRENCIES.len()],
+                currency: CURRENCIES[usize::from(h[17]) % CURRENCIES.len()].to_owned(),
                 state,
                 created: format!("2026-{month:02}-{day:02}"),
                 due: format!("2026-{:02}-{day:02}", month + 1),
+                description: None,
             }
         })
         .collect()
@@ -116,7 +122,7 @@ mod tests {
                     inv.id
                 );
                 assert!(inv.number.starts_with("DEMO-"));
-                assert!(CURRENCIES.contains(&inv.currency));
+                assert!(CURRENCIES.contains(&inv.currency.as_str()));
                 assert!((1_000..500_000).contains(&inv.total_cents));
                 assert!(inv.created < inv.due, "{} !< {}", inv.created, inv.due);
             }

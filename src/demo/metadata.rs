@@ -7,7 +7,7 @@ use axum::Json;
 use axum::extract::State;
 use serde_json::{Value, json};
 
-use super::{DEMO_SCOPE, Shared};
+use super::{DEMO_SCOPE, DEMO_WRITE_SCOPE, Shared};
 
 /// `GET /.well-known/oauth-authorization-server`.
 pub(super) async fn metadata(State(inner): State<Shared>) -> Json<Value> {
@@ -27,6 +27,6 @@ pub(super) fn document(issuer: &str) -> Value {
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         "authorization_response_iss_parameter_supported": true,
-        "scopes_supported": [DEMO_SCOPE],
+        "scopes_supported": [DEMO_SCOPE, DEMO_WRITE_SCOPE],
     })
 }

@@ -20,6 +20,7 @@
 
 mod api;
 mod authorize;
+mod book;
 mod client_auth;
 mod codes;
 mod invoices;
@@ -29,6 +30,7 @@ mod pages;
 mod params;
 mod scope;
 mod token;
+mod write;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,6 +54,8 @@ pub const DEMO_DEFAULT_USER: &str = "demo-user";
 pub const DEFAULT_ACCESS_TOKEN_TTL_SECS: i64 = 3600;
 /// The one scope the demo API knows.
 pub const DEMO_SCOPE: &str = "invoices:read";
+/// The demo's scope for creating and voiding invoices.
+pub const DEMO_WRITE_SCOPE: &str = "invoices:write";
 
 /// Largest request body the demo accepts (forms are a few hundred bytes).
 const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -115,8 +119,10 @@ pub struct DemoStats {
     pub code_redemptions_ok: u64,
     /// Refresh grants that produced a new access token.
     pub refreshes_ok: u64,
-    /// `GET /api/invoices` requests, any outcome.
+    /// Billing API requests, any outcome.
     pub api_requests: u64,
+    /// Invoices created (a repeated idempotency key creates none).
+    pub invoices_created: u64,
 }
 
 #[derive(Default)]
@@ -127,6 +133,7 @@ struct Counters {
     code_redemptions_ok: AtomicU64,
     refreshes_ok: AtomicU64,
     api_requests: AtomicU64,
+    invoices_created: AtomicU64,
 }
 
 /// Bumps one counter. Relaxed: the counters are independent tallies, not synchronization.
@@ -143,6 +150,7 @@ struct Inner {
     client_secret_digest: String,
     consumed_codes: Mutex<codes::ConsumedCodes>,
     counters: Counters,
+    book: book::Book,
 }
 
 impl Inner {
@@ -198,6 +206,7 @@ impl DemoProvider {
                 client_secret_digest,
                 consumed_codes: Mutex::new(codes::ConsumedCodes::default()),
                 counters: Counters::default(),
+                book: book::Book::default(),
             }),
         }
     }
@@ -212,7 +221,12 @@ impl DemoProvider {
             .route("/authorize", get(authorize::show).post(authorize::decide))
             .route("/token", post(token::token))
             .route("/revoke", post(token::revoke))
-            .route("/api/invoices", get(api::list_invoices))
+            .route(
+                "/api/invoices",
+                get(api::list_invoices).post(write::create_invoice),
+            )
+            .route("/api/invoices/{id}", get(write::get_invoice))
+            .route("/api/invoices/{id}/void", post(write::void_invoice))
             .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
             .with_state(self.inner.clone())
     }
@@ -235,6 +249,7 @@ impl DemoProvider {
             code_redemptions_ok: load(&c.code_redemptions_ok),
             refreshes_ok: load(&c.refreshes_ok),
             api_requests: load(&c.api_requests),
+            invoices_created: load(&c.invoices_created),
         }
     }
 }

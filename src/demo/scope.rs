@@ -1,14 +1,14 @@
 //! The demo's scopes: which exist, what the consent page says about them, and how a requested
 //! scope string (space-delimited, RFC 6749 §3.3) is checked and normalized.
 
-use super::DEMO_SCOPE;
+use super::{DEMO_SCOPE, DEMO_WRITE_SCOPE};
 
 /// The requested scopes, de-duplicated, if every one is known; `None` if any is not, or if
 /// none is given.
 pub(super) fn normalize(requested: &str) -> Option<String> {
     let mut scopes: Vec<&str> = Vec::new();
     for scope in requested.split(' ').filter(|s| !s.is_empty()) {
-        if scope != DEMO_SCOPE {
+        if scope != DEMO_SCOPE && scope != DEMO_WRITE_SCOPE {
             return None;
         }
         if !scopes.contains(&scope) {
@@ -33,6 +33,7 @@ pub(super) fn narrow(requested: &str, granted: &str) -> Option<String> {
 pub(super) fn description(scope: &str) -> &'static str {
     match scope {
         DEMO_SCOPE => "read your invoices (number, customer, amount, status and dates)",
+        DEMO_WRITE_SCOPE => "create invoices and void them",
         _ => "an unknown permission",
     }
 }
@@ -48,7 +49,11 @@ mod tests {
             normalize(" invoices:read  invoices:read ").as_deref(),
             Some("invoices:read")
         );
-        assert_eq!(normalize("invoices:read invoices:write"), None);
+        assert_eq!(
+            normalize("invoices:read invoices:write").as_deref(),
+            Some("invoices:read invoices:write")
+        );
+        assert_eq!(normalize("invoices:read invoices:delete"), None);
         assert_eq!(normalize(" "), None);
         assert_eq!(
             narrow("invoices:read", "invoices:read").as_deref(),

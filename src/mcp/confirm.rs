@@ -1,23 +1,26 @@
-//! Confirmation rounds for destructive tools (`disconnect_account`): nothing happens until the
-//! user has answered a form-mode elicitation with `accept` and `confirm: true`.
+//! Confirmation rounds for destructive tools (`disconnect_account`, `void_invoice`): nothing
+//! happens until the user has answered a form-mode elicitation with `accept` and
+//! `confirm: true`.
 //!
 //! The first call answers `input_required` with the question and a sealed `requestState`
 //! (purpose "confirm state": the caller's tag, the tool, the argument digest, the provider and
-//! which connection), so any replica can take the answer, and an answer cannot be replayed by
-//! someone else, for other arguments, or against a connection made since. A client that cannot
-//! ask a person gets -32021: the safe outcome is that nothing is removed.
+//! what exactly is confirmed: which connection, which invoice), so any replica can take the
+//! answer, and an answer cannot be replayed by someone else, for other arguments or another
+//! invoice, or against a connection made since. A client that cannot ask a person gets
+//! -32021: the safe outcome is that nothing is changed.
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::handler::{complete, from_json, invalid_request_state};
+use super::handler::{complete, from_json, invalid_request_state, tool_error};
 use super::request_state::arguments_digest;
 use crate::clock::unix_now;
 use crate::identity::Principal;
+use crate::providers::invoice::InvoiceStatus;
 use crate::seal::{Purpose, constant_time_eq};
 use crate::state::AppState;
-use crate::tools::{ToolResult, disconnect};
+use crate::tools::{ToolError, ToolResult, disconnect, invoices_write};
 
 /// The `inputRequests` key of the confirmation.
 const KEY: &str = "confirm";
@@ -34,13 +37,30 @@ struct ConfirmClaims {
     arguments_digest: String,
     #[serde(rename = "v")]
     provider: String,
-    #[serde(rename = "c")]
-    connected_at: i64,
+    /// What is confirmed: the connection's creation time, or the invoice id.
+    #[serde(rename = "s")]
+    subject: String,
+}
+
+/// What a confirmation is about, and what to ask.
+struct Question {
+    provider: String,
+    subject: String,
+    title: String,
+    message: String,
 }
 
 /// Whether `tool` runs only after a confirmation round.
 pub fn needs_confirmation(tool: &str) -> bool {
-    tool == disconnect::NAME
+    tool == disconnect::NAME || tool == invoices_write::VOID
+}
+
+/// Form elicitation is declared as `elicitation.form`, or by an `elicitation` object naming no
+/// mode at all (the spec reads that as form mode).
+pub(super) fn declares_form_elicitation(capabilities: &Value) -> bool {
+    let elicitation = &capabilities["elicitation"];
+    let names_no_mode = elicitation.get("form").is_none() && elicitation.get("url").is_none();
+    elicitation["form"].is_object() || (elicitation.is_object() && names_no_mode)
 }
 
 /// One call of a destructive tool, through its confirmation round.
@@ -62,84 +82,196 @@ pub async fn run(
             Some(json!({"requiredCapabilities": {"elicitation": {"form": {}}}})),
         ));
     }
-    let provider = disconnect::provider(state, arguments).map_err(super::handler::tool_error)?;
     let now = unix_now();
-    if let Some(sealed) = params.request_state.as_deref() {
-        let claims: ConfirmClaims = state
-            .sealer
-            .open_timed(Purpose::ConfirmState, b"", sealed, now)
-            .map_err(|e| {
-                tracing::info!(reason = %e, "confirmation state refused");
-                invalid_request_state()
-            })?;
-        let same_request = constant_time_eq(&claims.principal_tag, &principal.tag())
-            && claims.tool == tool
-            && claims.arguments_digest == arguments_digest(arguments)
-            && claims.provider == provider.id;
-        if !same_request {
-            tracing::info!(principal = %principal.tag(), "confirmation state for another request");
-            return Err(invalid_request_state());
+    let confirmed_claims = match params.request_state.as_deref() {
+        None => None,
+        Some(sealed) => {
+            let claims: ConfirmClaims = state
+                .sealer
+                .open_timed(Purpose::ConfirmState, b"", sealed, now)
+                .map_err(|e| {
+                    tracing::info!(reason = %e, "confirmation state refused");
+                    invalid_request_state()
+                })?;
+            let same_request = constant_time_eq(&claims.principal_tag, &principal.tag())
+                && claims.tool == tool
+                && claims.arguments_digest == arguments_digest(arguments);
+            if !same_request {
+                tracing::info!(principal = %principal.tag(), "confirmation state for another request");
+                return Err(invalid_request_state());
+            }
+            Some(claims)
         }
+    };
+    let outcome = if tool == disconnect::NAME {
+        disconnect_round(
+            state,
+            principal,
+            arguments,
+            confirmed_claims.as_ref(),
+            params,
+        )
+        .await
+    } else {
+        void_round(
+            state,
+            principal,
+            arguments,
+            confirmed_claims.as_ref(),
+            params,
+        )
+        .await
+    };
+    match outcome.map_err(tool_error)? {
+        Round::Done(result) => Ok(complete(result)),
+        Round::Ask(question) => {
+            let claims = ConfirmClaims {
+                principal_tag: principal.tag(),
+                tool: tool.to_owned(),
+                arguments_digest: arguments_digest(arguments),
+                provider: question.provider,
+                subject: question.subject,
+            };
+            let sealed =
+                state
+                    .sealer
+                    .seal_timed(Purpose::ConfirmState, b"", &claims, now, CONFIRM_TTL_SECS);
+            Ok(CallToolResponse::InputRequired(from_json(json!({
+                "resultType": "input_required",
+                "inputRequests": {
+                    KEY: {
+                        "method": "elicitation/create",
+                        "params": {
+                            "mode": "form",
+                            "message": question.message,
+                            "requestedSchema": {
+                                "type": "object",
+                                "properties": {
+                                    "confirm": {
+                                        "type": "boolean",
+                                        "title": question.title,
+                                        "description": "Tick to go ahead. This cannot be undone."
+                                    }
+                                },
+                                "required": ["confirm"]
+                            }
+                        }
+                    }
+                },
+                "requestState": sealed,
+            }))))
+        }
+    }
+}
+
+enum Round {
+    Done(ToolResult),
+    Ask(Question),
+}
+
+/// The state's claims, if they are about `provider` and `subject`; otherwise the wire error.
+fn bound<'a>(
+    claims: &'a ConfirmClaims,
+    provider: &str,
+    subject: Option<&str>,
+) -> Result<&'a ConfirmClaims, ToolError> {
+    let same = claims.provider == provider && subject.is_none_or(|s| s == claims.subject);
+    if same {
+        Ok(claims)
+    } else {
+        Err(ToolError::InvalidArguments(
+            "the confirmation was given for something else".into(),
+        ))
+    }
+}
+
+async fn disconnect_round(
+    state: &AppState,
+    principal: &Principal,
+    arguments: &Map<String, Value>,
+    claims: Option<&ConfirmClaims>,
+    params: &CallToolRequestParams,
+) -> Result<Round, ToolError> {
+    let provider = disconnect::provider(state, arguments)?;
+    if let Some(claims) = claims {
+        let claims = bound(claims, &provider.id, None)?;
         if !confirmed(params) {
-            return Ok(complete(ToolResult::text(
+            return Ok(Round::Done(ToolResult::text(
                 "Disconnect cancelled; nothing was removed.",
             )));
         }
-        let done = disconnect::execute(state, principal, provider, claims.connected_at)
-            .await
-            .map_err(super::handler::tool_error)?;
-        return Ok(complete(done));
+        let connected_at = claims.subject.parse().unwrap_or_default();
+        return Ok(Round::Done(
+            disconnect::execute(state, principal, provider, connected_at).await?,
+        ));
     }
-    let question = match disconnect::prepare(state, principal, provider)
-        .await
-        .map_err(super::handler::tool_error)?
-    {
-        Ok(question) => question,
-        Err(nothing_to_do) => return Ok(complete(nothing_to_do)),
-    };
-    let claims = ConfirmClaims {
-        principal_tag: principal.tag(),
-        tool: tool.to_owned(),
-        arguments_digest: arguments_digest(arguments),
-        provider: provider.id.clone(),
-        connected_at: question.connected_at,
-    };
-    let sealed =
-        state
-            .sealer
-            .seal_timed(Purpose::ConfirmState, b"", &claims, now, CONFIRM_TTL_SECS);
-    Ok(CallToolResponse::InputRequired(from_json(json!({
-        "resultType": "input_required",
-        "inputRequests": {
-            KEY: {
-                "method": "elicitation/create",
-                "params": {
-                    "mode": "form",
-                    "message": question.message,
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {
-                            "confirm": {
-                                "type": "boolean",
-                                "title": format!("Disconnect {}", question.provider.display_name),
-                                "description": "Tick to disconnect. This cannot be undone."
-                            }
-                        },
-                        "required": ["confirm"]
-                    }
-                }
-            }
+    Ok(
+        match disconnect::prepare(state, principal, provider).await? {
+            Err(nothing_to_do) => Round::Done(nothing_to_do),
+            Ok(question) => Round::Ask(Question {
+                provider: provider.id.clone(),
+                subject: question.connected_at.to_string(),
+                title: format!("Disconnect {}", provider.display_name),
+                message: question.message,
+            }),
         },
-        "requestState": sealed,
-    }))))
+    )
 }
 
-/// Form elicitation is declared as `elicitation.form`, or by an `elicitation` object naming no
-/// mode at all (the spec reads that as form mode).
-fn declares_form_elicitation(capabilities: &Value) -> bool {
-    let elicitation = &capabilities["elicitation"];
-    let names_no_mode = elicitation.get("form").is_none() && elicitation.get("url").is_none();
-    elicitation["form"].is_object() || (elicitation.is_object() && names_no_mode)
+async fn void_round(
+    state: &AppState,
+    principal: &Principal,
+    arguments: &Map<String, Value>,
+    claims: Option<&ConfirmClaims>,
+    params: &CallToolRequestParams,
+) -> Result<Round, ToolError> {
+    let invoice_id = match arguments.get("invoice_id") {
+        Some(Value::String(id)) if !id.is_empty() && id.len() <= 255 => id.clone(),
+        _ => {
+            return Err(ToolError::InvalidArguments(
+                "invoice_id is required (a string, as list_invoices shows it)".into(),
+            ));
+        }
+    };
+    if let Some(other) = arguments
+        .keys()
+        .find(|k| *k != "invoice_id" && *k != "provider")
+    {
+        return Err(ToolError::InvalidArguments(format!(
+            "unknown argument `{other}`; void_invoice takes invoice_id and provider"
+        )));
+    }
+    let target = match invoices_write::target(state, principal, arguments).await? {
+        Ok(target) => target,
+        Err(answer) => return Ok(Round::Done(answer)),
+    };
+    if let Some(claims) = claims {
+        bound(claims, &target.provider.id, Some(&invoice_id))?;
+        if !confirmed(params) {
+            return Ok(Round::Done(ToolResult::text(
+                "Void cancelled; nothing was changed.",
+            )));
+        }
+        return Ok(Round::Done(
+            invoices_write::void(state, &target, &invoice_id).await,
+        ));
+    }
+    let invoice = match invoices_write::find(state, &target, &invoice_id).await {
+        Ok(invoice) => invoice,
+        Err(answer) => return Ok(Round::Done(answer)),
+    };
+    if invoice.status == InvoiceStatus::Void {
+        return Ok(Round::Done(ToolResult::text(format!(
+            "Invoice {} is already void; nothing to do.",
+            invoice.number
+        ))));
+    }
+    Ok(Round::Ask(Question {
+        provider: target.provider.id.clone(),
+        subject: invoice_id,
+        title: format!("Void invoice {}", invoice.number),
+        message: invoices_write::void_question(&invoice),
+    }))
 }
 
 /// Only an explicit `accept` carrying `confirm: true` counts; anything else is a no.

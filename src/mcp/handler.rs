@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::confirm;
 use super::conformance;
+use super::form;
 use super::request_state::StateClaims;
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
@@ -224,6 +225,9 @@ impl ServerHandler for McpHandler {
             arguments: &arguments,
         };
         let capabilities = client_capabilities(&ctx);
+        if form::runs_in_rounds(&name) {
+            return form::run(&self.state, &principal, &arguments, &params, &capabilities).await;
+        }
         if confirm::needs_confirmation(&name) {
             return confirm::run(
                 &self.state,

@@ -8,6 +8,7 @@ pub mod auth;
 mod confirm;
 mod conformance;
 pub mod edge;
+mod form;
 mod handler;
 pub mod request_state;
 pub mod sign_in;

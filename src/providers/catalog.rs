@@ -334,7 +334,7 @@ fn demo_entry(base: &str) -> EntryFile {
         iss_parameter_supported: Some(true),
         client_id: Some(DEMO_CLIENT_ID.into()),
         client_secret: Some(DEMO_CLIENT_SECRET.into()),
-        scopes: Some(vec!["invoices:read".into()]),
+        scopes: Some(vec!["invoices:read".into(), "invoices:write".into()]),
         pkce: Some(PkceMode::Required),
         token_auth: Some(TokenAuth::Basic),
         adapter: Some(AdapterKind::Demo),

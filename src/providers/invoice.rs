@@ -48,6 +48,37 @@ impl StatusFilter {
     }
 }
 
+/// An invoice to create, already validated (see `tools::invoice_draft`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewInvoice {
+    pub customer_email: String,
+    pub customer_name: String,
+    /// In the currency's minor unit.
+    pub amount_minor: i64,
+    /// ISO 4217, upper case.
+    pub currency: String,
+    /// `YYYY-MM-DD`.
+    pub due_date: String,
+    pub description: Option<String>,
+}
+
+/// `amount_minor` of `currency` as a decimal string (`12050` EUR → `"120.50"`).
+pub fn decimal(amount_minor: i64, currency: &str) -> String {
+    let exponent = currency_exponent(currency);
+    if exponent == 0 {
+        return amount_minor.to_string();
+    }
+    let scale = 10u64.pow(exponent);
+    let sign = if amount_minor < 0 { "-" } else { "" };
+    let abs = amount_minor.unsigned_abs();
+    format!(
+        "{sign}{}.{:0width$}",
+        abs / scale,
+        abs % scale,
+        width = exponent as usize
+    )
+}
+
 /// Which invoices to list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -87,6 +118,15 @@ pub enum ApiError {
     /// The account lives where this deployment's entry does not reach (a Zoho data centre).
     #[error("{0}")]
     WrongRegion(String),
+    /// No such invoice (or not one this account can see).
+    #[error("no such invoice")]
+    NotFound,
+    /// The provider refused the change (an invoice already paid cannot be voided, say).
+    #[error("the provider refused the request (HTTP {0})")]
+    Rejected(u16),
+    /// The adapter cannot do this at this provider (yet).
+    #[error("not supported for this provider")]
+    Unsupported,
     /// The caller's `cursor` is not one this adapter hands out.
     #[error("cursor is not one grantry gave out")]
     BadCursor,

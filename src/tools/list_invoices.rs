@@ -223,7 +223,7 @@ pub async fn run(
 /// The provider to read: the one named; else the only one connected; else the catalog's
 /// default (the caller will be asked to connect it). Several connected and none named is a
 /// question for the caller, answered as a tool error naming them.
-async fn choose_provider<'a>(
+pub(crate) async fn choose_provider<'a>(
     state: &'a AppState,
     principal: &Principal,
     named: Option<&str>,

@@ -5,6 +5,8 @@
 pub mod access;
 pub mod connections;
 pub mod disconnect;
+pub mod invoice_draft;
+pub mod invoices_write;
 pub mod list_invoices;
 
 use serde_json::{Map, Value};
@@ -84,6 +86,8 @@ pub fn specs() -> Vec<ToolSpec> {
         list_invoices::spec(),
         connections::spec(),
         disconnect::spec(),
+        invoices_write::create_spec(),
+        invoices_write::void_spec(),
     ]
 }
 
@@ -112,10 +116,10 @@ pub async fn call(
             }
             Ok(connections::run(state, principal).await?)
         }
-        // Runs only through its confirmation round (mcp::confirm), never directly.
-        disconnect::NAME => Err(ToolError::InvalidArguments(
-            "disconnect_account runs only after the user confirms it".into(),
-        )),
+        // These run only through their rounds in the mcp layer (confirmation, form).
+        disconnect::NAME | invoices_write::VOID | invoices_write::CREATE => Err(
+            ToolError::InvalidArguments(format!("{name} runs only through its rounds")),
+        ),
         other => Err(ToolError::UnknownTool(other.to_owned())),
     }
 }

@@ -8,6 +8,7 @@ mod callback;
 mod connect_page;
 mod disconnect;
 mod faults;
+mod invoice_forms;
 mod limits;
 mod oidc;
 mod refresh;

@@ -88,7 +88,7 @@ async fn other_response_types_and_scopes_are_sent_back() {
     assert_error_redirect(&reply, "unsupported_response_type");
     let reply = get(
         &demo,
-        &authorize_path(&with("scope", "invoices:write")),
+        &authorize_path(&with("scope", "invoices:delete")),
         None,
     )
     .await;

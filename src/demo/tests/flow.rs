@@ -22,7 +22,7 @@ async fn metadata_names_every_endpoint_under_the_issuer() {
     assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
     assert_eq!(
         meta["scopes_supported"],
-        serde_json::json!(["invoices:read"])
+        serde_json::json!(["invoices:read", "invoices:write"])
     );
     assert_eq!(meta, demo.metadata());
 }
@@ -96,6 +96,7 @@ async fn full_code_flow_from_consent_page_to_invoices() {
             code_redemptions_ok: 1,
             refreshes_ok: 0,
             api_requests: 1,
+            invoices_created: 0,
         }
     );
 }

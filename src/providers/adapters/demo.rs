@@ -1,10 +1,14 @@
-//! The demo billing API: `GET {api_base}/invoices?status=…`, one page.
+//! The demo billing API: `GET {api_base}/invoices?status=…` (one page), `POST
+//! {api_base}/invoices` with an `Idempotency-Key`, `GET`/`POST …/invoices/{id}[/void]`.
 
 use serde::Deserialize;
 
-use super::http_json::{Auth, endpoint, get_json};
+use reqwest::Method;
+use serde_json::json;
+
+use super::http_json::{Auth, endpoint, get_json, send_json};
 use super::{Api, Page};
-use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
+use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, NewInvoice, StatusFilter};
 
 #[derive(Deserialize)]
 struct DemoList {
@@ -45,10 +49,41 @@ pub async fn list_invoices(
     })
 }
 
+pub async fn create_invoice(
+    api: &Api<'_>,
+    new: &NewInvoice,
+    idempotency_key: &str,
+) -> Result<Invoice, ApiError> {
+    let url = endpoint(&api.provider.api_base, &["invoices"])?;
+    let body = json!({
+        "customer_email": new.customer_email,
+        "customer_name": new.customer_name,
+        "total_cents": new.amount_minor,
+        "currency": new.currency.to_ascii_lowercase(),
+        "due": new.due_date,
+        "description": new.description,
+    });
+    let headers = [("idempotency-key", idempotency_key)];
+    let raw: DemoInvoice =
+        send_json(api, Method::POST, url, Auth::Bearer, &headers, Some(&body)).await?;
+    normalize(raw)
+}
+
+pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+    let url = endpoint(&api.provider.api_base, &["invoices", id])?;
+    normalize(get_json(api, url, Auth::Bearer, &[]).await?)
+}
+
+pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+    let url = endpoint(&api.provider.api_base, &["invoices", id, "void"])?;
+    normalize(send_json(api, Method::POST, url, Auth::Bearer, &[], None).await?)
+}
+
 fn normalize(raw: DemoInvoice) -> Result<Invoice, ApiError> {
     let status = match raw.state.as_str() {
         "open" => InvoiceStatus::Open,
         "paid" => InvoiceStatus::Paid,
+        "void" => InvoiceStatus::Void,
         other => {
             return Err(ApiError::BadResponse(format!(
                 "unknown invoice state `{other}`"

@@ -33,12 +33,28 @@ pub async fn get_json<T: DeserializeOwned>(
     auth: Auth,
     headers: &[(&str, &str)],
 ) -> Result<T, ApiError> {
+    send_json(api, reqwest::Method::GET, url, auth, headers, None).await
+}
+
+/// Sends a request with an optional JSON body. Only requests that are safe to repeat come
+/// here (reads, idempotency-keyed creates, voids), so 429 and 5xx are retried like reads.
+pub async fn send_json<T: DeserializeOwned>(
+    api: &Api<'_>,
+    method: reqwest::Method,
+    url: Url,
+    auth: Auth,
+    headers: &[(&str, &str)],
+    body: Option<&serde_json::Value>,
+) -> Result<T, ApiError> {
     let mut last = ApiError::Unavailable("no attempt made".into());
     for attempt in 0..ATTEMPTS {
         let mut request = api
             .http
-            .get(url.clone())
+            .request(method.clone(), url.clone())
             .header("accept", "application/json");
+        if let Some(body) = body {
+            request = request.json(body);
+        }
         request = match auth {
             Auth::Bearer => request.bearer_auth(api.access_token),
             Auth::Zoho => request.header(
@@ -59,6 +75,12 @@ pub async fn get_json<T: DeserializeOwned>(
         }
         if status == reqwest::StatusCode::FORBIDDEN {
             return Err(ApiError::Forbidden);
+        }
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Err(ApiError::NotFound);
+        }
+        if matches!(status.as_u16(), 400 | 409 | 422) {
+            return Err(ApiError::Rejected(status.as_u16()));
         }
         if status.as_u16() == 429 || status.is_server_error() {
             let asked = response

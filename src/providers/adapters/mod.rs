@@ -12,7 +12,7 @@ mod xero;
 mod zoho;
 
 use super::catalog::AdapterKind;
-use super::invoice::{ApiError, Invoice, StatusFilter};
+use super::invoice::{ApiError, Invoice, NewInvoice, StatusFilter};
 use super::{Account, Provider};
 
 /// One authenticated conversation with a provider's API.
@@ -64,6 +64,37 @@ pub async fn list_invoices(
         AdapterKind::Freshbooks => freshbooks::list_invoices(api, filter, cursor).await,
         AdapterKind::Zoho => zoho::list_invoices(api, filter, cursor).await,
         AdapterKind::Sage => sage::list_invoices(api, filter, cursor).await,
+    }
+}
+
+/// Creates an invoice; a repeated `idempotency_key` returns the one created the first time.
+pub async fn create_invoice(
+    api: &Api<'_>,
+    new: &NewInvoice,
+    idempotency_key: &str,
+) -> Result<Invoice, ApiError> {
+    match api.provider.adapter {
+        AdapterKind::Demo => demo::create_invoice(api, new, idempotency_key).await,
+        AdapterKind::Xero => xero::create_invoice(api, new, idempotency_key).await,
+        _ => Err(ApiError::Unsupported),
+    }
+}
+
+/// One invoice by its provider id.
+pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+    match api.provider.adapter {
+        AdapterKind::Demo => demo::get_invoice(api, id).await,
+        AdapterKind::Xero => xero::get_invoice(api, id).await,
+        _ => Err(ApiError::Unsupported),
+    }
+}
+
+/// Voids an invoice.
+pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+    match api.provider.adapter {
+        AdapterKind::Demo => demo::void_invoice(api, id).await,
+        AdapterKind::Xero => xero::void_invoice(api, id).await,
+        _ => Err(ApiError::Unsupported),
     }
 }
 

@@ -5,10 +5,14 @@
 
 use serde::Deserialize;
 
-use super::http_json::{Auth, endpoint, get_json};
+use reqwest::Method;
+
+use super::http_json::{Auth, endpoint, get_json, send_json};
 use super::{Api, Page, amount, iso_date, page_number, unknown_status};
 use crate::providers::Account;
-use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
+use crate::providers::invoice::{
+    ApiError, Invoice, InvoiceStatus, NewInvoice, StatusFilter, decimal,
+};
 
 const PAGE_SIZE: usize = 100;
 
@@ -90,6 +94,61 @@ pub async fn list_invoices(
         invoices,
         next_cursor: full.then(|| (page + 1).to_string()),
     })
+}
+
+pub async fn create_invoice(
+    api: &Api<'_>,
+    new: &NewInvoice,
+    idempotency_key: &str,
+) -> Result<Invoice, ApiError> {
+    let tenant = api.account()?;
+    let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices"])?;
+    let unit_amount: serde_json::Value =
+        serde_json::from_str(&decimal(new.amount_minor, &new.currency))
+            .map_err(|_| ApiError::BadResponse("amount".into()))?;
+    let body = serde_json::json!({"Invoices": [{
+        "Type": "ACCREC",
+        "Contact": {"Name": new.customer_name, "EmailAddress": new.customer_email},
+        "DueDate": new.due_date,
+        "CurrencyCode": new.currency,
+        "LineAmountTypes": "NoTax",
+        "LineItems": [{
+            "Description": new.description.clone().unwrap_or_else(|| "Invoice".into()),
+            "Quantity": 1,
+            "UnitAmount": unit_amount,
+        }],
+        "Status": "AUTHORISED",
+    }]});
+    let headers = [
+        ("xero-tenant-id", tenant.id.as_str()),
+        ("Idempotency-Key", idempotency_key),
+    ];
+    one(send_json(api, Method::POST, url, Auth::Bearer, &headers, Some(&body)).await?)
+}
+
+pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+    let tenant = api.account()?;
+    let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices", id])?;
+    one(get_json(api, url, Auth::Bearer, &[("xero-tenant-id", &tenant.id)]).await?)
+}
+
+/// Xero voids by updating the invoice's status to VOIDED.
+pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+    let tenant = api.account()?;
+    let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices", id])?;
+    let body = serde_json::json!({"Invoices": [{"InvoiceID": id, "Status": "VOIDED"}]});
+    let headers = [("xero-tenant-id", tenant.id.as_str())];
+    one(send_json(api, Method::POST, url, Auth::Bearer, &headers, Some(&body)).await?)
+}
+
+/// The one invoice of a create, get or update answer.
+fn one(answer: Invoices) -> Result<Invoice, ApiError> {
+    let raw = answer
+        .invoices
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::BadResponse("no invoice in the answer".into()))?;
+    normalize(raw)?.ok_or(ApiError::NotFound)
 }
 
 /// `None` for deleted invoices, which Xero keeps but nobody should see.

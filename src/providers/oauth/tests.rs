@@ -43,7 +43,7 @@ fn pkce_is_s256_over_a_fresh_43_character_verifier() {
         );
         assert_eq!(q["state"], "st");
         assert_eq!(q["redirect_uri"], "http://127.0.0.1:8080/oauth/callback");
-        assert_eq!(q["scope"], "invoices:read");
+        assert_eq!(q["scope"], "invoices:read invoices:write");
         assert!(seen.insert(verifier), "verifiers never repeat");
     }
 }

@@ -53,10 +53,19 @@ struct Tokens {
     next: u64,
 }
 
+/// Invoices written through the fake's API (Xero's shape).
+#[derive(Default)]
+pub struct Written {
+    /// Created invoices, by id.
+    pub created: HashMap<String, Value>,
+    pub by_idempotency_key: HashMap<String, String>,
+}
+
 #[derive(Clone)]
 pub struct Fake {
     pub base: String,
     pub counters: Arc<Counters>,
+    pub written: Arc<Mutex<Written>>,
     tokens: Arc<Mutex<Tokens>>,
     settings: Arc<Mutex<Settings>>,
 }
@@ -98,6 +107,7 @@ impl Fake {
         let fake = Fake {
             base: format!("http://{}", listener.local_addr().unwrap()),
             counters: Arc::default(),
+            written: Arc::default(),
             tokens: Arc::default(),
             settings: Arc::new(Mutex::new(Settings::default())),
         };
@@ -105,7 +115,7 @@ impl Fake {
             .route("/{provider}/oauth/authorize", get(authorize))
             .route("/{provider}/oauth/token", post(token))
             .route("/{provider}/oauth/revoke", post(revoke))
-            .route("/{provider}/api/{*path}", get(api))
+            .route("/{provider}/api/{*path}", get(api).post(api_write))
             .with_state(fake.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         fake
@@ -295,6 +305,63 @@ fn authorized(fake: &Fake, provider: &str, headers: &HeaderMap) -> bool {
         })
 }
 
+/// Xero's invoice writes: `POST /api.xro/2.0/Invoices` creates (an `Idempotency-Key` repeated
+/// returns the first invoice), `POST /api.xro/2.0/Invoices/{id}` with `Status: VOIDED` voids.
+async fn api_write(
+    State(fake): State<Fake>,
+    Path((provider, path)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    if !authorized(&fake, &provider, &headers) {
+        return (StatusCode::UNAUTHORIZED, "unauthorized").into_response();
+    }
+    if provider != "xero"
+        || headers.get("xero-tenant-id").and_then(|v| v.to_str().ok()) != Some("tenant-1")
+    {
+        return (StatusCode::NOT_FOUND, "no such write").into_response();
+    }
+    let Ok(request) = serde_json::from_str::<Value>(&body) else {
+        return (StatusCode::BAD_REQUEST, "not JSON").into_response();
+    };
+    let mut written = fake.written.lock().unwrap();
+    let one = &request["Invoices"][0];
+    if path == "api.xro/2.0/Invoices" {
+        let key = headers
+            .get("idempotency-key")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(id) = written.by_idempotency_key.get(&key) {
+            return axum::Json(json!({"Invoices": [written.created[id].clone()]})).into_response();
+        }
+        let n = written.created.len() + 1;
+        let id = format!("c0ffee{n:02}-0000-4000-8000-000000000000");
+        let invoice = json!({
+            "Type": "ACCREC", "InvoiceID": id, "InvoiceNumber": format!("INV-N{n:03}"),
+            "Contact": {"Name": one["Contact"]["Name"], "EmailAddress": one["Contact"]["EmailAddress"]},
+            "DateString": "2026-11-30T00:00:00", "DueDateString": format!("{}T00:00:00", one["DueDate"].as_str().unwrap_or_default()),
+            "Status": "AUTHORISED", "CurrencyCode": one["CurrencyCode"],
+            "Total": one["LineItems"][0]["UnitAmount"], "AmountDue": one["LineItems"][0]["UnitAmount"],
+        });
+        written.created.insert(id.clone(), invoice.clone());
+        if !key.is_empty() {
+            written.by_idempotency_key.insert(key, id);
+        }
+        return axum::Json(json!({"Invoices": [invoice]})).into_response();
+    }
+    let Some(id) = path.strip_prefix("api.xro/2.0/Invoices/") else {
+        return (StatusCode::NOT_FOUND, "no such write").into_response();
+    };
+    let Some(invoice) = written.created.get_mut(id) else {
+        return (StatusCode::NOT_FOUND, "no such invoice").into_response();
+    };
+    if one["Status"] == "VOIDED" {
+        invoice["Status"] = json!("VOIDED");
+    }
+    axum::Json(json!({"Invoices": [invoice.clone()]})).into_response()
+}
+
 /// Invoice `i` (1-based): `i % 3` is 0 for an open one, 1 for a paid one, 2 for a draft or
 /// void one (in each provider's words); the amount is `i × 10.01`.
 struct Fixture {
@@ -391,6 +458,13 @@ async fn api(
                 "due_date": f.unix() + 30 * 86_400,
             })).collect();
             json!({"object": "list", "url": "/v1/invoices", "has_more": has_more, "data": data})
+        }
+        ("xero", p) if p.starts_with("api.xro/2.0/Invoices/") => {
+            let id = p.trim_start_matches("api.xro/2.0/Invoices/");
+            match fake.written.lock().unwrap().created.get(id) {
+                Some(invoice) => json!({"Invoices": [invoice]}),
+                None => return (StatusCode::NOT_FOUND, "no such invoice").into_response(),
+            }
         }
         ("xero", "connections") => json!([
             {"id": "c0d1", "tenantId": "tenant-8", "tenantType": "PRACTICE", "tenantName": "A Practice"},

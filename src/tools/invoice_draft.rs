@@ -1,0 +1,230 @@
+//! The one validator for a new invoice, with the human messages the form rounds quote and
+//! the schema of each field they ask for. Every entry point (the tool's arguments, a form's
+//! answers) goes through [`validate`].
+
+use serde_json::{Map, Value, json};
+
+use crate::clock::unix_now;
+use crate::providers::invoice::{NewInvoice, minor_units};
+
+/// The currencies grantry offers in a form (any ISO 4217 code the provider takes works in
+/// arguments too, if it is one of these).
+pub const CURRENCIES: [&str; 12] = [
+    "EUR", "USD", "GBP", "CHF", "CAD", "AUD", "NZD", "JPY", "SEK", "NOK", "DKK", "INR",
+];
+
+/// The fields of a new invoice, in the order a form shows them.
+pub const FIELDS: [&str; 6] = [
+    "email",
+    "customer_name",
+    "amount",
+    "currency",
+    "due_date",
+    "description",
+];
+
+/// What is wrong with one field, in words for a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub field: &'static str,
+    pub message: &'static str,
+}
+
+/// The JSON Schema of one field, as a form asks for it: flat primitives with formats and
+/// enums where they fit. Never a secret: invoices carry none.
+pub fn field_schema(field: &str) -> Value {
+    match field {
+        "email" => json!({"type": "string", "format": "email", "title": "Customer email",
+            "description": "Where the invoice is sent."}),
+        "customer_name" => {
+            json!({"type": "string", "title": "Customer name", "minLength": 1, "maxLength": 200})
+        }
+        "amount" => json!({"type": "number", "title": "Amount", "exclusiveMinimum": 0,
+            "description": "Total, in the currency's units (e.g. 120.50)."}),
+        "currency" => json!({"type": "string", "title": "Currency", "enum": CURRENCIES}),
+        "due_date" => json!({"type": "string", "format": "date", "title": "Due date",
+            "description": "YYYY-MM-DD, today or later."}),
+        "description" => json!({"type": "string", "title": "Description", "maxLength": 500}),
+        _ => json!({"type": "string"}),
+    }
+}
+
+/// The tool's input schema: every field, `description` optional.
+pub fn input_schema() -> Value {
+    let properties: Map<String, Value> = FIELDS
+        .iter()
+        .map(|f| ((*f).to_owned(), field_schema(f)))
+        .collect();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["email", "customer_name", "amount", "currency", "due_date"],
+        "additionalProperties": false
+    })
+}
+
+/// Checks `values`; the invoice, or every problem at once (each field at most once).
+pub fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut problem = |field, message| problems.push(Problem { field, message });
+    let text = |name: &str| {
+        values
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
+    let email = text("email").filter(|e| is_email(e));
+    if email.is_none() {
+        problem("email", "Enter a valid email address.");
+    }
+    let name = text("customer_name").filter(|n| n.chars().count() <= 200);
+    if name.is_none() {
+        problem(
+            "customer_name",
+            "Enter the customer's name (at most 200 characters).",
+        );
+    }
+    let currency = text("currency")
+        .map(str::to_ascii_uppercase)
+        .filter(|c| CURRENCIES.contains(&c.as_str()));
+    if currency.is_none() {
+        problem(
+            "currency",
+            "Choose a currency from the list (an ISO 4217 code such as EUR).",
+        );
+    }
+    let amount = values.get("amount").and_then(|a| {
+        let as_currency = currency.as_deref().unwrap_or("EUR");
+        minor_units(a, as_currency).filter(|m| *m > 0 && *m <= 100_000_000_000)
+    });
+    if amount.is_none() {
+        problem(
+            "amount",
+            "Enter an amount greater than zero with at most the currency's decimals, like 120.50.",
+        );
+    }
+    let due = text("due_date").filter(|d| is_date_from_today(d));
+    if due.is_none() {
+        problem(
+            "due_date",
+            "Enter a due date of today or later, as YYYY-MM-DD.",
+        );
+    }
+    let description = match values.get("description") {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(d)) if d.chars().count() <= 500 => {
+            Some(Some(d.trim().to_owned()).filter(|d| !d.is_empty()))
+        }
+        Some(_) => None,
+    };
+    if description.is_none() {
+        problem("description", "Keep the description under 500 characters.");
+    }
+    match (email, name, amount, currency, due, description) {
+        (Some(email), Some(name), Some(amount), Some(currency), Some(due), Some(description))
+            if problems.is_empty() =>
+        {
+            Ok(NewInvoice {
+                customer_email: email.to_owned(),
+                customer_name: name.to_owned(),
+                amount_minor: amount,
+                currency,
+                due_date: due.to_owned(),
+                description,
+            })
+        }
+        _ => Err(problems),
+    }
+}
+
+/// A pragmatic address check: one `@`, something before it, a dotted domain after it, no
+/// spaces. Delivery is the only real test; this catches typing slips.
+fn is_email(text: &str) -> bool {
+    let Some((local, domain)) = text.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && text.len() <= 254
+        && !text.contains(char::is_whitespace)
+        && !domain.contains('@')
+        && domain.split('.').count() >= 2
+        && domain.split('.').all(|label| !label.is_empty())
+}
+
+fn is_date_from_today(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    let [year, month, day] = parts.as_slice() else {
+        return false;
+    };
+    if year.len() != 4 || month.len() != 2 || day.len() != 2 {
+        return false;
+    }
+    let (Ok(year), Ok(month), Ok(day)) = (year.parse(), month.parse::<u8>(), day.parse()) else {
+        return false;
+    };
+    let Ok(month) = time::Month::try_from(month) else {
+        return false;
+    };
+    let Ok(date) = time::Date::from_calendar_date(year, month, day) else {
+        return false;
+    };
+    let today = time::OffsetDateTime::from_unix_timestamp(unix_now())
+        .map(|t| t.date())
+        .unwrap_or(date);
+    date >= today
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(json: Value) -> Map<String, Value> {
+        json.as_object().unwrap().clone()
+    }
+
+    fn good() -> Value {
+        json!({"email": "ap@acme.example", "customer_name": "Acme", "amount": "120.5",
+            "currency": "eur", "due_date": "2099-01-31", "description": "Consulting"})
+    }
+
+    #[test]
+    fn a_valid_draft_becomes_an_invoice() {
+        let invoice = validate(&values(good())).unwrap();
+        assert_eq!(invoice.amount_minor, 12050);
+        assert_eq!(invoice.currency, "EUR");
+        assert_eq!(invoice.description.as_deref(), Some("Consulting"));
+    }
+
+    #[test]
+    fn each_bad_field_is_named_once_with_its_message() {
+        let mut bad = good();
+        bad["email"] = json!("not-an-email");
+        bad["amount"] = json!(-3);
+        bad["due_date"] = json!("2001-01-01");
+        let problems = validate(&values(bad)).unwrap_err();
+        let fields: Vec<&str> = problems.iter().map(|p| p.field).collect();
+        assert_eq!(fields, ["email", "amount", "due_date"]);
+        assert_eq!(problems[0].message, "Enter a valid email address.");
+        let missing = validate(&Map::new()).unwrap_err();
+        let fields: Vec<&str> = missing.iter().map(|p| p.field).collect();
+        assert_eq!(
+            fields,
+            ["email", "customer_name", "currency", "amount", "due_date"]
+        );
+    }
+
+    #[test]
+    fn emails_amounts_and_currencies_are_checked_like_a_person_would() {
+        for email in ["a@b.co", "first.last+tag@sub.example.org"] {
+            assert!(is_email(email), "{email}");
+        }
+        for email in ["a@b", "@b.co", "a b@c.de", "a@@b.co", "a@b..co", ""] {
+            assert!(!is_email(email), "{email}");
+        }
+        let mut yen = good();
+        yen["currency"] = json!("JPY");
+        yen["amount"] = json!("1000.5");
+        assert_eq!(validate(&values(yen)).unwrap_err()[0].field, "amount");
+    }
+}
