@@ -308,6 +308,19 @@ async fn another_users_browser_is_refused_and_the_owner_still_finishes() {
         .retry("list_invoices", json!({}), accept(&key), &state)
         .await;
     assert_eq!(replay.error_code(), -32602, "{}", replay.raw);
+    // So is a form round of Alice's: her half-filled invoice is not Bob's to finish.
+    let draft = json!({"email": "not-an-email", "customer_name": "Acme", "amount": 10,
+        "currency": "EUR", "due_date": "2099-01-01"});
+    let form = mcp
+        .call_tool("create_invoice", draft.clone(), url_and_form())
+        .await;
+    let form_state = form.result()["requestState"].as_str().unwrap().to_owned();
+    let answer =
+        json!({"invoice_details": {"action": "accept", "content": {"email": "b@evil.example"}}});
+    let stolen = bob_mcp
+        .retry("create_invoice", draft, answer, &form_state)
+        .await;
+    assert_eq!(stolen.error_code(), -32602, "{}", stolen.raw);
 
     let log = server.settled_log().await;
     let mut secrets = alices.seen().secrets();
