@@ -18,12 +18,12 @@
 //! | [`limits`] | rate limits counted in the store, shared by the replicas |
 //! | [`leases`] | exclusive leases in the store (single-flight refresh across replicas) |
 //! | [`audit`] | audit events: hashed ids, never a secret |
-//! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds, the HTTP edge |
+//! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge |
 //! | [`tools`] | the tools themselves, free of JSON-RPC |
 //! | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
 //! | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
 //! | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events |
-//! | [`providers`] | the catalog, the OAuth client, the invoice adapters |
+//! | [`providers`] | the catalog (built-in billing providers), the OAuth client, one invoice adapter per provider API |
 //! | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
 //! | [`store`] | opening the store named by `--store` (SQLite, PostgreSQL, Redis), durability checks at start, the cross-replica event buses |
 

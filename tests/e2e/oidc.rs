@@ -321,6 +321,27 @@ async fn another_users_browser_is_refused_and_the_owner_still_finishes() {
         .retry("create_invoice", draft, answer, &form_state)
         .await;
     assert_eq!(stolen.error_code(), -32602, "{}", stolen.raw);
+    // And a confirmation Alice was asked for is not Bob's to give.
+    let listed = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    let open_id = listed.result()["structuredContent"]["invoices"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let void_args = json!({"invoice_id": open_id});
+    let question = mcp
+        .call_tool("void_invoice", void_args.clone(), url_and_form())
+        .await;
+    let confirm_state = question.result()["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let yes = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let forged = bob_mcp
+        .retry("void_invoice", void_args, yes, &confirm_state)
+        .await;
+    assert_eq!(forged.error_code(), -32602, "{}", forged.raw);
 
     let log = server.settled_log().await;
     let mut secrets = alices.seen().secrets();
