@@ -15,10 +15,11 @@ use serde_json::{Map, Value, json};
 
 use super::handler::{complete, from_json, invalid_request_state, tool_error};
 use super::request_state::arguments_digest;
+use super::round_state;
 use crate::clock::unix_now;
 use crate::identity::Principal;
 use crate::providers::invoice::InvoiceStatus;
-use crate::seal::{Purpose, constant_time_eq};
+use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::tools::{ToolError, ToolResult, disconnect, invoices_write};
 
@@ -40,6 +41,15 @@ struct ConfirmClaims {
     /// What is confirmed: the connection's creation time, or the invoice id.
     #[serde(rename = "s")]
     subject: String,
+}
+
+impl round_state::Bound for ConfirmClaims {
+    fn principal_tag(&self) -> &str {
+        &self.principal_tag
+    }
+    fn arguments_digest(&self) -> &str {
+        &self.arguments_digest
+    }
 }
 
 /// What a confirmation is about, and what to ask.
@@ -86,18 +96,15 @@ pub async fn run(
     let confirmed_claims = match params.request_state.as_deref() {
         None => None,
         Some(sealed) => {
-            let claims: ConfirmClaims = state
-                .sealer
-                .open_timed(Purpose::ConfirmState, b"", sealed, now)
-                .map_err(|e| {
-                    tracing::info!(reason = %e, "confirmation state refused");
-                    invalid_request_state()
-                })?;
-            let same_request = constant_time_eq(&claims.principal_tag, &principal.tag())
-                && claims.tool == tool
-                && claims.arguments_digest == arguments_digest(arguments);
-            if !same_request {
-                tracing::info!(principal = %principal.tag(), "confirmation state for another request");
+            let claims: ConfirmClaims = round_state::open(
+                state,
+                Purpose::ConfirmState,
+                sealed,
+                principal,
+                arguments,
+                now,
+            )?;
+            if claims.tool != tool {
                 return Err(invalid_request_state());
             }
             Some(claims)

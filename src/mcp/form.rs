@@ -12,11 +12,12 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::handler::{complete, from_json, invalid_request_state, tool_error};
+use super::handler::{complete, from_json, tool_error};
 use super::request_state::arguments_digest;
+use super::round_state;
 use crate::clock::unix_now;
 use crate::identity::Principal;
-use crate::seal::{Purpose, constant_time_eq, digest, random_id};
+use crate::seal::{Purpose, digest, random_id};
 use crate::state::AppState;
 use crate::tools::invoice_draft::{self, Problem};
 use crate::tools::{ToolResult, invoices_write};
@@ -41,6 +42,15 @@ struct FormClaims {
     idempotency_key: String,
 }
 
+impl round_state::Bound for FormClaims {
+    fn principal_tag(&self) -> &str {
+        &self.principal_tag
+    }
+    fn arguments_digest(&self) -> &str {
+        &self.arguments_digest
+    }
+}
+
 pub fn runs_in_rounds(tool: &str) -> bool {
     tool == invoices_write::CREATE
 }
@@ -63,19 +73,8 @@ pub async fn run(
     let now = unix_now();
     let (values, idempotency_key) = match params.request_state.as_deref() {
         Some(sealed) => {
-            let claims: FormClaims = state
-                .sealer
-                .open_timed(Purpose::FormState, b"", sealed, now)
-                .map_err(|e| {
-                    tracing::info!(reason = %e, "form state refused");
-                    invalid_request_state()
-                })?;
-            let same = constant_time_eq(&claims.principal_tag, &principal.tag())
-                && claims.arguments_digest == arguments_digest(arguments);
-            if !same {
-                tracing::info!(principal = %principal.tag(), "form state for another request");
-                return Err(invalid_request_state());
-            }
+            let claims: FormClaims =
+                round_state::open(state, Purpose::FormState, sealed, principal, arguments, now)?;
             let answer = answer(params);
             match answer["action"].as_str() {
                 Some("accept") => {}

@@ -11,6 +11,7 @@ pub mod edge;
 mod form;
 mod handler;
 pub mod request_state;
+mod round_state;
 pub mod sign_in;
 
 use std::sync::Arc;
