@@ -6,7 +6,9 @@ mod cli;
 
 mod identity;
 
-pub use cli::{Cli, Command, IdentityMode, KeysCommand, LogFormat, Secret, ServeArgs};
+pub use cli::{
+    Cli, Command, IdentityMode, KeysCommand, LogFormat, NoUrlElicitation, Secret, ServeArgs,
+};
 pub use identity::OidcSettings;
 
 use std::net::SocketAddr;
@@ -43,6 +45,7 @@ struct FileSettings {
     demo_token_ttl: Option<i64>,
     allowed_origins: Option<Vec<String>>,
     conformance_tools: Option<bool>,
+    no_url_elicitation: Option<NoUrlElicitation>,
     log_format: Option<LogFormat>,
 }
 
@@ -95,6 +98,7 @@ pub struct Config {
     pub demo_token_ttl_secs: i64,
     pub allowed_origins: Vec<String>,
     pub conformance_tools: bool,
+    pub no_url_elicitation: NoUrlElicitation,
     pub log_format: LogFormat,
 }
 
@@ -249,6 +253,10 @@ impl Config {
                 .conformance_tools
                 .or(file.conformance_tools)
                 .unwrap_or(false),
+            no_url_elicitation: args
+                .no_url_elicitation
+                .or(file.no_url_elicitation)
+                .unwrap_or_default(),
             log_format: args
                 .log_format
                 .or(file.log_format)

@@ -64,6 +64,18 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+/// What a client that declared no URL elicitation gets when a sign-in is needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoUrlElicitation {
+    /// The spec's answer: JSON-RPC -32021 naming the capability.
+    #[default]
+    Spec,
+    /// A tool error whose text carries the connect link, for the person to open and then
+    /// ask again (the connect page's identity check makes the link useless to anyone else).
+    Link,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
@@ -171,6 +183,10 @@ pub struct ServeArgs {
     /// always allowed).
     #[arg(long, env = "GRANTRY_ALLOWED_ORIGINS", value_name = "ORIGINS")]
     pub allowed_origins: Option<String>,
+    /// What a client without URL elicitation gets when a sign-in is needed: `spec` (-32021)
+    /// or `link` (a tool error carrying the connect link) [default: spec].
+    #[arg(long, env = "GRANTRY_NO_URL_ELICITATION", value_enum)]
+    pub no_url_elicitation: Option<NoUrlElicitation>,
     /// Also offer the MCP conformance suite's test_* tools (for running the suite).
     #[arg(long, env = "GRANTRY_CONFORMANCE_TOOLS", value_name = "BOOL")]
     pub conformance_tools: Option<bool>,

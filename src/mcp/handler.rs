@@ -22,6 +22,7 @@ use super::form;
 use super::request_state::StateClaims;
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
+use crate::config::NoUrlElicitation;
 use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::{self, ToolError, ToolOutcome, ToolResult};
@@ -289,7 +290,14 @@ impl Call<'_> {
         };
         // Capabilities are declared per request: a retry must declare URL elicitation too.
         if !declares_url_elicitation(capabilities) {
-            return Err(missing_url_elicitation(self.name));
+            return match self.state.config.no_url_elicitation {
+                NoUrlElicitation::Spec => Err(missing_url_elicitation(self.name)),
+                NoUrlElicitation::Link => Ok(complete(sign_in::link_for_person(
+                    self.state,
+                    self.principal,
+                    &provider,
+                ))),
+            };
         }
         let Some(claims) = claims.filter(|c| c.provider == provider) else {
             let round = sign_in::first_round(

@@ -54,6 +54,25 @@ pub fn first_round(
     input_required(state, &claims, now)
 }
 
+/// For a client that cannot open URLs itself (`--no-url-elicitation=link`): a tool error
+/// whose text carries a connect link for the person to open, then ask again. Nothing is
+/// written; the link works only for the caller (the connect page checks who is there).
+pub fn link_for_person(state: &AppState, principal: &Principal, provider: &str) -> ToolResult {
+    let now = unix_now();
+    let ticket = Ticket::new(principal, provider);
+    let sealed = ticket.seal(&state.sealer, now, state.config.request_state_ttl_secs);
+    let name = state
+        .catalog
+        .get(provider)
+        .map(|p| p.display_name.as_str())
+        .unwrap_or("billing");
+    ToolResult::error(format!(
+        "Your {name} account is not connected yet. Open this link to connect it, then ask \
+         again: {}",
+        link(&state.config.public_url, &sealed)
+    ))
+}
+
 /// A link about to expire is renewed rather than offered again.
 const RENEW_LINK_BEFORE_SECS: i64 = 120;
 

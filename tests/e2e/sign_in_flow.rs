@@ -311,3 +311,37 @@ async fn a_link_about_to_expire_is_renewed_in_the_next_round() {
     let page = Browser::new().get(&renewed).await;
     assert_eq!(page.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_client_without_url_elicitation_gets_the_link_as_text_when_asked_to() {
+    let server = Server::start(&["--no-url-elicitation", "link"]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let no_elicitation = json!({});
+    let first = mcp
+        .call_tool("list_invoices", json!({}), no_elicitation.clone())
+        .await;
+    let result = first.result();
+    assert_eq!(result["resultType"], "complete", "{}", first.raw);
+    assert_eq!(result["isError"], true);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("then ask again"), "{text}");
+    let at = text.find(&format!("{}/connect/", server.base)).unwrap();
+    let link = text[at..].trim_end().to_owned();
+    assert_eq!(
+        server.count_rows("flows").await,
+        0,
+        "handing out a link writes nothing"
+    );
+    let signed_in = Browser::new().sign_in(&link, true).await;
+    assert!(signed_in.final_page.body.contains("connected"));
+    let again = mcp
+        .call_tool("list_invoices", json!({}), no_elicitation)
+        .await;
+    assert_eq!(again.result()["isError"], false, "{}", again.raw);
+    assert!(
+        !again.result()["structuredContent"]["invoices"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
