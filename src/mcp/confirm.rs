@@ -13,8 +13,9 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData}
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::handler::{complete, from_json, invalid_request_state, tool_error};
-use super::request_state::arguments_digest;
+use super::handler::{
+    complete, declares_form_elicitation, from_json, invalid_request_state, tool_error,
+};
 use super::round_state;
 use crate::clock::unix_now;
 use crate::identity::Principal;
@@ -30,12 +31,10 @@ const CONFIRM_TTL_SECS: i64 = 600;
 
 #[derive(Serialize, Deserialize)]
 struct ConfirmClaims {
-    #[serde(rename = "p")]
-    principal_tag: String,
+    #[serde(flatten)]
+    binding: round_state::Binding,
     #[serde(rename = "n")]
     tool: String,
-    #[serde(rename = "a")]
-    arguments_digest: String,
     #[serde(rename = "v")]
     provider: String,
     /// What is confirmed: the connection's creation time, or the invoice id.
@@ -44,11 +43,8 @@ struct ConfirmClaims {
 }
 
 impl round_state::Bound for ConfirmClaims {
-    fn principal_tag(&self) -> &str {
-        &self.principal_tag
-    }
-    fn arguments_digest(&self) -> &str {
-        &self.arguments_digest
+    fn binding(&self) -> &round_state::Binding {
+        &self.binding
     }
 }
 
@@ -63,14 +59,6 @@ struct Question {
 /// Whether `tool` runs only after a confirmation round.
 pub fn needs_confirmation(tool: &str) -> bool {
     tool == disconnect::NAME || tool == invoices_write::VOID
-}
-
-/// Form elicitation is declared as `elicitation.form`, or by an `elicitation` object naming no
-/// mode at all (the spec reads that as form mode).
-pub(super) fn declares_form_elicitation(capabilities: &Value) -> bool {
-    let elicitation = &capabilities["elicitation"];
-    let names_no_mode = elicitation.get("form").is_none() && elicitation.get("url").is_none();
-    elicitation["form"].is_object() || (elicitation.is_object() && names_no_mode)
 }
 
 /// One call of a destructive tool, through its confirmation round.
@@ -133,9 +121,8 @@ pub async fn run(
         Round::Done(result) => Ok(complete(result)),
         Round::Ask(question) => {
             let claims = ConfirmClaims {
-                principal_tag: principal.tag(),
+                binding: round_state::Binding::new(principal, arguments),
                 tool: tool.to_owned(),
-                arguments_digest: arguments_digest(arguments),
                 provider: question.provider,
                 subject: question.subject,
             };

@@ -12,7 +12,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::handler::{complete, from_json, tool_error};
+use super::handler::{complete, declares_form_elicitation, from_json, tool_error};
 use super::request_state::arguments_digest;
 use super::round_state;
 use crate::clock::unix_now;
@@ -28,10 +28,8 @@ const FORM_TTL_SECS: i64 = 1800;
 
 #[derive(Serialize, Deserialize)]
 struct FormClaims {
-    #[serde(rename = "p")]
-    principal_tag: String,
-    #[serde(rename = "a")]
-    arguments_digest: String,
+    #[serde(flatten)]
+    binding: round_state::Binding,
     /// The fields given and valid so far.
     #[serde(rename = "v")]
     values: Map<String, Value>,
@@ -43,11 +41,8 @@ struct FormClaims {
 }
 
 impl round_state::Bound for FormClaims {
-    fn principal_tag(&self) -> &str {
-        &self.principal_tag
-    }
-    fn arguments_digest(&self) -> &str {
-        &self.arguments_digest
+    fn binding(&self) -> &round_state::Binding {
+        &self.binding
     }
 }
 
@@ -119,7 +114,7 @@ pub async fn run(
         }
         Err(problems) => problems,
     };
-    if !super::confirm::declares_form_elicitation(capabilities) {
+    if !declares_form_elicitation(capabilities) {
         return Ok(complete(ToolResult::error(format!(
             "The invoice was not created: {}",
             problems
@@ -184,8 +179,7 @@ fn ask(
             .join("\n")
     );
     let claims = FormClaims {
-        principal_tag: principal.tag(),
-        arguments_digest: arguments_digest(arguments),
+        binding: round_state::Binding::new(principal, arguments),
         values,
         asked,
         idempotency_key,

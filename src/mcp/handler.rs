@@ -144,6 +144,14 @@ fn declares_url_elicitation(capabilities: &Value) -> bool {
     capabilities["elicitation"]["url"].is_object()
 }
 
+/// Form elicitation is declared as `elicitation.form`, or by an `elicitation` object naming no
+/// mode at all (the spec reads that as form mode).
+pub(super) fn declares_form_elicitation(capabilities: &Value) -> bool {
+    let elicitation = &capabilities["elicitation"];
+    let names_no_mode = elicitation.get("form").is_none() && elicitation.get("url").is_none();
+    elicitation["form"].is_object() || (elicitation.is_object() && names_no_mode)
+}
+
 fn missing_url_elicitation(tool: &str) -> ErrorData {
     ErrorData::new(
         ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,

@@ -3,6 +3,7 @@
 
 use rmcp::model::ErrorData;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::handler::invalid_request_state;
@@ -11,10 +12,32 @@ use crate::identity::Principal;
 use crate::seal::{Purpose, constant_time_eq};
 use crate::state::AppState;
 
-/// What every round state records about the call it belongs to.
+/// Whose call, with which arguments: what every round state is bound to (flattened into it).
+#[derive(Serialize, Deserialize)]
+pub(super) struct Binding {
+    #[serde(rename = "p")]
+    principal_tag: String,
+    #[serde(rename = "a")]
+    arguments_digest: String,
+}
+
+impl Binding {
+    pub(super) fn new(principal: &Principal, arguments: &Map<String, Value>) -> Self {
+        Self {
+            principal_tag: principal.tag(),
+            arguments_digest: arguments_digest(arguments),
+        }
+    }
+
+    fn matches(&self, principal: &Principal, arguments: &Map<String, Value>) -> bool {
+        constant_time_eq(&self.principal_tag, &principal.tag())
+            && self.arguments_digest == arguments_digest(arguments)
+    }
+}
+
+/// A round state, which carries a [`Binding`].
 pub(super) trait Bound {
-    fn principal_tag(&self) -> &str;
-    fn arguments_digest(&self) -> &str;
+    fn binding(&self) -> &Binding;
 }
 
 pub(super) fn open<T: DeserializeOwned + Bound>(
@@ -32,9 +55,7 @@ pub(super) fn open<T: DeserializeOwned + Bound>(
             tracing::info!(reason = %e, ?purpose, "round state refused");
             invalid_request_state()
         })?;
-    let same = constant_time_eq(claims.principal_tag(), &principal.tag())
-        && claims.arguments_digest() == arguments_digest(arguments);
-    if !same {
+    if !claims.binding().matches(principal, arguments) {
         tracing::info!(principal = %principal.tag(), ?purpose, "round state for another request");
         return Err(invalid_request_state());
     }
