@@ -39,13 +39,11 @@ pub fn first_round(
     arguments: &Map<String, Value>,
 ) -> Value {
     let now = unix_now();
-    let ttl = state.config.request_state_ttl_secs;
-    let ticket = Ticket::new(principal, provider);
-    let sealed_ticket = ticket.seal(&state.sealer, now, ttl);
+    let (ticket, sealed_ticket, expires_at) = new_ticket(state, principal, provider, now);
     let claims = StateClaims::new(
         &ticket.id,
         &sealed_ticket,
-        now + ttl,
+        expires_at,
         provider,
         principal,
         tool,
@@ -58,14 +56,8 @@ pub fn first_round(
 /// whose text carries a connect link for the person to open, then ask again. Nothing is
 /// written; the link works only for the caller (the connect page checks who is there).
 pub fn link_for_person(state: &AppState, principal: &Principal, provider: &str) -> ToolResult {
-    let now = unix_now();
-    let ticket = Ticket::new(principal, provider);
-    let sealed = ticket.seal(&state.sealer, now, state.config.request_state_ttl_secs);
-    let name = state
-        .catalog
-        .get(provider)
-        .map(|p| p.display_name.as_str())
-        .unwrap_or("billing");
+    let (_, sealed, _) = new_ticket(state, principal, provider, unix_now());
+    let name = display_name(state, provider);
     ToolResult::error(format!(
         "Your {name} account is not connected yet. Open this link to connect it, then ask \
          again: {}",
@@ -82,21 +74,38 @@ pub fn repeat_round(state: &AppState, principal: &Principal, claims: &StateClaim
     let now = unix_now();
     let mut claims = claims.clone();
     if claims.ticket_expires_at - now < RENEW_LINK_BEFORE_SECS {
-        let ttl = state.config.request_state_ttl_secs;
-        let ticket = Ticket::new(principal, &claims.provider);
-        claims.sealed_ticket = ticket.seal(&state.sealer, now, ttl);
+        let (ticket, sealed, expires_at) = new_ticket(state, principal, &claims.provider, now);
+        claims.sealed_ticket = sealed;
         claims.ticket_id = ticket.id;
-        claims.ticket_expires_at = now + ttl;
+        claims.ticket_expires_at = expires_at;
     }
     input_required(state, &claims, now)
 }
 
-fn input_required(state: &AppState, claims: &StateClaims, now: i64) -> Value {
-    let name = state
+/// A new sign-in ticket for `provider`, sealed, and when it expires.
+fn new_ticket(
+    state: &AppState,
+    principal: &Principal,
+    provider: &str,
+    now: i64,
+) -> (Ticket, String, i64) {
+    let ttl = state.config.request_state_ttl_secs;
+    let ticket = Ticket::new(principal, provider);
+    let sealed = ticket.seal(&state.sealer, now, ttl);
+    (ticket, sealed, now + ttl)
+}
+
+/// The provider's name as people know it.
+fn display_name<'a>(state: &'a AppState, provider: &str) -> &'a str {
+    state
         .catalog
-        .get(&claims.provider)
+        .get(provider)
         .map(|p| p.display_name.as_str())
-        .unwrap_or("billing");
+        .unwrap_or("billing")
+}
+
+fn input_required(state: &AppState, claims: &StateClaims, now: i64) -> Value {
+    let name = display_name(state, &claims.provider);
     let message = format!(
         "Connect your {name} account so grantry can act on it. Open the link, sign in at the \
          provider, then come back here."
@@ -137,11 +146,7 @@ pub fn answer(input_responses: Option<&Map<String, Value>>, provider: &str) -> A
 
 /// The result for a refused sign-in: nothing was connected or stored.
 pub fn not_connected(state: &AppState, provider: &str, why: &str) -> ToolResult {
-    let name = state
-        .catalog
-        .get(provider)
-        .map(|p| p.display_name.as_str())
-        .unwrap_or("billing");
+    let name = display_name(state, provider);
     ToolResult::error(format!(
         "The {name} account was not connected ({why}), so this could not be done. \
          Ask again whenever you want to connect it."
