@@ -10,19 +10,19 @@
 use axum::http::HeaderMap;
 use axum_extra::extract::cookie::{Cookie, CookieJar};
 
-use crate::cookie::host_cookie;
+use crate::cookie::{host_cookie, keyed_name};
 
 use crate::flows::FLOW_TTL_SECS;
 use crate::seal::digest;
 
 /// The cookie's name for one flow.
 pub fn cookie_name(flow_id: &str, https: bool) -> String {
-    let tag: String = digest("grantry/binding-cookie-name/v1", &[flow_id.as_bytes()])
-        .chars()
-        .take(16)
-        .collect();
-    let prefix = if https { "__Host-" } else { "" };
-    format!("{prefix}grantry-bind-{tag}")
+    keyed_name(
+        "grantry-bind",
+        "grantry/binding-cookie-name/v1",
+        flow_id,
+        https,
+    )
 }
 
 /// The hash of a cookie value, as the flow stores it.

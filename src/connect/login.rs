@@ -12,10 +12,10 @@ use super::callback::{CallbackQuery, parse_query};
 use super::pages;
 use crate::audit::Audit;
 use crate::clock::unix_now;
-use crate::cookie::host_cookie;
+use crate::cookie::{host_cookie, keyed_name};
 use crate::identity::oidc::{LoginTransaction, is_return_path};
 use crate::identity::{Identity, Oidc, session};
-use crate::seal::{Purpose, Sealer, constant_time_eq, digest};
+use crate::seal::{Purpose, Sealer, constant_time_eq};
 use crate::state::AppState;
 
 /// How long a browser may take to sign in at the issuer.
@@ -27,12 +27,12 @@ const MAX_LOGINS_UNDER_WAY: usize = 3;
 /// The cookie holding one login transaction; named after its state so that two logins in
 /// one browser (two links opened at once) do not overwrite each other.
 fn cookie_name(oauth_state: &str, https: bool) -> String {
-    let tag: String = digest("grantry/login-cookie-name/v1", &[oauth_state.as_bytes()])
-        .chars()
-        .take(16)
-        .collect();
-    let prefix = if https { "__Host-" } else { "" };
-    format!("{prefix}grantry-login-{tag}")
+    keyed_name(
+        "grantry-login",
+        "grantry/login-cookie-name/v1",
+        oauth_state,
+        https,
+    )
 }
 
 /// Sends the browser to the issuer to sign in, to come back to `return_to`.

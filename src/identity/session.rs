@@ -8,7 +8,7 @@ use http::HeaderMap;
 use serde::{Deserialize, Serialize};
 
 use super::Principal;
-use crate::cookie::host_cookie;
+use crate::cookie::{host_cookie, host_name};
 use crate::seal::{Purpose, Sealer};
 
 /// How long a browser stays signed in to grantry.
@@ -28,12 +28,8 @@ pub struct Session {
     pub expires_at: i64,
 }
 
-pub fn cookie_name(https: bool) -> &'static str {
-    if https {
-        "__Host-grantry-session"
-    } else {
-        "grantry-session"
-    }
+pub fn cookie_name(https: bool) -> String {
+    host_name("grantry-session", https)
 }
 
 /// The cookie that signs `principal` in for [`SESSION_TTL_SECS`].
@@ -44,18 +40,13 @@ pub fn issue(sealer: &Sealer, principal: &Principal, now: i64, https: bool) -> C
         exp: now + SESSION_TTL_SECS,
     };
     let value = sealer.seal_timed(Purpose::BrowserSession, b"", &claims, now, SESSION_TTL_SECS);
-    host_cookie(
-        cookie_name(https).to_owned(),
-        value,
-        https,
-        SESSION_TTL_SECS,
-    )
+    host_cookie(cookie_name(https), value, https, SESSION_TTL_SECS)
 }
 
 /// The browser's session, if its cookie opens and has not expired.
 pub fn read(sealer: &Sealer, headers: &HeaderMap, now: i64, https: bool) -> Option<Session> {
     let jar = CookieJar::from_headers(headers);
-    let sealed = jar.get(cookie_name(https))?;
+    let sealed = jar.get(&cookie_name(https))?;
     let claims: SessionClaims = sealer
         .open_timed(Purpose::BrowserSession, b"", sealed.value(), now)
         .ok()?;
