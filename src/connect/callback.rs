@@ -13,11 +13,10 @@ use axum_extra::extract::cookie::CookieJar;
 use serde::Deserialize;
 
 use super::page::oauth_state_hash;
-use super::{binding, pages, security_event};
+use super::{account, binding, pages, security_event};
 use crate::clock::unix_now;
 use crate::flows::{Claim, Flow, FlowStatus};
 use crate::grants::GrantKey;
-use crate::providers::invoice::ApiError;
 use crate::providers::{Provider, adapters, oauth};
 use crate::seal::Purpose;
 use crate::state::AppState;
@@ -241,7 +240,7 @@ async fn finish(
         realm_id: query.realm_id.clone(),
         accounts_server: query.accounts_server.clone(),
     };
-    adapters::check_callback(provider, &hints).map_err(|e| failed(account_page(&e)))?;
+    adapters::check_callback(provider, &hints).map_err(|e| failed(account::account_page(&e)))?;
     let mut tokens = oauth::exchange_code(
         &state.http,
         provider,
@@ -258,7 +257,7 @@ async fn finish(
             "The provider did not complete the sign-in. Ask your assistant again to start over.",
         ))
     })?;
-    tokens.account = match pick_account(state, provider, &tokens, &hints).await {
+    tokens.account = match account::pick_account(state, provider, &tokens, &hints).await {
         Ok(account) => account,
         Err(page) => {
             // Redeemed but unusable: the tokens must not stay alive at the provider.
@@ -285,42 +284,6 @@ async fn finish(
     }
     .notice("grant.stored", "grant stored");
     Ok(())
-}
-
-/// The post-connect step: which tenant, company or business the grant is used with. A
-/// failure here stores nothing; the code was redeemed, so the user starts again.
-async fn pick_account(
-    state: &AppState,
-    provider: &Provider,
-    tokens: &oauth::TokenSet,
-    hints: &adapters::CallbackHints,
-) -> Result<Option<crate::providers::Account>, Response> {
-    let api = adapters::Api {
-        http: &state.http,
-        provider,
-        access_token: &tokens.access_token,
-        account: None,
-    };
-    adapters::pick_account(&api, hints).await.map_err(|e| {
-        tracing::warn!(provider = %provider.id, error = %e, "no account to use after connect");
-        account_page(&e)
-    })
-}
-
-/// The page for a connection whose account cannot be used.
-fn account_page(error: &ApiError) -> Response {
-    let detail = match error {
-        ApiError::WrongRegion(message) => format!("{message}. Ask the operator to add it."),
-        _ => {
-            "The provider did not say which account to use. Ask your assistant again to start over."
-                .into()
-        }
-    };
-    pages::message(
-        StatusCode::BAD_GATEWAY,
-        "The account could not be connected",
-        &detail,
-    )
 }
 
 /// RFC 9207: an `iss` that is sent must equal the recorded issuer byte for byte; a provider

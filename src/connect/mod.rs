@@ -5,6 +5,7 @@
 //! shows what is being connected, and only on Continue (a CSRF-protected POST) writes the flow
 //! and sends the browser to the provider. The callback consumes the flow exactly once.
 
+mod account;
 mod binding;
 mod callback;
 mod csrf;

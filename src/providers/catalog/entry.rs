@@ -1,0 +1,180 @@
+//! A catalog entry as written in TOML, how one overlays another, and how a merged entry
+//! becomes a [`Provider`] (naming the first missing or bad field).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use url::Url;
+
+use super::{AdapterKind, CatalogError, PkceMode, Provider, RevokeBody, TokenAuth};
+use crate::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET};
+
+/// A catalog entry as written in TOML: every field optional so an entry can override a part.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct EntryFile {
+    display_name: Option<String>,
+    authorize_url: Option<String>,
+    token_url: Option<String>,
+    revoke_url: Option<String>,
+    revoke_body: Option<RevokeBody>,
+    api_base: Option<String>,
+    issuer: Option<String>,
+    iss_parameter_supported: Option<bool>,
+    pub(super) client_id: Option<String>,
+    client_secret_env: Option<String>,
+    scopes: Option<Vec<String>>,
+    scope_separator: Option<String>,
+    pkce: Option<PkceMode>,
+    token_auth: Option<TokenAuth>,
+    extra_authorize_params: Option<BTreeMap<String, String>>,
+    default_token_lifetime_secs: Option<i64>,
+    refresh_rotates: Option<bool>,
+    refresh_grace_secs: Option<i64>,
+    adapter: Option<AdapterKind>,
+    /// Only the built-in demo entry has an inline secret; files name a variable.
+    #[serde(skip)]
+    client_secret: Option<String>,
+}
+
+impl EntryFile {
+    /// This entry with every field `over` sets replaced; extra authorize parameters are
+    /// added to the ones already there (overriding one must not drop Zoho's
+    /// `access_type=offline`).
+    pub(super) fn overlay(self, over: EntryFile) -> EntryFile {
+        let params = match (&self.extra_authorize_params, &over.extra_authorize_params) {
+            (Some(base), Some(more)) => {
+                let mut merged = base.clone();
+                merged.extend(more.clone());
+                Some(merged)
+            }
+            (base, more) => more.clone().or_else(|| base.clone()),
+        };
+        macro_rules! pick {
+            ($($field:ident),*) => {
+                EntryFile { $($field: over.$field.or(self.$field),)* }
+            };
+        }
+        pick!(
+            display_name,
+            authorize_url,
+            token_url,
+            revoke_url,
+            revoke_body,
+            api_base,
+            issuer,
+            iss_parameter_supported,
+            client_id,
+            client_secret_env,
+            scopes,
+            scope_separator,
+            pkce,
+            token_auth,
+            extra_authorize_params,
+            default_token_lifetime_secs,
+            refresh_rotates,
+            refresh_grace_secs,
+            adapter,
+            client_secret
+        )
+        .with_params(params)
+    }
+
+    fn with_params(mut self, params: Option<BTreeMap<String, String>>) -> Self {
+        self.extra_authorize_params = params;
+        self
+    }
+}
+
+pub(super) fn demo_entry(base: &str) -> EntryFile {
+    let url = |path: &str| Some(format!("{base}{path}"));
+    EntryFile {
+        display_name: Some("Demo Billing".into()),
+        authorize_url: url("/authorize"),
+        token_url: url("/token"),
+        revoke_url: url("/revoke"),
+        api_base: url("/api"),
+        issuer: Some(base.to_owned()),
+        iss_parameter_supported: Some(true),
+        client_id: Some(DEMO_CLIENT_ID.into()),
+        client_secret: Some(DEMO_CLIENT_SECRET.into()),
+        scopes: Some(vec!["invoices:read".into(), "invoices:write".into()]),
+        pkce: Some(PkceMode::Required),
+        token_auth: Some(TokenAuth::Basic),
+        adapter: Some(AdapterKind::Demo),
+        ..Default::default()
+    }
+}
+
+fn parse_url(id: &str, field: &str, text: &str) -> Result<Url, CatalogError> {
+    let url = Url::parse(text)
+        .map_err(|e| CatalogError(format!("providers.{id}.{field}: `{text}`: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(CatalogError(format!(
+            "providers.{id}.{field}: must be an http or https URL"
+        )));
+    }
+    Ok(url)
+}
+
+/// Turns a merged entry into a provider, naming the first missing or bad field.
+pub(super) fn resolve(
+    id: &str,
+    entry: EntryFile,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Provider, CatalogError> {
+    let need = |field: &str| CatalogError(format!("providers.{id}.{field} is required"));
+    let url = |field: &str, value: Option<String>| -> Result<Url, CatalogError> {
+        parse_url(id, field, &value.ok_or_else(|| need(field))?)
+    };
+    let client_secret = match entry.client_secret_env {
+        Some(var) => Some(env(&var).ok_or_else(|| {
+            CatalogError(format!(
+                "providers.{id}.client_secret_env: the environment variable {var} is not set"
+            ))
+        })?),
+        None => entry.client_secret,
+    };
+    let iss_parameter_supported = entry.iss_parameter_supported.unwrap_or(false);
+    if iss_parameter_supported && entry.issuer.is_none() {
+        return Err(CatalogError(format!(
+            "providers.{id}.issuer is required when iss_parameter_supported is true"
+        )));
+    }
+    // grantry is a confidential client everywhere: every token request authenticates.
+    if client_secret.is_none() {
+        return Err(need("client_secret_env"));
+    }
+    let token_auth = entry.token_auth.unwrap_or(TokenAuth::Basic);
+    let lifetime = entry.default_token_lifetime_secs.unwrap_or(3600);
+    if !(60..=365 * 24 * 3600).contains(&lifetime) {
+        return Err(CatalogError(format!(
+            "providers.{id}.default_token_lifetime_secs: between 60 and a year"
+        )));
+    }
+    Ok(Provider {
+        id: id.to_owned(),
+        display_name: entry.display_name.unwrap_or_else(|| id.to_owned()),
+        authorize_url: url("authorize_url", entry.authorize_url)?,
+        token_url: url("token_url", entry.token_url)?,
+        revoke_url: entry
+            .revoke_url
+            .map(|u| parse_url(id, "revoke_url", &u))
+            .transpose()?,
+        revoke_body: entry.revoke_body.unwrap_or_default(),
+        api_base: url("api_base", entry.api_base)?,
+        issuer: entry.issuer,
+        iss_parameter_supported,
+        client_id: entry.client_id.ok_or_else(|| need("client_id"))?,
+        client_secret,
+        scopes: entry.scopes.unwrap_or_default(),
+        scope_separator: entry.scope_separator.unwrap_or_else(|| " ".into()),
+        pkce: entry.pkce.unwrap_or(PkceMode::Required),
+        token_auth,
+        extra_authorize_params: entry.extra_authorize_params.unwrap_or_default(),
+        default_token_lifetime_secs: lifetime,
+        refresh_rotates: entry.refresh_rotates.unwrap_or(true),
+        refresh_grace_secs: entry.refresh_grace_secs.unwrap_or(0).max(0),
+        adapter: entry.adapter.ok_or_else(|| need("adapter"))?,
+    })
+}
