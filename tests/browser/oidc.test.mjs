@@ -10,8 +10,7 @@ import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { callListInvoices, freePort } from './support.mjs';
+import { callListInvoices, freePort, launchChromium } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const oidcDir = join(here, '..', 'oidc');
@@ -82,11 +81,7 @@ async function accessToken(user, resource) {
 
 before(async () => {
   issuer = await startProvider();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

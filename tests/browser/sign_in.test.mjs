@@ -7,8 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { callListInvoices, freePort } from './support.mjs';
+import { callListInvoices, freePort, launchChromium } from './support.mjs';
 
 const binary = process.env.GRANTRY_BIN;
 let browser;
@@ -34,11 +33,7 @@ async function startGrantry() {
 }
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

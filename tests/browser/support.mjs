@@ -1,6 +1,15 @@
-// What both browser test files need: a free loopback port, and a tools/call of list_invoices
-// as an MCP 2026-07-28 client (optionally with a bearer token).
+// What both browser test files need: a free loopback port, Debian's Chromium, and a
+// tools/call of list_invoices as an MCP 2026-07-28 client (optionally with a bearer token).
 import { createServer } from 'node:net';
+import { chromium } from 'playwright-core';
+
+/** Debian's Chromium, headless, with nothing running in the background. */
+export const launchChromium = () =>
+  chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
 
 export const freePort = () =>
   new Promise((resolve) => {
