@@ -39,6 +39,7 @@ struct FileSettings {
     max_pending_flows: Option<u32>,
     providers: Option<PathBuf>,
     retry_hold: Option<u64>,
+    max_held_retries: Option<u32>,
     keys: Option<Vec<String>>,
     request_state_ttl: Option<u64>,
     demo: Option<bool>,
@@ -91,6 +92,8 @@ pub struct Config {
     pub limits: Limits,
     pub providers_file: Option<PathBuf>,
     pub retry_hold: Duration,
+    /// Retries held open at once by this process; past it a retry is answered at once.
+    pub max_held_retries: usize,
     /// Keys from configuration; `None` means "use or create the data directory's key".
     pub keys: Option<Vec<String>>,
     pub request_state_ttl_secs: i64,
@@ -244,6 +247,11 @@ impl Config {
             limits,
             providers_file: args.providers.or(file.providers),
             retry_hold: Duration::from_secs(retry_hold),
+            max_held_retries: positive(
+                "--max-held-retries",
+                args.max_held_retries.or(file.max_held_retries),
+                1024,
+            )? as usize,
             keys,
             request_state_ttl_secs: request_state_ttl as i64,
             demo: args.demo.or(file.demo).unwrap_or(true),

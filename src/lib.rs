@@ -18,6 +18,7 @@
 //! | [`limits`] | rate limits counted in the store, shared by the replicas |
 //! | [`leases`] | exclusive leases in the store (single-flight refresh across replicas) |
 //! | [`audit`] | audit events: hashed ids, never a secret |
+//! | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
 //! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge |
 //! | [`tools`] | the tools themselves, free of JSON-RPC |
 //! | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
@@ -39,6 +40,7 @@ pub mod identity;
 pub mod leases;
 pub mod limits;
 pub mod mcp;
+pub mod metrics;
 pub mod providers;
 pub mod seal;
 pub mod state;
@@ -65,6 +67,7 @@ pub fn app(state: AppState) -> Router {
         .merge(connect::router(state.clone()))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
+        .route("/metrics", get(serve_metrics))
         .route("/assets/grantry.css", get(stylesheet));
     if let Some(demo) = &state.demo {
         // The demo's counters are served too: they let tests (and curious users) see that a
@@ -103,6 +106,10 @@ async fn ready(State(state): State<AppState>) -> impl IntoResponse {
             (StatusCode::SERVICE_UNAVAILABLE, "store unavailable")
         }
     }
+}
+
+async fn serve_metrics(State(state): State<AppState>) -> impl IntoResponse {
+    metrics::render(state.metrics.clone()).await
 }
 
 async fn stylesheet() -> impl IntoResponse {

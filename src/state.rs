@@ -32,10 +32,9 @@ pub struct Inner {
     pub demo: Option<DemoProvider>,
     /// Permits for retries held open while a sign-in is pending.
     pub held_retries: tokio::sync::Semaphore,
+    /// Renders `/metrics`.
+    pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }
-
-/// At most this many retries are held open at once per process.
-pub const MAX_HELD_RETRIES: usize = 1024;
 
 impl std::ops::Deref for AppState {
     type Target = Inner;
@@ -105,7 +104,8 @@ impl AppState {
                 limiter,
                 leases,
                 demo,
-                held_retries: tokio::sync::Semaphore::new(MAX_HELD_RETRIES),
+                held_retries: tokio::sync::Semaphore::new(config.max_held_retries),
+                metrics: crate::metrics::install(),
                 config,
             }),
         })

@@ -161,6 +161,10 @@ pub struct ServeArgs {
     /// Seconds a retried tool call waits for a pending sign-in before asking again [default: 45].
     #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS")]
     pub retry_hold: Option<u64>,
+    /// Retries this process holds open at once while their sign-ins are pending; past it a
+    /// retry is asked again at once [default: 1024].
+    #[arg(long, env = "GRANTRY_MAX_HELD_RETRIES", value_name = "N")]
+    pub max_held_retries: Option<u32>,
     /// Sealing keys, comma-separated base64url (32 bytes each); the first seals, all open.
     /// Prefer the environment variable. [default: a key generated in the data directory]
     #[arg(

@@ -145,6 +145,12 @@ async fn complete_claimed(
         Ok(()) => (FlowStatus::Connected, Ok(())),
         Err((status, page)) => (status, Err(Box::new(page))),
     };
+    let counted = match status {
+        FlowStatus::Connected => "completed",
+        FlowStatus::Denied => "declined",
+        _ => "failed",
+    };
+    crate::metrics::sign_in(&flow.provider, counted);
     if let Err(e) = state.flows.finish(&flow.id, status).await {
         tracing::warn!(error = %e, status = status.as_str(), "cannot record how the flow ended");
     }

@@ -181,6 +181,7 @@ pub async fn continue_to_provider(
         flow_id: Some(&flow.id),
     }
     .notice("connect.started", "sign-in started");
+    crate::metrics::sign_in(&flow.provider, "started");
     let https = state.config.is_https();
     let jar = jar.add(binding::set_cookie(&flow.id, binding_value, https));
     let Ok(location) = HeaderValue::from_str(&start.url) else {

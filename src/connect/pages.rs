@@ -91,6 +91,7 @@ pub fn invalid_link() -> Response {
 
 /// The page for a store that is down: nothing was changed, try again.
 pub fn store_unavailable() -> Response {
+    crate::metrics::store_error("connect");
     message(
         StatusCode::SERVICE_UNAVAILABLE,
         "grantry is unavailable for a moment",

@@ -7,8 +7,10 @@
 //! - **The wire matches 2026-07-28.** rmcp writes `"elicitationId": ""` into URL-mode requests,
 //!   a field this revision removed; it is taken out here. rmcp answers a handler's `-32602`
 //!   with HTTP 200; the spec's table (and the Python SDK) use 400, so it is set here.
+//! - **Every request is counted** ([`counted`], outside authentication): by method and by
+//!   outcome, read from the answer the edge already holds.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -20,10 +22,33 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use crate::metrics::{self, Outcome};
+
 /// How long a call may take before its answer switches to an SSE stream.
 pub const SWITCH_TO_SSE_AFTER: Duration = Duration::from_millis(500);
 /// Largest JSON answer the edge buffers to rewrite (rmcp's own answers are far smaller).
 const MAX_REWRITE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Counts the request once answered; outermost, so refusals by authentication count too.
+pub async fn counted(request: Request, next: Next) -> Response {
+    let method = metrics::method_label(
+        request
+            .headers()
+            .get("mcp-method")
+            .and_then(|v| v.to_str().ok()),
+    );
+    let started = Instant::now();
+    let response = next.run(request).await;
+    let status = response.status();
+    let outcome = match response.extensions().get::<Outcome>() {
+        Some(outcome) => *outcome,
+        None if status.is_server_error() => Outcome::Failed,
+        None if status.is_client_error() => Outcome::Refused,
+        None => Outcome::Complete,
+    };
+    metrics::mcp_request(method, outcome, started.elapsed());
+    response
+}
 
 /// The middleware; `keep_alive` is the interval between SSE comments.
 pub async fn edge(keep_alive: Duration, request: Request, next: Next) -> Response {
@@ -114,6 +139,7 @@ async fn fix_json(response: Response) -> Response {
     parts
         .headers
         .insert(CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    parts.extensions.insert(Outcome::of_json(&bytes));
     Response::from_parts(parts, Body::from(bytes))
 }
 
@@ -208,6 +234,7 @@ fn held_as_sse(call: BoxFuture<'static, Response>, keep_alive: Duration) -> Resp
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response.extensions_mut().insert(Outcome::Streamed);
     response
 }
 

@@ -120,6 +120,7 @@ pub(super) fn tool_error(error: ToolError) -> ErrorData {
             None,
         ),
         ToolError::Store(e) => {
+            crate::metrics::store_error("mcp");
             tracing::error!(error = %e, "store unavailable during a tool call");
             ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,

@@ -69,7 +69,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         .layer(middleware::from_fn(move |req, next| {
             edge::edge(keep_alive, req, next)
         }))
-        .layer(middleware::from_fn_with_state(state, auth::authenticate));
+        .layer(middleware::from_fn_with_state(state, auth::authenticate))
+        .layer(middleware::from_fn(edge::counted));
     Router::new()
         .route(auth::METADATA_PATH, get(auth::protected_resource_metadata))
         .route(

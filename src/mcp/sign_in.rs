@@ -171,6 +171,7 @@ pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims)
         tracing::warn!("too many held retries; answering at once");
         return HoldEnd::StillPending;
     };
+    let _counted = crate::metrics::HeldRetry::start();
     let deadline = Instant::now() + state.config.retry_hold;
     let key = GrantKey {
         principal: principal.clone(),
@@ -182,7 +183,10 @@ pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims)
         match state.grants.get(&key).await {
             Ok(Some(_)) => return HoldEnd::Connected,
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "store error while holding a retry"),
+            Err(e) => {
+                crate::metrics::store_error("hold");
+                tracing::warn!(error = %e, "store error while holding a retry");
+            }
         }
         if let Ok(Some(flow)) = state.flows.latest_for_ticket(&claims.ticket_id).await {
             match flow.status {

@@ -85,6 +85,7 @@ pub async fn refresh(
             let seen = grant.version;
             let work = tokio::spawn(async move {
                 let outcome = refresh_holding_lease(&state, &provider, &key, seen).await;
+                crate::metrics::refresh(&provider.id, refresh_label(&outcome));
                 let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded));
                 let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
                 if settled || !replay_is_risky {
@@ -109,6 +110,16 @@ pub async fn refresh(
             }
             Some(_) => {}
         }
+    }
+}
+
+/// How a refresh ended, for the metrics.
+fn refresh_label(outcome: &Result<Access, StoreError>) -> &'static str {
+    match outcome {
+        Ok(Access::Token { .. }) => "refreshed",
+        Ok(Access::SignInNeeded) => "signed_out",
+        Ok(Access::Unavailable(_)) => "unavailable",
+        Err(_) => "store_error",
     }
 }
 

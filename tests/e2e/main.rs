@@ -10,6 +10,7 @@ mod disconnect;
 mod faults;
 mod invoice_forms;
 mod limits;
+mod metrics;
 mod oidc;
 mod refresh;
 mod replicas;

@@ -1,0 +1,202 @@
+//! Prometheus metrics on `GET /metrics`: what the connector is doing, never who for.
+//!
+//! Labels take values from small fixed sets (MCP methods, outcomes) or from the provider
+//! catalog (provider ids); no principal, account, token or flow id ever becomes a label.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// MCP requests, by method and outcome.
+pub const MCP_REQUESTS: &str = "grantry_mcp_requests_total";
+/// Time to the answer's headers (a held retry switches to a stream after 500 ms).
+pub const MCP_DURATION: &str = "grantry_mcp_request_duration_seconds";
+/// Sign-ins, by provider and outcome (`started`, `completed`, `declined`, `failed`).
+pub const SIGN_INS: &str = "grantry_sign_ins_total";
+/// Token refreshes, by provider and outcome.
+pub const REFRESHES: &str = "grantry_refreshes_total";
+/// Retries held open right now, waiting for a sign-in to land.
+pub const HELD_RETRIES: &str = "grantry_held_retries";
+/// Store operations that failed, by where they were needed.
+pub const STORE_ERRORS: &str = "grantry_store_errors_total";
+
+/// Seconds: from a fast in-memory answer to a held retry's switch to a stream.
+const DURATION_BUCKETS: &[f64] = &[
+    0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+
+/// The MCP methods counted by name; any other method counts as `other`, so a client cannot
+/// create label values at will.
+const KNOWN_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "initialize",
+    "ping",
+    "resources/list",
+    "prompts/list",
+];
+
+/// The recorder, installed once per process; later calls get the same handle.
+pub fn install() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Full(MCP_DURATION.into()), DURATION_BUCKETS)
+                .expect("the duration buckets are not empty");
+            let handle = match builder.install_recorder() {
+                Ok(handle) => handle,
+                // Another recorder owns the process (an embedding program's): keep a private
+                // one so `/metrics` still answers, if emptily.
+                Err(_) => PrometheusBuilder::new().build_recorder().handle(),
+            };
+            describe();
+            // Present from the first scrape, not from the first held retry.
+            metrics::gauge!(HELD_RETRIES).set(0.0);
+            handle
+        })
+        .clone()
+}
+
+fn describe() {
+    metrics::describe_counter!(MCP_REQUESTS, "MCP requests by method and outcome");
+    metrics::describe_histogram!(
+        MCP_DURATION,
+        metrics::Unit::Seconds,
+        "Time to the MCP answer's headers"
+    );
+    metrics::describe_counter!(SIGN_INS, "Sign-ins by provider and outcome");
+    metrics::describe_counter!(REFRESHES, "Token refreshes by provider and outcome");
+    metrics::describe_gauge!(HELD_RETRIES, "Retries held open waiting for a sign-in");
+    metrics::describe_counter!(STORE_ERRORS, "Failed store operations by area");
+}
+
+/// `GET /metrics`, in the Prometheus text format.
+pub async fn render(handle: PrometheusHandle) -> impl IntoResponse {
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        handle.render(),
+    )
+}
+
+/// The label for an `Mcp-Method` header value.
+pub fn method_label(method: Option<&str>) -> &'static str {
+    match method {
+        Some(m) => KNOWN_METHODS
+            .iter()
+            .find(|known| **known == m)
+            .copied()
+            .unwrap_or("other"),
+        None => "none",
+    }
+}
+
+/// How an MCP request ended, as counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A result (`complete`, or a non-tool method's result).
+    Complete,
+    /// `input_required`: the client is asked for something first.
+    InputRequired,
+    /// A JSON-RPC error.
+    Error,
+    /// The answer became a stream (a held retry); its end is counted by the sign-in metrics.
+    Streamed,
+    /// Refused before the protocol: authentication, rate limits, size (HTTP 4xx).
+    Refused,
+    /// HTTP 5xx.
+    Failed,
+}
+
+impl Outcome {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::InputRequired => "input_required",
+            Self::Error => "error",
+            Self::Streamed => "streamed",
+            Self::Refused => "refused",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Classifies a JSON-RPC answer's bytes without parsing them.
+    pub fn of_json(body: &[u8]) -> Self {
+        if memfind(body, br#""resultType":"input_required""#) {
+            Self::InputRequired
+        } else if memfind(body, br#""error":{"#) && !memfind(body, br#""result":"#) {
+            Self::Error
+        } else {
+            Self::Complete
+        }
+    }
+}
+
+fn memfind(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+pub fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {
+    metrics::counter!(MCP_REQUESTS, "method" => method, "outcome" => outcome.label()).increment(1);
+    metrics::histogram!(MCP_DURATION, "method" => method).record(elapsed.as_secs_f64());
+}
+
+/// A sign-in moved on: `started`, `completed`, `declined` or `failed`.
+pub fn sign_in(provider: &str, outcome: &'static str) {
+    metrics::counter!(SIGN_INS, "provider" => provider.to_owned(), "outcome" => outcome)
+        .increment(1);
+}
+
+/// A refresh ended: `refreshed`, `signed_out` (the provider refused the refresh token),
+/// `unavailable` (the provider could not be reached or answered oddly) or `store_error`.
+pub fn refresh(provider: &str, outcome: &'static str) {
+    metrics::counter!(REFRESHES, "provider" => provider.to_owned(), "outcome" => outcome)
+        .increment(1);
+}
+
+/// A store operation failed where `area` needed it (`mcp`, `connect`, `callback`, `hold`).
+pub fn store_error(area: &'static str) {
+    metrics::counter!(STORE_ERRORS, "area" => area).increment(1);
+}
+
+/// Counts one held retry for as long as the guard lives.
+pub struct HeldRetry(());
+
+impl HeldRetry {
+    pub fn start() -> Self {
+        metrics::gauge!(HELD_RETRIES).increment(1.0);
+        Self(())
+    }
+}
+
+impl Drop for HeldRetry {
+    fn drop(&mut self) {
+        metrics::gauge!(HELD_RETRIES).decrement(1.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_are_read_from_the_answer() {
+        let input = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}}"#;
+        assert_eq!(Outcome::of_json(input), Outcome::InputRequired);
+        let error = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#;
+        assert_eq!(Outcome::of_json(error), Outcome::Error);
+        let done = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"\"error\":{"}]}}"#;
+        assert_eq!(Outcome::of_json(done), Outcome::Complete);
+    }
+
+    #[test]
+    fn unknown_methods_do_not_become_labels() {
+        assert_eq!(method_label(Some("tools/call")), "tools/call");
+        assert_eq!(method_label(Some("x/$(rm -rf)")), "other");
+        assert_eq!(method_label(None), "none");
+    }
+}

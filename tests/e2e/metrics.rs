@@ -1,0 +1,149 @@
+//! `/metrics`: scraped as Prometheus would, after a sign-in that was declined, one that
+//! completed, and calls of each outcome; no personal data in any line.
+
+use serde_json::{Value, json};
+
+use crate::support::mcp::url_and_form;
+use crate::support::{Browser, Mcp, Server};
+
+/// The value of the sample whose name and labels are exactly `series`.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no sample `{series}` in:\n{text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+async fn scrape(server: &Server) -> String {
+    let response = reqwest::get(format!("{}/metrics", server.base))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let content_type = response.headers()["content-type"].to_str().unwrap();
+    assert!(
+        content_type.starts_with("text/plain; version=0.0.4"),
+        "{content_type}"
+    );
+    response.text().await.unwrap()
+}
+
+#[tokio::test]
+async fn metrics_count_requests_sign_ins_and_outcomes_without_personal_data() {
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    mcp.request("server/discover", json!({}), url_and_form())
+        .await;
+    mcp.request("tools/list", json!({}), url_and_form()).await;
+
+    // One sign-in declined at the provider, then one completed.
+    let (link, _, _) = mcp.first_round().await;
+    let browser = Browser::new();
+    browser.sign_in(&link, false).await;
+    let first = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    let (link, state, key) = first.sign_in_round();
+    browser.sign_in(&link, true).await;
+    let retry = mcp
+        .retry(
+            "list_invoices",
+            json!({}),
+            json!({ key.clone(): {"action": "accept"} }),
+            &state,
+        )
+        .await;
+    assert_eq!(retry.result()["resultType"], "complete", "{}", retry.raw);
+    // A requestState that does not open is a JSON-RPC error.
+    let bad = mcp
+        .retry(
+            "list_invoices",
+            json!({}),
+            json!({ key: {"action": "accept"} }),
+            "not-a-sealed-state",
+        )
+        .await;
+    assert_eq!(bad.error_code(), -32602);
+
+    let text = scrape(&server).await;
+    let requests = |method: &str, outcome: &str| {
+        sample(
+            &text,
+            &format!(r#"grantry_mcp_requests_total{{method="{method}",outcome="{outcome}"}}"#),
+        )
+    };
+    assert_eq!(requests("server/discover", "complete"), 1.0);
+    assert_eq!(requests("tools/list", "complete"), 1.0);
+    assert_eq!(requests("tools/call", "input_required"), 2.0);
+    assert_eq!(requests("tools/call", "complete"), 1.0);
+    assert_eq!(requests("tools/call", "error"), 1.0);
+    let sign_ins = |outcome: &str| {
+        sample(
+            &text,
+            &format!(r#"grantry_sign_ins_total{{provider="demo",outcome="{outcome}"}}"#),
+        )
+    };
+    assert_eq!(sign_ins("started"), 2.0);
+    assert_eq!(sign_ins("declined"), 1.0);
+    assert_eq!(sign_ins("completed"), 1.0);
+    assert_eq!(
+        sample(
+            &text,
+            r#"grantry_mcp_request_duration_seconds_count{method="tools/call"}"#
+        ),
+        4.0
+    );
+    assert!(
+        text.contains(
+            r#"grantry_mcp_request_duration_seconds_bucket{method="tools/call",le="0.005"}"#
+        ),
+        "latency is a histogram with buckets"
+    );
+    assert!(text.contains("# TYPE grantry_held_retries gauge"));
+    assert_eq!(
+        sample(&text, "grantry_held_retries"),
+        0.0,
+        "nothing held now"
+    );
+
+    // No principal, account, flow or link appears: only method, outcome, provider and area.
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let labels = line.split_once('{').map_or("", |(_, rest)| rest);
+        for pair in labels.trim_end_matches(|c| c != '}').split("\",") {
+            let name = pair
+                .split('=')
+                .next()
+                .unwrap_or_default()
+                .trim_matches(['{', '}']);
+            assert!(
+                ["method", "outcome", "provider", "area", "le", ""].contains(&name),
+                "unexpected label `{name}` in {line}"
+            );
+        }
+    }
+    for secret in [
+        state.as_str(),
+        link.as_str(),
+        "local-user",
+        "urn:grantry:dev",
+    ] {
+        assert!(!text.contains(secret), "metrics hold no personal data");
+    }
+}
+
+#[tokio::test]
+async fn refusals_before_the_protocol_count_as_refused() {
+    let server = Server::start(&["--rate-mcp-ip", "2"]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    for _ in 0..4 {
+        mcp.request("tools/list", json!({}), url_and_form()).await;
+    }
+    let text = scrape(&server).await;
+    let refused: Value = sample(
+        &text,
+        r#"grantry_mcp_requests_total{method="tools/list",outcome="refused"}"#,
+    )
+    .into();
+    assert_eq!(refused, json!(2.0), "the calls over the limit got 429");
+}
