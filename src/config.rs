@@ -46,6 +46,7 @@ struct FileSettings {
     demo_token_ttl: Option<i64>,
     allowed_origins: Option<Vec<String>>,
     conformance_tools: Option<bool>,
+    demo_api_in_process: Option<bool>,
     no_url_elicitation: Option<NoUrlElicitation>,
     log_format: Option<LogFormat>,
 }
@@ -101,6 +102,8 @@ pub struct Config {
     pub demo_token_ttl_secs: i64,
     pub allowed_origins: Vec<String>,
     pub conformance_tools: bool,
+    /// Benchmarks: the demo adapter calls the demo API in-process, not over HTTP.
+    pub demo_api_in_process: bool,
     pub no_url_elicitation: NoUrlElicitation,
     pub log_format: LogFormat,
 }
@@ -260,6 +263,10 @@ impl Config {
             conformance_tools: args
                 .conformance_tools
                 .or(file.conformance_tools)
+                .unwrap_or(false),
+            demo_api_in_process: args
+                .demo_api_in_process
+                .or(file.demo_api_in_process)
                 .unwrap_or(false),
             no_url_elicitation: args
                 .no_url_elicitation

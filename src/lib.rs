@@ -28,6 +28,8 @@
 //! | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
 //! | [`store`] | opening the store named by `--store` (SQLite, PostgreSQL, Redis), durability checks at start, the cross-replica event buses |
 
+#![forbid(unsafe_code)]
+
 pub mod audit;
 pub mod clock;
 pub mod config;
@@ -81,9 +83,10 @@ pub fn app(state: AppState) -> Router {
     }
     router
         .layer(
-            // Spans carry the path only: query strings (codes, state) never reach the log.
+            // Spans carry the path only: query strings (codes, state) never reach the log. At
+            // debug level: a span per request costs more than some whole requests.
             TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
-                tracing::info_span!("http", method = %req.method(), path = %loggable_path(req.uri().path()))
+                tracing::debug_span!("http", method = %req.method(), path = %loggable_path(req.uri().path()))
             }),
         )
         .with_state(state)

@@ -64,9 +64,7 @@ fn migrate(args: ServeArgs) -> ExitCode {
     }
 }
 
-pub(crate) fn install_tls_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
+pub(crate) use grantry::providers::http::install_tls_provider;
 
 fn serve(args: ServeArgs) -> ExitCode {
     let config = match Config::resolve(args) {

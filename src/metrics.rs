@@ -137,7 +137,7 @@ impl Outcome {
 }
 
 fn memfind(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 pub fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {

@@ -32,6 +32,8 @@ pub struct Inner {
     pub demo: Option<DemoProvider>,
     /// Permits for retries held open while a sign-in is pending.
     pub held_retries: tokio::sync::Semaphore,
+    /// The demo billing API as a router, when `--demo-api-in-process` asks for it.
+    pub in_process_api: Option<axum::Router>,
     /// Renders `/metrics`.
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }
@@ -93,6 +95,10 @@ impl AppState {
         let http = crate::providers::http::client();
         let identity = Identity::start(&config, http.clone()).await?;
         let limiter = Limiter::start(counters, config.limits.clone());
+        let in_process_api = demo
+            .as_ref()
+            .filter(|_| config.demo_api_in_process)
+            .map(|demo| axum::Router::new().nest("/demo", demo.router()));
         Ok(Self {
             inner: Arc::new(Inner {
                 grants: Grants::new(grants, sealer.clone(), GrantEvents::new(bus)),
@@ -106,6 +112,7 @@ impl AppState {
                 demo,
                 held_retries: tokio::sync::Semaphore::new(config.max_held_retries),
                 metrics: crate::metrics::install(),
+                in_process_api,
                 config,
             }),
         })

@@ -194,6 +194,10 @@ pub struct ServeArgs {
     /// Also offer the MCP conformance suite's test_* tools (for running the suite).
     #[arg(long, env = "GRANTRY_CONFORMANCE_TOOLS", value_name = "BOOL")]
     pub conformance_tools: Option<bool>,
+    /// For benchmarks: the demo adapter calls the demo billing API inside the process rather
+    /// than over loopback HTTP, so a benchmark shows grantry's own cost per call.
+    #[arg(long, env = "GRANTRY_DEMO_API_IN_PROCESS", value_name = "BOOL")]
+    pub demo_api_in_process: Option<bool>,
     /// Log format [default: text].
     #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,

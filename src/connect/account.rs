@@ -19,6 +19,7 @@ pub(super) async fn pick_account(
 ) -> Result<Option<Account>, Response> {
     let api = adapters::Api {
         http: &state.http,
+        in_process: state.in_process_api.as_ref(),
         provider,
         access_token: &tokens.access_token,
         account: None,

@@ -101,6 +101,24 @@ impl Counter {
 struct Window {
     number: i64,
     counters: HashMap<String, Counter>,
+    /// Store keys already hashed this window, per bucket: the same callers come back many
+    /// times a minute, and hashing each request's address and principal again costs more
+    /// than the rest of the decision.
+    hashed: [HashMap<String, String>; 3],
+}
+
+impl Window {
+    fn key(&mut self, bucket: Bucket, who: &str) -> String {
+        let hashed = &mut self.hashed[bucket as usize];
+        if let Some(key) = hashed.get(who) {
+            return key.clone();
+        }
+        let key = key(bucket, who);
+        if hashed.len() < MAX_KEYS_PER_WINDOW {
+            hashed.insert(who.to_owned(), key.clone());
+        }
+        key
+    }
 }
 
 /// Decides requests against the limits; cheap to clone.
@@ -140,14 +158,14 @@ impl Limiter {
         if window.number != number {
             *window = Window {
                 number,
-                counters: HashMap::new(),
+                ..Window::default()
             };
         }
         let full = window.counters.len() >= MAX_KEYS_PER_WINDOW;
         let keys: Vec<(String, u64)> = checks
             .iter()
             .map(|(bucket, who)| {
-                let key = key(*bucket, who);
+                let key = window.key(*bucket, who);
                 let key = if full && !window.counters.contains_key(&key) {
                     format!("{}:overflow", bucket.label())
                 } else {

@@ -175,7 +175,7 @@ fn rewrite(bytes: Bytes) -> (Bytes, bool) {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 fn internal_error() -> Response {

@@ -30,24 +30,36 @@ use crate::tools::{self, ToolError, ToolOutcome, ToolResult};
 /// How long clients may cache discovery and the tool list (they do not vary per user).
 const LIST_TTL_MS: u64 = 5 * 60 * 1000;
 
+/// Cloned for every request (rmcp serves each statelessly): everything behind `Arc`s.
 #[derive(Clone)]
 pub struct McpHandler {
     state: AppState,
+    /// The same for every caller and request: built once, not per `tools/list` or call.
+    tools: Arc<Vec<Tool>>,
+    info: Arc<ServerConfig>,
 }
 
 impl McpHandler {
     pub fn new(state: AppState) -> Self {
-        Self { state }
-    }
-
-    fn tool_list(&self) -> Vec<Tool> {
         let own = tools::specs().into_iter().map(to_rmcp_tool);
-        if self.state.config.conformance_tools {
+        let tools = if state.config.conformance_tools {
             // The suite probes headers by calling the first listed tool with `{}` from a
             // client without URL elicitation: list its fixtures first.
             conformance::tools().into_iter().chain(own).collect()
         } else {
             own.collect()
+        };
+        let info = from_json(json!({
+            "protocolVersion": "2026-07-28",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "grantry", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "Tools over the user's connected billing account. When an account is \
+                not connected yet, the user is asked to open a sign-in link first.",
+        }));
+        Self {
+            state,
+            tools: Arc::new(tools),
+            info: Arc::new(info),
         }
     }
 }
@@ -163,13 +175,7 @@ fn missing_url_elicitation(tool: &str) -> ErrorData {
 
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
-        from_json(json!({
-            "protocolVersion": "2026-07-28",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "grantry", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "Tools over the user's connected billing account. When an account is \
-                not connected yet, the user is asked to open a sign-in link first.",
-        }))
+        (*self.info).clone()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -194,13 +200,13 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tool_list())
+        Ok(ListToolsResult::with_all_items((*self.tools).clone())
             .with_ttl_ms(LIST_TTL_MS)
             .with_cache_scope(CacheScope::Public))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tool_list().into_iter().find(|t| t.name == name)
+        self.tools.iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(

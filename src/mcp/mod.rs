@@ -58,11 +58,18 @@ pub fn router(state: AppState) -> Router<AppState> {
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
         .with_sse_keep_alive(Some(keep_alive_interval(config.retry_hold)));
-    let service = StreamableHttpService::new(
+    let service = Arc::new(StreamableHttpService::new(
         handler::factory(state.clone()),
         Arc::new(NeverSessionManager::default()),
         server_config,
-    );
+    ));
+    // axum clones a route's service for every request, and rmcp's `Service::call` clones
+    // itself again, config (host and origin lists) included; `handle` on a shared service
+    // does neither.
+    let service = tower::service_fn(move |request: axum::extract::Request| {
+        let service = service.clone();
+        async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+    });
     let keep_alive = keep_alive_interval(config.retry_hold);
     let mcp = Router::new()
         .route_service("/mcp", service)

@@ -52,6 +52,12 @@ pub async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, Out
     Ok(body)
 }
 
+/// Makes ring rustls's process-wide crypto provider (reqwest is built without one); call it
+/// before the first client is built. Later calls do nothing.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// A short reason for a transport error, without the URL (which may carry a query).
 pub fn transport_reason(error: &reqwest::Error) -> String {
     if error.is_timeout() {

@@ -80,6 +80,7 @@ impl Target<'_> {
     fn api<'b>(&'b self, state: &'b AppState) -> Api<'b> {
         Api {
             http: &state.http,
+            in_process: state.in_process_api.as_ref(),
             provider: self.provider,
             access_token: &self.token,
             account: self.account.as_ref(),

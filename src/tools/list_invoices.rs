@@ -151,6 +151,7 @@ pub async fn run(
         };
         let api = Api {
             http: &state.http,
+            in_process: state.in_process_api.as_ref(),
             provider,
             access_token: &token,
             account: account.as_ref(),

@@ -147,3 +147,40 @@ async fn refusals_before_the_protocol_count_as_refused() {
     .into();
     assert_eq!(refused, json!(2.0), "the calls over the limit got 429");
 }
+
+#[tokio::test]
+async fn a_held_retry_shows_in_the_gauge_until_the_sign_in_lands() {
+    let server = Server::start(&["--retry-hold", "30"]).await;
+    let mcp = std::sync::Arc::new(Mcp::new(server.mcp_url()));
+    let (link, state, key) = mcp.first_round().await;
+    let waiting = {
+        let mcp = mcp.clone();
+        tokio::spawn(async move {
+            mcp.retry(
+                "list_invoices",
+                json!({}),
+                json!({ key: {"action": "accept"} }),
+                &state,
+            )
+            .await
+        })
+    };
+    let started = std::time::Instant::now();
+    while sample(&scrape(&server).await, "grantry_held_retries") < 1.0 {
+        assert!(started.elapsed().as_secs() < 10, "the retry was never held");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Browser::new().sign_in(&link, true).await;
+    let answer = waiting.await.unwrap();
+    assert_eq!(answer.result()["resultType"], "complete", "{}", answer.raw);
+    let text = scrape(&server).await;
+    assert_eq!(sample(&text, "grantry_held_retries"), 0.0);
+    assert_eq!(
+        sample(
+            &text,
+            r#"grantry_mcp_requests_total{method="tools/call",outcome="streamed"}"#
+        ),
+        1.0,
+        "the held retry was answered as a stream"
+    );
+}

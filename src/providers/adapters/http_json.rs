@@ -65,9 +65,12 @@ pub async fn send_json<T: DeserializeOwned>(
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let response = match request.send().await {
-            Ok(response) => response,
-            Err(e) => return Err(ApiError::Unavailable(transport_reason(&e))),
+        let response = match api.in_process {
+            Some(upstream) => in_process(upstream, request).await?,
+            None => match request.send().await {
+                Ok(response) => response,
+                Err(e) => return Err(ApiError::Unavailable(transport_reason(&e))),
+            },
         };
         let status = response.status();
         if status == reqwest::StatusCode::UNAUTHORIZED {
@@ -119,6 +122,42 @@ pub async fn send_json<T: DeserializeOwned>(
         });
     }
     Err(last)
+}
+
+/// Answers `request` with `upstream` (an axum router) instead of the network, as the same
+/// `reqwest::Response` the network would give.
+async fn in_process(
+    upstream: &axum::Router,
+    request: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, ApiError> {
+    use tower::ServiceExt;
+    let request = request
+        .build()
+        .map_err(|e| ApiError::Unavailable(transport_reason(&e)))?;
+    let mut outgoing = axum::http::Request::builder()
+        .method(request.method().clone())
+        .uri(request.url().as_str());
+    for (name, value) in request.headers() {
+        outgoing = outgoing.header(name, value);
+    }
+    let body = request
+        .body()
+        .and_then(reqwest::Body::as_bytes)
+        .map(bytes::Bytes::copy_from_slice)
+        .unwrap_or_default();
+    let outgoing = outgoing
+        .body(axum::body::Body::from(body))
+        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
+    let answer = upstream
+        .clone()
+        .oneshot(outgoing)
+        .await
+        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
+    let (parts, body) = answer.into_parts();
+    let bytes = axum::body::to_bytes(body, crate::providers::http::MAX_RESPONSE_BYTES)
+        .await
+        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
+    Ok(http::Response::from_parts(parts, bytes).into())
 }
 
 /// `base` with `segments` appended to its path.

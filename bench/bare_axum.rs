@@ -1,0 +1,29 @@
+//! The machine's limit for the benchmark: a bare axum server that answers `POST /mcp` with a
+//! fixed JSON body, read and discarded request body included. Same runtime, same HTTP stack
+//! as grantry, none of its work.
+//!
+//! `cargo run --release --example bare_axum -- 127.0.0.1:9001`
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::header::CONTENT_TYPE;
+use axum::routing::{get, post};
+
+const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"fixed"}],"isError":false}}"#;
+
+#[tokio::main]
+async fn main() {
+    let listen = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:9001".to_owned());
+    let app = Router::new()
+        .route(
+            "/mcp",
+            post(|_body: Bytes| async { ([(CONTENT_TYPE, "application/json")], ANSWER) }),
+        )
+        .route("/healthz", get(|| async { "ok" }));
+    let listener = tokio::net::TcpListener::bind(&listen)
+        .await
+        .unwrap_or_else(|e| panic!("cannot listen on {listen}: {e}"));
+    axum::serve(listener, app).await.expect("serve");
+}

@@ -1,0 +1,72 @@
+//! Fills a store with grants for the benchmark's scale scenario: `COUNT` synthetic users, each
+//! with a demo grant sealed exactly as grantry seals one (tokens of realistic length), written
+//! through grantry's own grant store.
+//!
+//! `GRANTRY_KEYS=… seed_grants STORE_URL STORE_PREFIX FROM COUNT` writes users FROM..FROM+COUNT
+//! (so a store can be grown in steps) and prints how long it took.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use grantry::config::{Config, ServeArgs};
+use grantry::grants::GrantKey;
+use grantry::identity::{DEV_ISSUER, Principal};
+use grantry::providers::oauth::TokenSet;
+
+/// Writes in flight at once: enough to keep a network store busy.
+const CONCURRENCY: usize = 64;
+
+#[tokio::main]
+async fn main() {
+    grantry::providers::http::install_tls_provider();
+    let mut args = std::env::args().skip(1);
+    let store = args.next().expect("STORE_URL");
+    let prefix = args.next().expect("STORE_PREFIX");
+    let from: u64 = args.next().and_then(|a| a.parse().ok()).expect("FROM");
+    let count: u64 = args.next().and_then(|a| a.parse().ok()).expect("COUNT");
+    let data_dir = tempfile::tempdir().expect("a scratch data directory");
+    let config = Config::resolve(ServeArgs {
+        store: Some(store),
+        store_prefix: Some(prefix),
+        data_dir: Some(data_dir.path().to_owned()),
+        keys: std::env::var("GRANTRY_KEYS").ok().map(Into::into),
+        ..Default::default()
+    })
+    .expect("a valid store configuration");
+    let grants = grantry::state::maintenance_grants(&config)
+        .await
+        .expect("the store opens");
+    let started = Instant::now();
+    let now = grantry::clock::unix_now();
+    futures::stream::iter(from..from + count)
+        .for_each_concurrent(CONCURRENCY, |i| {
+            let grants = &grants;
+            async move {
+                let key = GrantKey {
+                    principal: Principal {
+                        issuer: DEV_ISSUER.to_owned(),
+                        subject: format!("bench-user-{i:08}"),
+                    },
+                    provider: "demo".to_owned(),
+                };
+                let tokens = TokenSet {
+                    access_token: format!("{i:0>180}"),
+                    refresh_token: Some(format!("{i:0>120}")),
+                    expires_at: now + 86_400,
+                    scopes: vec!["invoices:read".to_owned()],
+                    account: None,
+                    previous_refresh_token: None,
+                    rotated_at: None,
+                };
+                grants
+                    .store_new(&key, &tokens, now)
+                    .await
+                    .unwrap_or_else(|e| panic!("writing grant {i}: {e}"));
+            }
+        })
+        .await;
+    println!(
+        r#"{{"written":{count},"seconds":{:.1}}}"#,
+        started.elapsed().as_secs_f64()
+    );
+}

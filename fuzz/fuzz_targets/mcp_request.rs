@@ -1,0 +1,49 @@
+#![no_main]
+//! JSON-RPC parsing and dispatch: any bytes as the body of `POST /mcp`, through the whole
+//! app (edge, authentication, rmcp, the tools). The headers follow the body's `method` and
+//! tool name when it has them, so well-formed messages reach the handlers. Whatever comes in,
+//! the answer is never a 5xx and a JSON answer is valid JSON.
+
+use axum::body::Body;
+use axum::http::Request;
+use grantry_fuzz::{HOST, harness};
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+fuzz_target!(|body: &[u8]| {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let field = |pointer: &str| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.pointer(pointer))
+            .and_then(Value::as_str)
+            .filter(|s| s.bytes().all(|b| b.is_ascii_graphic()))
+            .map(str::to_owned)
+    };
+    let mut request = Request::post("/mcp")
+        .header("host", HOST)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28");
+    if let Some(method) = field("/method") {
+        request = request.header("mcp-method", method);
+    }
+    if let Some(name) = field("/params/name") {
+        request = request.header("mcp-name", name);
+    }
+    let request = request.body(Body::from(body.to_vec())).unwrap();
+    let (response, answer) = harness().send(request);
+    assert!(
+        !response.status().is_server_error(),
+        "a request got {}: {}",
+        response.status(),
+        String::from_utf8_lossy(&answer)
+    );
+    let is_json = response
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        serde_json::from_slice::<Value>(&answer).expect("a JSON answer parses");
+    }
+});
