@@ -104,7 +104,13 @@ async fn sign_in(base: &str, sealer: &Sealer) -> Result<(), String> {
     let page = get(&browser, &connect, StatusCode::OK).await?;
     let authorize = submit(&browser, &connect, &page, None).await?;
     let consent = get(&browser, &authorize, StatusCode::OK).await?;
-    let callback = submit(&browser, &authorize, &consent, Some(("decision", "approve"))).await?;
+    let callback = submit(
+        &browser,
+        &authorize,
+        &consent,
+        Some(("decision", "approve")),
+    )
+    .await?;
     let response = browser
         .get(&callback)
         .send()
@@ -148,14 +154,21 @@ async fn submit(
         .await
         .map_err(|e| e.to_string())?;
     if response.status() != StatusCode::SEE_OTHER {
-        return Err(format!("POST {} answered {}", path(action.as_str()), response.status()));
+        return Err(format!(
+            "POST {} answered {}",
+            path(action.as_str()),
+            response.status()
+        ));
     }
     let location = response
         .headers()
         .get("location")
         .and_then(|v| v.to_str().ok())
         .ok_or("a redirect without Location")?;
-    Ok(action.join(location).map_err(|e| e.to_string())?.to_string())
+    Ok(action
+        .join(location)
+        .map_err(|e| e.to_string())?
+        .to_string())
 }
 
 /// The first form's action and its named inputs, from the server's own simple markup.

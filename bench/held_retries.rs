@@ -22,16 +22,30 @@ async fn main() {
     grantry::providers::http::install_tls_provider();
     let mut args = std::env::args().skip(1);
     let base = args.next().expect("BASE_URL");
-    let pid: u32 = args.next().and_then(|a| a.parse().ok()).expect("SERVER_PID");
+    let pid: u32 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .expect("SERVER_PID");
     let count: usize = args.next().and_then(|a| a.parse().ok()).expect("COUNT");
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
         .build()
         .unwrap();
-    let first = call(&http, &base, json!({"name": "list_invoices", "arguments": {}})).await;
+    let first = call(
+        &http,
+        &base,
+        json!({"name": "list_invoices", "arguments": {}}),
+    )
+    .await;
     let result = &first["result"];
     assert_eq!(result["resultType"], "input_required", "{first}");
-    let key = result["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let key = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
     let retry = json!({
         "name": "list_invoices",
         "arguments": {},
@@ -47,7 +61,10 @@ async fn main() {
         .collect();
     let started = Instant::now();
     while held(&http, &base).await < count as f64 {
-        assert!(started.elapsed() < Duration::from_secs(120), "not all retries were held");
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "not all retries were held"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let held_after = started.elapsed();
@@ -69,6 +86,7 @@ async fn main() {
     let landed = Instant::now();
     let mut completed = 0;
     let mut other = 0;
+    let mut other_kinds = std::collections::BTreeMap::new();
     for waiter in waiters {
         let answer = waiter.await.unwrap();
         if answer["result"]["resultType"] == "complete"
@@ -77,7 +95,17 @@ async fn main() {
             completed += 1;
         } else {
             other += 1;
+            let text = answer["result"]["content"][0]["text"]
+                .as_str()
+                .or(answer["error"]["message"].as_str())
+                .unwrap_or("(no answer)");
+            *other_kinds
+                .entry(text.chars().take(120).collect::<String>())
+                .or_insert(0) += 1;
         }
+    }
+    for (text, n) in &other_kinds {
+        eprintln!("{n} answered: {text}");
     }
     println!(
         r#"{{"held":{count},"all_held_after_ms":{},"rss_before_kib":{rss_before},"rss_held_kib":{rss_held},"bytes_per_held_retry":{},"completed":{completed},"other":{other},"all_woke_within_ms":{}}}"#,

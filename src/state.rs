@@ -32,11 +32,18 @@ pub struct Inner {
     pub demo: Option<DemoProvider>,
     /// Permits for retries held open while a sign-in is pending.
     pub held_retries: tokio::sync::Semaphore,
+    /// Turns for held retries to read the store, and once woken to run their tool: when one
+    /// sign-in wakes thousands of retries at once, they take turns in memory instead of all
+    /// queueing at the store's pool (which gives up after a few seconds).
+    pub hold_turns: tokio::sync::Semaphore,
     /// The demo billing API as a router, when `--demo-api-in-process` asks for it.
     pub in_process_api: Option<axum::Router>,
     /// Renders `/metrics`.
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }
+
+/// Held retries that may use the store at once (a few times the largest pool).
+const HOLD_TURNS: usize = 32;
 
 impl std::ops::Deref for AppState {
     type Target = Inner;
@@ -111,6 +118,7 @@ impl AppState {
                 leases,
                 demo,
                 held_retries: tokio::sync::Semaphore::new(config.max_held_retries),
+                hold_turns: tokio::sync::Semaphore::new(HOLD_TURNS),
                 metrics: crate::metrics::install(),
                 in_process_api,
                 config,

@@ -10,7 +10,12 @@ use super::invoices::DemoInvoice;
 #[derive(Default)]
 pub(super) struct Book {
     users: Mutex<HashMap<String, UserBook>>,
+    /// Seeded invoices already derived (eight SHA-256s per user), for the most recent users.
+    seeded: Mutex<HashMap<String, Vec<DemoInvoice>>>,
 }
+
+/// Users whose seeded invoices are kept derived; past it they are derived on each read.
+const SEEDED_KEPT: usize = 10_000;
 
 #[derive(Default)]
 struct UserBook {
@@ -28,8 +33,8 @@ pub(super) enum VoidError {
 impl Book {
     /// The user's invoices: seeded ones, then created ones, with voids applied.
     pub fn invoices(&self, user: &str) -> Vec<DemoInvoice> {
+        let mut all = self.seeded(user);
         let users = self.users.lock().expect("demo book lock");
-        let mut all = super::invoices::seeded(user);
         if let Some(book) = users.get(user) {
             all.extend(book.created.iter().cloned());
             for invoice in &mut all {
@@ -39,6 +44,18 @@ impl Book {
             }
         }
         all
+    }
+
+    fn seeded(&self, user: &str) -> Vec<DemoInvoice> {
+        let mut kept = self.seeded.lock().expect("demo seeded lock");
+        if let Some(invoices) = kept.get(user) {
+            return invoices.clone();
+        }
+        let invoices = super::invoices::seeded(user);
+        if kept.len() < SEEDED_KEPT {
+            kept.insert(user.to_owned(), invoices.clone());
+        }
+        invoices
     }
 
     /// Creates `invoice` for `user`, or returns the one already created under `key`.

@@ -145,33 +145,36 @@ async fn fix_json(response: Response) -> Response {
 
 /// Returns the answer without empty `elicitationId`s, and whether it is a `-32602` error.
 fn rewrite(bytes: Bytes) -> (Bytes, bool) {
-    let needs_strip = contains(&bytes, b"\"elicitationId\":\"\"");
-    let maybe_invalid_params = contains(&bytes, b"\"code\":-32602");
-    if !needs_strip && !maybe_invalid_params {
-        return (bytes, false);
+    let invalid_params = contains(&bytes, b"\"code\":-32602")
+        && serde_json::from_slice::<Value>(&bytes)
+            .is_ok_and(|m| m["error"]["code"].as_i64() == Some(-32602));
+    match without_empty_elicitation_ids(&bytes) {
+        Some(stripped) => (stripped, invalid_params),
+        None => (bytes, invalid_params),
     }
-    let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) else {
-        return (bytes, false);
-    };
-    let invalid_params = message["error"]["code"].as_i64() == Some(-32602);
-    if !needs_strip {
-        return (bytes, invalid_params);
-    }
-    if let Some(requests) = message["result"]["inputRequests"].as_object_mut() {
-        for request in requests.values_mut() {
-            let params = &mut request["params"];
-            if params["mode"] == "url"
-                && params["elicitationId"] == ""
-                && let Some(p) = params.as_object_mut()
-            {
-                p.remove("elicitationId");
-            }
+}
+
+/// Removes every `"elicitationId":""` member with its comma, on the bytes: inside a JSON
+/// string its quotes would be escaped, so the sequence only ever is a member. `None` when
+/// there is none (the usual case: nothing is copied).
+fn without_empty_elicitation_ids(bytes: &[u8]) -> Option<Bytes> {
+    const MEMBER: &[u8] = br#""elicitationId":"""#;
+    let finder = memchr::memmem::Finder::new(MEMBER);
+    finder.find(bytes)?;
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes;
+    while let Some(at) = finder.find(rest) {
+        let (before, after) = (&rest[..at], &rest[at + MEMBER.len()..]);
+        if let Some(before) = before.strip_suffix(b",") {
+            out.extend_from_slice(before);
+            rest = after;
+        } else {
+            out.extend_from_slice(before);
+            rest = after.strip_prefix(b",").unwrap_or(after);
         }
     }
-    match serde_json::to_vec(&message) {
-        Ok(out) => (Bytes::from(out), invalid_params),
-        Err(_) => (bytes, invalid_params),
-    }
+    out.extend_from_slice(rest);
+    Some(Bytes::from(out))
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -243,7 +246,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn empty_elicitation_ids_are_removed_from_url_requests_only() {
+    fn empty_elicitation_id_members_are_removed_first_middle_or_last_and_text_is_kept() {
+        let body = br#"{"a":{"elicitationId":"","mode":"url"},"b":{"mode":"url","elicitationId":"","url":"u"},"c":{"elicitationId":""},"t":"say \"elicitationId\":\"\" here"}"#;
+        let (out, _) = rewrite(Bytes::from_static(body));
+        let v: Value = serde_json::from_slice(&out).expect("still JSON");
+        assert_eq!(
+            v,
+            serde_json::json!({"a": {"mode": "url"}, "b": {"mode": "url", "url": "u"}, "c": {}, "t": "say \"elicitationId\":\"\" here"})
+        );
+        let untouched = br#"{"x":1}"#;
+        assert_eq!(rewrite(Bytes::from_static(untouched)).0.as_ref(), untouched);
+    }
+
+    #[test]
+    fn empty_elicitation_ids_are_removed_from_url_requests() {
         let body = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"a":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"http://x/connect/t","elicitationId":""}}},"requestState":"s"}}"#;
         let (out, invalid) = rewrite(Bytes::from_static(body));
         assert!(!invalid);

@@ -325,7 +325,7 @@ impl Call<'_> {
             return Ok(CallToolResponse::InputRequired(from_json(round)));
         };
         match sign_in::hold(self.state, self.principal, &claims).await {
-            HoldEnd::Connected => match self.tool().await? {
+            HoldEnd::Connected(_turn) => match self.tool().await? {
                 ToolOutcome::Done(result) => Ok(complete(result)),
                 ToolOutcome::NeedsConnection { .. } => Ok(CallToolResponse::InputRequired(
                     from_json(sign_in::repeat_round(self.state, self.principal, &claims)),

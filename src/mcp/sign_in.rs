@@ -154,9 +154,10 @@ pub fn not_connected(state: &AppState, provider: &str, why: &str) -> ToolResult 
 }
 
 /// How a hold ended.
-pub enum HoldEnd {
-    /// A grant for (principal, provider) is stored: run the tool again.
-    Connected,
+pub enum HoldEnd<'a> {
+    /// A grant for (principal, provider) is stored: run the tool again, holding this turn
+    /// (see [`crate::state::Inner::hold_turns`]) until it has run.
+    Connected(tokio::sync::SemaphorePermit<'a>),
     /// The user refused at the provider.
     Denied,
     /// The hold passed with the sign-in still pending, or the attempt failed and the user
@@ -165,7 +166,11 @@ pub enum HoldEnd {
 }
 
 /// Waits for the sign-in behind `claims` to finish, at most `--retry-hold`.
-pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims) -> HoldEnd {
+pub async fn hold<'a>(
+    state: &'a AppState,
+    principal: &Principal,
+    claims: &StateClaims,
+) -> HoldEnd<'a> {
     // Held retries are bounded: past the cap, the client is simply asked again at once.
     let Ok(_permit) = state.held_retries.try_acquire() else {
         tracing::warn!("too many held retries; answering at once");
@@ -180,8 +185,13 @@ pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims)
     loop {
         // Subscribe before reading, so a grant landing in between still wakes us.
         let mut waiter = state.grants.events().subscribe();
+        let turn = state
+            .hold_turns
+            .acquire()
+            .await
+            .expect("the hold turns are never closed");
         match state.grants.get(&key).await {
-            Ok(Some(_)) => return HoldEnd::Connected,
+            Ok(Some(_)) => return HoldEnd::Connected(turn),
             Ok(None) => {}
             Err(e) => {
                 crate::metrics::store_error("hold");
@@ -197,6 +207,7 @@ pub async fn hold(state: &AppState, principal: &Principal, claims: &StateClaims)
                 _ => {}
             }
         }
+        drop(turn);
         if Instant::now() >= deadline {
             return HoldEnd::StillPending;
         }
