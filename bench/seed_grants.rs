@@ -29,7 +29,7 @@ async fn main() {
         store: Some(store),
         store_prefix: Some(prefix),
         data_dir: Some(data_dir.path().to_owned()),
-        keys: std::env::var("GRANTRY_KEYS").ok().map(Into::into),
+        keys: std::env::var("GRANTRY_KEYS").ok(),
         ..Default::default()
     })
     .expect("a valid store configuration");

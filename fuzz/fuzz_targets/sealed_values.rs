@@ -44,7 +44,15 @@ fuzz_target!(|input: &[u8]| {
         subject: "alice".into(),
     };
     let opened = [
-        StateClaims::open(sealer, &state, NOW, &principal, "list_invoices", &Map::new()).is_ok(),
+        StateClaims::open(
+            sealer,
+            &state,
+            NOW,
+            &principal,
+            "list_invoices",
+            &Map::new(),
+        )
+        .is_ok(),
         Ticket::open(sealer, &ticket, NOW).is_ok(),
         session_read(&session_cookie),
         sealer
