@@ -10,6 +10,9 @@ pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 
 /// Builds the client every provider call goes through.
 pub fn client() -> reqwest::Client {
+    // reqwest is built without a crypto provider; a program embedding grantry's state (the
+    // fuzz targets, the benchmark's tools) gets ring's, as the binary does.
+    install_tls_provider();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(5))
