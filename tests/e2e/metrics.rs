@@ -170,6 +170,8 @@ async fn a_held_retry_shows_in_the_gauge_until_the_sign_in_lands() {
         assert!(started.elapsed().as_secs() < 10, "the retry was never held");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    // Past the edge's switch to a stream (500 ms), so the answer is counted as streamed.
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
     Browser::new().sign_in(&link, true).await;
     let answer = waiting.await.unwrap();
     assert_eq!(answer.result()["resultType"], "complete", "{}", answer.raw);
