@@ -2,7 +2,6 @@
 //! token request and stores nothing.
 
 use reqwest::StatusCode;
-use serde_json::json;
 
 use crate::support::{Browser, Mcp, Server};
 
@@ -114,18 +113,7 @@ async fn a_denied_sign_in_ends_the_held_retry_with_not_connected() {
     let server = Server::start(&["--retry-hold", "30"]).await;
     let mcp = std::sync::Arc::new(Mcp::new(server.mcp_url()));
     let (link, state, key) = mcp.first_round().await;
-    let retry = {
-        let mcp = mcp.clone();
-        tokio::spawn(async move {
-            mcp.retry(
-                "list_invoices",
-                json!({}),
-                json!({ key: {"action": "accept"} }),
-                &state,
-            )
-            .await
-        })
-    };
+    let retry = mcp.held_retry(key, state);
     let browser = Browser::new();
     let done = browser.sign_in(&link, false).await;
     assert!(done.callback_url.contains("error=access_denied"));

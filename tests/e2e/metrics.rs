@@ -153,18 +153,7 @@ async fn a_held_retry_shows_in_the_gauge_until_the_sign_in_lands() {
     let server = Server::start(&["--retry-hold", "30"]).await;
     let mcp = std::sync::Arc::new(Mcp::new(server.mcp_url()));
     let (link, state, key) = mcp.first_round().await;
-    let waiting = {
-        let mcp = mcp.clone();
-        tokio::spawn(async move {
-            mcp.retry(
-                "list_invoices",
-                json!({}),
-                json!({ key: {"action": "accept"} }),
-                &state,
-            )
-            .await
-        })
-    };
+    let waiting = mcp.held_retry(key, state);
     let started = std::time::Instant::now();
     while sample(&scrape(&server).await, "grantry_held_retries") < 1.0 {
         assert!(started.elapsed().as_secs() < 10, "the retry was never held");

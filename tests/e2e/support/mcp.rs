@@ -152,6 +152,25 @@ impl Mcp {
         .await
     }
 
+    /// The retry of `list_invoices {}` accepting the round's `key`, sent in the background:
+    /// the retry a client holds open while the test signs in.
+    pub fn held_retry(
+        self: &std::sync::Arc<Self>,
+        key: String,
+        state: String,
+    ) -> tokio::task::JoinHandle<Answer> {
+        let mcp = self.clone();
+        tokio::spawn(async move {
+            mcp.retry(
+                "list_invoices",
+                json!({}),
+                json!({ key: {"action": "accept"} }),
+                &state,
+            )
+            .await
+        })
+    }
+
     /// Sends `body` with exactly `headers` (plus content type and accept).
     pub async fn raw(&self, headers: &[(&str, String)], body: String) -> Answer {
         let mut request = self

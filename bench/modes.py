@@ -1,0 +1,121 @@
+"""The other runs: a million grants against a thousand (`--scale`), and many retries held
+at once (`--held`)."""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from harness import (KEY, LOAD_CORE, binary, check_answer, fresh_store, grantry, headers,
+                     message, sign_in, wrk)
+
+def scale(args, work, servers):
+    """The grant-present round with 1 000 grants stored and with `args.scale`, side by side
+    (two stores of each kind, measured in alternating rounds)."""
+    connections = args.connections[-1]
+    rows = []
+    for store in [s for s in args.stores if s != "sqlite"]:
+        instances = {}
+        for label, count in (("1k", 1000), (f"{args.scale // 1000}k", args.scale)):
+            where = fresh_store(store, work, label)
+            seeded = subprocess.run(
+                [binary("seed_grants", example=True), where[0], where[1] or "grantry:", "0",
+                 "1000"], env=dict(os.environ, GRANTRY_KEYS=KEY), check=True,
+                capture_output=True, text=True).stdout.strip()
+            started = time.perf_counter()
+            if count > 1000:
+                bulk_copy_grants(store, where, count)
+            print(f"  {store} {label}: 1000 grants through grantry {seeded}, then copies up to "
+                  f"{count} in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+            plain = grantry(store, work, False, where, label)
+            servers.append(plain)
+            sign_in(plain)
+            inproc = grantry(store, work, True, where, label, public_url=plain.base)
+            servers.append(inproc)
+            instances[(label, False)], instances[(label, True)] = plain, inproc
+        call = message("tools/call", {"name": "list_invoices", "arguments": {}})
+        body = os.path.join(work, f"scale-{store}.json")
+        json.dump(call, open(body, "w"))
+        hdr = body + ".headers"
+        open(hdr, "w").write("".join(f"{k}: {v}\n" for k, v in
+                                     headers("tools/call", "list_invoices").items()))
+        runs = {key: [] for key in instances}
+        for key, server in instances.items():
+            check_answer(server.name, "grant_http", server, body, hdr)
+            wrk(server, body, hdr, connections, 1)
+        for _ in range(args.rounds):
+            for key, server in instances.items():
+                run = wrk(server, body, hdr, connections, args.seconds)
+                run["rps"] = run["requests"] / (run["duration_us"] / 1e6)
+                runs[key].append(run)
+                print(f"  {server.name:28} {run['rps']:>9.0f}/s p99 {run['p99_us'] / 1000:.2f} ms",
+                      file=sys.stderr, flush=True)
+        for in_process in (False, True):
+            small, large = (statistics.median(r["rps"] for r in runs[(label, in_process)])
+                            for label in ("1k", f"{args.scale // 1000}k"))
+            rows.append((store, "in-process" if in_process else "demo API over HTTP",
+                         small, large, 100 * (large - small) / small))
+    print(f"\ngrant-present round, {connections} connections, 1 000 vs {args.scale} grants "
+          "stored (median of rounds):")
+    for store, upstream, small, large, change in rows:
+        print(f"  {store:8} {upstream:20} {small:9.0f}/s  {large:9.0f}/s  {change:+.1f} %")
+
+
+def bulk_copy_grants(store, where, count):
+    """Grows a store to `count` grants by copying the first seeded row under new users' names,
+    in bulk (a million writes through the grant API would take longer than the benchmark).
+    The copies' sealed tokens are bound to the original row and would not open, but no
+    measured request reads them: they are there to fill the table and its index, or the
+    keyspace, as a million users' grants would."""
+    url, prefix = where
+    if store == "postgres":
+        db = url.rsplit("/", 1)[1]
+        sql = ("INSERT INTO grants (principal_iss, principal_sub, provider, tokens_sealed, "
+               "access_expires_at, scopes, version, created_at, updated_at, key_id) "
+               "SELECT principal_iss, 'bench-user-' || lpad(g::text, 8, '0'), provider, "
+               "tokens_sealed, access_expires_at, scopes, version, created_at, updated_at, key_id "
+               f"FROM grants, generate_series(1000, {count - 1}) g "
+               "WHERE principal_sub = 'bench-user-00000000'; ANALYZE grants;")
+        subprocess.run(["psql", "-q", "-h", "127.0.0.1", "-U", "postgres", "-d", db, "-c", sql],
+                       check=True, stdout=subprocess.DEVNULL)
+        return
+    template_key = subprocess.run(
+        ["redis-cli", "-h", "127.0.0.1", "--scan", "--pattern", prefix + "grant:*"],
+        capture_output=True, text=True, check=True).stdout.split()[0]
+    raw = subprocess.run(["redis-cli", "-h", "127.0.0.1", "--raw", "HGETALL", template_key],
+                         capture_output=True, check=True, text=True).stdout.split("\n")
+    pairs = [x for x in raw if x != ""]
+    assert pairs and len(pairs) % 2 == 0, "the template grant reads back"
+
+    def resp(*parts):
+        out = [f"*{len(parts)}\r\n".encode()]
+        for p in parts:
+            b = p.encode() if isinstance(p, str) else p
+            out.append(b"$%d\r\n%s\r\n" % (len(b), b))
+        return b"".join(out)
+
+    body = b"".join(resp("HSET", f"{prefix}grant:{{bench-{i:08}}}", *pairs)
+                    for i in range(1000, count))
+    subprocess.run(["redis-cli", "-h", "127.0.0.1", "--pipe"], input=body, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def held(args, work, servers):
+    """`args.held` retries held at once on each store while one sign-in is pending."""
+    for store in args.stores:
+        where = fresh_store(store, work, "held")
+        server = grantry(store, work, False, where, "held",
+                         extra=("--max-held-retries", str(args.held), "--retry-hold", "300"))
+        servers.append(server)
+        out = subprocess.run(
+            ["taskset", "-c", LOAD_CORE, binary("held_retries", example=True), server.base,
+             str(server.proc.pid), str(args.held)],
+            env=dict(os.environ, GRANTRY_KEYS=KEY), check=True, capture_output=True,
+            text=True).stdout
+        result = json.loads(out.strip().splitlines()[-1])
+        print(f"{store}: {json.dumps(result)}")
+        server.stop()
+
+
