@@ -47,6 +47,7 @@ struct FileSettings {
     allowed_origins: Option<Vec<String>>,
     conformance_tools: Option<bool>,
     demo_api_in_process: Option<bool>,
+    mcp_direct_path: Option<bool>,
     no_url_elicitation: Option<NoUrlElicitation>,
     log_format: Option<LogFormat>,
 }
@@ -104,6 +105,8 @@ pub struct Config {
     pub conformance_tools: bool,
     /// Benchmarks: the demo adapter calls the demo API in-process, not over HTTP.
     pub demo_api_in_process: bool,
+    /// `/mcp` answers the common requests directly (see `mcp::direct`); `false`: all via rmcp.
+    pub mcp_direct_path: bool,
     pub no_url_elicitation: NoUrlElicitation,
     pub log_format: LogFormat,
 }
@@ -268,6 +271,10 @@ impl Config {
                 .demo_api_in_process
                 .or(file.demo_api_in_process)
                 .unwrap_or(false),
+            mcp_direct_path: args
+                .mcp_direct_path
+                .or(file.mcp_direct_path)
+                .unwrap_or(true),
             no_url_elicitation: args
                 .no_url_elicitation
                 .or(file.no_url_elicitation)

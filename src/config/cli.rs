@@ -198,6 +198,11 @@ pub struct ServeArgs {
     /// than over loopback HTTP, so a benchmark shows grantry's own cost per call.
     #[arg(long, env = "GRANTRY_DEMO_API_IN_PROCESS", value_name = "BOOL")]
     pub demo_api_in_process: Option<bool>,
+    /// Answer well-formed discover, tools/list and plain tools/call requests without rmcp's
+    /// per-request machinery (same answers, several times the throughput); `false` sends
+    /// every request through rmcp [default: true].
+    #[arg(long, env = "GRANTRY_MCP_DIRECT_PATH", value_name = "BOOL")]
+    pub mcp_direct_path: Option<bool>,
     /// Log format [default: text].
     #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,

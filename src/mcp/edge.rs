@@ -10,6 +10,7 @@
 //! - **Every request is counted** ([`counted`], outside authentication): by method and by
 //!   outcome, read from the answer the edge already holds.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
@@ -22,6 +23,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::direct::{Direct, Taken};
 use crate::metrics::{self, Outcome};
 
 /// How long a call may take before its answer switches to an SSE stream.
@@ -50,8 +52,14 @@ pub async fn counted(request: Request, next: Next) -> Response {
     response
 }
 
-/// The middleware; `keep_alive` is the interval between SSE comments.
-pub async fn edge(keep_alive: Duration, request: Request, next: Next) -> Response {
+/// The middleware; `keep_alive` is the interval between SSE comments. `direct` answers what it
+/// can (see [`super::direct`]); the rest goes to rmcp through `next`.
+pub async fn edge(
+    direct: Option<Arc<Direct>>,
+    keep_alive: Duration,
+    request: Request,
+    next: Next,
+) -> Response {
     let accepts_sse = request
         .headers()
         .get_all(ACCEPT)
@@ -67,22 +75,35 @@ pub async fn edge(keep_alive: Duration, request: Request, next: Next) -> Respons
             "Request body too large",
         );
     };
-    let request = Request::from_parts(parts, Body::from(bytes.clone()));
-    let mut call: BoxFuture<'static, Response> = Box::pin(next.run(request));
-    let response = if accepts_sse {
+    let mut call = match direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {
+        Some(Taken::Ready(response)) => return response,
+        Some(Taken::Call(call)) => call,
+        None => {
+            let request = Request::from_parts(parts, Body::from(bytes.clone()));
+            through_rmcp(next, request, bytes)
+        }
+    };
+    if accepts_sse {
         tokio::select! {
             response = &mut call => response,
-            _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => return held_as_sse(call, keep_alive),
+            _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => held_as_sse(call, keep_alive),
         }
     } else {
         call.await
-    };
-    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
-        && let Some(error) = unreadable_message(&bytes)
-    {
-        return error;
     }
-    fix_json(response).await
+}
+
+/// rmcp's answer, with the wire mended where it differs from the spec.
+fn through_rmcp(next: Next, request: Request, body: Bytes) -> BoxFuture<'static, Response> {
+    Box::pin(async move {
+        let response = next.run(request).await;
+        if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+            && let Some(error) = unreadable_message(&body)
+        {
+            return error;
+        }
+        fix_json(response).await
+    })
 }
 
 /// rmcp answers a body it cannot deserialize with a plain-text 415; JSON-RPC says -32700 for
@@ -144,7 +165,7 @@ async fn fix_json(response: Response) -> Response {
 }
 
 /// Returns the answer without empty `elicitationId`s, and whether it is a `-32602` error.
-fn rewrite(bytes: Bytes) -> (Bytes, bool) {
+pub(super) fn rewrite(bytes: Bytes) -> (Bytes, bool) {
     let invalid_params = contains(&bytes, b"\"code\":-32602")
         && serde_json::from_slice::<Value>(&bytes)
             .is_ok_and(|m| m["error"]["code"].as_i64() == Some(-32602));
@@ -181,7 +202,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
 }
 
-fn internal_error() -> Response {
+pub(super) fn internal_error() -> Response {
     jsonrpc_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error")
 }
 
@@ -203,8 +224,7 @@ fn held_as_sse(call: BoxFuture<'static, Response>, keep_alive: Duration) -> Resp
                 tokio::select! {
                     response = &mut call => {
                         if is_json(&response) {
-                            let fixed = fix_json(response).await;
-                            let bytes = match axum::body::to_bytes(fixed.into_body(), MAX_REWRITE_BYTES).await {
+                            let bytes = match axum::body::to_bytes(response.into_body(), MAX_REWRITE_BYTES).await {
                                 Ok(bytes) => bytes,
                                 Err(_) => Bytes::from_static(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#),
                             };

@@ -33,7 +33,7 @@ const LIST_TTL_MS: u64 = 5 * 60 * 1000;
 /// Cloned for every request (rmcp serves each statelessly): everything behind `Arc`s.
 #[derive(Clone)]
 pub struct McpHandler {
-    state: AppState,
+    pub(super) state: AppState,
     /// The same for every caller and request: built once, not per `tools/list` or call.
     tools: Arc<Vec<Tool>>,
     info: Arc<ServerConfig>,
@@ -62,6 +62,55 @@ impl McpHandler {
             info: Arc::new(info),
         }
     }
+}
+
+impl McpHandler {
+    /// The `server/discover` result: the same for every caller.
+    pub(super) fn discovery(&self) -> DiscoverResult {
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        )
+        .with_ttl_ms(LIST_TTL_MS);
+        result.cache_scope = CacheScope::Public;
+        result
+    }
+
+    /// The `tools/list` result: the same for every caller.
+    pub(super) fn tool_list(&self) -> ListToolsResult {
+        ListToolsResult::with_all_items((*self.tools).clone())
+            .with_ttl_ms(LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public)
+    }
+
+    /// A `tools/call` of one of grantry's own tools that needs no form round (`list_invoices`,
+    /// `list_connections`): the tool, or the sign-in round it needs.
+    pub(super) async fn call_plain_tool(
+        &self,
+        principal: &Principal,
+        name: &str,
+        arguments: &Map<String, Value>,
+        request_state: Option<&str>,
+        responses: Option<Map<String, Value>>,
+        capabilities: &Value,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !tools::exists(name) {
+            return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
+        }
+        let call = Call {
+            state: &self.state,
+            principal,
+            name,
+            arguments,
+        };
+        call.run(request_state, responses, capabilities).await
+    }
+}
+
+/// Whether `tools/call` of `name` runs through [`McpHandler::call_plain_tool`]: one of
+/// grantry's own tools (never a conformance fixture) with no form or confirmation round.
+pub(super) fn is_plain_tool(name: &str) -> bool {
+    tools::exists(name) && !form::runs_in_rounds(name) && !confirm::needs_confirmation(name)
 }
 
 fn to_rmcp_tool(spec: tools::ToolSpec) -> Tool {
@@ -186,13 +235,7 @@ impl ServerHandler for McpHandler {
         &self,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        let mut result = DiscoverResult::from_server_info(
-            self.supported_protocol_versions().into_owned(),
-            self.get_info(),
-        )
-        .with_ttl_ms(LIST_TTL_MS);
-        result.cache_scope = CacheScope::Public;
-        Ok(result)
+        Ok(self.discovery())
     }
 
     async fn list_tools(
@@ -200,9 +243,7 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items((*self.tools).clone())
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public))
+        Ok(self.tool_list())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -229,35 +270,38 @@ impl ServerHandler for McpHandler {
                 None,
             ));
         };
-        let name = params.name.to_string();
-        if !tools::exists(&name) {
-            return Err(tool_error(ToolError::UnknownTool(name)));
-        }
+        let name = params.name.as_ref();
         let arguments = params.arguments.clone().unwrap_or_default();
-        let call = Call {
-            state: &self.state,
-            principal: &principal,
-            name: &name,
-            arguments: &arguments,
-        };
         let capabilities = client_capabilities(&ctx);
-        if form::runs_in_rounds(&name) {
+        if form::runs_in_rounds(name) {
             return form::run(&self.state, &principal, &arguments, &params, &capabilities).await;
         }
-        if confirm::needs_confirmation(&name) {
+        if confirm::needs_confirmation(name) {
             return confirm::run(
                 &self.state,
                 &principal,
-                &name,
+                name,
                 &arguments,
                 &params,
                 &capabilities,
             )
             .await;
         }
+        let responses = params
+            .input_responses
+            .as_ref()
+            .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        let call = self.call_plain_tool(
+            &principal,
+            name,
+            &arguments,
+            params.request_state.as_deref(),
+            responses,
+            &capabilities,
+        );
         // rmcp cancels `ct` when the client goes away: stop holding for nobody.
         tokio::select! {
-            result = call.run(&params, &capabilities) => result,
+            result = call => result,
             _ = ctx.ct.cancelled() => Err(ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 "request cancelled",
@@ -278,26 +322,23 @@ struct Call<'a> {
 impl Call<'_> {
     async fn run(
         &self,
-        params: &CallToolRequestParams,
+        request_state: Option<&str>,
+        responses: Option<Map<String, Value>>,
         capabilities: &Value,
     ) -> Result<CallToolResponse, ErrorData> {
-        let claims = match params.request_state.as_deref() {
+        let claims = match request_state {
             Some(sealed) => Some(self.open_state(sealed)?),
             None => None,
         };
-        if let Some(claims) = &claims {
-            let responses: Option<Map<String, Value>> = params
-                .input_responses
-                .as_ref()
-                .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-            if let Answer::Refused(action) = sign_in::answer(responses.as_ref(), &claims.provider) {
-                let why = format!("the user chose '{action}'");
-                return Ok(complete(sign_in::not_connected(
-                    self.state,
-                    &claims.provider,
-                    &why,
-                )));
-            }
+        if let Some(claims) = &claims
+            && let Answer::Refused(action) = sign_in::answer(responses.as_ref(), &claims.provider)
+        {
+            let why = format!("the user chose '{action}'");
+            return Ok(complete(sign_in::not_connected(
+                self.state,
+                &claims.provider,
+                &why,
+            )));
         }
         let provider = match self.tool().await? {
             ToolOutcome::Done(result) => return Ok(complete(result)),
@@ -366,8 +407,7 @@ impl Call<'_> {
 
 /// Keeps the handler cheap to hand to rmcp's per-request factory.
 pub fn factory(
-    state: AppState,
+    handler: McpHandler,
 ) -> impl Fn() -> Result<McpHandler, std::io::Error> + Send + Sync + 'static {
-    let handler = Arc::new(McpHandler::new(state));
-    move || Ok((*handler).clone())
+    move || Ok(handler.clone())
 }

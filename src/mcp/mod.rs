@@ -7,6 +7,7 @@
 pub mod auth;
 mod confirm;
 mod conformance;
+mod direct;
 pub mod edge;
 mod form;
 mod handler;
@@ -53,13 +54,17 @@ pub fn router(state: AppState) -> Router<AppState> {
     let server_config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
         .with_sse_keep_alive(Some(keep_alive_interval(config.retry_hold)));
+    let handler = handler::McpHandler::new(state.clone());
+    let direct = config
+        .mcp_direct_path
+        .then(|| Arc::new(direct::Direct::new(handler.clone(), &hosts)));
     let service = Arc::new(StreamableHttpService::new(
-        handler::factory(state.clone()),
+        handler::factory(handler),
         Arc::new(NeverSessionManager::default()),
         server_config,
     ));
@@ -74,7 +79,7 @@ pub fn router(state: AppState) -> Router<AppState> {
     let mcp = Router::new()
         .route_service("/mcp", service)
         .layer(middleware::from_fn(move |req, next| {
-            edge::edge(keep_alive, req, next)
+            edge::edge(direct.clone(), keep_alive, req, next)
         }))
         .layer(middleware::from_fn_with_state(state, auth::authenticate))
         .layer(middleware::from_fn(edge::counted));

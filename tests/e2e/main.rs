@@ -6,6 +6,7 @@ mod support;
 mod adapters;
 mod callback;
 mod connect_page;
+mod direct_path;
 mod disconnect;
 mod faults;
 mod invoice_forms;

@@ -1,0 +1,376 @@
+//! The direct path: the common requests answered without rmcp's per-request machinery.
+//!
+//! rmcp serves every request through a spawned task, a one-shot transport, its message enums
+//! (deserialized through serde's buffered `Content`) and a `serde_json::Value` copy of the
+//! message for the header checks: over half of a `server/discover`. Here, `server/discover`,
+//! `tools/list` and `tools/call` of grantry's plain tools (`list_invoices`, `list_connections`),
+//! in their well-formed 2026-07-28 form, are answered directly.
+//!
+//! - **Acceptance is a strict subset of rmcp's.** A request is taken only when every header
+//!   and field is in its plain, canonical form (see [`Direct::take`]); anything else, every
+//!   malformed request included, goes to rmcp, which owns every refusal.
+//! - **Answers are rmcp's.** Discovery and the tool list are serialized once, at start, from
+//!   the handler's own values; tool calls run the handler's own code and are serialized
+//!   through rmcp's message type, then through the edge's [`super::edge::rewrite`].
+//! - `--mcp-direct-path false` sends everything through rmcp; `tests/e2e/direct_path.rs`
+//!   sends the same requests to both and compares the answers.
+
+use axum::body::{Body, Bytes};
+use axum::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use futures::future::BoxFuture;
+use rmcp::model::{
+    ClientCapabilities, ErrorCode, Implementation, InputResponses, NumberOrString,
+    ServerJsonRpcMessage, ServerResult,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::handler::{self, McpHandler};
+use crate::identity::Principal;
+use crate::metrics::{self, Outcome};
+
+const VERSION: &str = "2026-07-28";
+
+/// What [`Direct::take`] made of a request.
+pub enum Taken {
+    /// Answered already (`server/discover`, `tools/list`).
+    Ready(Response),
+    /// A tool call, answered when it completes (it may hold while the user signs in).
+    Call(BoxFuture<'static, Response>),
+}
+
+/// Built once at start; shared by every request.
+pub struct Direct {
+    handler: McpHandler,
+    /// The `Host` values rmcp is configured to allow, lower-cased.
+    hosts: Vec<String>,
+    discover: Box<RawValue>,
+    tool_list: Box<RawValue>,
+}
+
+impl Direct {
+    pub fn new(handler: McpHandler, hosts: &[String]) -> Self {
+        let discover = ServerResult::DiscoverResult(handler.discovery());
+        let tool_list = ServerResult::ListToolsResult(handler.tool_list());
+        Self {
+            hosts: hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+            discover: to_raw(&discover),
+            tool_list: to_raw(&tool_list),
+            handler,
+        }
+    }
+
+    /// Takes the request if it is one the direct path answers exactly as rmcp would; `None`
+    /// sends it to rmcp.
+    pub fn take(&self, parts: &Parts, body: &[u8]) -> Option<Taken> {
+        if parts.method != axum::http::Method::POST
+            || parts.uri.authority().is_some()
+            || !self.plain_headers(&parts.headers)
+        {
+            return None;
+        }
+        let message: Message = serde_json::from_slice(body).ok()?;
+        if message.jsonrpc != "2.0" || single(&parts.headers, "mcp-method")? != message.method {
+            return None;
+        }
+        let id = request_id(message.id)?;
+        let taken = match message.method {
+            "server/discover" => {
+                let _: MetaOnly = checked(message.params?)?;
+                Some(Taken::Ready(json_answer(&id, &self.discover)))
+            }
+            "tools/list" => {
+                let _: MetaOnly = checked(message.params?)?;
+                Some(Taken::Ready(json_answer(&id, &self.tool_list)))
+            }
+            "tools/call" => self.take_call(parts, message.params?, id),
+            _ => None,
+        };
+        if taken.is_some() {
+            metrics::direct_answer(metrics::method_label(Some(message.method)));
+        }
+        taken
+    }
+
+    fn take_call(&self, parts: &Parts, params: &RawValue, id: Id) -> Option<Taken> {
+        let params: CallParams = checked(params)?;
+        if single(&parts.headers, "mcp-name")? != params.name
+            || !handler::is_plain_tool(params.name)
+        {
+            return None;
+        }
+        let principal = parts.extensions.get::<Principal>()?.clone();
+        let capabilities: Value = serde_json::from_str(params.meta.capabilities.get()).ok()?;
+        let name = params.name.to_owned();
+        let arguments = params.arguments.unwrap_or_default();
+        let request_state = params.request_state.map(str::to_owned);
+        let responses = params
+            .input_responses
+            .map(|r| r.into_iter().collect::<Map<String, Value>>());
+        let handler = self.handler.clone();
+        Some(Taken::Call(Box::pin(async move {
+            let result = handler
+                .call_plain_tool(
+                    &principal,
+                    &name,
+                    &arguments,
+                    request_state.as_deref(),
+                    responses,
+                    &capabilities,
+                )
+                .await;
+            let rmcp_id = match &id {
+                Id::Number(n) => NumberOrString::Number(*n),
+                Id::String(s) => NumberOrString::String(s.as_str().into()),
+            };
+            let (message, status) = match result {
+                Ok(response) => (
+                    ServerJsonRpcMessage::response(ServerResult::from(response), rmcp_id),
+                    StatusCode::OK,
+                ),
+                Err(error) => {
+                    let status = error_status(error.code);
+                    (ServerJsonRpcMessage::error(error, Some(rmcp_id)), status)
+                }
+            };
+            let Ok(bytes) = serde_json::to_vec(&message) else {
+                return super::edge::internal_error();
+            };
+            let (bytes, invalid_params) = super::edge::rewrite(Bytes::from(bytes));
+            let status = if invalid_params {
+                StatusCode::BAD_REQUEST
+            } else {
+                status
+            };
+            json_response(status, bytes)
+        })))
+    }
+
+    /// Headers in the one form every client sends and rmcp certainly accepts: an allowed
+    /// `Host`, no `Origin` (browsers' requests go the full way), JSON in, JSON and SSE
+    /// accepted with no parameters, this revision, no `Mcp-Param-*`.
+    fn plain_headers(&self, headers: &HeaderMap) -> bool {
+        let host_allowed = single(headers, HOST.as_str())
+            .is_some_and(|host| self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)));
+        host_allowed
+            && !headers.contains_key(ORIGIN)
+            && single(headers, CONTENT_TYPE.as_str())
+                .is_some_and(|t| t.eq_ignore_ascii_case("application/json"))
+            && single(headers, "mcp-protocol-version") == Some(VERSION)
+            && accepts_json_and_sse(headers)
+            && !headers
+                .keys()
+                .any(|name| name.as_str().starts_with("mcp-param-"))
+    }
+}
+
+/// The one value of header `name`, as text; `None` when absent, repeated or not visible ASCII.
+fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    value.to_str().ok()
+}
+
+/// `Accept` lists `application/json` and `text/event-stream`, with no weights or parameters.
+fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        for media in value.split(',') {
+            let media = media.trim();
+            if media.contains(';') {
+                return false;
+            }
+            json |= media.eq_ignore_ascii_case("application/json");
+            sse |= media.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && sse
+}
+
+/// A JSON-RPC request, borrowed from the body. Strings with escapes fail to borrow, and unknown
+/// or repeated members fail too: such requests are rmcp's.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Message<'a> {
+    jsonrpc: &'a str,
+    #[serde(borrow)]
+    id: &'a RawValue,
+    method: &'a str,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// The request `_meta` of this revision: its two required members and, optionally, the client.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Meta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: &'a str,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow)]
+    capabilities: &'a RawValue,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow)]
+    client_info: Option<&'a RawValue>,
+}
+
+impl Meta<'_> {
+    /// Holds as rmcp reads it: this revision, and capabilities and client info of rmcp's types.
+    fn holds(&self) -> bool {
+        self.protocol_version == VERSION
+            && serde_json::from_str::<ClientCapabilities>(self.capabilities.get()).is_ok()
+            && self
+                .client_info
+                .is_none_or(|info| serde_json::from_str::<Implementation>(info.get()).is_ok())
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetaOnly<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Meta<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CallParams<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Meta<'a>,
+    name: &'a str,
+    arguments: Option<Map<String, Value>>,
+    request_state: Option<&'a str>,
+    /// rmcp's own type, so what it refuses is refused here too.
+    input_responses: Option<InputResponses>,
+}
+
+trait HasMeta {
+    fn meta(&self) -> &Meta<'_>;
+}
+
+impl HasMeta for MetaOnly<'_> {
+    fn meta(&self) -> &Meta<'_> {
+        &self.meta
+    }
+}
+
+impl HasMeta for CallParams<'_> {
+    fn meta(&self) -> &Meta<'_> {
+        &self.meta
+    }
+}
+
+/// Params of type `T` whose `_meta` holds.
+fn checked<'a, T: Deserialize<'a> + HasMeta>(params: &'a RawValue) -> Option<T> {
+    let params: T = serde_json::from_str(params.get()).ok()?;
+    params.meta().holds().then_some(params)
+}
+
+/// A request id as rmcp reads and writes it: an `i64`, or a string without escapes.
+enum Id {
+    Number(i64),
+    String(String),
+}
+
+fn request_id(raw: &RawValue) -> Option<Id> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        let s: &str = serde_json::from_str(text).ok()?;
+        return Some(Id::String(s.to_owned()));
+    }
+    // Only the digits rmcp would write back: no `-0`, exponent or fraction.
+    let n: i64 = text.parse().ok()?;
+    (n.to_string() == text).then_some(Id::Number(n))
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}` around a result serialized at start.
+fn json_answer(id: &Id, result: &RawValue) -> Response {
+    let mut body = Vec::with_capacity(result.get().len() + 48);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    match id {
+        Id::Number(n) => body.extend_from_slice(n.to_string().as_bytes()),
+        Id::String(s) => {
+            body.push(b'"');
+            body.extend_from_slice(s.as_bytes());
+            body.push(b'"');
+        }
+    }
+    body.extend_from_slice(br#","result":"#);
+    body.extend_from_slice(result.get().as_bytes());
+    body.push(b'}');
+    json_response(StatusCode::OK, Bytes::from(body))
+}
+
+fn json_response(status: StatusCode, body: Bytes) -> Response {
+    let outcome = Outcome::of_json(&body);
+    let length = HeaderValue::from(body.len());
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(CONTENT_LENGTH, length);
+    response.extensions_mut().insert(outcome);
+    response
+}
+
+/// rmcp's HTTP status for a modern-era JSON-RPC error (its `jsonrpc_http_status`).
+fn error_status(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+fn to_raw(result: &ServerResult) -> Box<RawValue> {
+    let text = serde_json::to_string(result).expect("rmcp results serialize");
+    RawValue::from_string(text).expect("serde_json writes JSON")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_taken_only_in_the_form_rmcp_writes_back() {
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        assert!(matches!(request_id(&raw("7")), Some(Id::Number(7))));
+        assert!(matches!(request_id(&raw("-3")), Some(Id::Number(-3))));
+        assert!(matches!(request_id(&raw(r#""a-1""#)), Some(Id::String(s)) if s == "a-1"));
+        for refused in [
+            "-0",
+            "1.0",
+            "1e3",
+            "18446744073709551615",
+            r#""a\"b""#,
+            "null",
+            "{}",
+        ] {
+            assert!(request_id(&raw(refused)).is_none(), "{refused}");
+        }
+    }
+
+    #[test]
+    fn accept_must_list_both_types_plainly() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(ACCEPT, HeaderValue::from_str(v).unwrap());
+            accepts_json_and_sse(&h)
+        };
+        assert!(with("application/json, text/event-stream"));
+        assert!(with("TEXT/EVENT-STREAM,application/json"));
+        assert!(!with("application/json"));
+        assert!(!with("application/json;q=0, text/event-stream"));
+        assert!(!with("*/*"));
+    }
+}
