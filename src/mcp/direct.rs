@@ -10,8 +10,9 @@
 //!   and field is in its plain, canonical form (see [`Direct::take`]); anything else, every
 //!   malformed request included, goes to rmcp, which owns every refusal.
 //! - **Answers are rmcp's.** Discovery and the tool list are serialized once, at start, from
-//!   the handler's own values; tool calls run the handler's own code and are serialized
-//!   through rmcp's message type, then through the edge's [`super::edge::rewrite`].
+//!   the handler's own values. Tool calls run the handler's own code; their result is the
+//!   JSON rmcp's types are built from on rmcp's path, written as is (errors through rmcp's
+//!   message type), with the statuses rmcp and the edge give.
 //! - `--mcp-direct-path false` sends everything through rmcp; `tests/e2e/direct_path.rs`
 //!   sends the same requests to both and compares the answers.
 
@@ -22,7 +23,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use futures::future::BoxFuture;
 use rmcp::model::{
-    ClientCapabilities, ErrorCode, Implementation, InputResponses, NumberOrString,
+    ClientCapabilities, ErrorCode, ErrorData, Implementation, InputResponses, NumberOrString,
     ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
@@ -123,30 +124,10 @@ impl Direct {
                     &capabilities,
                 )
                 .await;
-            let rmcp_id = match &id {
-                Id::Number(n) => NumberOrString::Number(*n),
-                Id::String(s) => NumberOrString::String(s.as_str().into()),
-            };
-            let (message, status) = match result {
-                Ok(response) => (
-                    ServerJsonRpcMessage::response(ServerResult::from(response), rmcp_id),
-                    StatusCode::OK,
-                ),
-                Err(error) => {
-                    let status = error_status(error.code);
-                    (ServerJsonRpcMessage::error(error, Some(rmcp_id)), status)
-                }
-            };
-            let Ok(bytes) = serde_json::to_vec(&message) else {
-                return super::edge::internal_error();
-            };
-            let (bytes, invalid_params) = super::edge::rewrite(Bytes::from(bytes));
-            let status = if invalid_params {
-                StatusCode::BAD_REQUEST
-            } else {
-                status
-            };
-            json_response(status, bytes)
+            match result {
+                Ok(answer) => json_answer(&id, &answer.into_wire()),
+                Err(error) => error_answer(id, error),
+            }
         })))
     }
 
@@ -291,9 +272,9 @@ fn request_id(raw: &RawValue) -> Option<Id> {
     (n.to_string() == text).then_some(Id::Number(n))
 }
 
-/// `{"jsonrpc":"2.0","id":…,"result":…}` around a result serialized at start.
-fn json_answer(id: &Id, result: &RawValue) -> Response {
-    let mut body = Vec::with_capacity(result.get().len() + 48);
+/// `{"jsonrpc":"2.0","id":…,"result":…}`.
+fn json_answer(id: &Id, result: &impl serde::Serialize) -> Response {
+    let mut body = Vec::with_capacity(1024);
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     match id {
         Id::Number(n) => body.extend_from_slice(n.to_string().as_bytes()),
@@ -304,7 +285,9 @@ fn json_answer(id: &Id, result: &RawValue) -> Response {
         }
     }
     body.extend_from_slice(br#","result":"#);
-    body.extend_from_slice(result.get().as_bytes());
+    if serde_json::to_writer(&mut body, result).is_err() {
+        return super::edge::internal_error();
+    }
     body.push(b'}');
     json_response(StatusCode::OK, Bytes::from(body))
 }
@@ -321,9 +304,24 @@ fn json_response(status: StatusCode, body: Bytes) -> Response {
     response
 }
 
-/// rmcp's HTTP status for a modern-era JSON-RPC error (its `jsonrpc_http_status`).
+/// A tool call's JSON-RPC error, written by rmcp's type.
+fn error_answer(id: Id, error: ErrorData) -> Response {
+    let id = match id {
+        Id::Number(n) => NumberOrString::Number(n),
+        Id::String(s) => NumberOrString::String(s.into()),
+    };
+    let status = error_status(error.code);
+    match serde_json::to_vec(&ServerJsonRpcMessage::error(error, Some(id))) {
+        Ok(body) => json_response(status, Bytes::from(body)),
+        Err(_) => super::edge::internal_error(),
+    }
+}
+
+/// rmcp's HTTP status for a modern-era JSON-RPC error (its `jsonrpc_http_status`), and 400 for
+/// `-32602` as the edge sets it on rmcp's answers.
 fn error_status(code: ErrorCode) -> StatusCode {
     match code {
+        ErrorCode::INVALID_PARAMS => StatusCode::BAD_REQUEST,
         ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
         | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
         | ErrorCode::HEADER_MISMATCH => StatusCode::BAD_REQUEST,

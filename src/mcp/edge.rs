@@ -165,7 +165,7 @@ async fn fix_json(response: Response) -> Response {
 }
 
 /// Returns the answer without empty `elicitationId`s, and whether it is a `-32602` error.
-pub(super) fn rewrite(bytes: Bytes) -> (Bytes, bool) {
+fn rewrite(bytes: Bytes) -> (Bytes, bool) {
     let invalid_params = contains(&bytes, b"\"code\":-32602")
         && serde_json::from_slice::<Value>(&bytes)
             .is_ok_and(|m| m["error"]["code"].as_i64() == Some(-32602));

@@ -93,7 +93,7 @@ impl McpHandler {
         request_state: Option<&str>,
         responses: Option<Map<String, Value>>,
         capabilities: &Value,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallAnswer, ErrorData> {
         if !tools::exists(name) {
             return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
         }
@@ -148,15 +148,42 @@ fn strip_nulls(value: Value) -> Value {
 }
 
 pub(super) fn complete(result: ToolResult) -> CallToolResponse {
-    let mut body = json!({
-        "resultType": "complete",
-        "content": [{"type": "text", "text": result.text}],
-        "isError": result.is_error,
-    });
-    if let Some(structured) = result.structured {
-        body["structuredContent"] = structured;
+    CallAnswer::complete(result).into_rmcp()
+}
+
+/// A plain tool call's result as the JSON of the wire's `result`: rmcp's types are built from
+/// it only on rmcp's path; the direct path writes it as is.
+pub(super) enum CallAnswer {
+    Complete(Value),
+    InputRequired(Value),
+}
+
+impl CallAnswer {
+    fn complete(result: ToolResult) -> Self {
+        let mut body = json!({
+            "resultType": "complete",
+            "content": [{"type": "text", "text": result.text}],
+            "isError": result.is_error,
+        });
+        if let Some(structured) = result.structured {
+            body["structuredContent"] = structured;
+        }
+        Self::Complete(body)
     }
-    CallToolResponse::Complete(from_json(body))
+
+    fn into_rmcp(self) -> CallToolResponse {
+        match self {
+            Self::Complete(body) => CallToolResponse::Complete(from_json(body)),
+            Self::InputRequired(body) => CallToolResponse::InputRequired(from_json(body)),
+        }
+    }
+
+    /// The `result` as rmcp would write it (absent fields left out, not null).
+    pub(super) fn into_wire(self) -> Value {
+        match self {
+            Self::Complete(body) | Self::InputRequired(body) => strip_nulls(body),
+        }
+    }
 }
 
 /// The one answer for any `requestState` that does not hold up.
@@ -301,7 +328,7 @@ impl ServerHandler for McpHandler {
         );
         // rmcp cancels `ct` when the client goes away: stop holding for nobody.
         tokio::select! {
-            result = call => result,
+            result = call => result.map(CallAnswer::into_rmcp),
             _ = ctx.ct.cancelled() => Err(ErrorData::new(
                 ErrorCode::INTERNAL_ERROR,
                 "request cancelled",
@@ -325,7 +352,7 @@ impl Call<'_> {
         request_state: Option<&str>,
         responses: Option<Map<String, Value>>,
         capabilities: &Value,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallAnswer, ErrorData> {
         let claims = match request_state {
             Some(sealed) => Some(self.open_state(sealed)?),
             None => None,
@@ -334,21 +361,21 @@ impl Call<'_> {
             && let Answer::Refused(action) = sign_in::answer(responses.as_ref(), &claims.provider)
         {
             let why = format!("the user chose '{action}'");
-            return Ok(complete(sign_in::not_connected(
+            return Ok(CallAnswer::complete(sign_in::not_connected(
                 self.state,
                 &claims.provider,
                 &why,
             )));
         }
         let provider = match self.tool().await? {
-            ToolOutcome::Done(result) => return Ok(complete(result)),
+            ToolOutcome::Done(result) => return Ok(CallAnswer::complete(result)),
             ToolOutcome::NeedsConnection { provider } => provider,
         };
         // Capabilities are declared per request: a retry must declare URL elicitation too.
         if !declares_url_elicitation(capabilities) {
             return match self.state.config.no_url_elicitation {
                 NoUrlElicitation::Spec => Err(missing_url_elicitation(self.name)),
-                NoUrlElicitation::Link => Ok(complete(sign_in::link_for_person(
+                NoUrlElicitation::Link => Ok(CallAnswer::complete(sign_in::link_for_person(
                     self.state,
                     self.principal,
                     &provider,
@@ -363,22 +390,24 @@ impl Call<'_> {
                 self.name,
                 self.arguments,
             );
-            return Ok(CallToolResponse::InputRequired(from_json(round)));
+            return Ok(CallAnswer::InputRequired(round));
         };
         match sign_in::hold(self.state, self.principal, &claims).await {
             HoldEnd::Connected(_turn) => match self.tool().await? {
-                ToolOutcome::Done(result) => Ok(complete(result)),
-                ToolOutcome::NeedsConnection { .. } => Ok(CallToolResponse::InputRequired(
-                    from_json(sign_in::repeat_round(self.state, self.principal, &claims)),
+                ToolOutcome::Done(result) => Ok(CallAnswer::complete(result)),
+                ToolOutcome::NeedsConnection { .. } => Ok(CallAnswer::InputRequired(
+                    sign_in::repeat_round(self.state, self.principal, &claims),
                 )),
             },
-            HoldEnd::Denied => Ok(complete(sign_in::not_connected(
+            HoldEnd::Denied => Ok(CallAnswer::complete(sign_in::not_connected(
                 self.state,
                 &claims.provider,
                 "the sign-in was declined at the provider",
             ))),
-            HoldEnd::StillPending => Ok(CallToolResponse::InputRequired(from_json(
-                sign_in::repeat_round(self.state, self.principal, &claims),
+            HoldEnd::StillPending => Ok(CallAnswer::InputRequired(sign_in::repeat_round(
+                self.state,
+                self.principal,
+                &claims,
             ))),
         }
     }
