@@ -19,7 +19,7 @@
 //! | [`leases`] | exclusive leases in the store (single-flight refresh across replicas) |
 //! | [`audit`] | audit events: hashed ids, never a secret |
 //! | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
-//! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge |
+//! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, and the direct path that answers the common well-formed requests without rmcp's per-request machinery |
 //! | [`tools`] | the tools themselves, free of JSON-RPC |
 //! | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
 //! | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |

@@ -84,8 +84,17 @@ impl AppState {
             bus,
             counters,
             leases,
-        } = store::open_with_prefix(&config.store, &config.store_prefix).await?;
-        store::durability::check(&config.store, config.allow_volatile_store).await?;
+        } = {
+            // Two connections, opened side by side: a TLS handshake to PostgreSQL takes sqlx
+            // about 90 ms, and start-up should pay it once.
+            let (stores, durable) = tokio::join!(
+                store::open_with_prefix(&config.store, &config.store_prefix),
+                store::durability::check(&config.store, config.allow_volatile_store),
+            );
+            let stores = stores?;
+            durable?;
+            stores
+        };
         check_no_key_retired_in_use(&sealer, grants.as_ref()).await?;
         let demo_base = format!("{}/demo", config.public_url);
         let catalog = Catalog::load(

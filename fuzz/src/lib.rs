@@ -19,6 +19,9 @@ pub const HOST: &str = "127.0.0.1:8080";
 pub struct Harness {
     runtime: tokio::runtime::Runtime,
     app: Router,
+    /// The same app with `--mcp-direct-path false`, on the same store and key: every MCP
+    /// request through rmcp, for comparing the two paths.
+    rmcp_only: Router,
     _data_dir: tempfile::TempDir,
 }
 
@@ -31,17 +34,32 @@ pub fn harness() -> &'static Harness {
             .build()
             .expect("a tokio runtime");
         let data_dir = tempfile::tempdir().expect("a temporary data directory");
+        // Rate limits off: with the defaults, all but the first 1 200 inputs a minute would
+        // be refused before reaching anything worth fuzzing.
+        const UNLIMITED: Option<u32> = Some(1_000_000_000);
         let config = Config::resolve(ServeArgs {
             data_dir: Some(data_dir.path().to_owned()),
+            rate_mcp_principal: UNLIMITED,
+            rate_mcp_ip: UNLIMITED,
+            rate_browser_ip: UNLIMITED,
+            max_pending_flows: UNLIMITED,
             ..Default::default()
         })
         .expect("the default configuration resolves");
+        let rmcp_only_config = Config {
+            mcp_direct_path: false,
+            ..config.clone()
+        };
         let state = runtime
             .block_on(AppState::build(config))
             .expect("the app starts on SQLite");
+        let rmcp_only = runtime
+            .block_on(AppState::build(rmcp_only_config))
+            .expect("a second app starts on the same SQLite store");
         Harness {
             runtime,
             app: grantry::app(state),
+            rmcp_only: grantry::app(rmcp_only),
             _data_dir: data_dir,
         }
     })
@@ -49,11 +67,20 @@ pub fn harness() -> &'static Harness {
 
 impl Harness {
     /// Sends one request through the app and reads the whole answer.
-    pub fn send(&self, mut request: Request<Body>) -> (Response<()>, Vec<u8>) {
+    pub fn send(&self, request: Request<Body>) -> (Response<()>, Vec<u8>) {
+        self.send_to(&self.app, request)
+    }
+
+    /// Sends one request through the app that serves every MCP request with rmcp.
+    pub fn send_rmcp_only(&self, request: Request<Body>) -> (Response<()>, Vec<u8>) {
+        self.send_to(&self.rmcp_only, request)
+    }
+
+    fn send_to(&self, app: &Router, mut request: Request<Body>) -> (Response<()>, Vec<u8>) {
         let peer: SocketAddr = "127.0.0.1:40000".parse().unwrap();
         request.extensions_mut().insert(ConnectInfo(peer));
         self.runtime.block_on(async {
-            let response = self.app.clone().oneshot(request).await.expect("infallible");
+            let response = app.clone().oneshot(request).await.expect("infallible");
             let (parts, body) = response.into_parts();
             let bytes = axum::body::to_bytes(body, usize::MAX)
                 .await

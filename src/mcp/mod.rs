@@ -2,7 +2,9 @@
 //!
 //! rmcp serves the protocol statelessly (no sessions: any replica serves any request);
 //! `handler` maps it onto grantry's tools and sign-in rounds; [`edge`] keeps held retries
-//! alive and the wire exactly as the spec writes it.
+//! alive and the wire exactly as the spec writes it; `direct` answers the common well-formed
+//! requests (discover, tools/list, plain tool calls) with the handler's own code, without
+//! rmcp's per-request machinery, and leaves everything else to rmcp.
 
 pub mod auth;
 mod confirm;
