@@ -65,6 +65,22 @@ pub fn install() -> PrometheusHandle {
         .clone()
 }
 
+/// How often histogram samples are folded into their buckets.
+const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// Folds recorded histogram samples into their buckets every few seconds, for as long as the
+/// process runs. The exporter keeps every sample until then (about 16 bytes per MCP request),
+/// so a process that is never scraped would otherwise grow without bound.
+pub fn spawn_upkeep(handle: PrometheusHandle) {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(UPKEEP_EVERY);
+        loop {
+            tick.tick().await;
+            handle.run_upkeep();
+        }
+    });
+}
+
 fn describe() {
     metrics::describe_counter!(MCP_REQUESTS, "MCP requests by method and outcome");
     metrics::describe_counter!(
