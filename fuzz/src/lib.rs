@@ -34,8 +34,8 @@ pub fn harness() -> &'static Harness {
             .build()
             .expect("a tokio runtime");
         let data_dir = tempfile::tempdir().expect("a temporary data directory");
-        // Rate limits off: with the defaults, all but the first 1 200 inputs a minute would
-        // be refused before reaching anything worth fuzzing.
+        // Rate limits off: with the defaults (600 MCP requests a minute per caller, 60 browser
+        // requests per address) nearly every input would be refused at the door.
         const UNLIMITED: Option<u32> = Some(1_000_000_000);
         let config = Config::resolve(ServeArgs {
             data_dir: Some(data_dir.path().to_owned()),
