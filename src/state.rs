@@ -85,8 +85,8 @@ impl AppState {
             counters,
             leases,
         } = {
-            // Two connections, opened side by side: a TLS handshake to PostgreSQL takes sqlx
-            // about 90 ms, and start-up should pay it once.
+            // The store and the durability check each open a connection: side by side, start-up
+            // waits for one connection's set-up (a TLS handshake, on PostgreSQL), not two.
             let (stores, durable) = tokio::join!(
                 store::open_with_prefix(&config.store, &config.store_prefix),
                 store::durability::check(&config.store, config.allow_volatile_store),
