@@ -10,7 +10,8 @@
 //!   and field is in its plain, canonical form (see [`Direct::take`]); anything else, every
 //!   malformed request included, goes to rmcp, which owns every refusal.
 //! - **Answers are rmcp's.** Discovery and the tool list are serialized once, at start, from
-//!   the handler's own values. Tool calls run the handler's own code; their result is the
+//!   the handler's own values. Tool calls run the code rmcp's path runs ([`plain_call`]); their
+//!   result is the
 //!   JSON rmcp's types are built from on rmcp's path, written as is (errors through rmcp's
 //!   message type), with the statuses rmcp and the edge give.
 //! - `--mcp-direct-path false` sends everything through rmcp; `tests/e2e/direct_path.rs`
@@ -30,9 +31,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::handler::{self, McpHandler};
+use super::handler::McpHandler;
+use super::plain_call;
 use crate::identity::Principal;
 use crate::metrics::{self, Outcome};
+use crate::state::AppState;
 
 const VERSION: &str = "2026-07-28";
 
@@ -46,7 +49,7 @@ pub enum Taken {
 
 /// Built once at start; shared by every request.
 pub struct Direct {
-    handler: McpHandler,
+    state: AppState,
     /// The `Host` values rmcp is configured to allow, lower-cased.
     hosts: Vec<String>,
     discover: Box<RawValue>,
@@ -54,14 +57,14 @@ pub struct Direct {
 }
 
 impl Direct {
-    pub fn new(handler: McpHandler, hosts: &[String]) -> Self {
+    pub fn new(state: AppState, handler: &McpHandler, hosts: &[String]) -> Self {
         let discover = ServerResult::DiscoverResult(handler.discovery());
         let tool_list = ServerResult::ListToolsResult(handler.tool_list());
         Self {
             hosts: hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
             discover: to_raw(&discover),
             tool_list: to_raw(&tool_list),
-            handler,
+            state,
         }
     }
 
@@ -100,7 +103,7 @@ impl Direct {
     fn take_call(&self, parts: &Parts, params: &RawValue, id: Id) -> Option<Taken> {
         let params: CallParams = checked(params)?;
         if single(&parts.headers, "mcp-name")? != params.name
-            || !handler::is_plain_tool(params.name)
+            || !plain_call::is_plain_tool(params.name)
         {
             return None;
         }
@@ -112,18 +115,18 @@ impl Direct {
         let responses = params
             .input_responses
             .map(|r| r.into_iter().collect::<Map<String, Value>>());
-        let handler = self.handler.clone();
+        let state = self.state.clone();
         Some(Taken::Call(Box::pin(async move {
-            let result = handler
-                .call_plain_tool(
-                    &principal,
-                    &name,
-                    &arguments,
-                    request_state.as_deref(),
-                    responses,
-                    &capabilities,
-                )
-                .await;
+            let result = plain_call::run(
+                &state,
+                &principal,
+                &name,
+                &arguments,
+                request_state.as_deref(),
+                responses,
+                &capabilities,
+            )
+            .await;
             match result {
                 Ok(answer) => json_answer(&id, &answer.into_wire()),
                 Err(error) => error_answer(id, error),

@@ -1,9 +1,9 @@
 //! The rmcp `ServerHandler`: protocol in, grantry's tools out.
 //!
 //! rmcp does the wire (JSON-RPC, `_meta`, the SEP-2243 headers, version checks, HTTP statuses);
-//! this file maps methods to grantry: discovery, the tool list, and `tools/call` with the
-//! sign-in rounds of [`super::sign_in`]. rmcp types are built from JSON here, so the rest of
-//! grantry never sees them.
+//! this file maps methods to grantry: discovery, the tool list, and `tools/call` (form and
+//! confirmation rounds, and the plain tools through [`super::plain_call`]). rmcp types are
+//! built from JSON here, so the rest of grantry never sees them.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -14,18 +14,15 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::confirm;
 use super::conformance;
 use super::form;
-use super::request_state::StateClaims;
-use super::sign_in::{self, Answer, HoldEnd};
-use crate::clock::unix_now;
-use crate::config::NoUrlElicitation;
+use super::plain_call::{self, CallAnswer};
 use crate::identity::Principal;
 use crate::state::AppState;
-use crate::tools::{self, ToolError, ToolOutcome, ToolResult};
+use crate::tools::{self, ToolError, ToolResult};
 
 /// How long clients may cache discovery and the tool list (they do not vary per user).
 const LIST_TTL_MS: u64 = 5 * 60 * 1000;
@@ -33,7 +30,7 @@ const LIST_TTL_MS: u64 = 5 * 60 * 1000;
 /// Cloned for every request (rmcp serves each statelessly): everything behind `Arc`s.
 #[derive(Clone)]
 pub struct McpHandler {
-    pub(super) state: AppState,
+    state: AppState,
     /// The same for every caller and request: built once, not per `tools/list` or call.
     tools: Arc<Vec<Tool>>,
     info: Arc<ServerConfig>,
@@ -62,9 +59,7 @@ impl McpHandler {
             info: Arc::new(info),
         }
     }
-}
 
-impl McpHandler {
     /// The `server/discover` result: the same for every caller.
     pub(super) fn discovery(&self) -> DiscoverResult {
         let mut result = DiscoverResult::from_server_info(
@@ -82,35 +77,6 @@ impl McpHandler {
             .with_ttl_ms(LIST_TTL_MS)
             .with_cache_scope(CacheScope::Public)
     }
-
-    /// A `tools/call` of one of grantry's own tools that needs no form round (`list_invoices`,
-    /// `list_connections`): the tool, or the sign-in round it needs.
-    pub(super) async fn call_plain_tool(
-        &self,
-        principal: &Principal,
-        name: &str,
-        arguments: &Map<String, Value>,
-        request_state: Option<&str>,
-        responses: Option<Map<String, Value>>,
-        capabilities: &Value,
-    ) -> Result<CallAnswer, ErrorData> {
-        if !tools::exists(name) {
-            return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
-        }
-        let call = Call {
-            state: &self.state,
-            principal,
-            name,
-            arguments,
-        };
-        call.run(request_state, responses, capabilities).await
-    }
-}
-
-/// Whether `tools/call` of `name` runs through [`McpHandler::call_plain_tool`]: one of
-/// grantry's own tools (never a conformance fixture) with no form or confirmation round.
-pub(super) fn is_plain_tool(name: &str) -> bool {
-    tools::exists(name) && !form::runs_in_rounds(name) && !confirm::needs_confirmation(name)
 }
 
 fn to_rmcp_tool(spec: tools::ToolSpec) -> Tool {
@@ -132,7 +98,7 @@ pub(super) fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
 
 /// Drops absent optional fields of the envelope (rmcp wants them missing, not null); a tool's
 /// own output is kept exactly as the tool wrote it, nulls included.
-fn strip_nulls(value: Value) -> Value {
+pub(super) fn strip_nulls(value: Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.into_iter()
@@ -149,41 +115,6 @@ fn strip_nulls(value: Value) -> Value {
 
 pub(super) fn complete(result: ToolResult) -> CallToolResponse {
     CallAnswer::complete(result).into_rmcp()
-}
-
-/// A plain tool call's result as the JSON of the wire's `result`: rmcp's types are built from
-/// it only on rmcp's path; the direct path writes it as is.
-pub(super) enum CallAnswer {
-    Complete(Value),
-    InputRequired(Value),
-}
-
-impl CallAnswer {
-    fn complete(result: ToolResult) -> Self {
-        let mut body = json!({
-            "resultType": "complete",
-            "content": [{"type": "text", "text": result.text}],
-            "isError": result.is_error,
-        });
-        if let Some(structured) = result.structured {
-            body["structuredContent"] = structured;
-        }
-        Self::Complete(body)
-    }
-
-    fn into_rmcp(self) -> CallToolResponse {
-        match self {
-            Self::Complete(body) => CallToolResponse::Complete(from_json(body)),
-            Self::InputRequired(body) => CallToolResponse::InputRequired(from_json(body)),
-        }
-    }
-
-    /// The `result` as rmcp would write it (absent fields left out, not null).
-    pub(super) fn into_wire(self) -> Value {
-        match self {
-            Self::Complete(body) | Self::InputRequired(body) => strip_nulls(body),
-        }
-    }
 }
 
 /// The one answer for any `requestState` that does not hold up.
@@ -229,24 +160,12 @@ pub(super) fn client_capabilities(ctx: &RequestContext<RoleServer>) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn declares_url_elicitation(capabilities: &Value) -> bool {
-    capabilities["elicitation"]["url"].is_object()
-}
-
 /// Form elicitation is declared as `elicitation.form`, or by an `elicitation` object naming no
 /// mode at all (the spec reads that as form mode).
 pub(super) fn declares_form_elicitation(capabilities: &Value) -> bool {
     let elicitation = &capabilities["elicitation"];
     let names_no_mode = elicitation.get("form").is_none() && elicitation.get("url").is_none();
     elicitation["form"].is_object() || (elicitation.is_object() && names_no_mode)
-}
-
-fn missing_url_elicitation(tool: &str) -> ErrorData {
-    ErrorData::new(
-        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!("{tool} needs a client that supports URL-mode elicitation to connect an account"),
-        Some(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})),
-    )
 }
 
 impl ServerHandler for McpHandler {
@@ -318,7 +237,8 @@ impl ServerHandler for McpHandler {
             .input_responses
             .as_ref()
             .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-        let call = self.call_plain_tool(
+        let call = plain_call::run(
+            &self.state,
             &principal,
             name,
             &arguments,
@@ -335,102 +255,6 @@ impl ServerHandler for McpHandler {
                 None,
             )),
         }
-    }
-}
-
-/// One `tools/call` of a grantry tool, through its sign-in rounds.
-struct Call<'a> {
-    state: &'a AppState,
-    principal: &'a Principal,
-    name: &'a str,
-    arguments: &'a Map<String, Value>,
-}
-
-impl Call<'_> {
-    async fn run(
-        &self,
-        request_state: Option<&str>,
-        responses: Option<Map<String, Value>>,
-        capabilities: &Value,
-    ) -> Result<CallAnswer, ErrorData> {
-        let claims = match request_state {
-            Some(sealed) => Some(self.open_state(sealed)?),
-            None => None,
-        };
-        if let Some(claims) = &claims
-            && let Answer::Refused(action) = sign_in::answer(responses.as_ref(), &claims.provider)
-        {
-            let why = format!("the user chose '{action}'");
-            return Ok(CallAnswer::complete(sign_in::not_connected(
-                self.state,
-                &claims.provider,
-                &why,
-            )));
-        }
-        let provider = match self.tool().await? {
-            ToolOutcome::Done(result) => return Ok(CallAnswer::complete(result)),
-            ToolOutcome::NeedsConnection { provider } => provider,
-        };
-        // Capabilities are declared per request: a retry must declare URL elicitation too.
-        if !declares_url_elicitation(capabilities) {
-            return match self.state.config.no_url_elicitation {
-                NoUrlElicitation::Spec => Err(missing_url_elicitation(self.name)),
-                NoUrlElicitation::Link => Ok(CallAnswer::complete(sign_in::link_for_person(
-                    self.state,
-                    self.principal,
-                    &provider,
-                ))),
-            };
-        }
-        let Some(claims) = claims.filter(|c| c.provider == provider) else {
-            let round = sign_in::first_round(
-                self.state,
-                self.principal,
-                &provider,
-                self.name,
-                self.arguments,
-            );
-            return Ok(CallAnswer::InputRequired(round));
-        };
-        match sign_in::hold(self.state, self.principal, &claims).await {
-            HoldEnd::Connected(_turn) => match self.tool().await? {
-                ToolOutcome::Done(result) => Ok(CallAnswer::complete(result)),
-                ToolOutcome::NeedsConnection { .. } => Ok(CallAnswer::InputRequired(
-                    sign_in::repeat_round(self.state, self.principal, &claims),
-                )),
-            },
-            HoldEnd::Denied => Ok(CallAnswer::complete(sign_in::not_connected(
-                self.state,
-                &claims.provider,
-                "the sign-in was declined at the provider",
-            ))),
-            HoldEnd::StillPending => Ok(CallAnswer::InputRequired(sign_in::repeat_round(
-                self.state,
-                self.principal,
-                &claims,
-            ))),
-        }
-    }
-
-    fn open_state(&self, sealed: &str) -> Result<StateClaims, ErrorData> {
-        StateClaims::open(
-            &self.state.sealer,
-            sealed,
-            unix_now(),
-            self.principal,
-            self.name,
-            self.arguments,
-        )
-        .map_err(|reason| {
-            tracing::info!(%reason, principal = %self.principal.tag(), "requestState refused");
-            invalid_request_state()
-        })
-    }
-
-    async fn tool(&self) -> Result<ToolOutcome, ErrorData> {
-        tools::call(self.state, self.principal, self.name, self.arguments)
-            .await
-            .map_err(tool_error)
     }
 }
 

@@ -13,6 +13,7 @@ mod direct;
 pub mod edge;
 mod form;
 mod handler;
+mod plain_call;
 pub mod request_state;
 mod round_state;
 pub mod sign_in;
@@ -64,7 +65,7 @@ pub fn router(state: AppState) -> Router<AppState> {
     let handler = handler::McpHandler::new(state.clone());
     let direct = config
         .mcp_direct_path
-        .then(|| Arc::new(direct::Direct::new(handler.clone(), &hosts)));
+        .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, &hosts)));
     let service = Arc::new(StreamableHttpService::new(
         handler::factory(handler),
         Arc::new(NeverSessionManager::default()),

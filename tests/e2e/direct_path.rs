@@ -266,13 +266,10 @@ fn masked(value: Value, base: &str) -> Value {
 }
 
 async fn direct_answers(server: &Server) -> f64 {
-    let text = reqwest::get(format!("{}/metrics", server.base))
+    server
+        .metrics()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
+        .lines()
         .filter(|l| l.starts_with("grantry_mcp_direct_answers_total{"))
         .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
         .sum()

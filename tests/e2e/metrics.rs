@@ -16,19 +16,6 @@ fn sample(text: &str, series: &str) -> f64 {
         .unwrap()
 }
 
-async fn scrape(server: &Server) -> String {
-    let response = reqwest::get(format!("{}/metrics", server.base))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let content_type = response.headers()["content-type"].to_str().unwrap();
-    assert!(
-        content_type.starts_with("text/plain; version=0.0.4"),
-        "{content_type}"
-    );
-    response.text().await.unwrap()
-}
-
 #[tokio::test]
 async fn metrics_count_requests_sign_ins_and_outcomes_without_personal_data() {
     let server = Server::start(&[]).await;
@@ -66,7 +53,7 @@ async fn metrics_count_requests_sign_ins_and_outcomes_without_personal_data() {
         .await;
     assert_eq!(bad.error_code(), -32602);
 
-    let text = scrape(&server).await;
+    let text = server.metrics().await;
     let requests = |method: &str, outcome: &str| {
         sample(
             &text,
@@ -139,7 +126,7 @@ async fn refusals_before_the_protocol_count_as_refused() {
     for _ in 0..4 {
         mcp.request("tools/list", json!({}), url_and_form()).await;
     }
-    let text = scrape(&server).await;
+    let text = server.metrics().await;
     let refused: Value = sample(
         &text,
         r#"grantry_mcp_requests_total{method="tools/list",outcome="refused"}"#,
@@ -155,7 +142,7 @@ async fn a_held_retry_shows_in_the_gauge_until_the_sign_in_lands() {
     let (link, state, key) = mcp.first_round().await;
     let waiting = mcp.held_retry(key, state);
     let started = std::time::Instant::now();
-    while sample(&scrape(&server).await, "grantry_held_retries") < 1.0 {
+    while sample(&server.metrics().await, "grantry_held_retries") < 1.0 {
         assert!(started.elapsed().as_secs() < 10, "the retry was never held");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
@@ -164,7 +151,7 @@ async fn a_held_retry_shows_in_the_gauge_until_the_sign_in_lands() {
     Browser::new().sign_in(&link, true).await;
     let answer = waiting.await.unwrap();
     assert_eq!(answer.result()["resultType"], "complete", "{}", answer.raw);
-    let text = scrape(&server).await;
+    let text = server.metrics().await;
     assert_eq!(sample(&text, "grantry_held_retries"), 0.0);
     assert_eq!(
         sample(

@@ -175,6 +175,20 @@ impl Server {
         self.log.lock().unwrap().clone()
     }
 
+    /// `GET /metrics`, as Prometheus scrapes it (the content type is checked).
+    pub async fn metrics(&self) -> String {
+        let response = reqwest::get(format!("{}/metrics", self.base))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let content_type = response.headers()["content-type"].to_str().unwrap();
+        assert!(
+            content_type.starts_with("text/plain; version=0.0.4"),
+            "{content_type}"
+        );
+        response.text().await.unwrap()
+    }
+
     /// The demo provider's counters.
     pub async fn demo_stats(&self) -> serde_json::Value {
         reqwest::get(format!("{}/demo/stats", self.base))

@@ -1,0 +1,189 @@
+//! One `tools/call` of a plain tool (grantry's own, with no form or confirmation round:
+//! `list_invoices`, `list_connections`) through its URL-mode sign-in rounds, for both paths:
+//! rmcp's (through [`CallAnswer::into_rmcp`]) and the direct one (which writes
+//! [`CallAnswer::into_wire`] as is).
+
+use rmcp::model::{CallToolResponse, ErrorCode, ErrorData};
+use serde_json::{Map, Value, json};
+
+use super::confirm;
+use super::form;
+use super::handler::{from_json, invalid_request_state, strip_nulls, tool_error};
+use super::request_state::StateClaims;
+use super::sign_in::{self, Answer, HoldEnd};
+use crate::clock::unix_now;
+use crate::config::NoUrlElicitation;
+use crate::identity::Principal;
+use crate::state::AppState;
+use crate::tools::{self, ToolError, ToolOutcome, ToolResult};
+
+/// Whether `tools/call` of `name` runs through [`run`]: one of grantry's own tools (never a
+/// conformance fixture) with no form or confirmation round.
+pub(super) fn is_plain_tool(name: &str) -> bool {
+    tools::exists(name) && !form::runs_in_rounds(name) && !confirm::needs_confirmation(name)
+}
+
+/// The call: the tool, or the sign-in round it needs. An unknown `name` is an error.
+pub(super) async fn run(
+    state: &AppState,
+    principal: &Principal,
+    name: &str,
+    arguments: &Map<String, Value>,
+    request_state: Option<&str>,
+    responses: Option<Map<String, Value>>,
+    capabilities: &Value,
+) -> Result<CallAnswer, ErrorData> {
+    if !tools::exists(name) {
+        return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
+    }
+    let call = Call {
+        state,
+        principal,
+        name,
+        arguments,
+    };
+    call.run(request_state, responses, capabilities).await
+}
+
+/// A plain tool call's result as the JSON of the wire's `result`: rmcp's types are built from
+/// it only on rmcp's path; the direct path writes it as is.
+pub(super) enum CallAnswer {
+    Complete(Value),
+    InputRequired(Value),
+}
+
+impl CallAnswer {
+    pub(super) fn complete(result: ToolResult) -> Self {
+        let mut body = json!({
+            "resultType": "complete",
+            "content": [{"type": "text", "text": result.text}],
+            "isError": result.is_error,
+        });
+        if let Some(structured) = result.structured {
+            body["structuredContent"] = structured;
+        }
+        Self::Complete(body)
+    }
+
+    pub(super) fn into_rmcp(self) -> CallToolResponse {
+        match self {
+            Self::Complete(body) => CallToolResponse::Complete(from_json(body)),
+            Self::InputRequired(body) => CallToolResponse::InputRequired(from_json(body)),
+        }
+    }
+
+    /// The `result` as rmcp would write it (absent fields left out, not null).
+    pub(super) fn into_wire(self) -> Value {
+        match self {
+            Self::Complete(body) | Self::InputRequired(body) => strip_nulls(body),
+        }
+    }
+}
+
+/// One `tools/call` of a grantry tool, through its sign-in rounds.
+struct Call<'a> {
+    state: &'a AppState,
+    principal: &'a Principal,
+    name: &'a str,
+    arguments: &'a Map<String, Value>,
+}
+
+impl Call<'_> {
+    async fn run(
+        &self,
+        request_state: Option<&str>,
+        responses: Option<Map<String, Value>>,
+        capabilities: &Value,
+    ) -> Result<CallAnswer, ErrorData> {
+        let claims = match request_state {
+            Some(sealed) => Some(self.open_state(sealed)?),
+            None => None,
+        };
+        if let Some(claims) = &claims
+            && let Answer::Refused(action) = sign_in::answer(responses.as_ref(), &claims.provider)
+        {
+            let why = format!("the user chose '{action}'");
+            return Ok(CallAnswer::complete(sign_in::not_connected(
+                self.state,
+                &claims.provider,
+                &why,
+            )));
+        }
+        let provider = match self.tool().await? {
+            ToolOutcome::Done(result) => return Ok(CallAnswer::complete(result)),
+            ToolOutcome::NeedsConnection { provider } => provider,
+        };
+        // Capabilities are declared per request: a retry must declare URL elicitation too.
+        if !declares_url_elicitation(capabilities) {
+            return match self.state.config.no_url_elicitation {
+                NoUrlElicitation::Spec => Err(missing_url_elicitation(self.name)),
+                NoUrlElicitation::Link => Ok(CallAnswer::complete(sign_in::link_for_person(
+                    self.state,
+                    self.principal,
+                    &provider,
+                ))),
+            };
+        }
+        let Some(claims) = claims.filter(|c| c.provider == provider) else {
+            let round = sign_in::first_round(
+                self.state,
+                self.principal,
+                &provider,
+                self.name,
+                self.arguments,
+            );
+            return Ok(CallAnswer::InputRequired(round));
+        };
+        match sign_in::hold(self.state, self.principal, &claims).await {
+            HoldEnd::Connected(_turn) => match self.tool().await? {
+                ToolOutcome::Done(result) => Ok(CallAnswer::complete(result)),
+                ToolOutcome::NeedsConnection { .. } => Ok(CallAnswer::InputRequired(
+                    sign_in::repeat_round(self.state, self.principal, &claims),
+                )),
+            },
+            HoldEnd::Denied => Ok(CallAnswer::complete(sign_in::not_connected(
+                self.state,
+                &claims.provider,
+                "the sign-in was declined at the provider",
+            ))),
+            HoldEnd::StillPending => Ok(CallAnswer::InputRequired(sign_in::repeat_round(
+                self.state,
+                self.principal,
+                &claims,
+            ))),
+        }
+    }
+
+    fn open_state(&self, sealed: &str) -> Result<StateClaims, ErrorData> {
+        StateClaims::open(
+            &self.state.sealer,
+            sealed,
+            unix_now(),
+            self.principal,
+            self.name,
+            self.arguments,
+        )
+        .map_err(|reason| {
+            tracing::info!(%reason, principal = %self.principal.tag(), "requestState refused");
+            invalid_request_state()
+        })
+    }
+
+    async fn tool(&self) -> Result<ToolOutcome, ErrorData> {
+        tools::call(self.state, self.principal, self.name, self.arguments)
+            .await
+            .map_err(tool_error)
+    }
+}
+
+fn declares_url_elicitation(capabilities: &Value) -> bool {
+    capabilities["elicitation"]["url"].is_object()
+}
+
+fn missing_url_elicitation(tool: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("{tool} needs a client that supports URL-mode elicitation to connect an account"),
+        Some(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})),
+    )
+}
