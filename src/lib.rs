@@ -17,6 +17,7 @@
 //! | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
 //! | [`limits`] | rate limits counted in the store, shared by the replicas |
 //! | [`leases`] | exclusive leases in the store (single-flight refresh across replicas) |
+//! | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them |
 //! | [`audit`] | audit events: hashed ids, never a secret |
 //! | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
 //! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, and the direct path that answers the common well-formed requests without rmcp's per-request machinery |
@@ -45,6 +46,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod providers;
 pub mod seal;
+pub mod sessions;
 pub mod state;
 pub mod store;
 pub mod tools;

@@ -29,6 +29,8 @@ pub struct Inner {
     pub identity: Identity,
     pub limiter: Limiter,
     pub leases: Arc<dyn crate::leases::LeaseBackend>,
+    /// Legacy-era MCP sessions (see [`crate::sessions`]).
+    pub sessions: Arc<dyn crate::sessions::SessionBackend>,
     pub demo: Option<DemoProvider>,
     /// Permits for retries held open while a sign-in is pending.
     pub held_retries: tokio::sync::Semaphore,
@@ -84,6 +86,7 @@ impl AppState {
             bus,
             counters,
             leases,
+            sessions,
         } = {
             // The store and the durability check each open a connection: side by side, start-up
             // waits for one connection's set-up (a TLS handshake, on PostgreSQL), not two.
@@ -125,6 +128,7 @@ impl AppState {
                 identity,
                 limiter,
                 leases,
+                sessions,
                 demo,
                 held_retries: tokio::sync::Semaphore::new(config.max_held_retries),
                 hold_turns: tokio::sync::Semaphore::new(HOLD_TURNS),

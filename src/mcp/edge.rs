@@ -24,6 +24,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::direct::{Direct, Taken};
+use super::legacy::{self, Sessions};
+use crate::identity::Principal;
 use crate::metrics::{self, Outcome};
 
 /// How long a call may take before its answer switches to an SSE stream.
@@ -56,6 +58,7 @@ pub async fn counted(request: Request, next: Next) -> Response {
 /// can (see [`super::direct`]); the rest goes to rmcp through `next`.
 pub async fn edge(
     direct: Option<Arc<Direct>>,
+    sessions: Sessions,
     keep_alive: Duration,
     request: Request,
     next: Next,
@@ -75,12 +78,20 @@ pub async fn edge(
             "Request body too large",
         );
     };
+    if let Err(refusal) = sessions.check_owner(&parts).await {
+        return refusal.into_response();
+    }
     let mut call = match direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {
         Some(Taken::Ready(response)) => return response,
         Some(Taken::Call(call)) => call,
         None => {
+            // A request outside any session may open one (`initialize`): its opener is kept.
+            let opener = match legacy::session_id(&parts) {
+                None => parts.extensions.get::<Principal>().cloned(),
+                Some(_) => None,
+            };
             let request = Request::from_parts(parts, Body::from(bytes.clone()));
-            through_rmcp(next, request, bytes)
+            through_rmcp(next, request, bytes, opener.map(|o| (sessions, o)))
         }
     };
     if accepts_sse {
@@ -93,10 +104,22 @@ pub async fn edge(
     }
 }
 
-/// rmcp's answer, with the wire mended where it differs from the spec.
-fn through_rmcp(next: Next, request: Request, body: Bytes) -> BoxFuture<'static, Response> {
+/// rmcp's answer, with the wire mended where it differs from the spec. A session it opened
+/// is recorded with its opener before the client can use it.
+fn through_rmcp(
+    next: Next,
+    request: Request,
+    body: Bytes,
+    opener: Option<(Sessions, Principal)>,
+) -> BoxFuture<'static, Response> {
     Box::pin(async move {
         let response = next.run(request).await;
+        if let Some((sessions, opener)) = opener
+            && let Some(id) = legacy::opened_session(&response)
+            && let Err(refusal) = sessions.record(&opener, &body, &id).await
+        {
+            return refusal.into_response();
+        }
         if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
             && let Some(error) = unreadable_message(&body)
         {

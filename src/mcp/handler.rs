@@ -16,10 +16,13 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use tokio::sync::Semaphore;
+
 use super::confirm;
 use super::conformance;
 use super::form;
-use super::plain_call::{self, CallAnswer};
+use super::legacy;
+use super::plain_call::{self, CallAnswer, LegacyAnswer};
 use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::{self, ToolError, ToolResult};
@@ -34,6 +37,9 @@ pub struct McpHandler {
     /// The same for every caller and request: built once, not per `tools/list` or call.
     tools: Arc<Vec<Tool>>,
     info: Arc<ServerConfig>,
+    /// Bounds the legacy sessions' waits for a sign-in to land (see
+    /// [`legacy::notify_when_connected`]).
+    completion_notices: Arc<Semaphore>,
 }
 
 impl McpHandler {
@@ -53,10 +59,12 @@ impl McpHandler {
             "instructions": "Tools over the user's connected billing account. When an account is \
                 not connected yet, the user is asked to open a sign-in link first.",
         }));
+        let completion_notices = Arc::new(Semaphore::new(state.config.max_held_retries));
         Self {
             state,
             tools: Arc::new(tools),
             info: Arc::new(info),
+            completion_notices,
         }
     }
 
@@ -150,14 +158,21 @@ pub(super) fn tool_error(error: ToolError) -> ErrorData {
     }
 }
 
-/// The raw `clientCapabilities` of this request.
+/// The raw `clientCapabilities` of this request; in a legacy-era session, those its
+/// `initialize` declared.
 pub(super) fn client_capabilities(ctx: &RequestContext<RoleServer>) -> Value {
-    ctx.meta
+    match ctx
+        .meta
         .0
         .0
         .get("io.modelcontextprotocol/clientCapabilities")
-        .cloned()
-        .unwrap_or(Value::Null)
+    {
+        Some(capabilities) => capabilities.clone(),
+        None => ctx
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok())
+            .unwrap_or(Value::Null),
+    }
 }
 
 /// Form elicitation is declared as `elicitation.form`, or by an `elicitation` object naming no
@@ -174,7 +189,11 @@ impl ServerHandler for McpHandler {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Owned(vec![ProtocolVersion::V_2026_07_28])
+        // The modern era, and the legacy one for clients that start with `initialize`.
+        Cow::Owned(vec![
+            ProtocolVersion::V_2026_07_28,
+            ProtocolVersion::V_2025_11_25,
+        ])
     }
 
     async fn discover(
@@ -219,19 +238,22 @@ impl ServerHandler for McpHandler {
         let name = params.name.as_ref();
         let arguments = params.arguments.clone().unwrap_or_default();
         let capabilities = client_capabilities(&ctx);
-        if form::runs_in_rounds(name) {
-            return form::run(&self.state, &principal, &arguments, &params, &capabilities).await;
+        let in_rounds = form::runs_in_rounds(name) || confirm::needs_confirmation(name);
+        if in_rounds && legacy::is_legacy(&ctx) {
+            // The same rounds, asked on the call's stream with `elicitation/create`.
+            let round = |params: CallToolRequestParams| {
+                let (principal, capabilities) = (&principal, &capabilities);
+                async move { self.rounds(principal, &params, capabilities).await }
+            };
+            return legacy::drive_rounds(params.clone(), &ctx.peer, round).await;
         }
-        if confirm::needs_confirmation(name) {
-            return confirm::run(
-                &self.state,
-                &principal,
-                name,
-                &arguments,
-                &params,
-                &capabilities,
-            )
-            .await;
+        if in_rounds {
+            return self.rounds(&principal, &params, &capabilities).await;
+        }
+        if legacy::is_legacy(&ctx) {
+            return self
+                .legacy_plain_call(principal, name, &arguments, &capabilities, &ctx)
+                .await;
         }
         let responses = params
             .input_responses
@@ -254,6 +276,62 @@ impl ServerHandler for McpHandler {
                 "request cancelled",
                 None,
             )),
+        }
+    }
+}
+
+impl McpHandler {
+    /// One round of a tool with form or confirmation rounds.
+    async fn rounds(
+        &self,
+        principal: &Principal,
+        params: &CallToolRequestParams,
+        capabilities: &Value,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = params.name.as_ref();
+        let arguments = params.arguments.clone().unwrap_or_default();
+        if form::runs_in_rounds(name) {
+            form::run(&self.state, principal, &arguments, params, capabilities).await
+        } else {
+            confirm::run(
+                &self.state,
+                principal,
+                name,
+                &arguments,
+                params,
+                capabilities,
+            )
+            .await
+        }
+    }
+
+    /// A plain tool in a legacy-era session: a missing connection is `-32042`, and the
+    /// session hears `notifications/elicitation/complete` once the sign-in lands.
+    async fn legacy_plain_call(
+        &self,
+        principal: Principal,
+        name: &str,
+        arguments: &serde_json::Map<String, Value>,
+        capabilities: &Value,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match plain_call::run_legacy(&self.state, &principal, name, arguments, capabilities).await?
+        {
+            LegacyAnswer::Done(answer) => Ok(answer.into_rmcp()),
+            LegacyAnswer::SignIn(elicitation) => {
+                let until = std::time::Duration::from_secs(
+                    self.state.config.request_state_ttl_secs.max(0) as u64,
+                );
+                legacy::notify_when_connected(
+                    self.state.clone(),
+                    self.completion_notices.clone(),
+                    principal,
+                    &elicitation,
+                    ctx.peer.clone(),
+                    until,
+                );
+                Err(legacy::url_elicitation_required(&elicitation))
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 //! MCP on `POST /mcp`, revision 2026-07-28, built on rmcp at the edge.
 //!
-//! rmcp serves the protocol statelessly (no sessions: any replica serves any request);
+//! rmcp serves the protocol statelessly (no sessions: any replica serves any request), and
+//! the legacy 2025-11-25 era on the same endpoint for clients that start with `initialize`
+//! ([`legacy`]: sessions kept in the store, so any replica serves those too);
 //! `handler` maps it onto grantry's tools and sign-in rounds; [`edge`] keeps held retries
 //! alive and the wire exactly as the spec writes it; `direct` answers the common well-formed
 //! requests (discover, tools/list, plain tool calls) with the handler's own code, without
@@ -13,6 +15,7 @@ mod direct;
 pub mod edge;
 mod form;
 mod handler;
+pub mod legacy;
 mod plain_call;
 pub mod request_state;
 mod round_state;
@@ -24,7 +27,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::middleware;
 use axum::routing::get;
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::state::AppState;
@@ -54,21 +57,25 @@ pub fn router(state: AppState) -> Router<AppState> {
         }
     }
     origins.extend(config.allowed_origins.iter().cloned());
-    let server_config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
+    let sessions = legacy::Sessions::new(state.sessions.clone());
+    let mut server_config = StreamableHttpServerConfig::default()
+        // Modern requests are served statelessly whatever this says; `initialize` opens a
+        // legacy-era session (see `legacy`).
+        .with_legacy_session_mode(true)
         .with_json_response(true)
         .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
         .with_sse_keep_alive(Some(keep_alive_interval(config.retry_hold)));
+    server_config.session_store = Some(sessions.for_rmcp());
     let handler = handler::McpHandler::new(state.clone());
     let direct = config
         .mcp_direct_path
         .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, &hosts)));
     let service = Arc::new(StreamableHttpService::new(
         handler::factory(handler),
-        Arc::new(NeverSessionManager::default()),
+        Arc::new(LocalSessionManager::default()),
         server_config,
     ));
     // axum clones a route's service for every request, and rmcp's `Service::call` clones
@@ -82,7 +89,7 @@ pub fn router(state: AppState) -> Router<AppState> {
     let mcp = Router::new()
         .route_service("/mcp", service)
         .layer(middleware::from_fn(move |req, next| {
-            edge::edge(direct.clone(), keep_alive, req, next)
+            edge::edge(direct.clone(), sessions.clone(), keep_alive, req, next)
         }))
         .layer(middleware::from_fn_with_state(state, auth::authenticate))
         .layer(middleware::from_fn(edge::counted));

@@ -45,6 +45,45 @@ pub(super) async fn run(
     call.run(request_state, responses, capabilities).await
 }
 
+/// A plain tool call in a legacy-era session (2025-11-25): no `requestState` and no rounds.
+/// The tool runs; a missing connection is a URL elicitation for the caller to send as
+/// `-32042`, and the client's retry of the same call runs the tool again.
+pub(super) async fn run_legacy(
+    state: &AppState,
+    principal: &Principal,
+    name: &str,
+    arguments: &Map<String, Value>,
+    capabilities: &Value,
+) -> Result<LegacyAnswer, ErrorData> {
+    if !tools::exists(name) {
+        return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
+    }
+    let call = Call {
+        state,
+        principal,
+        name,
+        arguments,
+    };
+    let provider = match call.tool().await? {
+        ToolOutcome::Done(result) => return Ok(LegacyAnswer::Done(CallAnswer::complete(result))),
+        ToolOutcome::NeedsConnection { provider } => provider,
+    };
+    if !declares_url_elicitation(capabilities) {
+        return call
+            .without_url_elicitation(&provider)
+            .map(LegacyAnswer::Done);
+    }
+    Ok(LegacyAnswer::SignIn(sign_in::url_elicitation(
+        state, principal, &provider,
+    )))
+}
+
+/// What a legacy-era plain call comes to.
+pub(super) enum LegacyAnswer {
+    Done(CallAnswer),
+    SignIn(sign_in::UrlElicitation),
+}
+
 /// A plain tool call's result as the JSON of the wire's `result`: rmcp's types are built from
 /// it only on rmcp's path; the direct path writes it as is.
 pub(super) enum CallAnswer {
@@ -115,14 +154,7 @@ impl Call<'_> {
         };
         // Capabilities are declared per request: a retry must declare URL elicitation too.
         if !declares_url_elicitation(capabilities) {
-            return match self.state.config.no_url_elicitation {
-                NoUrlElicitation::Spec => Err(missing_url_elicitation(self.name)),
-                NoUrlElicitation::Link => Ok(CallAnswer::complete(sign_in::link_for_person(
-                    self.state,
-                    self.principal,
-                    &provider,
-                ))),
-            };
+            return self.without_url_elicitation(&provider);
         }
         let Some(claims) = claims.filter(|c| c.provider == provider) else {
             let round = sign_in::first_round(
@@ -150,6 +182,18 @@ impl Call<'_> {
                 self.state,
                 self.principal,
                 &claims,
+            ))),
+        }
+    }
+
+    /// The answer to a client that cannot open a sign-in link itself (`--no-url-elicitation`).
+    fn without_url_elicitation(&self, provider: &str) -> Result<CallAnswer, ErrorData> {
+        match self.state.config.no_url_elicitation {
+            NoUrlElicitation::Spec => Err(missing_url_elicitation(self.name)),
+            NoUrlElicitation::Link => Ok(CallAnswer::complete(sign_in::link_for_person(
+                self.state,
+                self.principal,
+                provider,
             ))),
         }
     }

@@ -23,7 +23,7 @@ use crate::tools::ToolResult;
 
 /// Re-reads the store at least this often while holding, in case a wake-up event was missed
 /// (events normally wake a held retry at once, on any replica).
-const HOLD_POLL: Duration = Duration::from_secs(2);
+pub(super) const HOLD_POLL: Duration = Duration::from_secs(2);
 
 /// The `inputRequests` key of the sign-in request for `provider`.
 pub fn input_key(provider: &str) -> String {
@@ -104,12 +104,36 @@ fn display_name<'a>(state: &'a AppState, provider: &str) -> &'a str {
         .unwrap_or("billing")
 }
 
-fn input_required(state: &AppState, claims: &StateClaims, now: i64) -> Value {
-    let name = display_name(state, &claims.provider);
-    let message = format!(
+/// A legacy-era (2025-11-25) URL elicitation, sent as `-32042`: it names its sign-in by
+/// `elicitation_id` (the ticket's id) so the client can match `notifications/elicitation/
+/// complete` to it. Nothing is written; a retry that finds no grant gets a fresh one.
+pub struct UrlElicitation {
+    pub elicitation_id: String,
+    pub provider: String,
+    pub url: String,
+    pub message: String,
+}
+
+pub fn url_elicitation(state: &AppState, principal: &Principal, provider: &str) -> UrlElicitation {
+    let (ticket, sealed, _) = new_ticket(state, principal, provider, unix_now());
+    UrlElicitation {
+        elicitation_id: ticket.id,
+        provider: provider.to_owned(),
+        url: link(&state.config.public_url, &sealed),
+        message: connect_message(state, provider),
+    }
+}
+
+fn connect_message(state: &AppState, provider: &str) -> String {
+    let name = display_name(state, provider);
+    format!(
         "Connect your {name} account so grantry can act on it. Open the link, sign in at the \
          provider, then come back here."
-    );
+    )
+}
+
+fn input_required(state: &AppState, claims: &StateClaims, now: i64) -> Value {
+    let message = connect_message(state, &claims.provider);
     json!({
         "resultType": "input_required",
         "inputRequests": {

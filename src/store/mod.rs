@@ -34,6 +34,11 @@ use crate::limits::{
     redis::RedisCounters,
     sql::{PostgresCounters, SqliteCounters},
 };
+use crate::sessions::{
+    SessionBackend,
+    redis::RedisSessions,
+    sql::{PostgresSessions, SqliteSessions},
+};
 
 /// Declares a backend type holding one SQL pool (`new(pool)`); each SQL backend macro starts
 /// with it, once per pool type.
@@ -85,6 +90,8 @@ pub struct Stores {
     pub counters: Arc<dyn CounterBackend>,
     /// Exclusive leases shared by the replicas.
     pub leases: Arc<dyn LeaseBackend>,
+    /// Legacy-era MCP sessions shared by the replicas.
+    pub sessions: Arc<dyn SessionBackend>,
 }
 
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
@@ -142,6 +149,7 @@ async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
         grants: Arc::new(PostgresGrants::new(pool.clone())),
         counters: Arc::new(PostgresCounters::new(pool.clone())),
         leases: Arc::new(PostgresLeases::new(pool.clone())),
+        sessions: Arc::new(PostgresSessions::new(pool.clone())),
         bus: Some(Arc::new(bus_postgres::PostgresBus::new(pool))),
     })
 }
@@ -162,6 +170,7 @@ async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
         grants: Arc::new(RedisGrants::new(conn.clone(), prefix)),
         counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
         leases: Arc::new(RedisLeases::new(conn.clone(), prefix)),
+        sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),
         bus: Some(Arc::new(bus_redis::RedisBus::new(bus_client, conn, prefix))),
     })
 }
@@ -187,7 +196,8 @@ async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
         flows: Arc::new(SqliteFlows::new(pool.clone())),
         grants: Arc::new(SqliteGrants::new(pool.clone())),
         counters: Arc::new(SqliteCounters::new(pool.clone())),
-        leases: Arc::new(SqliteLeases::new(pool)),
+        leases: Arc::new(SqliteLeases::new(pool.clone())),
+        sessions: Arc::new(SqliteSessions::new(pool)),
         bus: None,
     })
 }

@@ -10,6 +10,7 @@ mod direct_path;
 mod disconnect;
 mod faults;
 mod invoice_forms;
+mod legacy;
 mod limits;
 mod metrics;
 mod oidc;

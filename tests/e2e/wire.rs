@@ -25,7 +25,7 @@ async fn discover_and_tools_list_carry_cache_hints_and_server_info() {
     assert_eq!(discover.status, StatusCode::OK);
     let r = discover.result();
     assert_eq!(r["resultType"], "complete");
-    assert_eq!(r["supportedVersions"], json!([VERSION]));
+    assert_eq!(r["supportedVersions"], json!([VERSION, "2025-11-25"]));
     assert!(r["capabilities"]["tools"].is_object());
     assert!(r["ttlMs"].as_u64().is_some());
     assert!(r["cacheScope"].is_string());
@@ -123,7 +123,10 @@ async fn protocol_errors_get_the_spec_codes_and_statuses() {
         (a.status, a.error_code()),
         (StatusCode::BAD_REQUEST, -32022)
     );
-    assert_eq!(a.body["error"]["data"]["supported"], json!([VERSION]));
+    assert_eq!(
+        a.body["error"]["data"]["supported"],
+        json!([VERSION, "2025-11-25"])
+    );
 
     // _meta without its required keys.
     let a = mcp
@@ -172,7 +175,7 @@ async fn protocol_errors_get_the_spec_codes_and_statuses() {
 }
 
 #[tokio::test]
-async fn oversized_bodies_foreign_origins_and_get_are_refused() {
+async fn oversized_bodies_foreign_origins_and_stray_gets_are_refused() {
     let server = Server::start(&[]).await;
     let mcp = Mcp::new(server.mcp_url());
     // One byte over the limit: the server reads the whole body before refusing it, so the
@@ -192,8 +195,23 @@ async fn oversized_bodies_foreign_origins_and_get_are_refused() {
         .await;
     assert_eq!(a.status, StatusCode::FORBIDDEN);
 
+    // GET opens a legacy session's stream, and nothing else.
     let get = reqwest::get(server.mcp_url()).await.unwrap();
-    assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(get.status(), StatusCode::NOT_ACCEPTABLE);
+    let get_sse = |session: Option<&str>| {
+        let mut request = reqwest::Client::new()
+            .get(server.mcp_url())
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25");
+        if let Some(id) = session {
+            request = request.header("mcp-session-id", id);
+        }
+        request.send()
+    };
+    let no_session = get_sse(None).await.unwrap();
+    assert_eq!(no_session.status(), StatusCode::BAD_REQUEST);
+    let unknown = get_sse(Some("no-such-session")).await.unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]

@@ -10,3 +10,4 @@ mod flows;
 mod grants;
 mod keys;
 mod leases;
+mod sessions;

@@ -5,6 +5,7 @@ pub mod balancer;
 pub mod browser;
 pub mod fake_providers;
 pub mod leaks;
+pub mod legacy;
 pub mod mcp;
 pub mod oidc;
 pub mod server;

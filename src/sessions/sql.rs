@@ -1,0 +1,84 @@
+//! Sessions in the SQL stores: one row per session. `touch` is one `UPDATE … RETURNING`, so
+//! finding a session and pushing its expiry on costs a single round trip. Expired rows are
+//! never returned and are swept as new sessions are written.
+
+use async_trait::async_trait;
+
+use super::{SessionBackend, SessionRecord};
+use crate::store::StoreError;
+
+macro_rules! sql_sessions {
+    ($(#[$doc:meta])* $name:ident, $pool:ty, now_ms: $now:literal) => {
+        crate::store::pool_backend!($(#[$doc])* $name, $pool);
+
+        #[async_trait]
+        impl SessionBackend for $name {
+            async fn put(
+                &self,
+                id: &str,
+                record: &SessionRecord,
+                ttl_ms: i64,
+            ) -> Result<(), StoreError> {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM mcp_sessions WHERE expires_at_ms < {now}",
+                    now = $now
+                )))
+                .execute(&self.pool)
+                .await?;
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO mcp_sessions (id, owner, initialize, expires_at_ms) \
+                     VALUES ($1, $2, $3, {now} + $4) \
+                     ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, \
+                     initialize = excluded.initialize, expires_at_ms = excluded.expires_at_ms",
+                    now = $now
+                )))
+                .bind(id)
+                .bind(&record.owner)
+                .bind(&record.initialize)
+                .bind(ttl_ms)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn touch(
+                &self,
+                id: &str,
+                ttl_ms: i64,
+            ) -> Result<Option<SessionRecord>, StoreError> {
+                let row: Option<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "UPDATE mcp_sessions SET expires_at_ms = {now} + $2 \
+                     WHERE id = $1 AND expires_at_ms >= {now} \
+                     RETURNING owner, initialize",
+                    now = $now
+                )))
+                .bind(id)
+                .bind(ttl_ms)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(row.map(|(owner, initialize)| SessionRecord { owner, initialize }))
+            }
+
+            async fn delete(&self, id: &str) -> Result<(), StoreError> {
+                sqlx::query("DELETE FROM mcp_sessions WHERE id = $1")
+                    .bind(id)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+        }
+    };
+}
+
+sql_sessions!(
+    /// Sessions in SQLite.
+    SqliteSessions,
+    sqlx::SqlitePool,
+    now_ms: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+);
+sql_sessions!(
+    /// Sessions in PostgreSQL.
+    PostgresSessions,
+    sqlx::PgPool,
+    now_ms: "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+);
