@@ -6,7 +6,8 @@
 //!   client went away) drops the call. Clients that accept only JSON just wait.
 //! - **The wire matches 2026-07-28.** rmcp writes `"elicitationId": ""` into URL-mode requests,
 //!   a field this revision removed; it is taken out here. rmcp answers a handler's `-32602`
-//!   with HTTP 200; the spec's table (and the Python SDK) use 400, so it is set here.
+//!   with HTTP 200; the spec's table (and the Python SDK) use 400, so it is set here. An
+//!   ended legacy session is 204, not rmcp's 202 (nothing is pending).
 //! - **Every request is counted** ([`counted`], outside authentication): by method and by
 //!   outcome, read from the answer the edge already holds.
 
@@ -112,8 +113,14 @@ fn through_rmcp(
     body: Bytes,
     opener: Option<(Sessions, Principal)>,
 ) -> BoxFuture<'static, Response> {
+    let ends_session = request.method() == axum::http::Method::DELETE;
     Box::pin(async move {
-        let response = next.run(request).await;
+        let mut response = next.run(request).await;
+        if ends_session && response.status() == StatusCode::ACCEPTED {
+            // rmcp says 202 for an ended session; the SDKs expect 200 or 204 (the Python
+            // SDK's client logs a warning on anything else), and nothing is pending.
+            *response.status_mut() = StatusCode::NO_CONTENT;
+        }
         if let Some((sessions, opener)) = opener
             && let Some(id) = legacy::opened_session(&response)
             && let Err(refusal) = sessions.record(&opener, &body, &id).await

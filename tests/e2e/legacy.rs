@@ -99,7 +99,7 @@ async fn a_legacy_session_signs_in_through_32042_hears_completion_and_the_retry_
         "legacy results carry no resultType: {result}"
     );
 
-    assert!(session.delete().await.is_success());
+    assert_eq!(session.delete().await, StatusCode::NO_CONTENT);
     let after = session.request("tools/list", json!({})).await;
     assert_eq!(after.status, StatusCode::NOT_FOUND, "{}", after.raw);
 }
@@ -252,7 +252,7 @@ async fn a_session_moves_between_replicas(store_args: &[&str]) {
     assert!(tools.result()["tools"].is_array());
     let first = on_b.call_tool("list_invoices", json!({})).await;
     assert_eq!(url_elicitation(&first)["mode"], "url");
-    assert!(on_b.delete().await.is_success());
+    assert_eq!(on_b.delete().await, StatusCode::NO_CONTENT);
     let gone = on_a.request("tools/list", json!({})).await;
     assert_eq!(
         gone.status,
