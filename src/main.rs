@@ -121,9 +121,16 @@ fn init_tracing(format: LogFormat) {
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
     // rmcp's debug events print whole JSON-RPC messages, requestState included: whatever the
-    // filter says (even `rmcp::service=trace`), nothing below info from rmcp is written.
+    // filter says (even `rmcp::service=trace`), nothing below info from rmcp is written. Its
+    // warning for each error answer prints the error's data, which for a legacy `-32042` is
+    // the connect link: those are dropped too (grantry logs its own errors without it).
     let cap_rmcp = filter_fn(|meta| {
-        !meta.target().starts_with("rmcp") || *meta.level() <= tracing::Level::INFO
+        if !meta.target().starts_with("rmcp") {
+            return true;
+        }
+        let fields = meta.fields();
+        let error_answer = fields.field("id").is_some() && fields.field("error").is_some();
+        *meta.level() <= tracing::Level::INFO && !error_answer
     });
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let fmt = match format {

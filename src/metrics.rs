@@ -23,6 +23,8 @@ pub const SIGN_INS: &str = "grantry_sign_ins_total";
 pub const REFRESHES: &str = "grantry_refreshes_total";
 /// Retries held open right now, waiting for a sign-in to land.
 pub const HELD_RETRIES: &str = "grantry_held_retries";
+/// Legacy-era (2025-11-25) sessions opened by `initialize`.
+pub const SESSIONS_OPENED: &str = "grantry_mcp_sessions_opened_total";
 /// Store operations that failed, by where they were needed.
 pub const STORE_ERRORS: &str = "grantry_store_errors_total";
 
@@ -96,6 +98,10 @@ fn describe() {
     metrics::describe_counter!(REFRESHES, "Token refreshes by provider and outcome");
     metrics::describe_gauge!(HELD_RETRIES, "Retries held open waiting for a sign-in");
     metrics::describe_counter!(STORE_ERRORS, "Failed store operations by area");
+    metrics::describe_counter!(
+        SESSIONS_OPENED,
+        "Legacy-era (2025-11-25) MCP sessions opened by initialize"
+    );
 }
 
 /// `GET /metrics`, in the Prometheus text format.
@@ -186,7 +192,13 @@ pub fn refresh(provider: &str, outcome: &'static str) {
         .increment(1);
 }
 
-/// A store operation failed where `area` needed it (`mcp`, `connect`, `callback`, `hold`).
+/// A legacy-era session was opened (and stored).
+pub fn session_opened() {
+    metrics::counter!(SESSIONS_OPENED).increment(1);
+}
+
+/// A store operation failed where `area` needed it (`mcp`, `connect`, `callback`, `hold`,
+/// `session`).
 pub fn store_error(area: &'static str) {
     metrics::counter!(STORE_ERRORS, "area" => area).increment(1);
 }

@@ -116,7 +116,10 @@ impl Sessions {
         match self.backend.touch(id, ttl_ms()).await {
             Ok(Some(record)) if record.owner == principal.tag() => Ok(()),
             Ok(_) => {
-                tracing::info!(principal = %principal.tag(), "request for a session that is not the caller's (or is gone)");
+                tracing::info!(
+                    principal = %principal.tag(),
+                    "request for a session that is not the caller's, or is gone"
+                );
                 Err(Refusal::NotFound)
             }
             Err(e) => {
@@ -149,7 +152,9 @@ impl Sessions {
             crate::metrics::store_error("session");
             tracing::error!(error = %e, "store unavailable while recording a session");
             Refusal::Unavailable
-        })
+        })?;
+        crate::metrics::session_opened();
+        Ok(())
     }
 }
 

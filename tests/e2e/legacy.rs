@@ -21,6 +21,8 @@ fn url_elicitation(answer: &crate::support::mcp::Answer) -> Value {
         .as_array()
         .expect("data.elicitations");
     assert_eq!(elicitations.len(), 1);
+    let url = elicitations[0]["url"].as_str().unwrap_or_default();
+    crate::support::leaks::record("connect link", [url]);
     elicitations[0].clone()
 }
 

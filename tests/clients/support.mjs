@@ -1,0 +1,106 @@
+// Shared by the client interop tests: a grantry per test on a free loopback port, and a
+// person's sign-in through the demo provider (connect page, Continue, Approve), with cookies.
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const BIN = process.env.GRANTRY_BIN;
+if (!BIN) throw new Error('GRANTRY_BIN names the grantry binary');
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Starts grantry (dev identity, demo provider, SQLite) with `args`; `stop()` ends it. */
+export async function startGrantry(args = []) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'grantry-clients-'));
+  const child = spawn(BIN, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { base, mcpUrl: `${base}/mcp`, stop: () => child.kill(), sessionsOpened: () => sessionsOpened(base) };
+}
+
+/** grantry's count of legacy-era sessions opened (`initialize`), from /metrics. */
+async function sessionsOpened(base) {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('grantry_mcp_sessions_opened_total '));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+/** A browser: follows redirects by hand so that it can keep cookies. */
+class Browser {
+  cookies = new Map();
+
+  async request(url, init = {}) {
+    for (let hops = 0; hops < 10; hops++) {
+      const headers = { ...(init.headers ?? {}) };
+      const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      if (cookie) headers.cookie = cookie;
+      const response = await fetch(url, { ...init, headers, redirect: 'manual' });
+      for (const set of response.headers.getSetCookie()) {
+        const [pair] = set.split(';');
+        const at = pair.indexOf('=');
+        this.cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+      }
+      const location = response.headers.get('location');
+      if (response.status >= 300 && response.status < 400 && location) {
+        url = new URL(location, url).href;
+        init = {};
+        continue;
+      }
+      return { url, status: response.status, text: await response.text() };
+    }
+    throw new Error('too many redirects');
+  }
+
+  /** Submits the page's first form, with `overrides`. */
+  async submit(page, overrides = {}) {
+    const form = /<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/.exec(page.text);
+    if (!form) throw new Error(`no form on ${page.url}: ${page.text.slice(0, 300)}`);
+    const fields = new URLSearchParams();
+    for (const input of form[2].matchAll(/<input[^>]*>/g)) {
+      const name = /name="([^"]*)"/.exec(input[0]);
+      const value = /value="([^"]*)"/.exec(input[0]);
+      if (name) fields.set(name[1], unescape(value ? value[1] : ''));
+    }
+    for (const [k, v] of Object.entries(overrides)) fields.set(k, v);
+    return this.request(new URL(unescape(form[1]), page.url).href, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: fields.toString(),
+    });
+  }
+}
+
+function unescape(html) {
+  return html.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#x2F;', '/').replaceAll('&#47;', '/');
+}
+
+/** Opens a connect link like a person and approves at the demo provider; the last page. */
+export async function signIn(link) {
+  const browser = new Browser();
+  const connect = await browser.request(link);
+  if (connect.status !== 200) throw new Error(`connect page ${connect.status}: ${connect.text}`);
+  const consent = await browser.submit(connect);
+  if (!consent.text.includes('Authorize')) throw new Error(`no consent page: ${consent.text.slice(0, 300)}`);
+  return browser.submit(consent, { decision: 'approve' });
+}

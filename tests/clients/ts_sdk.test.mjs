@@ -1,0 +1,103 @@
+// The official TypeScript SDK client (v2, @modelcontextprotocol/client) against the real
+// grantry, in its default legacy mode and in the modern one: the whole sign-in flow, and a
+// confirmation round.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+import { signIn, startGrantry } from './support.mjs';
+
+const ERAS = {
+  legacy: undefined, // the SDK's default: plain `initialize`
+  modern: { mode: { pin: '2026-07-28' } },
+  auto: { mode: 'auto' },
+};
+
+async function connect(grantry, era, onElicit) {
+  const options = { capabilities: { elicitation: { form: {}, url: {} } } };
+  if (ERAS[era]) options.versionNegotiation = ERAS[era];
+  const client = new Client({ name: 'grantry-interop', version: '1' }, options);
+  const asked = [];
+  client.setRequestHandler('elicitation/create', async (request) => {
+    asked.push(request.params);
+    return onElicit(request.params);
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(grantry.mcpUrl)));
+  return { client, asked };
+}
+
+/** Calls list_invoices; in the legacy era a -32042 is answered by signing in and retrying. */
+async function listInvoicesSigningIn(client, era) {
+  if (era !== 'legacy') return client.callTool({ name: 'list_invoices', arguments: { status: 'all' } });
+  const error = await client
+    .callTool({ name: 'list_invoices', arguments: { status: 'all' } })
+    .then(() => assert.fail('expected -32042'), (e) => e);
+  assert.equal(error.code, -32042, String(error));
+  const [elicitation] = error.data.elicitations;
+  assert.equal(elicitation.mode, 'url');
+  assert.ok(elicitation.elicitationId);
+  const final = await signIn(elicitation.url);
+  assert.match(final.text, /connected/);
+  return client.callTool({ name: 'list_invoices', arguments: { status: 'all' } });
+}
+
+for (const era of ['legacy', 'modern']) {
+  describe(`TypeScript SDK client, ${era} era`, () => {
+    let grantry;
+    before(async () => {
+      grantry = await startGrantry();
+    });
+    after(() => grantry.stop());
+
+    test('negotiates its era and lists the tools', async () => {
+      const opened = await grantry.sessionsOpened();
+      const { client } = await connect(grantry, era, () => ({ action: 'cancel' }));
+      assert.equal(client.getNegotiatedProtocolVersion(), era === 'legacy' ? '2025-11-25' : '2026-07-28');
+      assert.equal(await grantry.sessionsOpened(), opened + (era === 'legacy' ? 1 : 0), 'a session only in the legacy era');
+      const { tools } = await client.listTools();
+      assert.ok(tools.some((t) => t.name === 'list_invoices'));
+      await client.close();
+    });
+
+    test('signs in and gets the invoices, then a confirmation round voids nothing without a yes', async () => {
+      const { client, asked } = await connect(grantry, era, async (params) => {
+        if (params.mode === 'url') {
+          const final = await signIn(params.url);
+          assert.match(final.text, /connected/);
+          return { action: 'accept' };
+        }
+        return { action: 'decline' };
+      });
+      const result = await listInvoicesSigningIn(client, era);
+      assert.notEqual(result.isError, true, JSON.stringify(result));
+      assert.equal(result.structuredContent.invoices.length, 5);
+      const again = await client.callTool({ name: 'list_invoices', arguments: {} });
+      assert.notEqual(again.isError, true);
+
+      const open = result.structuredContent.invoices.find((i) => i.status === 'open');
+      const before = asked.length;
+      const voided = await client.callTool({ name: 'void_invoice', arguments: { invoice_id: open.id } });
+      assert.equal(asked.length, before + 1, 'asked once to confirm');
+      assert.equal(asked.at(-1).mode ?? 'form', 'form');
+      assert.doesNotMatch(JSON.stringify(voided), /"status":"void"/);
+      const listed = await client.callTool({ name: 'list_invoices', arguments: { status: 'all' } });
+      assert.equal(listed.structuredContent.invoices.find((i) => i.id === open.id).status, 'open');
+      await client.close();
+    });
+  });
+}
+
+test('TypeScript SDK client in auto mode picks the modern era', async () => {
+  const grantry = await startGrantry();
+  try {
+    const { client } = await connect(grantry, 'auto', () => ({ action: 'cancel' }));
+    assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
+    assert.equal(await grantry.sessionsOpened(), 0, 'no initialize: the modern era');
+    const { tools } = await client.listTools();
+    assert.ok(tools.length > 0);
+    await client.close();
+  } finally {
+    grantry.stop();
+  }
+});
