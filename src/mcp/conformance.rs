@@ -7,8 +7,10 @@
 //! - [`mrtr`]: the `input_required` rounds (SEP-2322) and the capability diagnostics. Their
 //!   `requestState` is sealed by grantry's sealer, bound to the tool, with an expiry, so a
 //!   tampered, foreign or stale state gets the same error as a sign-in state would.
+//! - [`legacy`]: the legacy-era (2025-11-25) scenarios' tools that ask mid-call.
 
 mod content;
+mod legacy;
 mod mrtr;
 
 use rmcp::RoleServer;
@@ -99,6 +101,7 @@ const FIXTURES: &[(&str, &str)] = &[
 pub fn tools() -> Vec<Tool> {
     FIXTURES
         .iter()
+        .chain(legacy::FIXTURES)
         .map(|(name, description)| {
             let schema = if *name == content::JSON_SCHEMA_TOOL {
                 content::json_schema_2020_12()
@@ -111,7 +114,7 @@ pub fn tools() -> Vec<Tool> {
 }
 
 pub fn is_test_tool(name: &str) -> bool {
-    FIXTURES.iter().any(|(fixture, _)| *fixture == name)
+    FIXTURES.iter().any(|(fixture, _)| *fixture == name) || legacy::is_fixture(name)
 }
 
 /// What one call brings: the checked input responses, the opened state, the capabilities.
@@ -141,6 +144,10 @@ pub async fn call(
     state: &AppState,
 ) -> Result<CallToolResponse, ErrorData> {
     let tool = params.name.as_ref();
+    if legacy::is_fixture(tool) {
+        let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
+        return legacy::call(tool, &arguments, &ctx).await;
+    }
     let responses = params.input_responses.clone().unwrap_or_default();
     // Every answer is a result object (ElicitResult, CreateMessageResult, ListRootsResult).
     if let Some((key, _)) = responses.iter().find(|(_, v)| !v.is_object()) {
