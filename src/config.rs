@@ -39,6 +39,7 @@ struct FileSettings {
     max_pending_flows: Option<u32>,
     providers: Option<PathBuf>,
     retry_hold: Option<u64>,
+    elicitation_timeout: Option<u64>,
     max_held_retries: Option<u32>,
     keys: Option<Vec<String>>,
     request_state_ttl: Option<u64>,
@@ -94,6 +95,8 @@ pub struct Config {
     pub limits: Limits,
     pub providers_file: Option<PathBuf>,
     pub retry_hold: Duration,
+    /// How long a legacy-era `elicitation/create` question waits for its answer.
+    pub elicitation_timeout: Duration,
     /// Retries held open at once by this process; past it a retry is answered at once.
     pub max_held_retries: usize,
     /// Keys from configuration; `None` means "use or create the data directory's key".
@@ -227,6 +230,16 @@ impl Config {
                 "must be at most 300 seconds (clients give up on a round after about 60)",
             ));
         }
+        let elicitation_timeout = args
+            .elicitation_timeout
+            .or(file.elicitation_timeout)
+            .unwrap_or(600);
+        if !(1..=3600).contains(&elicitation_timeout) {
+            return Err(bad(
+                "--elicitation-timeout (GRANTRY_ELICITATION_TIMEOUT)",
+                "must be between 1 and 3600 seconds",
+            ));
+        }
         let allowed_origins = match (args.allowed_origins, file.allowed_origins) {
             (Some(text), _) => split_list(&text),
             (None, Some(list)) => list,
@@ -253,6 +266,7 @@ impl Config {
             limits,
             providers_file: args.providers.or(file.providers),
             retry_hold: Duration::from_secs(retry_hold),
+            elicitation_timeout: Duration::from_secs(elicitation_timeout),
             max_held_retries: positive(
                 "--max-held-retries",
                 args.max_held_retries.or(file.max_held_retries),

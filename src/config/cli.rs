@@ -161,6 +161,10 @@ pub struct ServeArgs {
     /// Seconds a retried tool call waits for a pending sign-in before asking again [default: 45].
     #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS")]
     pub retry_hold: Option<u64>,
+    /// Seconds a legacy-era (2025-11-25) form or confirmation question, asked with
+    /// elicitation/create, waits for its answer; unanswered, nothing is changed [default: 600].
+    #[arg(long, env = "GRANTRY_ELICITATION_TIMEOUT", value_name = "SECONDS")]
+    pub elicitation_timeout: Option<u64>,
     /// Retries this process holds open at once while their sign-ins are pending; past it a
     /// retry is asked again at once [default: 1024].
     #[arg(long, env = "GRANTRY_MAX_HELD_RETRIES", value_name = "N")]

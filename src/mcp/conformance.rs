@@ -146,7 +146,7 @@ pub async fn call(
     let tool = params.name.as_ref();
     if legacy::is_fixture(tool) {
         let arguments = Value::Object(params.arguments.clone().unwrap_or_default());
-        return legacy::call(tool, &arguments, &ctx).await;
+        return legacy::call(tool, &arguments, &ctx, state.config.elicitation_timeout).await;
     }
     let responses = params.input_responses.clone().unwrap_or_default();
     // Every answer is a result object (ElicitResult, CreateMessageResult, ListRootsResult).

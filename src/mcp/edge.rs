@@ -64,12 +64,19 @@ pub async fn edge(
     request: Request,
     next: Next,
 ) -> Response {
-    let accepts_sse = request
+    // Only a modern request is held and answered as SSE here: a legacy session's answers
+    // are rmcp's own streams, with headers (`Mcp-Session-Id`) that must reach the client.
+    let modern = request
         .headers()
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains("text/event-stream"));
+        .get("mcp-protocol-version")
+        .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice());
+    let accepts_sse = modern
+        && request
+            .headers()
+            .get_all(ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains("text/event-stream"));
     // Keep the body: if rmcp cannot read it as a message, the answer depends on why.
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BYTES).await else {

@@ -16,8 +16,6 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use tokio::sync::Semaphore;
-
 use super::confirm;
 use super::conformance;
 use super::form;
@@ -39,7 +37,7 @@ pub struct McpHandler {
     info: Arc<ServerConfig>,
     /// Bounds the legacy sessions' waits for a sign-in to land (see
     /// [`legacy::notify_when_connected`]).
-    completion_notices: Arc<Semaphore>,
+    completion_notices: Arc<legacy::CompletionNotices>,
 }
 
 impl McpHandler {
@@ -59,7 +57,7 @@ impl McpHandler {
             "instructions": "Tools over the user's connected billing account. When an account is \
                 not connected yet, the user is asked to open a sign-in link first.",
         }));
-        let completion_notices = Arc::new(Semaphore::new(state.config.max_held_retries));
+        let completion_notices = legacy::CompletionNotices::new(state.config.max_held_retries);
         Self {
             state,
             tools: Arc::new(tools),
@@ -245,7 +243,7 @@ impl ServerHandler for McpHandler {
                 let (principal, capabilities) = (&principal, &capabilities);
                 async move { self.rounds(principal, &params, capabilities).await }
             };
-            return legacy::drive_rounds(params.clone(), &ctx.peer, round).await;
+            return legacy::drive_rounds(&self.state, &ctx, params.clone(), round).await;
         }
         if in_rounds {
             return self.rounds(&principal, &params, &capabilities).await;
@@ -324,7 +322,7 @@ impl McpHandler {
                 );
                 legacy::notify_when_connected(
                     self.state.clone(),
-                    self.completion_notices.clone(),
+                    &self.completion_notices,
                     principal,
                     &elicitation,
                     ctx.peer.clone(),

@@ -13,8 +13,9 @@
 //! - **Form rounds as `elicitation/create`** ([`drive_rounds`]): the same rounds the modern
 //!   era answers with `input_required` are asked on the call's stream and answered there.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -31,7 +32,7 @@ use rmcp::transport::streamable_http_server::session::store::{
     SessionState, SessionStore, SessionStoreError,
 };
 use serde_json::{Map, Value, json};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::handler::{complete, from_json};
 use super::sign_in::UrlElicitation;
@@ -45,20 +46,19 @@ use crate::tools::ToolResult;
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// An unused session is forgotten after this long; each request pushes it on.
 const SESSION_TTL: Duration = Duration::from_secs(24 * 60 * 60);
-/// How long a form question asked with `elicitation/create` waits for its answer.
-pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// The most of a client's `initialize` params kept for a restore (its version, capabilities
+/// and client info are what a restore replays).
+const MAX_STORED_PARAMS: usize = 16 * 1024;
 /// A call asks at most this many questions in a row (grantry's own rounds need two).
 const MAX_ROUNDS: usize = 8;
 /// The code of the legacy URLElicitationRequiredError.
 const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 
-/// Whether this request belongs to a legacy-era session (it opened with `initialize`).
+/// Whether this request belongs to a legacy-era session: it carries no per-request version
+/// and its session began with `initialize` (whatever version that asked for, the session
+/// speaks 2025-11-25).
 pub fn is_legacy(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.meta.protocol_version().is_none()
-        && ctx
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.protocol_version.has_initialize())
+    ctx.meta.protocol_version().is_none() && ctx.peer.peer_info().is_some()
 }
 
 /// The sessions in the store, as the edge and rmcp use them.
@@ -71,6 +71,8 @@ pub struct Sessions {
 pub enum Refusal {
     /// No such session for this caller: the spec's answer for an unknown session.
     NotFound,
+    /// The `initialize` params are larger than a session may keep.
+    TooLarge,
     /// The store could not be read: retry later.
     Unavailable,
 }
@@ -79,6 +81,10 @@ impl Refusal {
     pub fn into_response(self) -> Response {
         let (status, text) = match self {
             Self::NotFound => (StatusCode::NOT_FOUND, "Not Found: Session not found"),
+            Self::TooLarge => (
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the initialize params are too large to keep a session for",
+            ),
             Self::Unavailable => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "grantry's store is unavailable; retry in a moment",
@@ -113,9 +119,9 @@ impl Sessions {
         let Some(principal) = parts.extensions.get::<Principal>() else {
             return Err(Refusal::NotFound);
         };
-        match self.backend.touch(id, ttl_ms()).await {
-            Ok(Some(record)) if record.owner == principal.tag() => Ok(()),
-            Ok(_) => {
+        match self.backend.touch(id, &principal.tag(), ttl_ms()).await {
+            Ok(true) => Ok(()),
+            Ok(false) => {
                 tracing::info!(
                     principal = %principal.tag(),
                     "request for a session that is not the caller's, or is gone"
@@ -135,27 +141,51 @@ impl Sessions {
     pub async fn record(&self, opener: &Principal, body: &[u8], id: &str) -> Result<(), Refusal> {
         let params = serde_json::from_slice::<Value>(body)
             .ok()
-            .and_then(|mut message| message.get_mut("params").map(Value::take))
+            .map(|message| kept_params(&message["params"]))
             .filter(|params| {
                 serde_json::from_value::<InitializeRequestParams>(params.clone()).is_ok()
             });
         let Some(params) = params else {
-            // rmcp opened a session for something it read as `initialize`: keep it local.
-            tracing::warn!("a new session's initialize params could not be read; not shared");
-            return Ok(());
+            // rmcp opened a session for something it read as `initialize`, but its params do
+            // not read back: with no record, every later request of it gets 404.
+            tracing::warn!("a new session's initialize params could not be read; not kept");
+            return Err(Refusal::NotFound);
         };
+        let initialize = params.to_string();
+        if initialize.len() > MAX_STORED_PARAMS {
+            return Err(Refusal::TooLarge);
+        }
         let record = SessionRecord {
             owner: opener.tag(),
-            initialize: params.to_string(),
+            initialize,
         };
-        self.backend.put(id, &record, ttl_ms()).await.map_err(|e| {
-            crate::metrics::store_error("session");
-            tracing::error!(error = %e, "store unavailable while recording a session");
-            Refusal::Unavailable
-        })?;
-        crate::metrics::session_opened();
-        Ok(())
+        match self.backend.create(id, &record, ttl_ms()).await {
+            Ok(true) => {
+                crate::metrics::session_opened();
+                Ok(())
+            }
+            Ok(false) => {
+                tracing::error!("rmcp opened a session under an id already stored; refused");
+                Err(Refusal::Unavailable)
+            }
+            Err(e) => {
+                crate::metrics::store_error("session");
+                tracing::error!(error = %e, "store unavailable while recording a session");
+                Err(Refusal::Unavailable)
+            }
+        }
     }
+}
+
+/// What a restore needs of `initialize` params: the version, capabilities and client info.
+fn kept_params(params: &Value) -> Value {
+    let mut kept = Map::new();
+    for key in ["protocolVersion", "capabilities", "clientInfo"] {
+        if let Some(value) = params.get(key) {
+            kept.insert(key.to_owned(), value.clone());
+        }
+    }
+    Value::Object(kept)
 }
 
 /// The session a response opened (rmcp names it in the header of its `initialize` answer).
@@ -185,7 +215,8 @@ struct RmcpSessions(Arc<dyn SessionBackend>);
 #[async_trait::async_trait]
 impl SessionStore for RmcpSessions {
     async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        let Some(record) = self.0.touch(session_id, ttl_ms()).await? else {
+        // The edge has checked (and extended) the session for its owner just before.
+        let Some(record) = self.0.get(session_id).await? else {
             return Ok(None);
         };
         let params: InitializeRequestParams = serde_json::from_str(&record.initialize)?;
@@ -219,18 +250,71 @@ pub fn url_elicitation_required(elicitation: &UrlElicitation) -> ErrorData {
     )
 }
 
+/// Bounds the waits for a sign-in to land ([`notify_when_connected`]): in all, and per
+/// caller, so that one caller's retries cannot use up everyone's.
+pub struct CompletionNotices {
+    total: Arc<Semaphore>,
+    per_caller: Mutex<HashMap<String, usize>>,
+}
+
+/// Waits one caller may have at once.
+const NOTICES_PER_CALLER: usize = 8;
+
+/// One wait's place; given back when dropped.
+struct NoticeSlot {
+    notices: Arc<CompletionNotices>,
+    caller: String,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl CompletionNotices {
+    pub fn new(total: usize) -> Arc<Self> {
+        Arc::new(Self {
+            total: Arc::new(Semaphore::new(total)),
+            per_caller: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn take(self: &Arc<Self>, caller: String) -> Option<NoticeSlot> {
+        let permit = self.total.clone().try_acquire_owned().ok()?;
+        let mut counts = self.per_caller.lock().expect("never poisoned");
+        let count = counts.entry(caller.clone()).or_default();
+        if *count >= NOTICES_PER_CALLER {
+            return None;
+        }
+        *count += 1;
+        Some(NoticeSlot {
+            notices: self.clone(),
+            caller,
+            _permit: permit,
+        })
+    }
+}
+
+impl Drop for NoticeSlot {
+    fn drop(&mut self) {
+        let mut counts = self.notices.per_caller.lock().expect("never poisoned");
+        if let Some(count) = counts.get_mut(&self.caller) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.caller);
+            }
+        }
+    }
+}
+
 /// Sends `notifications/elicitation/complete` to the session once `principal` has connected
-/// `elicitation.provider`, waiting at most `until` (the link's lifetime). Waiters are
-/// bounded by `permits`: past them, the client simply learns by retrying.
+/// `elicitation.provider`, waiting at most `until` (the link's lifetime). Past the bounds of
+/// `notices`, the client simply learns by retrying.
 pub fn notify_when_connected(
     state: AppState,
-    permits: Arc<Semaphore>,
+    notices: &Arc<CompletionNotices>,
     principal: Principal,
     elicitation: &UrlElicitation,
     peer: Peer<RoleServer>,
     until: Duration,
 ) {
-    let Ok(permit) = permits.try_acquire_owned() else {
+    let Some(slot) = notices.take(principal.tag()) else {
         return;
     };
     let key = GrantKey {
@@ -239,7 +323,7 @@ pub fn notify_when_connected(
     };
     let elicitation_id = elicitation.elicitation_id.clone();
     tokio::spawn(async move {
-        let _permit = permit;
+        let _slot = slot;
         let deadline = tokio::time::Instant::now() + until;
         loop {
             // Subscribe before reading, so a grant landing in between still wakes us.
@@ -272,16 +356,27 @@ pub fn notify_when_connected(
 /// Runs a call whose modern form answers `input_required` with form-mode questions: each
 /// question is asked with `elicitation/create` on the call's stream, and the answers go into
 /// the next round as `inputResponses` with the round's `requestState`, until the call
-/// completes. A question left unanswered changes nothing.
+/// completes. A question left unanswered (or not askable) changes nothing.
+///
+/// rmcp numbers a session's questions per replica, so two replicas asking in one session at
+/// once could each have a question with the same id, and an answer routed to the wrong one
+/// would answer the wrong question. A lease in the store makes the session's questions one at
+/// a time across the replicas; a misrouted answer then meets no question and is dropped.
 pub async fn drive_rounds<F, Fut>(
+    state: &AppState,
+    ctx: &RequestContext<RoleServer>,
     mut params: CallToolRequestParams,
-    peer: &Peer<RoleServer>,
     mut round: F,
 ) -> Result<CallToolResponse, ErrorData>
 where
     F: FnMut(CallToolRequestParams) -> Fut,
     Fut: Future<Output = Result<CallToolResponse, ErrorData>>,
 {
+    let timeout = state.config.elicitation_timeout;
+    let lease = format!(
+        "legacy-question:{}",
+        request_session(ctx).unwrap_or_default()
+    );
     for _ in 0..MAX_ROUNDS {
         let required = match round(params.clone()).await? {
             CallToolResponse::InputRequired(required) => required,
@@ -299,24 +394,37 @@ where
             }
             let ask: ElicitRequestParams =
                 serde_json::from_value(question["params"].clone()).map_err(internal)?;
-            match peer
-                .create_elicitation_with_timeout(ask, Some(ANSWER_TIMEOUT))
-                .await
-            {
+            let holder = crate::seal::random_id();
+            let ttl_ms = (timeout + LEASE_MARGIN).as_millis() as i64;
+            match state.leases.try_acquire(&lease, &holder, ttl_ms).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(unasked(ANOTHER_QUESTION)),
+                Err(e) => {
+                    crate::metrics::store_error("session");
+                    tracing::error!(error = %e, "store unavailable before asking a question");
+                    return Ok(unasked(STORE_DOWN));
+                }
+            }
+            let answer = ctx
+                .peer
+                .create_elicitation_with_timeout(ask, Some(timeout))
+                .await;
+            if let Err(e) = state.leases.release(&lease, &holder).await {
+                tracing::warn!(error = %e, "a question's lease was not released; it expires");
+            }
+            match answer {
                 Ok(answer) => {
                     answers.insert(key, serde_json::to_value(answer).map_err(internal)?);
                 }
                 Err(ServiceError::Timeout { .. }) => {
-                    return Ok(complete(ToolResult::error(format!(
-                        "No answer came within {} minutes, so nothing was changed.",
-                        ANSWER_TIMEOUT.as_secs() / 60
-                    ))));
+                    return Ok(unasked(&format!(
+                        "No answer came within {} seconds",
+                        timeout.as_secs()
+                    )));
                 }
                 Err(e) => {
                     tracing::info!(error = %e, "elicitation/create failed; nothing changed");
-                    return Ok(complete(ToolResult::error(
-                        "The question could not be asked, so nothing was changed.",
-                    )));
+                    return Ok(unasked("The question could not be asked"));
                 }
             }
         }
@@ -324,6 +432,25 @@ where
         params.input_responses = Some(from_json(Value::Object(answers)));
     }
     Err(internal("too many rounds"))
+}
+
+/// A question's lease outlives its timeout by this much.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
+const ANOTHER_QUESTION: &str =
+    "Another question is waiting for its answer in this session; answer it first, then ask again";
+const STORE_DOWN: &str = "grantry's store is unavailable, so the question was not asked";
+
+/// The call's end when its question got no answer: nothing was changed.
+fn unasked(why: &str) -> CallToolResponse {
+    complete(ToolResult::error(format!("{why}. Nothing was changed.")))
+}
+
+/// The `Mcp-Session-Id` of the request behind `ctx`.
+fn request_session(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| session_id(parts))
+        .map(str::to_owned)
 }
 
 fn internal(e: impl std::fmt::Display) -> ErrorData {

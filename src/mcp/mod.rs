@@ -75,7 +75,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, &hosts)));
     let service = Arc::new(StreamableHttpService::new(
         handler::factory(handler),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(session_manager(config.elicitation_timeout)),
         server_config,
     ));
     // axum clones a route's service for every request, and rmcp's `Service::call` clones
@@ -100,6 +100,19 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(auth::protected_resource_metadata),
         )
         .merge(mcp)
+}
+
+/// rmcp's in-memory legacy sessions. One ends after a while with no traffic (a restore from
+/// the store brings it back); that while must outlast a question waiting for its answer.
+fn session_manager(elicitation_timeout: Duration) -> LocalSessionManager {
+    let mut manager = LocalSessionManager::default();
+    let idle = manager
+        .session_config
+        .keep_alive
+        .unwrap_or(Duration::MAX)
+        .max(elicitation_timeout + Duration::from_secs(60));
+    manager.session_config.keep_alive = Some(idle);
+    manager
 }
 
 /// SSE keep-alive interval: often enough for proxies with short idle timeouts, and several

@@ -2,7 +2,7 @@
 //! any replica serves any request of a session. A session belongs to the principal who
 //! opened it; its record holds that principal's tag and the client's `initialize`
 //! parameters (to replay the handshake on a replica that has not seen it). Records expire
-//! on their own; each use pushes the expiry on.
+//! on their own; each use by the owner pushes the expiry on.
 
 pub mod redis;
 pub mod sql;
@@ -22,10 +22,19 @@ pub struct SessionRecord {
 
 #[async_trait]
 pub trait SessionBackend: Send + Sync {
-    /// Stores (or replaces) the session `id` for `ttl_ms`.
-    async fn put(&self, id: &str, record: &SessionRecord, ttl_ms: i64) -> Result<(), StoreError>;
-    /// The unexpired session `id`, its expiry pushed to `ttl_ms` from now.
-    async fn touch(&self, id: &str, ttl_ms: i64) -> Result<Option<SessionRecord>, StoreError>;
+    /// Stores the new session `id` for `ttl_ms`; `false` (and nothing written) when an
+    /// unexpired session already has that id.
+    async fn create(
+        &self,
+        id: &str,
+        record: &SessionRecord,
+        ttl_ms: i64,
+    ) -> Result<bool, StoreError>;
+    /// The unexpired session `id`.
+    async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
+    /// Pushes the expiry of session `id` to `ttl_ms` from now if it is unexpired and
+    /// `owner`'s; tells whether it was (anyone else's use changes nothing).
+    async fn touch(&self, id: &str, owner: &str, ttl_ms: i64) -> Result<bool, StoreError>;
     /// Ends the session `id` (nothing if there is none).
     async fn delete(&self, id: &str) -> Result<(), StoreError>;
 }

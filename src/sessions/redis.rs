@@ -1,10 +1,25 @@
 //! Sessions in Redis: one hash per session with a `PEXPIRE`, so Redis drops it on its own.
+//! Creating and touching are scripts, so each is one atomic step.
 
 use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
 use super::{SessionBackend, SessionRecord};
 use crate::store::StoreError;
+
+/// Writes the session unless the id is taken.
+const CREATE: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'initialize', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+";
+
+/// Extends the session only for its owner.
+const TOUCH: &str = r"
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+";
 
 pub struct RedisSessions {
     conn: ConnectionManager,
@@ -26,36 +41,45 @@ impl RedisSessions {
 
 #[async_trait]
 impl SessionBackend for RedisSessions {
-    async fn put(&self, id: &str, record: &SessionRecord, ttl_ms: i64) -> Result<(), StoreError> {
+    async fn create(
+        &self,
+        id: &str,
+        record: &SessionRecord,
+        ttl_ms: i64,
+    ) -> Result<bool, StoreError> {
         let mut conn = self.conn.clone();
-        let key = self.key(id);
-        redis::pipe()
-            .atomic()
-            .del(&key)
-            .hset_multiple(
-                &key,
-                &[("owner", &record.owner), ("initialize", &record.initialize)],
-            )
-            .pexpire(&key, ttl_ms.max(1))
-            .query_async::<()>(&mut conn)
+        let created: i64 = redis::Script::new(CREATE)
+            .key(self.key(id))
+            .arg(&record.owner)
+            .arg(&record.initialize)
+            .arg(ttl_ms.max(1))
+            .invoke_async(&mut conn)
             .await?;
-        Ok(())
+        Ok(created == 1)
     }
 
-    async fn touch(&self, id: &str, ttl_ms: i64) -> Result<Option<SessionRecord>, StoreError> {
+    async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let mut conn = self.conn.clone();
-        let key = self.key(id);
-        // PEXPIRE first: 0 when the key is gone, and then there is nothing to read.
-        let (extended, owner, initialize): (i64, Option<String>, Option<String>) = redis::pipe()
-            .pexpire(&key, ttl_ms.max(1))
-            .hget(&key, "owner")
-            .hget(&key, "initialize")
+        let (owner, initialize): (Option<String>, Option<String>) = redis::cmd("HMGET")
+            .arg(self.key(id))
+            .arg("owner")
+            .arg("initialize")
             .query_async(&mut conn)
             .await?;
-        Ok(match (extended, owner, initialize) {
-            (1, Some(owner), Some(initialize)) => Some(SessionRecord { owner, initialize }),
-            _ => None,
-        })
+        Ok(owner
+            .zip(initialize)
+            .map(|(owner, initialize)| SessionRecord { owner, initialize }))
+    }
+
+    async fn touch(&self, id: &str, owner: &str, ttl_ms: i64) -> Result<bool, StoreError> {
+        let mut conn = self.conn.clone();
+        let touched: i64 = redis::Script::new(TOUCH)
+            .key(self.key(id))
+            .arg(owner)
+            .arg(ttl_ms.max(1))
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(touched == 1)
     }
 
     async fn delete(&self, id: &str) -> Result<(), StoreError> {

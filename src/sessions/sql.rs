@@ -1,6 +1,5 @@
-//! Sessions in the SQL stores: one row per session. `touch` is one `UPDATE … RETURNING`, so
-//! finding a session and pushing its expiry on costs a single round trip. Expired rows are
-//! never returned and are swept as new sessions are written.
+//! Sessions in the SQL stores: one row per session, each operation one statement. Expired
+//! rows are never returned and are swept as new sessions are written.
 
 use async_trait::async_trait;
 
@@ -13,23 +12,21 @@ macro_rules! sql_sessions {
 
         #[async_trait]
         impl SessionBackend for $name {
-            async fn put(
+            async fn create(
                 &self,
                 id: &str,
                 record: &SessionRecord,
                 ttl_ms: i64,
-            ) -> Result<(), StoreError> {
+            ) -> Result<bool, StoreError> {
                 sqlx::query(sqlx::AssertSqlSafe(format!(
                     "DELETE FROM mcp_sessions WHERE expires_at_ms < {now}",
                     now = $now
                 )))
                 .execute(&self.pool)
                 .await?;
-                sqlx::query(sqlx::AssertSqlSafe(format!(
+                let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "INSERT INTO mcp_sessions (id, owner, initialize, expires_at_ms) \
-                     VALUES ($1, $2, $3, {now} + $4) \
-                     ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, \
-                     initialize = excluded.initialize, expires_at_ms = excluded.expires_at_ms",
+                     VALUES ($1, $2, $3, {now} + $4) ON CONFLICT (id) DO NOTHING",
                     now = $now
                 )))
                 .bind(id)
@@ -38,25 +35,33 @@ macro_rules! sql_sessions {
                 .bind(ttl_ms)
                 .execute(&self.pool)
                 .await?;
-                Ok(())
+                Ok(inserted.rows_affected() == 1)
             }
 
-            async fn touch(
-                &self,
-                id: &str,
-                ttl_ms: i64,
-            ) -> Result<Option<SessionRecord>, StoreError> {
+            async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
                 let row: Option<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "UPDATE mcp_sessions SET expires_at_ms = {now} + $2 \
-                     WHERE id = $1 AND expires_at_ms >= {now} \
-                     RETURNING owner, initialize",
+                    "SELECT owner, initialize FROM mcp_sessions \
+                     WHERE id = $1 AND expires_at_ms >= {now}",
                     now = $now
                 )))
                 .bind(id)
-                .bind(ttl_ms)
                 .fetch_optional(&self.pool)
                 .await?;
                 Ok(row.map(|(owner, initialize)| SessionRecord { owner, initialize }))
+            }
+
+            async fn touch(&self, id: &str, owner: &str, ttl_ms: i64) -> Result<bool, StoreError> {
+                let touched = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE mcp_sessions SET expires_at_ms = {now} + $3 \
+                     WHERE id = $1 AND owner = $2 AND expires_at_ms >= {now}",
+                    now = $now
+                )))
+                .bind(id)
+                .bind(owner)
+                .bind(ttl_ms)
+                .execute(&self.pool)
+                .await?;
+                Ok(touched.rows_affected() == 1)
             }
 
             async fn delete(&self, id: &str) -> Result<(), StoreError> {

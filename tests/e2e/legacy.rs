@@ -159,6 +159,52 @@ async fn legacy_confirmation_asks_with_elicitation_create_and_a_no_destroys_noth
     assert_eq!(connections().await, 0, "confirmed: disconnected");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_question_times_out_and_one_question_at_a_time_per_session() {
+    let server = Server::start(&["--elicitation-timeout", "3"]).await;
+    let session =
+        std::sync::Arc::new(LegacySession::open(&server.mcp_url(), None, url_and_form()).await);
+    connect(&session, &server).await;
+    let args = json!({"provider": "demo"});
+
+    // The first call's question stays unanswered; meanwhile a second call in the session
+    // may not ask one of its own.
+    let first = {
+        let (session, args) = (session.clone(), args.clone());
+        tokio::spawn(async move {
+            session
+                .call_maybe_answering("disconnect_account", args, |_| None)
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let (asked, second) = session
+        .call_answering(
+            "disconnect_account",
+            args,
+            |_| json!({"action": "accept", "content": {"confirm": true}}),
+        )
+        .await;
+    assert!(asked.is_empty(), "the second call asked nothing: {asked:?}");
+    let text = second["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Another question is waiting"), "{second}");
+    assert!(text.contains("Nothing was changed"), "{second}");
+
+    let (asked, first) = first.await.unwrap();
+    assert_eq!(asked.len(), 1);
+    let text = first["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("No answer came within 3 seconds"), "{first}");
+    let connections = session.call_tool("list_connections", json!({})).await;
+    assert_eq!(
+        connections.result()["structuredContent"]["connections"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "unanswered and refused: still connected"
+    );
+}
+
 #[tokio::test]
 async fn a_client_without_url_elicitation_gets_32021_or_with_the_option_a_link_to_open() {
     let spec = Server::start(&[]).await;
@@ -281,7 +327,7 @@ async fn redis_a_session_moves_between_replicas() {
 }
 
 #[tokio::test]
-async fn an_initialize_that_is_not_json_rpc_opens_no_session() {
+async fn an_unreadable_or_oversized_initialize_opens_no_session() {
     let server = Server::start(&[]).await;
     let answer = initialize(&server.mcp_url(), None, json!("not an object")).await;
     assert!(
@@ -290,5 +336,20 @@ async fn an_initialize_that_is_not_json_rpc_opens_no_session() {
         answer.status,
         answer.raw
     );
+    assert_eq!(server.count_rows("mcp_sessions").await, 0);
+
+    let huge = json!({"name": "x".repeat(20_000), "version": "1"});
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": huge}});
+    let answer = reqwest::Client::new()
+        .post(server.mcp_url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+    assert!(answer.headers().get("mcp-session-id").is_none());
     assert_eq!(server.count_rows("mcp_sessions").await, 0);
 }

@@ -39,6 +39,7 @@ pub(super) async fn call(
     tool: &str,
     arguments: &Value,
     ctx: &RequestContext<RoleServer>,
+    timeout: std::time::Duration,
 ) -> Result<CallToolResponse, ErrorData> {
     if !legacy::is_legacy(ctx) {
         return Err(ErrorData::invalid_params(
@@ -70,7 +71,7 @@ pub(super) async fn call(
     let ask = from_json(json!({"mode": "form", "message": message, "requestedSchema": schema}));
     let answer = ctx
         .peer
-        .create_elicitation_with_timeout(ask, Some(legacy::ANSWER_TIMEOUT))
+        .create_elicitation_with_timeout(ask, Some(timeout))
         .await
         .map_err(failed)?;
     let answer = serde_json::to_value(answer).map_err(failed)?;

@@ -145,6 +145,17 @@ impl LegacySession {
         arguments: Value,
         reply: impl Fn(&Value) -> Value,
     ) -> (Vec<Value>, Value) {
+        self.call_maybe_answering(name, arguments, |q| Some(reply(q)))
+            .await
+    }
+
+    /// As [`Self::call_answering`]; a `None` reply leaves the question unanswered.
+    pub async fn call_maybe_answering(
+        &self,
+        name: &str,
+        arguments: Value,
+        reply: impl Fn(&Value) -> Option<Value>,
+    ) -> (Vec<Value>, Value) {
         let id = self.id();
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": name, "arguments": arguments}});
@@ -155,7 +166,9 @@ impl LegacySession {
         while let Some(message) = events.next().await {
             if message["method"] == "elicitation/create" {
                 asked.push(message["params"].clone());
-                let result = reply(&message["params"]);
+                let Some(result) = reply(&message["params"]) else {
+                    continue;
+                };
                 let status = self
                     .post(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
                     .await
