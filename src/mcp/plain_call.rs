@@ -33,15 +33,7 @@ pub(super) async fn run(
     responses: Option<Map<String, Value>>,
     capabilities: &Value,
 ) -> Result<CallAnswer, ErrorData> {
-    if !tools::exists(name) {
-        return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
-    }
-    let call = Call {
-        state,
-        principal,
-        name,
-        arguments,
-    };
+    let call = Call::new(state, principal, name, arguments)?;
     call.run(request_state, responses, capabilities).await
 }
 
@@ -55,15 +47,7 @@ pub(super) async fn run_legacy(
     arguments: &Map<String, Value>,
     capabilities: &Value,
 ) -> Result<LegacyAnswer, ErrorData> {
-    if !tools::exists(name) {
-        return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
-    }
-    let call = Call {
-        state,
-        principal,
-        name,
-        arguments,
-    };
+    let call = Call::new(state, principal, name, arguments)?;
     let provider = match call.tool().await? {
         ToolOutcome::Done(result) => return Ok(LegacyAnswer::Done(CallAnswer::complete(result))),
         ToolOutcome::NeedsConnection { provider } => provider,
@@ -127,7 +111,25 @@ struct Call<'a> {
     arguments: &'a Map<String, Value>,
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
+    /// The call of `name`, which must be one of grantry's tools.
+    fn new(
+        state: &'a AppState,
+        principal: &'a Principal,
+        name: &'a str,
+        arguments: &'a Map<String, Value>,
+    ) -> Result<Self, ErrorData> {
+        if !tools::exists(name) {
+            return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
+        }
+        Ok(Self {
+            state,
+            principal,
+            name,
+            arguments,
+        })
+    }
+
     async fn run(
         &self,
         request_state: Option<&str>,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::legacy::{LEGACY, LegacySession, initialize};
+use crate::support::legacy::{LEGACY, LegacySession, initialize, initialize_with};
 use crate::support::mcp::url_and_form;
 use crate::support::oidc::{access_token, provider, user};
 use crate::support::{Browser, Mcp, Server, servers};
@@ -244,22 +244,11 @@ async fn a_session_serves_only_its_opener() {
 #[tokio::test]
 async fn initialize_with_an_older_version_gets_the_legacy_version_and_modern_errors_name_both() {
     let server = Server::start(&[]).await;
-    let body = json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2024-11-05", "capabilities": {},
-                   "clientInfo": {"name": "old", "version": "1"}},
-    });
-    let old = reqwest::Client::new()
-        .post(server.mcp_url())
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(old.status(), StatusCode::OK);
-    let answer = crate::support::mcp::parse_message(&old.text().await.unwrap());
-    assert_eq!(answer["result"]["protocolVersion"], LEGACY, "{answer}");
+    let params = json!({"protocolVersion": "2024-11-05", "capabilities": {},
+        "clientInfo": {"name": "old", "version": "1"}});
+    let old = initialize_with(&server.mcp_url(), None, params).await;
+    assert_eq!(old.status, StatusCode::OK);
+    assert_eq!(old.body["result"]["protocolVersion"], LEGACY, "{}", old.raw);
 
     let mcp = Mcp::new(server.mcp_url());
     let unknown = mcp
@@ -339,17 +328,9 @@ async fn an_unreadable_or_oversized_initialize_opens_no_session() {
     assert_eq!(server.count_rows("mcp_sessions").await, 0);
 
     let huge = json!({"name": "x".repeat(20_000), "version": "1"});
-    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": huge}});
-    let answer = reqwest::Client::new()
-        .post(server.mcp_url())
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
-    assert!(answer.headers().get("mcp-session-id").is_none());
+    let params = json!({"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": huge});
+    let answer = initialize_with(&server.mcp_url(), None, params).await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.raw);
+    assert!(answer.headers.get("mcp-session-id").is_none());
     assert_eq!(server.count_rows("mcp_sessions").await, 0);
 }

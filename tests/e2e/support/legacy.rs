@@ -22,16 +22,19 @@ pub struct LegacySession {
     next_id: std::sync::atomic::AtomicI64,
 }
 
-/// Sends `initialize` with `capabilities` (and `bearer`, if any); the raw answer.
+/// Sends `initialize` at 2025-11-25 with `capabilities` (and `bearer`, if any); the answer.
 pub async fn initialize(url: &str, bearer: Option<&str>, capabilities: Value) -> Answer {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": LEGACY,
-            "capabilities": capabilities,
-            "clientInfo": {"name": "grantry-e2e-legacy", "version": "1"},
-        },
+    let params = json!({
+        "protocolVersion": LEGACY,
+        "capabilities": capabilities,
+        "clientInfo": {"name": "grantry-e2e-legacy", "version": "1"},
     });
+    initialize_with(url, bearer, params).await
+}
+
+/// Sends `initialize` with exactly `params`; the answer.
+pub async fn initialize_with(url: &str, bearer: Option<&str>, params: Value) -> Answer {
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params});
     let mut request = reqwest::Client::new()
         .post(url)
         .header("content-type", "application/json")
