@@ -40,6 +40,7 @@ struct FileSettings {
     providers: Option<PathBuf>,
     retry_hold: Option<u64>,
     elicitation_timeout: Option<u64>,
+    max_legacy_sessions: Option<usize>,
     max_held_retries: Option<u32>,
     keys: Option<Vec<String>>,
     request_state_ttl: Option<u64>,
@@ -97,6 +98,8 @@ pub struct Config {
     pub retry_hold: Duration,
     /// How long a legacy-era `elicitation/create` question waits for its answer.
     pub elicitation_timeout: Duration,
+    /// Legacy-era sessions this process keeps in memory at once.
+    pub max_legacy_sessions: usize,
     /// Retries held open at once by this process; past it a retry is answered at once.
     pub max_held_retries: usize,
     /// Keys from configuration; `None` means "use or create the data directory's key".
@@ -233,11 +236,21 @@ impl Config {
         let elicitation_timeout = args
             .elicitation_timeout
             .or(file.elicitation_timeout)
-            .unwrap_or(600);
+            .unwrap_or(300);
         if !(1..=3600).contains(&elicitation_timeout) {
             return Err(bad(
                 "--elicitation-timeout (GRANTRY_ELICITATION_TIMEOUT)",
                 "must be between 1 and 3600 seconds",
+            ));
+        }
+        let max_legacy_sessions = args
+            .max_legacy_sessions
+            .or(file.max_legacy_sessions)
+            .unwrap_or(2048);
+        if max_legacy_sessions == 0 {
+            return Err(bad(
+                "--max-legacy-sessions (GRANTRY_MAX_LEGACY_SESSIONS)",
+                "must be at least 1",
             ));
         }
         let allowed_origins = match (args.allowed_origins, file.allowed_origins) {
@@ -267,6 +280,7 @@ impl Config {
             providers_file: args.providers.or(file.providers),
             retry_hold: Duration::from_secs(retry_hold),
             elicitation_timeout: Duration::from_secs(elicitation_timeout),
+            max_legacy_sessions,
             max_held_retries: positive(
                 "--max-held-retries",
                 args.max_held_retries.or(file.max_held_retries),

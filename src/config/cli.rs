@@ -161,8 +161,12 @@ pub struct ServeArgs {
     /// Seconds a retried tool call waits for a pending sign-in before asking again [default: 45].
     #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS")]
     pub retry_hold: Option<u64>,
+    /// Legacy-era (2025-11-25) sessions this process keeps in memory at once; past it a new
+    /// one (or one restored from the store) gets 503 until one ends [default: 2048].
+    #[arg(long, env = "GRANTRY_MAX_LEGACY_SESSIONS", value_name = "N")]
+    pub max_legacy_sessions: Option<usize>,
     /// Seconds a legacy-era (2025-11-25) form or confirmation question, asked with
-    /// elicitation/create, waits for its answer; unanswered, nothing is changed [default: 600].
+    /// elicitation/create, waits for its answer; unanswered, nothing is changed [default: 300].
     #[arg(long, env = "GRANTRY_ELICITATION_TIMEOUT", value_name = "SECONDS")]
     pub elicitation_timeout: Option<u64>,
     /// Retries this process holds open at once while their sign-ins are pending; past it a

@@ -12,7 +12,8 @@ fn defaults_follow_the_interface_contract() {
     assert_eq!(c.mcp_url(), "http://127.0.0.1:8080/mcp");
     assert_eq!(c.redirect_uri(), "http://127.0.0.1:8080/oauth/callback");
     assert_eq!(c.retry_hold, Duration::from_secs(45));
-    assert_eq!(c.elicitation_timeout, Duration::from_secs(600));
+    assert_eq!(c.elicitation_timeout, Duration::from_secs(300));
+    assert_eq!(c.max_legacy_sessions, 2048);
     assert_eq!(c.request_state_ttl_secs, 600);
     assert!(c.demo);
     assert!(c.store.starts_with("sqlite://"));
@@ -91,6 +92,13 @@ fn bad_settings_are_named() {
                 ..Default::default()
             },
             "--elicitation-timeout",
+        ),
+        (
+            ServeArgs {
+                max_legacy_sessions: Some(0),
+                ..Default::default()
+            },
+            "--max-legacy-sessions",
         ),
     ];
     for (args, setting) in cases {

@@ -66,11 +66,7 @@ pub async fn edge(
 ) -> Response {
     // Only a modern request is held and answered as SSE here: a legacy session's answers
     // are rmcp's own streams, with headers (`Mcp-Session-Id`) that must reach the client.
-    let modern = request
-        .headers()
-        .get("mcp-protocol-version")
-        .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice());
-    let accepts_sse = modern
+    let accepts_sse = legacy::is_modern(request.headers())
         && request
             .headers()
             .get_all(ACCEPT)
@@ -87,6 +83,9 @@ pub async fn edge(
         );
     };
     if let Err(refusal) = sessions.check_owner(&parts).await {
+        return refusal.into_response();
+    }
+    if let Err(refusal) = sessions.admit(&parts, &bytes).await {
         return refusal.into_response();
     }
     let mut call = match direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {

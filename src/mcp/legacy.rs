@@ -28,6 +28,7 @@ use rmcp::model::{
     ErrorData, InitializeRequestParams, ServerNotification,
 };
 use rmcp::service::{Peer, RequestContext, ServiceError};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::store::{
     SessionState, SessionStore, SessionStoreError,
 };
@@ -61,10 +62,13 @@ pub fn is_legacy(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.meta.protocol_version().is_none() && ctx.peer.peer_info().is_some()
 }
 
-/// The sessions in the store, as the edge and rmcp use them.
+/// The sessions in the store, as the edge and rmcp use them, and the cap on how many rmcp
+/// keeps in memory here (each costs tens of kilobytes while it lives).
 #[derive(Clone)]
 pub struct Sessions {
     backend: Arc<dyn SessionBackend>,
+    memory: Arc<LocalSessionManager>,
+    cap: usize,
 }
 
 /// Why the edge stops a request before rmcp.
@@ -73,6 +77,8 @@ pub enum Refusal {
     NotFound,
     /// The `initialize` params are larger than a session may keep.
     TooLarge,
+    /// As many sessions as `--max-legacy-sessions` live here: retry later.
+    Full,
     /// The store could not be read: retry later.
     Unavailable,
 }
@@ -85,6 +91,11 @@ impl Refusal {
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the initialize params are too large to keep a session for",
             ),
+            Self::Full => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: grantry holds as many legacy-era sessions as it may; \
+                 retry in a minute, or use protocol 2026-07-28 (no sessions)",
+            ),
             Self::Unavailable => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "grantry's store is unavailable; retry in a moment",
@@ -92,6 +103,12 @@ impl Refusal {
         };
         let mut response = Response::new(Body::from(text));
         *response.status_mut() = status;
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                HeaderValue::from_static("60"),
+            );
+        }
         response.headers_mut().insert(
             axum::http::header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),
@@ -101,8 +118,38 @@ impl Refusal {
 }
 
 impl Sessions {
-    pub fn new(backend: Arc<dyn SessionBackend>) -> Self {
-        Self { backend }
+    pub fn new(
+        backend: Arc<dyn SessionBackend>,
+        memory: Arc<LocalSessionManager>,
+        cap: usize,
+    ) -> Self {
+        Self {
+            backend,
+            memory,
+            cap,
+        }
+    }
+
+    /// Whether rmcp may open (or restore) one more session here.
+    async fn has_room(&self) -> bool {
+        self.memory.sessions.read().await.len() < self.cap
+    }
+
+    /// Before rmcp sees a request outside any session: an `initialize` (which would open
+    /// one) waits for room. Modern requests, which open none, are not read.
+    pub async fn admit(&self, parts: &Parts, body: &[u8]) -> Result<(), Refusal> {
+        if session_id(parts).is_some() || is_modern(&parts.headers) || !opens_session(body) {
+            return Ok(());
+        }
+        if self.has_room().await {
+            Ok(())
+        } else {
+            tracing::warn!(
+                cap = self.cap,
+                "legacy sessions at their cap; initialize refused"
+            );
+            Err(Refusal::Full)
+        }
     }
 
     /// rmcp's view: it restores sessions from the records the edge writes.
@@ -120,7 +167,15 @@ impl Sessions {
             return Err(Refusal::NotFound);
         };
         match self.backend.touch(id, &principal.tag(), ttl_ms()).await {
-            Ok(true) => Ok(()),
+            Ok(true) => {
+                // Not in memory here: rmcp restores it from the store, if there is room.
+                let here = self.memory.sessions.read().await.contains_key(id);
+                if here || self.has_room().await {
+                    Ok(())
+                } else {
+                    Err(Refusal::Full)
+                }
+            }
             Ok(false) => {
                 tracing::info!(
                     principal = %principal.tag(),
@@ -175,6 +230,25 @@ impl Sessions {
             }
         }
     }
+}
+
+/// Whether the request names a modern-era protocol version (2026-07-28 or later), which
+/// never belongs to a session.
+pub fn is_modern(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice())
+}
+
+/// Whether `body` is an `initialize` request (only its `method` is read).
+fn opens_session(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Method<'_>>(body)
+        .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
 }
 
 /// What a restore needs of `initialize` params: the version, capabilities and client info.

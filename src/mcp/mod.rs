@@ -57,7 +57,12 @@ pub fn router(state: AppState) -> Router<AppState> {
         }
     }
     origins.extend(config.allowed_origins.iter().cloned());
-    let sessions = legacy::Sessions::new(state.sessions.clone());
+    let memory = Arc::new(session_manager(config.elicitation_timeout));
+    let sessions = legacy::Sessions::new(
+        state.sessions.clone(),
+        memory.clone(),
+        config.max_legacy_sessions,
+    );
     let mut server_config = StreamableHttpServerConfig::default()
         // Modern requests are served statelessly whatever this says; `initialize` opens a
         // legacy-era session (see `legacy`).
@@ -75,7 +80,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, &hosts)));
     let service = Arc::new(StreamableHttpService::new(
         handler::factory(handler),
-        Arc::new(session_manager(config.elicitation_timeout)),
+        memory,
         server_config,
     ));
     // axum clones a route's service for every request, and rmcp's `Service::call` clones

@@ -206,6 +206,42 @@ async fn an_unanswered_question_times_out_and_one_question_at_a_time_per_session
 }
 
 #[tokio::test]
+async fn past_max_legacy_sessions_initialize_gets_503_until_one_ends_and_modern_is_unaffected() {
+    let server = Server::start(&["--max-legacy-sessions", "2"]).await;
+    let first = LegacySession::open(&server.mcp_url(), None, url_and_form()).await;
+    let _second = LegacySession::open(&server.mcp_url(), None, url_and_form()).await;
+    let third = initialize(&server.mcp_url(), None, url_and_form()).await;
+    assert_eq!(
+        third.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        third.raw
+    );
+    assert_eq!(third.headers["retry-after"], "60");
+    assert!(third.headers.get("mcp-session-id").is_none());
+    assert_eq!(server.count_rows("mcp_sessions").await, 2);
+    let modern = Mcp::new(server.mcp_url())
+        .request("tools/list", json!({}), json!({}))
+        .await;
+    assert_eq!(
+        modern.status,
+        StatusCode::OK,
+        "the modern era opens no session"
+    );
+    assert!(
+        first
+            .request("tools/list", json!({}))
+            .await
+            .status
+            .is_success()
+    );
+
+    assert_eq!(first.delete().await, StatusCode::NO_CONTENT);
+    let again = initialize(&server.mcp_url(), None, url_and_form()).await;
+    assert_eq!(again.status, StatusCode::OK, "{}", again.raw);
+}
+
+#[tokio::test]
 async fn a_client_without_url_elicitation_gets_32021_or_with_the_option_a_link_to_open() {
     let spec = Server::start(&[]).await;
     let session = LegacySession::open(&spec.mcp_url(), None, json!({})).await;
