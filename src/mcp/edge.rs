@@ -138,6 +138,9 @@ fn through_rmcp(
         {
             return error;
         }
+        if response.status() == StatusCode::BAD_REQUEST && !is_json(&response) {
+            return unsupported_version(response, &body).await;
+        }
         fix_json(response).await
     })
 }
@@ -158,12 +161,50 @@ fn unreadable_message(body: &[u8]) -> Option<Response> {
     (!looks_like_request).then(|| jsonrpc_error(StatusCode::BAD_REQUEST, -32600, "Invalid Request"))
 }
 
+/// rmcp refuses a version header it does not know (on `initialize` and in sessions) with a
+/// plain-text 400; the spec's answer is `-32022` naming the versions grantry speaks, so that
+/// a client can pick one. Any other plain-text 400 passes unchanged.
+async fn unsupported_version(response: Response, request: &[u8]) -> Response {
+    const PREFIX: &[u8] = b"Bad Request: Unsupported MCP-Protocol-Version: ";
+    let (parts, body) = response.into_parts();
+    let Ok(text) = axum::body::to_bytes(body, MAX_REWRITE_BYTES).await else {
+        return internal_error();
+    };
+    let Some(requested) = text.strip_prefix(PREFIX) else {
+        return Response::from_parts(parts, Body::from(text));
+    };
+    let id = serde_json::from_slice::<Value>(request)
+        .ok()
+        .and_then(|m| m.get("id").cloned())
+        .unwrap_or(Value::Null);
+    let versions = super::supported_versions();
+    let supported: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
+    json_answer(
+        StatusCode::BAD_REQUEST,
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {
+                "code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": supported, "requested": String::from_utf8_lossy(requested)},
+            },
+        }),
+    )
+}
+
 fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {"code": code, "message": message},
-    });
+    json_answer(
+        status,
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": code, "message": message},
+        }),
+    )
+}
+
+fn json_answer(status: StatusCode, body: Value) -> Response {
     let mut response = Response::new(Body::from(body.to_string()));
     *response.status_mut() = status;
     response

@@ -187,11 +187,7 @@ impl ServerHandler for McpHandler {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        // The modern era, and the legacy one for clients that start with `initialize`.
-        Cow::Owned(vec![
-            ProtocolVersion::V_2026_07_28,
-            ProtocolVersion::V_2025_11_25,
-        ])
+        Cow::Owned(super::supported_versions().to_vec())
     }
 
     async fn discover(

@@ -32,6 +32,13 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use crate::state::AppState;
 
+/// The protocol versions grantry speaks: the modern era, and the legacy one for clients that
+/// start with `initialize`.
+pub fn supported_versions() -> [rmcp::model::ProtocolVersion; 2] {
+    use rmcp::model::ProtocolVersion;
+    [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25]
+}
+
 /// Largest request body accepted on `/mcp` (larger gets 413 before any parsing).
 pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
 

@@ -286,7 +286,25 @@ async fn initialize_with_an_older_version_gets_the_legacy_version_and_modern_err
     assert_eq!(old.status, StatusCode::OK);
     assert_eq!(old.body["result"]["protocolVersion"], LEGACY, "{}", old.raw);
 
+    // An `initialize` under a version header grantry does not know: -32022 naming both.
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
+        "protocolVersion": "1900-01-01", "capabilities": {},
+        "clientInfo": {"name": "future", "version": "1"}}});
     let mcp = Mcp::new(server.mcp_url());
+    let future = mcp
+        .raw(
+            &[("mcp-protocol-version", "1900-01-01".into())],
+            body.to_string(),
+        )
+        .await;
+    assert_eq!(future.status, StatusCode::BAD_REQUEST, "{}", future.raw);
+    assert_eq!(future.error_code(), -32022);
+    assert_eq!(future.body["id"], 7);
+    assert_eq!(
+        future.body["error"]["data"],
+        json!({"supported": ["2026-07-28", LEGACY], "requested": "1900-01-01"})
+    );
+
     let unknown = mcp
         .raw(
             &[
