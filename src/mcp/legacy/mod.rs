@@ -1,0 +1,35 @@
+//! The legacy era (2025-11-25) on the same `/mcp` endpoint, for clients that start with
+//! `initialize` (the TypeScript SDK's and MCP Inspector's defaults).
+//!
+//! rmcp runs the sessions (`Mcp-Session-Id`, the handshake, the streams); grantry adds:
+//!
+//! - **Sessions in the store**, bound to their opener ([`Sessions`]). The edge records a new
+//!   session with the caller's tag once `initialize` has answered, and refuses a request
+//!   naming a session that is not the caller's as if it did not exist (404). A replica that
+//!   has not seen a session restores it from the record (rmcp replays the handshake).
+//! - **URL elicitation the legacy way**: a plain tool that needs a connection answers
+//!   `-32042` with the connect link ([`url_elicitation_required`]); when the grant lands,
+//!   `notifications/elicitation/complete` goes to the session ([`notify_when_connected`]).
+//! - **Form rounds as `elicitation/create`** ([`drive_rounds`]): the same rounds the modern
+//!   era answers with `input_required` are asked on the call's stream and answered there.
+//!
+//! Files: [`sessions`] (the store records, ownership, the cap in memory), [`notices`]
+//! (`-32042` and `elicitation/complete`), [`questions`] (form rounds asked mid-call).
+
+mod notices;
+mod questions;
+mod sessions;
+
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+
+pub use notices::{CompletionNotices, notify_when_connected, url_elicitation_required};
+pub use questions::drive_rounds;
+pub use sessions::{Sessions, is_modern, opened_session, session_id};
+
+/// Whether this request belongs to a legacy-era session: it carries no per-request version
+/// and its session began with `initialize` (whatever version that asked for, the session
+/// speaks 2025-11-25).
+pub fn is_legacy(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.meta.protocol_version().is_none() && ctx.peer.peer_info().is_some()
+}

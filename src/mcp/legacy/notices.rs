@@ -1,0 +1,137 @@
+//! A missing connection, the legacy way: `-32042` with the connect link, then
+//! `notifications/elicitation/complete` to the session once the sign-in lands.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{CustomNotification, ErrorCode, ErrorData, ServerNotification};
+use rmcp::service::Peer;
+use serde_json::json;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::grants::GrantKey;
+use crate::identity::Principal;
+use crate::mcp::sign_in::UrlElicitation;
+use crate::state::AppState;
+
+/// The code of the legacy URLElicitationRequiredError.
+const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+
+/// The legacy answer for a missing connection: `-32042` with the connect link.
+pub fn url_elicitation_required(elicitation: &UrlElicitation) -> ErrorData {
+    ErrorData::new(
+        URL_ELICITATION_REQUIRED,
+        "This request needs a connected account: open the link to connect it, then retry",
+        Some(json!({"elicitations": [{
+            "mode": "url",
+            "elicitationId": elicitation.elicitation_id,
+            "url": elicitation.url,
+            "message": elicitation.message,
+        }]})),
+    )
+}
+
+/// Bounds the waits for a sign-in to land ([`notify_when_connected`]): in all, and per
+/// caller, so that one caller's retries cannot use up everyone's.
+pub struct CompletionNotices {
+    total: Arc<Semaphore>,
+    per_caller: Mutex<HashMap<String, usize>>,
+}
+
+/// Waits one caller may have at once.
+const NOTICES_PER_CALLER: usize = 8;
+
+/// One wait's place; given back when dropped.
+struct NoticeSlot {
+    notices: Arc<CompletionNotices>,
+    caller: String,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl CompletionNotices {
+    pub fn new(total: usize) -> Arc<Self> {
+        Arc::new(Self {
+            total: Arc::new(Semaphore::new(total)),
+            per_caller: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn take(self: &Arc<Self>, caller: String) -> Option<NoticeSlot> {
+        let permit = self.total.clone().try_acquire_owned().ok()?;
+        let mut counts = self.per_caller.lock().expect("never poisoned");
+        let count = counts.entry(caller.clone()).or_default();
+        if *count >= NOTICES_PER_CALLER {
+            return None;
+        }
+        *count += 1;
+        Some(NoticeSlot {
+            notices: self.clone(),
+            caller,
+            _permit: permit,
+        })
+    }
+}
+
+impl Drop for NoticeSlot {
+    fn drop(&mut self) {
+        let mut counts = self.notices.per_caller.lock().expect("never poisoned");
+        if let Some(count) = counts.get_mut(&self.caller) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.caller);
+            }
+        }
+    }
+}
+
+/// Sends `notifications/elicitation/complete` to the session once `principal` has connected
+/// `elicitation.provider`, waiting at most `until` (the link's lifetime). Past the bounds of
+/// `notices`, the client simply learns by retrying.
+pub fn notify_when_connected(
+    state: AppState,
+    notices: &Arc<CompletionNotices>,
+    principal: Principal,
+    elicitation: &UrlElicitation,
+    peer: Peer<RoleServer>,
+    until: Duration,
+) {
+    let Some(slot) = notices.take(principal.tag()) else {
+        return;
+    };
+    let key = GrantKey {
+        principal,
+        provider: elicitation.provider.clone(),
+    };
+    let elicitation_id = elicitation.elicitation_id.clone();
+    tokio::spawn(async move {
+        let _slot = slot;
+        let deadline = tokio::time::Instant::now() + until;
+        loop {
+            // Subscribe before reading, so a grant landing in between still wakes us.
+            let mut waiter = state.grants.events().subscribe();
+            if let Ok(Some(_)) = state.grants.get(&key).await {
+                let notice = CustomNotification::new(
+                    "notifications/elicitation/complete",
+                    Some(json!({"elicitationId": elicitation_id})),
+                );
+                if let Err(e) = peer
+                    .send_notification(ServerNotification::CustomNotification(notice))
+                    .await
+                {
+                    tracing::debug!(error = %e, "elicitation/complete not delivered");
+                }
+                return;
+            }
+            if peer.is_transport_closed() {
+                return;
+            }
+            tokio::select! {
+                _ = waiter.changed(&key) => {}
+                _ = tokio::time::sleep(crate::mcp::sign_in::HOLD_POLL) => {}
+                _ = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    });
+}

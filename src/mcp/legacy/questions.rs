@@ -1,0 +1,125 @@
+//! Form and confirmation rounds in a legacy session: the questions the modern era answers
+//! with `input_required` are asked mid-call with `elicitation/create`, one at a time per
+//! session across the replicas.
+
+use std::future::Future;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ErrorCode, ErrorData,
+};
+use rmcp::service::{RequestContext, ServiceError};
+use serde_json::{Map, Value};
+
+use super::session_id;
+use crate::mcp::handler::{complete, from_json};
+use crate::state::AppState;
+use crate::tools::ToolResult;
+
+/// A call asks at most this many questions in a row (grantry's own rounds need two).
+const MAX_ROUNDS: usize = 8;
+
+/// Runs a call whose modern form answers `input_required` with form-mode questions: each
+/// question is asked with `elicitation/create` on the call's stream, and the answers go into
+/// the next round as `inputResponses` with the round's `requestState`, until the call
+/// completes. A question left unanswered (or not askable) changes nothing.
+///
+/// rmcp numbers a session's questions per replica, so two replicas asking in one session at
+/// once could each have a question with the same id, and an answer routed to the wrong one
+/// would answer the wrong question. A lease in the store makes the session's questions one at
+/// a time across the replicas; a misrouted answer then meets no question and is dropped.
+pub async fn drive_rounds<F, Fut>(
+    state: &AppState,
+    ctx: &RequestContext<RoleServer>,
+    mut params: CallToolRequestParams,
+    mut round: F,
+) -> Result<CallToolResponse, ErrorData>
+where
+    F: FnMut(CallToolRequestParams) -> Fut,
+    Fut: Future<Output = Result<CallToolResponse, ErrorData>>,
+{
+    let timeout = state.config.elicitation_timeout;
+    let lease = format!(
+        "legacy-question:{}",
+        request_session(ctx).unwrap_or_default()
+    );
+    for _ in 0..MAX_ROUNDS {
+        let required = match round(params.clone()).await? {
+            CallToolResponse::InputRequired(required) => required,
+            done => return Ok(done),
+        };
+        let required = serde_json::to_value(&required).map_err(internal)?;
+        let mut answers = Map::new();
+        let questions = required["inputRequests"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        for (key, question) in questions {
+            if question["method"] != "elicitation/create" || question["params"]["mode"] == "url" {
+                return Err(internal("a legacy round can only ask form questions"));
+            }
+            let ask: ElicitRequestParams =
+                serde_json::from_value(question["params"].clone()).map_err(internal)?;
+            let holder = crate::seal::random_id();
+            let ttl_ms = (timeout + LEASE_MARGIN).as_millis() as i64;
+            match state.leases.try_acquire(&lease, &holder, ttl_ms).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(unasked(ANOTHER_QUESTION)),
+                Err(e) => {
+                    crate::metrics::store_error("session");
+                    tracing::error!(error = %e, "store unavailable before asking a question");
+                    return Ok(unasked(STORE_DOWN));
+                }
+            }
+            let answer = ctx
+                .peer
+                .create_elicitation_with_timeout(ask, Some(timeout))
+                .await;
+            if let Err(e) = state.leases.release(&lease, &holder).await {
+                tracing::warn!(error = %e, "a question's lease was not released; it expires");
+            }
+            match answer {
+                Ok(answer) => {
+                    answers.insert(key, serde_json::to_value(answer).map_err(internal)?);
+                }
+                Err(ServiceError::Timeout { .. }) => {
+                    return Ok(unasked(&format!(
+                        "No answer came within {} seconds",
+                        timeout.as_secs()
+                    )));
+                }
+                Err(e) => {
+                    tracing::info!(error = %e, "elicitation/create failed; nothing changed");
+                    return Ok(unasked("The question could not be asked"));
+                }
+            }
+        }
+        params.request_state = required["requestState"].as_str().map(str::to_owned);
+        params.input_responses = Some(from_json(Value::Object(answers)));
+    }
+    Err(internal("too many rounds"))
+}
+
+/// A question's lease outlives its timeout by this much.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
+const ANOTHER_QUESTION: &str =
+    "Another question is waiting for its answer in this session; answer it first, then ask again";
+const STORE_DOWN: &str = "grantry's store is unavailable, so the question was not asked";
+
+/// The call's end when its question got no answer: nothing was changed.
+fn unasked(why: &str) -> CallToolResponse {
+    complete(ToolResult::error(format!("{why}. Nothing was changed.")))
+}
+
+/// The `Mcp-Session-Id` of the request behind `ctx`.
+fn request_session(ctx: &RequestContext<RoleServer>) -> Option<String> {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| session_id(parts))
+        .map(str::to_owned)
+}
+
+fn internal(e: impl std::fmt::Display) -> ErrorData {
+    ErrorData::new(ErrorCode::INTERNAL_ERROR, e.to_string(), None)
+}
