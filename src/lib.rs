@@ -20,7 +20,7 @@
 //! | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them |
 //! | [`audit`] | audit events: hashed ids, never a secret |
 //! | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
-//! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, and the direct path that answers the common well-formed requests without rmcp's per-request machinery |
+//! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
 //! | [`tools`] | the tools themselves, free of JSON-RPC |
 //! | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
 //! | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
