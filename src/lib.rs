@@ -127,21 +127,27 @@ async fn stylesheet() -> impl IntoResponse {
     )
 }
 
-/// Removes flows long past their expiry, every few minutes, for as long as the process runs.
-pub fn spawn_flow_cleanup(state: AppState) {
+/// Removes flows long past their expiry and expired legacy sessions, every few minutes, for
+/// as long as the process runs.
+pub fn spawn_store_cleanup(state: AppState) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(300));
         loop {
             tick.tick().await;
-            match state
+            let flows = state
                 .flows
                 .delete_expired(unix_now() - flows::FLOW_RETENTION_SECS)
-                .await
-            {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(removed = n, "expired flows removed"),
-                Err(e) => tracing::warn!(error = %e, "flow cleanup failed"),
-            }
+                .await;
+            report_cleanup("flows", flows);
+            report_cleanup("legacy sessions", state.sessions.delete_expired().await);
         }
     });
+}
+
+fn report_cleanup(what: &str, removed: Result<u64, store::StoreError>) {
+    match removed {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(removed = n, "expired {what} removed"),
+        Err(e) => tracing::warn!(error = %e, "cleanup of expired {what} failed"),
+    }
 }

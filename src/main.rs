@@ -99,7 +99,7 @@ async fn run(config: Config) -> Result<(), String> {
         store = %grantry::store::loggable_url(&state.config.store),
         "grantry is listening"
     );
-    grantry::spawn_flow_cleanup(state.clone());
+    grantry::spawn_store_cleanup(state.clone());
     grantry::metrics::spawn_upkeep(state.metrics.clone());
     // The peer address feeds the per-address rate limits.
     let app = grantry::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();

@@ -11,9 +11,8 @@
 //!   malformed request included, goes to rmcp, which owns every refusal.
 //! - **Answers are rmcp's.** Discovery and the tool list are serialized once, at start, from
 //!   the handler's own values. Tool calls run the code rmcp's path runs ([`plain_call`]); their
-//!   result is the
-//!   JSON rmcp's types are built from on rmcp's path, written as is (errors through rmcp's
-//!   message type), with the statuses rmcp and the edge give.
+//!   result is the JSON rmcp's types are built from on rmcp's path, written as is (errors
+//!   through rmcp's message type), with the statuses rmcp and the edge give.
 //! - `--mcp-direct-path false` sends everything through rmcp; `tests/e2e/direct_path.rs`
 //!   sends the same requests to both and compares the answers.
 

@@ -25,8 +25,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::direct::{Direct, Taken};
-use super::legacy::{self, Sessions};
-use crate::identity::Principal;
+use super::legacy::{self, Opening, Sessions};
 use crate::metrics::{self, Outcome};
 
 /// How long a call may take before its answer switches to an SSE stream.
@@ -82,23 +81,16 @@ pub async fn edge(
             "Request body too large",
         );
     };
-    if let Err(refusal) = sessions.check_owner(&parts).await {
-        return refusal.into_response();
-    }
-    if let Err(refusal) = sessions.admit(&parts, &bytes).await {
-        return refusal.into_response();
-    }
+    let opening = match sessions.admit(&parts, &bytes).await {
+        Ok(opening) => opening,
+        Err(refusal) => return refusal.into_response(),
+    };
     let mut call = match direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {
         Some(Taken::Ready(response)) => return response,
         Some(Taken::Call(call)) => call,
         None => {
-            // A request outside any session may open one (`initialize`): its opener is kept.
-            let opener = match legacy::session_id(&parts) {
-                None => parts.extensions.get::<Principal>().cloned(),
-                Some(_) => None,
-            };
             let request = Request::from_parts(parts, Body::from(bytes.clone()));
-            through_rmcp(next, request, bytes, opener.map(|o| (sessions, o)))
+            through_rmcp(next, request, bytes, opening)
         }
     };
     if accepts_sse {
@@ -112,12 +104,12 @@ pub async fn edge(
 }
 
 /// rmcp's answer, with the wire mended where it differs from the spec. A session it opened
-/// is recorded with its opener before the client can use it.
+/// for an `initialize` is recorded before the client can use it.
 fn through_rmcp(
     next: Next,
     request: Request,
     body: Bytes,
-    opener: Option<(Sessions, Principal)>,
+    opening: Option<Opening>,
 ) -> BoxFuture<'static, Response> {
     let ends_session = request.method() == axum::http::Method::DELETE;
     Box::pin(async move {
@@ -127,9 +119,9 @@ fn through_rmcp(
             // SDK's client logs a warning on anything else), and nothing is pending.
             *response.status_mut() = StatusCode::NO_CONTENT;
         }
-        if let Some((sessions, opener)) = opener
+        if let Some(opening) = opening
             && let Some(id) = legacy::opened_session(&response)
-            && let Err(refusal) = sessions.record(&opener, &body, &id).await
+            && let Err(refusal) = opening.record(&id).await
         {
             return refusal.into_response();
         }

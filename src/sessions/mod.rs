@@ -35,6 +35,8 @@ pub trait SessionBackend: Send + Sync {
     /// Pushes the expiry of session `id` to `ttl_ms` from now if it is unexpired and
     /// `owner`'s; tells whether it was (anyone else's use changes nothing).
     async fn touch(&self, id: &str, owner: &str, ttl_ms: i64) -> Result<bool, StoreError>;
+    /// Removes the expired sessions (where the store does not on its own); how many.
+    async fn delete_expired(&self) -> Result<u64, StoreError>;
     /// Ends the session `id` (nothing if there is none).
     async fn delete(&self, id: &str) -> Result<(), StoreError>;
 }

@@ -82,6 +82,10 @@ impl SessionBackend for RedisSessions {
         Ok(touched == 1)
     }
 
+    async fn delete_expired(&self) -> Result<u64, StoreError> {
+        Ok(0) // Redis drops an expired session by itself (`PEXPIRE`).
+    }
+
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         redis::cmd("DEL")

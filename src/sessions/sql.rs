@@ -1,5 +1,5 @@
 //! Sessions in the SQL stores: one row per session, each operation one statement. Expired
-//! rows are never returned and are swept as new sessions are written.
+//! rows are never returned; the periodic store cleanup removes them.
 
 use async_trait::async_trait;
 
@@ -18,15 +18,13 @@ macro_rules! sql_sessions {
                 record: &SessionRecord,
                 ttl_ms: i64,
             ) -> Result<bool, StoreError> {
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DELETE FROM mcp_sessions WHERE expires_at_ms < {now}",
-                    now = $now
-                )))
-                .execute(&self.pool)
-                .await?;
-                let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+                // An expired row under the same id is overwritten; a live one never is.
+                let written = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "INSERT INTO mcp_sessions (id, owner, initialize, expires_at_ms) \
-                     VALUES ($1, $2, $3, {now} + $4) ON CONFLICT (id) DO NOTHING",
+                     VALUES ($1, $2, $3, {now} + $4) \
+                     ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, \
+                     initialize = excluded.initialize, expires_at_ms = excluded.expires_at_ms \
+                     WHERE mcp_sessions.expires_at_ms < {now}",
                     now = $now
                 )))
                 .bind(id)
@@ -35,7 +33,7 @@ macro_rules! sql_sessions {
                 .bind(ttl_ms)
                 .execute(&self.pool)
                 .await?;
-                Ok(inserted.rows_affected() == 1)
+                Ok(written.rows_affected() == 1)
             }
 
             async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
@@ -62,6 +60,16 @@ macro_rules! sql_sessions {
                 .execute(&self.pool)
                 .await?;
                 Ok(touched.rows_affected() == 1)
+            }
+
+            async fn delete_expired(&self) -> Result<u64, StoreError> {
+                let removed = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM mcp_sessions WHERE expires_at_ms < {now}",
+                    now = $now
+                )))
+                .execute(&self.pool)
+                .await?;
+                Ok(removed.rows_affected())
             }
 
             async fn delete(&self, id: &str) -> Result<(), StoreError> {

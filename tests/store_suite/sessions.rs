@@ -49,5 +49,11 @@ async fn sessions_are_found_until_deleted_or_expired(stores: &Stores) {
         sessions.create(&id, &other, 60_000).await.unwrap(),
         "an expired id is free again"
     );
+    sessions.delete_expired().await.unwrap();
+    assert_eq!(
+        sessions.get(&id).await.unwrap(),
+        Some(other),
+        "a sweep keeps live sessions"
+    );
 }
 for_each_backend!(sessions_are_found_until_deleted_or_expired);

@@ -25,7 +25,7 @@ use rmcp::service::RequestContext;
 
 pub use notices::{CompletionNotices, notify_when_connected, url_elicitation_required};
 pub use questions::drive_rounds;
-pub use sessions::{Sessions, is_modern, opened_session, session_id};
+pub use sessions::{Opening, Sessions, is_modern, opened_session, session_id};
 
 /// Whether this request belongs to a legacy-era session: it carries no per-request version
 /// and its session began with `initialize` (whatever version that asked for, the session

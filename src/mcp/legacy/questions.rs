@@ -40,10 +40,11 @@ where
     Fut: Future<Output = Result<CallToolResponse, ErrorData>>,
 {
     let timeout = state.config.elicitation_timeout;
-    let lease = format!(
-        "legacy-question:{}",
-        request_session(ctx).unwrap_or_default()
-    );
+    // In a legacy session every request names its session.
+    let Some(session) = request_session(ctx) else {
+        return Err(internal("a legacy call outside a session"));
+    };
+    let lease = format!("legacy-question:{session}");
     for _ in 0..MAX_ROUNDS {
         let required = match round(params.clone()).await? {
             CallToolResponse::InputRequired(required) => required,

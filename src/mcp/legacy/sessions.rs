@@ -11,6 +11,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use rmcp::model::InitializeRequestParams;
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::store::{
     SessionState, SessionStore, SessionStoreError,
@@ -96,47 +97,59 @@ impl Sessions {
         }
     }
 
-    /// Whether rmcp may open (or restore) one more session here.
-    async fn has_room(&self) -> bool {
-        self.memory.sessions.read().await.len() < self.cap
-    }
-
-    /// Before rmcp sees a request outside any session: an `initialize` (which would open
-    /// one) waits for room. Modern requests, which open none, are not read.
-    pub async fn admit(&self, parts: &Parts, body: &[u8]) -> Result<(), Refusal> {
-        if session_id(parts).is_some() || is_modern(&parts.headers) || !opens_session(body) {
-            return Ok(());
-        }
-        if self.has_room().await {
-            Ok(())
-        } else {
-            tracing::warn!(
-                cap = self.cap,
-                "legacy sessions at their cap; initialize refused"
-            );
-            Err(Refusal::Full)
-        }
-    }
-
     /// rmcp's view: it restores sessions from the records the edge writes.
     pub fn for_rmcp(&self) -> Arc<dyn SessionStore> {
         Arc::new(RmcpSessions(self.backend.clone()))
     }
 
-    /// A request naming a session must come from the principal who opened it; any other
-    /// caller is told the session does not exist. Using it keeps it alive.
-    pub async fn check_owner(&self, parts: &Parts) -> Result<(), Refusal> {
-        let Some(id) = session_id(parts) else {
-            return Ok(());
+    /// Before rmcp sees a request:
+    /// - one naming a session must come from the principal who opened it (anyone else is told
+    ///   the session does not exist), and using it keeps it alive;
+    /// - an `initialize` outside any session must fit: its params under the size a record
+    ///   keeps, and room in memory here. Its [`Opening`] records the session rmcp opens.
+    ///
+    /// Modern requests name no session and are not `initialize`: they pass unread.
+    pub async fn admit(&self, parts: &Parts, body: &[u8]) -> Result<Option<Opening>, Refusal> {
+        if let Some(id) = session_id(parts) {
+            self.check_owner(parts, id).await?;
+            return Ok(None);
+        }
+        if is_modern(&parts.headers) {
+            return Ok(None);
+        }
+        let (Some(params), Some(opener)) =
+            (initialize_params(body), parts.extensions.get::<Principal>())
+        else {
+            return Ok(None); // not an `initialize` rmcp can take: it refuses it itself
         };
+        if params.len() > MAX_STORED_PARAMS {
+            return Err(Refusal::TooLarge);
+        }
+        if self.memory.sessions.read().await.len() >= self.cap {
+            tracing::warn!(
+                cap = self.cap,
+                "legacy sessions at their cap; initialize refused"
+            );
+            return Err(Refusal::Full);
+        }
+        Ok(Some(Opening {
+            sessions: self.clone(),
+            record: SessionRecord {
+                owner: opener.tag(),
+                initialize: params,
+            },
+        }))
+    }
+
+    async fn check_owner(&self, parts: &Parts, id: &str) -> Result<(), Refusal> {
         let Some(principal) = parts.extensions.get::<Principal>() else {
             return Err(Refusal::NotFound);
         };
         match self.backend.touch(id, &principal.tag(), ttl_ms()).await {
             Ok(true) => {
                 // Not in memory here: rmcp restores it from the store, if there is room.
-                let here = self.memory.sessions.read().await.contains_key(id);
-                if here || self.has_room().await {
+                let live = self.memory.sessions.read().await;
+                if live.contains_key(id) || live.len() < self.cap {
                     Ok(())
                 } else {
                     Err(Refusal::Full)
@@ -156,45 +169,40 @@ impl Sessions {
             }
         }
     }
+}
 
-    /// After rmcp answered an `initialize` with the new session `id`: records it with its
-    /// opener. `body` is the request (its `params` are what a restore replays).
-    pub async fn record(&self, opener: &Principal, body: &[u8], id: &str) -> Result<(), Refusal> {
-        let params = serde_json::from_slice::<Value>(body)
-            .ok()
-            .map(|message| kept_params(&message["params"]))
-            .filter(|params| {
-                serde_json::from_value::<InitializeRequestParams>(params.clone()).is_ok()
-            });
-        let Some(params) = params else {
-            // rmcp opened a session for something it read as `initialize`, but its params do
-            // not read back: with no record, every later request of it gets 404.
-            tracing::warn!("a new session's initialize params could not be read; not kept");
-            return Err(Refusal::NotFound);
-        };
-        let initialize = params.to_string();
-        if initialize.len() > MAX_STORED_PARAMS {
-            return Err(Refusal::TooLarge);
-        }
-        let record = SessionRecord {
-            owner: opener.tag(),
-            initialize,
-        };
-        match self.backend.create(id, &record, ttl_ms()).await {
+/// An `initialize` the edge let through: the record of the session rmcp opens for it.
+pub struct Opening {
+    sessions: Sessions,
+    record: SessionRecord,
+}
+
+impl Opening {
+    /// rmcp opened the session `id`: stores its record before the client can use it. If that
+    /// fails, rmcp's session is closed too, so nothing is left half made.
+    pub async fn record(self, id: &str) -> Result<(), Refusal> {
+        let Sessions {
+            backend, memory, ..
+        } = &self.sessions;
+        let refusal = match backend.create(id, &self.record, ttl_ms()).await {
             Ok(true) => {
                 crate::metrics::session_opened();
-                Ok(())
+                return Ok(());
             }
             Ok(false) => {
                 tracing::error!("rmcp opened a session under an id already stored; refused");
-                Err(Refusal::Unavailable)
+                Refusal::Unavailable
             }
             Err(e) => {
                 crate::metrics::store_error("session");
                 tracing::error!(error = %e, "store unavailable while recording a session");
-                Err(Refusal::Unavailable)
+                Refusal::Unavailable
             }
+        };
+        if let Err(e) = memory.close_session(&id.to_owned().into()).await {
+            tracing::warn!(error = %e, "an unrecorded session could not be closed; it idles out");
         }
+        Err(refusal)
     }
 }
 
@@ -206,26 +214,30 @@ pub fn is_modern(headers: &axum::http::HeaderMap) -> bool {
         .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice())
 }
 
-/// Whether `body` is an `initialize` request (only its `method` is read).
-fn opens_session(body: &[u8]) -> bool {
+/// The params of an `initialize` request, as a record keeps them (its version,
+/// capabilities and client info: what a restore replays); `None` for any other body, or
+/// params rmcp could not take either.
+fn initialize_params(body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
-    struct Method<'a> {
+    struct Initialize<'a> {
         #[serde(borrow)]
         method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(default)]
+        params: Value,
     }
-    serde_json::from_slice::<Method<'_>>(body)
-        .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
-}
-
-/// What a restore needs of `initialize` params: the version, capabilities and client info.
-fn kept_params(params: &Value) -> Value {
+    let message = serde_json::from_slice::<Initialize<'_>>(body).ok()?;
+    if message.method.as_deref() != Some("initialize") {
+        return None;
+    }
     let mut kept = Map::new();
     for key in ["protocolVersion", "capabilities", "clientInfo"] {
-        if let Some(value) = params.get(key) {
+        if let Some(value) = message.params.get(key) {
             kept.insert(key.to_owned(), value.clone());
         }
     }
-    Value::Object(kept)
+    let kept = Value::Object(kept);
+    serde_json::from_value::<InitializeRequestParams>(kept.clone()).ok()?;
+    Some(kept.to_string())
 }
 
 /// The session a response opened (rmcp names it in the header of its `initialize` answer).
