@@ -63,9 +63,10 @@ pub async fn edge(
     request: Request,
     next: Next,
 ) -> Response {
-    // Only a modern request is held and answered as SSE here: a legacy session's answers
-    // are rmcp's own streams, with headers (`Mcp-Session-Id`) that must reach the client.
-    let accepts_sse = legacy::is_modern(request.headers())
+    // Only a modern request outside any session is held and answered as SSE here: a legacy
+    // session's answers are rmcp's own streams, with headers (`Mcp-Session-Id`) that must
+    // reach the client.
+    let mut accepts_sse = legacy::is_modern(request.headers())
         && request
             .headers()
             .get_all(ACCEPT)
@@ -81,14 +82,20 @@ pub async fn edge(
             "Request body too large",
         );
     };
-    let opening = match sessions.admit(&parts, &bytes).await {
-        Ok(opening) => opening,
-        Err(refusal) => return refusal.into_response(),
-    };
+    if let Err(refusal) = sessions.check_owner(&parts).await {
+        return refusal.into_response();
+    }
+    accepts_sse &= legacy::session_id(&parts).is_none();
     let mut call = match direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {
         Some(Taken::Ready(response)) => return response,
         Some(Taken::Call(call)) => call,
         None => {
+            let opening = match sessions.opening(&parts, &bytes).await {
+                Ok(opening) => opening,
+                Err(refusal) => return refusal.into_response(),
+            };
+            // An `initialize`'s answer carries its `Mcp-Session-Id`: never re-streamed.
+            accepts_sse &= opening.is_none();
             let request = Request::from_parts(parts, Body::from(bytes.clone()));
             through_rmcp(next, request, bytes, opening)
         }

@@ -305,6 +305,33 @@ async fn initialize_with_an_older_version_gets_the_legacy_version_and_modern_err
         json!({"supported": ["2026-07-28", LEGACY], "requested": "1900-01-01"})
     );
 
+    // An `initialize` under the modern version header still opens a (legacy) session, and
+    // it is recorded for its opener: the opener can end it.
+    let body = json!({"jsonrpc": "2.0", "id": 8, "method": "initialize", "params": {
+        "protocolVersion": "2026-07-28", "capabilities": {},
+        "clientInfo": {"name": "eager", "version": "1"}}});
+    let eager = mcp
+        .raw(
+            &[("mcp-protocol-version", "2026-07-28".into())],
+            body.to_string(),
+        )
+        .await;
+    assert_eq!(eager.status, StatusCode::OK, "{}", eager.raw);
+    assert_eq!(eager.body["result"]["protocolVersion"], LEGACY);
+    let id = eager.headers["mcp-session-id"].to_str().unwrap();
+    let ended = reqwest::Client::new()
+        .delete(server.mcp_url())
+        .header("mcp-session-id", id)
+        .header("mcp-protocol-version", LEGACY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        ended.status(),
+        StatusCode::NO_CONTENT,
+        "recorded for its opener"
+    );
+
     let unknown = mcp
         .raw(
             &[

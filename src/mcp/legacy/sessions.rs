@@ -102,19 +102,21 @@ impl Sessions {
         Arc::new(RmcpSessions(self.backend.clone()))
     }
 
-    /// Before rmcp sees a request:
-    /// - one naming a session must come from the principal who opened it (anyone else is told
-    ///   the session does not exist), and using it keeps it alive;
-    /// - an `initialize` outside any session must fit: its params under the size a record
-    ///   keeps, and room in memory here. Its [`Opening`] records the session rmcp opens.
-    ///
-    /// Modern requests name no session and are not `initialize`: they pass unread.
-    pub async fn admit(&self, parts: &Parts, body: &[u8]) -> Result<Option<Opening>, Refusal> {
-        if let Some(id) = session_id(parts) {
-            self.check_owner(parts, id).await?;
-            return Ok(None);
+    /// A request naming a session must come from the principal who opened it: anyone else
+    /// is told the session does not exist. Using it keeps it alive.
+    pub async fn check_owner(&self, parts: &Parts) -> Result<(), Refusal> {
+        match session_id(parts) {
+            Some(id) => self.owner_uses(parts, id).await,
+            None => Ok(()),
         }
-        if is_modern(&parts.headers) {
+    }
+
+    /// Before rmcp takes a request outside any session: an `initialize` (whatever version
+    /// header it carries: it always opens a legacy session) must fit, its params under the
+    /// size a record keeps and room in memory here. Its [`Opening`] records the session rmcp
+    /// opens. Any other request passes (only its `method` is read).
+    pub async fn opening(&self, parts: &Parts, body: &[u8]) -> Result<Option<Opening>, Refusal> {
+        if session_id(parts).is_some() {
             return Ok(None);
         }
         let (Some(params), Some(opener)) =
@@ -141,7 +143,7 @@ impl Sessions {
         }))
     }
 
-    async fn check_owner(&self, parts: &Parts, id: &str) -> Result<(), Refusal> {
+    async fn owner_uses(&self, parts: &Parts, id: &str) -> Result<(), Refusal> {
         let Some(principal) = parts.extensions.get::<Principal>() else {
             return Err(Refusal::NotFound);
         };
@@ -219,16 +221,20 @@ pub fn is_modern(headers: &axum::http::HeaderMap) -> bool {
 /// params rmcp could not take either.
 fn initialize_params(body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
-    struct Initialize<'a> {
+    struct Method<'a> {
         #[serde(borrow)]
         method: Option<std::borrow::Cow<'a, str>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Initialize {
         #[serde(default)]
         params: Value,
     }
-    let message = serde_json::from_slice::<Initialize<'_>>(body).ok()?;
-    if message.method.as_deref() != Some("initialize") {
+    let method = serde_json::from_slice::<Method<'_>>(body).ok()?.method?;
+    if method != "initialize" {
         return None;
     }
+    let message = serde_json::from_slice::<Initialize>(body).ok()?;
     let mut kept = Map::new();
     for key in ["protocolVersion", "capabilities", "clientInfo"] {
         if let Some(value) = message.params.get(key) {
