@@ -32,7 +32,7 @@ def build(debug):
     env = dict(os.environ, CARGO_TARGET_DIR=TARGET_DIR)
     subprocess.run(
         ["cargo", "build", "--quiet", "--bin", "grantry"] + ([] if debug else ["--release"]) + [
-         "--example", "bare_axum", "--example", "browser_rounds", "--example", "seed_grants",
+         "--example", "bare_axum", "--example", "floor", "--example", "browser_rounds", "--example", "seed_grants",
          "--example", "held_retries"],
         cwd=ROOT, env=env, check=True)
 
@@ -63,7 +63,7 @@ def free_port():
 class Server:
     """A process pinned to the server core, with its cold start measured."""
 
-    def __init__(self, name, argv, env=None, log=None):
+    def __init__(self, name, argv, env=None, log=None, ready_path=None):
         self.name = name
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -73,7 +73,8 @@ class Server:
         self.proc = subprocess.Popen(["taskset", "-c", SERVER_CORE] + argv,
                                      env=dict(os.environ, **(env or {})),
                                      stdout=self.log, stderr=subprocess.STDOUT)
-        self.cold_start_ms = self.wait_for_discover(started)
+        self.cold_start_ms = (self.wait_for_path(ready_path, started) if ready_path
+                              else self.wait_for_discover(started))
 
     def wait_for_discover(self, started):
         body = json.dumps(message("server/discover", {})).encode()
@@ -88,6 +89,20 @@ class Server:
             except OSError:
                 time.sleep(0.002)
         raise SystemExit(f"bench: {self.name} did not answer server/discover within 60 s")
+
+    def wait_for_path(self, path, started):
+        """For a server without MCP (the floor): the first 200 on `GET path`."""
+        deadline = started + 60
+        while time.perf_counter() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"bench: {self.name} exited at start (code {self.proc.returncode})")
+            try:
+                with urllib.request.urlopen(self.base + path, timeout=1) as response:
+                    if response.status == 200:
+                        return (time.perf_counter() - started) * 1000
+            except OSError:
+                time.sleep(0.002)
+        raise SystemExit(f"bench: {self.name} did not answer GET {path} within 60 s")
 
     def rss_mib(self):
         """(current, peak) resident memory in MiB."""
@@ -130,8 +145,8 @@ def headers(method, tool=None):
     return h
 
 
-def post(base, body, hdrs, timeout=10):
-    request = urllib.request.Request(base + "/mcp", data=body, headers=hdrs, method="POST")
+def post(base, body, hdrs, timeout=10, path="/mcp"):
+    request = urllib.request.Request(base + path, data=body, headers=hdrs, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read()
@@ -209,22 +224,22 @@ def sign_in(server):
 
 
 
-def check_answer(target, scenario, server, body_path, hdr_path):
+def check_answer(target, scenario, server, body_path, hdr_path, path="/mcp"):
     """One request first: the load must measure the intended path, not an error."""
     hdrs = dict(line.split(": ", 1) for line in open(hdr_path).read().splitlines())
-    status, raw = post(server.base, open(body_path, "rb").read(), hdrs)
+    status, raw = post(server.base, open(body_path, "rb").read(), hdrs, path=path)
     answer = json.loads(raw)
     want = "input_required" if scenario == "input_required" else "complete"
     result = answer.get("result", {})
     if status != 200 or (scenario not in ("discover", "tools_list") and target != "axum"
                          and result.get("resultType") != want):
         raise SystemExit(f"bench: {target} {scenario} answered {status}: {raw[:300]!r}")
-    if scenario.startswith("grant") and target.startswith("grantry"):
+    if scenario.startswith("grant") and target.startswith(("grantry", "floor")):
         assert result["structuredContent"]["invoices"], raw
 
 
-def wrk(server, body_path, hdr_path, connections, seconds):
-    env = dict(os.environ, BENCH_BODY=body_path, BENCH_HEADERS=hdr_path)
+def wrk(server, body_path, hdr_path, connections, seconds, path="/mcp"):
+    env = dict(os.environ, BENCH_BODY=body_path, BENCH_HEADERS=hdr_path, BENCH_PATH=path)
     out = subprocess.run(
         ["taskset", "-c", LOAD_CORE, "wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
          "--timeout", "10s", "-s", os.path.join(ROOT, "bench", "wrk", "mcp.lua"), server.base],
@@ -232,3 +247,16 @@ def wrk(server, body_path, hdr_path, connections, seconds):
     return json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
 
 
+
+
+def floor(store, work, where):
+    """The floor server (bench/floor.rs) on a store of its own of kind `store`."""
+    url, prefix = where
+    if url is None:
+        url = "sqlite://" + os.path.join(work, "floor", "grantry.db")
+        os.makedirs(os.path.dirname(url.removeprefix("sqlite://")), exist_ok=True)
+    name = f"floor-{store}"
+    return Server(name, [binary("floor", example=True), url, prefix or "grantry:",
+                         "127.0.0.1:{port}"],
+                  env={"GRANTRY_KEYS": KEY}, log=os.path.join(work, f"{name}.log"),
+                  ready_path="/upstream")

@@ -7,16 +7,20 @@ import statistics
 import subprocess
 import sys
 
-from harness import (KEY, LOAD_CORE, ROOT, Server, binary, check_answer, fresh_store,
+from harness import (KEY, LOAD_CORE, ROOT, Server, binary, check_answer, floor, fresh_store,
                      grantry, headers, message, post, python_venv, sign_in, wrk)
 
 SCENARIOS = [
-    # name, what it measures, baselines that have it
+    # name, what it measures, baselines that have it (the floor: the round's required work
+    # alone, bench/floor.rs, on the same kind of store)
     ("discover", "server/discover", ("axum", "python")),
     ("tools_list", "tools/list", ("axum", "python")),
-    ("input_required", "tools/call list_invoices, no grant: the sign-in round", ("axum", "python")),
-    ("grant_http", "tools/call list_invoices, grant present, demo API over HTTP", ("axum", "python")),
-    ("grant_inproc", "tools/call list_invoices, grant present, demo API in-process", ("axum", "python")),
+    ("input_required", "tools/call list_invoices, no grant: the sign-in round",
+     ("axum", "floor", "python")),
+    ("grant_http", "tools/call list_invoices, grant present, demo API over HTTP",
+     ("axum", "floor", "python")),
+    ("grant_inproc", "tools/call list_invoices, grant present, demo API in-process",
+     ("axum", "floor", "python")),
     ("retry", "the retry round: requestState opened, call completes", ("axum", "python")),
     ("browser", "whole sign-ins per second (5 requests and a token request each)", ()),
 ]
@@ -45,6 +49,8 @@ def start_targets(args, work, servers):
         # sign-in round measurable.
         targets[f"grantry-{store}"].ungranted = start(
             grantry(store, work, where=fresh_store(store, work, "nogrant"), label="nogrant"))
+    for store in args.stores:
+        targets[f"floor-{store}"] = start(floor(store, work, fresh_store(store, work, "floor")))
     return targets
 
 
@@ -61,6 +67,9 @@ def prepare(targets, work, servers):
         server.requests["grant_inproc"] = (call, call_headers)
         if name == "axum":
             server.requests["retry"] = (call, call_headers)
+        if name.startswith("floor-"):
+            server.requests = {s: (call, call_headers)
+                               for s in ("input_required", "grant_http", "grant_inproc")}
     # The first round while nothing is connected: its requestState feeds the retry scenario.
     for name, server in list(targets.items()):
         if name.startswith("grantry-") or name == "python":
@@ -112,6 +121,11 @@ def endpoint(targets, target, scenario):
 
 
 
+def path_of(target, scenario):
+    """The floor has a route per scenario; every other target answers MCP on /mcp."""
+    return "/" + scenario if target.startswith("floor-") else "/mcp"
+
+
 def browser(server, connections, seconds):
     out = subprocess.run(
         ["taskset", "-c", LOAD_CORE, binary("browser_rounds", example=True), server.base,
@@ -124,14 +138,17 @@ def measure(args, scenarios, targets, work):
     grantry_targets = [t for t in targets if t.startswith("grantry-")]
     results = []
     for scenario, _, baselines in scenarios:
-        order = [b for b in ("axum",) if b in baselines] + grantry_targets + \
+        floors = [t for t in targets if t.startswith("floor-") and "floor" in baselines]
+        order = [b for b in ("axum",) if b in baselines] + grantry_targets + floors + \
                 [b for b in ("python",) if b in baselines]
         for connections in args.connections:
             for target in order:
                 server = endpoint(targets, target, scenario)
                 if scenario != "browser":
-                    check_answer(target, scenario, server, *targets[target].bodies[scenario])
-                    wrk(server, *targets[target].bodies[scenario], connections, 1)  # warm-up
+                    check_answer(target, scenario, server, *targets[target].bodies[scenario],
+                                 path=path_of(target, scenario))
+                    wrk(server, *targets[target].bodies[scenario], connections, 1,
+                        path=path_of(target, scenario))  # warm-up
             for round_no in range(args.rounds):
                 for target in order:
                     server = endpoint(targets, target, scenario)
@@ -139,7 +156,7 @@ def measure(args, scenarios, targets, work):
                         run = browser(server, connections, args.seconds)
                     else:
                         run = wrk(server, *targets[target].bodies[scenario], connections,
-                                  args.seconds)
+                                  args.seconds, path=path_of(target, scenario))
                     rss, peak = server.rss_mib()
                     run.update(scenario=scenario, target=target, connections=connections,
                                round=round_no, rss_mib=rss, peak_rss_mib=peak,
@@ -178,11 +195,14 @@ def report(args, scenarios, targets, results):
                 vs_axum = f"{100 * m['rps'] / med['axum']['rps']:.0f} %" if "axum" in med and target != "axum" else ""
                 p99_axum = f"{m['p99'] / med['axum']['p99']:.1f}×" if "axum" in med and target != "axum" else ""
                 vs_py = f"{m['rps'] / med['python']['rps']:.1f}×" if "python" in med and target != "python" else ""
+                own_floor = med.get(target.replace("grantry-", "floor-", 1)) \
+                    if target.startswith("grantry-") else None
+                vs_floor = f"{100 * m['rps'] / own_floor['rps']:.0f} %" if own_floor else ""
                 rows.append([scenario, str(connections), target, f"{m['rps']:.0f}",
                              f"{m['p50']:.2f}", f"{m['p99']:.2f}", str(m["errors"]),
-                             f"{m['rss']:.1f}", vs_axum, p99_axum, vs_py])
+                             f"{m['rss']:.1f}", vs_axum, p99_axum, vs_py, vs_floor])
     head = ["scenario", "conns", "target", "req/s", "p50 ms", "p99 ms", "errors", "RSS MiB",
-            "vs axum", "p99 vs axum", "vs python"]
+            "vs axum", "p99 vs axum", "vs python", "vs floor"]
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     line = lambda r: "  ".join(c.rjust(w) if i > 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
     print(line(head))

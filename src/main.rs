@@ -8,6 +8,11 @@ use grantry::config::{Cli, Command, Config, KeysCommand, LogFormat, ServeArgs};
 use grantry::state::AppState;
 use tracing_subscriber::EnvFilter;
 
+// glibc's malloc and free were about 12 % of a sign-in round's CPU under load (perf); mimalloc's
+// per-thread free lists make the many small, short-lived allocations of a request cheaper.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
