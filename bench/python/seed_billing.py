@@ -25,11 +25,15 @@ from mcp.types import (
 )
 
 # Replicas of a production deployment share the requestState key; the benchmark's granted and
-# ungranted instances do too, so a first round's state opens in the retry scenario.
+# ungranted instances do too, so a first round's state opens in the retry scenario. Its
+# lifetime is grantry's in the benchmark (`--request-state-ttl 86400`): the retry scenario
+# comes long after the first round, past the SDK's default of 600 s.
 _key = os.environ.get("BENCH_STATE_KEY")
 mcp = MCPServer(
     "billing",
-    request_state_security=RequestStateSecurity(keys=[bytes.fromhex(_key)]) if _key else None,
+    request_state_security=(
+        RequestStateSecurity(keys=[bytes.fromhex(_key)], ttl=86400.0) if _key else None
+    ),
 )
 
 grants: dict[str, str] = {}
