@@ -10,6 +10,10 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
+mod handles;
+
+use handles::McpSeries;
+
 /// MCP requests, by method and outcome.
 pub const MCP_REQUESTS: &str = "grantry_mcp_requests_total";
 /// MCP requests answered by the direct path (`mcp::direct`), by method: the rest went through
@@ -60,12 +64,16 @@ pub fn install() -> PrometheusHandle {
                 Err(_) => PrometheusBuilder::new().build_recorder().handle(),
             };
             describe();
+            MCP_SERIES.get_or_init(McpSeries::register);
             // Present from the first scrape, not from the first held retry.
             metrics::gauge!(HELD_RETRIES).set(0.0);
             handle
         })
         .clone()
 }
+
+/// The per-request series, once [`install`] has registered them.
+static MCP_SERIES: OnceLock<McpSeries> = OnceLock::new();
 
 /// How often histogram samples are folded into their buckets.
 const UPKEEP_EVERY: Duration = Duration::from_secs(5);
@@ -170,13 +178,28 @@ fn memfind(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 pub fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {
-    metrics::counter!(MCP_REQUESTS, "method" => method, "outcome" => outcome.label()).increment(1);
-    metrics::histogram!(MCP_DURATION, "method" => method).record(elapsed.as_secs_f64());
+    match MCP_SERIES.get().and_then(|series| series.of(method)) {
+        Some(series) => {
+            series.requests(outcome).increment(1);
+            series.duration.record(elapsed.as_secs_f64());
+        }
+        None => {
+            metrics::counter!(MCP_REQUESTS, "method" => method, "outcome" => outcome.label())
+                .increment(1);
+            metrics::histogram!(MCP_DURATION, "method" => method).record(elapsed.as_secs_f64());
+        }
+    }
 }
 
 /// The direct path took a request of `method` (`server/discover`, `tools/list`, `tools/call`).
 pub fn direct_answer(method: &'static str) {
-    metrics::counter!(MCP_DIRECT, "method" => method).increment(1);
+    match MCP_SERIES
+        .get()
+        .and_then(|series| series.of(method)?.direct.as_ref())
+    {
+        Some(direct) => direct.increment(1),
+        None => metrics::counter!(MCP_DIRECT, "method" => method).increment(1),
+    }
 }
 
 /// A sign-in moved on: `started`, `completed`, `declined` or `failed`.

@@ -37,6 +37,13 @@ impl Principal {
             &[self.issuer.as_bytes(), self.subject.as_bytes()],
         )
     }
+
+    /// The principal, unambiguously, for the rate limiter: it hashes what it stores (once per
+    /// window and caller), so hashing here too on every request ([`Principal::tag`]) would
+    /// only cost time.
+    pub fn limiter_id(&self) -> String {
+        format!("{}:{}{}", self.issuer.len(), self.issuer, self.subject)
+    }
 }
 
 /// Resolves principals for MCP requests and browsers.
@@ -93,5 +100,28 @@ fn dev_principal() -> Principal {
     Principal {
         issuer: DEV_ISSUER.to_owned(),
         subject: DEV_SUBJECT.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Principal;
+
+    fn principal(issuer: &str, subject: &str) -> Principal {
+        Principal {
+            issuer: issuer.to_owned(),
+            subject: subject.to_owned(),
+        }
+    }
+
+    #[test]
+    fn limiter_ids_tell_every_issuer_and_subject_apart() {
+        let split_early = principal("https://a", "b:c");
+        let split_late = principal("https://a:b", "c");
+        assert_ne!(split_early.limiter_id(), split_late.limiter_id());
+        assert_eq!(
+            split_early.limiter_id(),
+            principal("https://a", "b:c").limiter_id()
+        );
     }
 }

@@ -39,7 +39,7 @@ pub async fn authenticate(
     };
     if let Err(retry) = state
         .limiter
-        .admit(&[(Bucket::McpPrincipal, &principal.tag())])
+        .admit(&[(Bucket::McpPrincipal, &principal.limiter_id())])
     {
         tracing::info!(principal = %principal.tag(), "MCP request over the principal's rate limit");
         return too_many_requests(retry);

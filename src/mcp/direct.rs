@@ -16,6 +16,8 @@
 //! - `--mcp-direct-path false` sends everything through rmcp; `tests/e2e/direct_path.rs`
 //!   sends the same requests to both and compares the answers.
 
+use std::io::Write;
+
 use axum::body::{Body, Bytes};
 use axum::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use axum::http::request::Parts;
@@ -84,11 +86,11 @@ impl Direct {
         let taken = match message.method {
             "server/discover" => {
                 let _: MetaOnly = checked(message.params?)?;
-                Some(Taken::Ready(json_answer(&id, &self.discover)))
+                Some(Taken::Ready(ready_answer(&id, &self.discover)))
             }
             "tools/list" => {
                 let _: MetaOnly = checked(message.params?)?;
-                Some(Taken::Ready(json_answer(&id, &self.tool_list)))
+                Some(Taken::Ready(ready_answer(&id, &self.tool_list)))
             }
             "tools/call" => self.take_call(parts, message.params?, id),
             _ => None,
@@ -127,7 +129,7 @@ impl Direct {
             )
             .await;
             match result {
-                Ok(answer) => json_answer(&id, &answer.into_wire()),
+                Ok(answer) => call_answer(&id, answer),
                 Err(error) => error_answer(id, error),
             }
         })))
@@ -274,12 +276,36 @@ fn request_id(raw: &RawValue) -> Option<Id> {
     (n.to_string() == text).then_some(Id::Number(n))
 }
 
-/// `{"jsonrpc":"2.0","id":…,"result":…}`.
-fn json_answer(id: &Id, result: &impl serde::Serialize) -> Response {
-    let mut body = Vec::with_capacity(1024);
+/// The answer around a result serialized at start (discovery, the tool list): sized once, and
+/// its outcome known without scanning it.
+fn ready_answer(id: &Id, result: &RawValue) -> Response {
+    let mut body = answer_start(id, result.get().len());
+    body.extend_from_slice(result.get().as_bytes());
+    body.push(b'}');
+    json_response(StatusCode::OK, Bytes::from(body), Outcome::Complete)
+}
+
+/// The answer of a plain tool call.
+fn call_answer(id: &Id, answer: plain_call::CallAnswer) -> Response {
+    let outcome = answer.outcome();
+    let mut body = answer_start(id, 1024);
+    if serde_json::to_writer(&mut body, &answer.into_wire()).is_err() {
+        return super::edge::internal_error();
+    }
+    body.push(b'}');
+    json_response(StatusCode::OK, Bytes::from(body), outcome)
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":`, with room for a result of `result_len` bytes and the
+/// closing brace.
+fn answer_start(id: &Id, result_len: usize) -> Vec<u8> {
+    let mut body = Vec::with_capacity(result_len + 64);
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     match id {
-        Id::Number(n) => body.extend_from_slice(n.to_string().as_bytes()),
+        // Writing to a Vec cannot fail.
+        Id::Number(n) => {
+            let _ = write!(body, "{n}");
+        }
         Id::String(s) => {
             body.push(b'"');
             body.extend_from_slice(s.as_bytes());
@@ -287,15 +313,10 @@ fn json_answer(id: &Id, result: &impl serde::Serialize) -> Response {
         }
     }
     body.extend_from_slice(br#","result":"#);
-    if serde_json::to_writer(&mut body, result).is_err() {
-        return super::edge::internal_error();
-    }
-    body.push(b'}');
-    json_response(StatusCode::OK, Bytes::from(body))
+    body
 }
 
-fn json_response(status: StatusCode, body: Bytes) -> Response {
-    let outcome = Outcome::of_json(&body);
+fn json_response(status: StatusCode, body: Bytes, outcome: Outcome) -> Response {
     let length = HeaderValue::from(body.len());
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
@@ -314,7 +335,7 @@ fn error_answer(id: Id, error: ErrorData) -> Response {
     };
     let status = error_status(error.code);
     match serde_json::to_vec(&ServerJsonRpcMessage::error(error, Some(id))) {
-        Ok(body) => json_response(status, Bytes::from(body)),
+        Ok(body) => json_response(status, Bytes::from(body), Outcome::Error),
         Err(_) => super::edge::internal_error(),
     }
 }

@@ -14,6 +14,7 @@ use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
 use crate::config::NoUrlElicitation;
 use crate::identity::Principal;
+use crate::metrics::Outcome;
 use crate::state::AppState;
 use crate::tools::{self, ToolError, ToolOutcome, ToolResult};
 
@@ -92,6 +93,14 @@ impl CallAnswer {
         match self {
             Self::Complete(body) => CallToolResponse::Complete(from_json(body)),
             Self::InputRequired(body) => CallToolResponse::InputRequired(from_json(body)),
+        }
+    }
+
+    /// How the answer counts in the request metrics.
+    pub(super) fn outcome(&self) -> Outcome {
+        match self {
+            Self::Complete(_) => Outcome::Complete,
+            Self::InputRequired(_) => Outcome::InputRequired,
         }
     }
 
