@@ -64,7 +64,7 @@ pub fn install() -> PrometheusHandle {
                 Err(_) => PrometheusBuilder::new().build_recorder().handle(),
             };
             describe();
-            MCP_SERIES.get_or_init(McpSeries::register);
+            mcp_series();
             // Present from the first scrape, not from the first held retry.
             metrics::gauge!(HELD_RETRIES).set(0.0);
             handle
@@ -72,8 +72,12 @@ pub fn install() -> PrometheusHandle {
         .clone()
 }
 
-/// The per-request series, once [`install`] has registered them.
-static MCP_SERIES: OnceLock<McpSeries> = OnceLock::new();
+/// The per-request series, registered with the recorder [`install`] puts in place (it asks
+/// for them first, before any request).
+fn mcp_series() -> &'static McpSeries {
+    static SERIES: OnceLock<McpSeries> = OnceLock::new();
+    SERIES.get_or_init(McpSeries::register)
+}
 
 /// How often histogram samples are folded into their buckets.
 const UPKEEP_EVERY: Duration = Duration::from_secs(5);
@@ -178,27 +182,15 @@ fn memfind(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 pub fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {
-    match MCP_SERIES.get().and_then(|series| series.of(method)) {
-        Some(series) => {
-            series.requests(outcome).increment(1);
-            series.duration.record(elapsed.as_secs_f64());
-        }
-        None => {
-            metrics::counter!(MCP_REQUESTS, "method" => method, "outcome" => outcome.label())
-                .increment(1);
-            metrics::histogram!(MCP_DURATION, "method" => method).record(elapsed.as_secs_f64());
-        }
-    }
+    let series = mcp_series().of(method);
+    series.requests(outcome).increment(1);
+    series.duration.record(elapsed.as_secs_f64());
 }
 
 /// The direct path took a request of `method` (`server/discover`, `tools/list`, `tools/call`).
 pub fn direct_answer(method: &'static str) {
-    match MCP_SERIES
-        .get()
-        .and_then(|series| series.of(method)?.direct.as_ref())
-    {
-        Some(direct) => direct.increment(1),
-        None => metrics::counter!(MCP_DIRECT, "method" => method).increment(1),
+    if let Some(direct) = &mcp_series().of(method).direct {
+        direct.increment(1);
     }
 }
 

@@ -57,9 +57,15 @@ impl McpSeries {
         )
     }
 
-    /// The series of `label`, one of [`super::method_label`]'s values.
-    pub(super) fn of(&self, label: &str) -> Option<&MethodSeries> {
-        self.0.iter().find(|series| series.label == label)
+    /// The series of `label`, one of [`super::method_label`]'s values (`other`'s for any
+    /// other).
+    pub(super) fn of(&self, label: &str) -> &MethodSeries {
+        let other = || self.0.iter().find(|series| series.label == "other");
+        self.0
+            .iter()
+            .find(|series| series.label == label)
+            .or_else(other)
+            .expect("the series of `other` are registered")
     }
 }
 

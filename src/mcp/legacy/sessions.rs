@@ -221,23 +221,24 @@ pub fn is_modern(headers: &axum::http::HeaderMap) -> bool {
 /// params rmcp could not take either.
 fn initialize_params(body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
-    struct Method<'a> {
+    struct Message<'a> {
         #[serde(borrow)]
         method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        params: Option<&'a serde_json::value::RawValue>,
     }
-    #[derive(serde::Deserialize)]
-    struct Initialize {
-        #[serde(default)]
-        params: Value,
-    }
-    let method = serde_json::from_slice::<Method<'_>>(body).ok()?.method?;
-    if method != "initialize" {
+    let message = serde_json::from_slice::<Message<'_>>(body).ok()?;
+    if message.method? != "initialize" {
         return None;
     }
-    let message = serde_json::from_slice::<Initialize>(body).ok()?;
+    // Only an `initialize`'s params are read into values.
+    let params: Value = match message.params {
+        Some(raw) => serde_json::from_str(raw.get()).ok()?,
+        None => Value::Null,
+    };
     let mut kept = Map::new();
     for key in ["protocolVersion", "capabilities", "clientInfo"] {
-        if let Some(value) = message.params.get(key) {
+        if let Some(value) = params.get(key) {
             kept.insert(key.to_owned(), value.clone());
         }
     }
