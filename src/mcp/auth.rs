@@ -6,7 +6,6 @@ use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::header::{RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -19,22 +18,18 @@ pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 /// The root PRM path, for clients that look there.
 pub const ROOT_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
-/// Admits an MCP request: address limit, authentication, principal limit; the principal goes
-/// into the request's extensions for the handler.
-pub async fn authenticate(
-    State(state): State<AppState>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let address = client_address(&request, &state.config.limits.trusted_proxies);
+/// Admits an MCP request: address limit, authentication, principal limit. The principal goes
+/// into the request's extensions for the handler; a refusal is the answer to send.
+pub async fn admit(state: &AppState, request: &mut Request) -> Result<(), Response> {
+    let address = client_address(request, &state.config.limits.trusted_proxies);
     if let Err(retry) = state.limiter.admit(&[(Bucket::McpAddress, &address)]) {
-        return too_many_requests(retry);
+        return Err(too_many_requests(retry));
     }
     let principal = match state.identity.mcp_principal(request.headers()).await {
         Ok(principal) => principal,
         Err(refusal) => {
             tracing::info!(reason = %refusal, "MCP request not authenticated");
-            return challenge(&state, &refusal);
+            return Err(challenge(state, &refusal));
         }
     };
     if let Err(retry) = state
@@ -42,10 +37,10 @@ pub async fn authenticate(
         .admit(&[(Bucket::McpPrincipal, &principal.limiter_id())])
     {
         tracing::info!(principal = %principal.tag(), "MCP request over the principal's rate limit");
-        return too_many_requests(retry);
+        return Err(too_many_requests(retry));
     }
     request.extensions_mut().insert(principal);
-    next.run(request).await
+    Ok(())
 }
 
 /// The 401, 403 or 503 answer to a refused token.

@@ -21,24 +21,27 @@ use std::io::Write;
 use axum::body::{Body, Bytes};
 use axum::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use futures::future::BoxFuture;
 use rmcp::model::{
-    ClientCapabilities, ErrorCode, ErrorData, Implementation, InputResponses, NumberOrString,
-    ServerJsonRpcMessage, ServerResult,
+    ErrorCode, ErrorData, InputResponses, NumberOrString, ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::handler::McpHandler;
+use super::known_meta::KnownMetas;
 use super::plain_call;
 use crate::identity::Principal;
 use crate::metrics::{self, Outcome};
 use crate::state::AppState;
 
-const VERSION: &str = "2026-07-28";
+pub(super) const VERSION: &str = "2026-07-28";
+static MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+static MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+static MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// What [`Direct::take`] made of a request.
 pub enum Taken {
@@ -55,6 +58,7 @@ pub struct Direct {
     hosts: Vec<String>,
     discover: Box<RawValue>,
     tool_list: Box<RawValue>,
+    metas: KnownMetas,
 }
 
 impl Direct {
@@ -65,6 +69,7 @@ impl Direct {
             hosts: hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
             discover: to_raw(&discover),
             tool_list: to_raw(&tool_list),
+            metas: KnownMetas::default(),
             state,
         }
     }
@@ -79,20 +84,21 @@ impl Direct {
             return None;
         }
         let message: Message = serde_json::from_slice(body).ok()?;
-        if message.jsonrpc != "2.0" || single(&parts.headers, "mcp-method")? != message.method {
+        if message.jsonrpc != "2.0" || single(&parts.headers, &MCP_METHOD)? != message.method {
             return None;
         }
         let id = request_id(message.id)?;
+        let params = message.params?;
         let taken = match message.method {
-            "server/discover" => {
-                let _: MetaOnly = checked(message.params?)?;
+            "server/discover" if params.is_meta_only() => {
+                self.metas.capabilities(params.meta)?;
                 Some(Taken::Ready(ready_answer(&id, &self.discover)))
             }
-            "tools/list" => {
-                let _: MetaOnly = checked(message.params?)?;
+            "tools/list" if params.is_meta_only() => {
+                self.metas.capabilities(params.meta)?;
                 Some(Taken::Ready(ready_answer(&id, &self.tool_list)))
             }
-            "tools/call" => self.take_call(parts, message.params?, id),
+            "tools/call" => self.take_call(parts, params, id),
             _ => None,
         };
         if taken.is_some() {
@@ -101,21 +107,20 @@ impl Direct {
         taken
     }
 
-    fn take_call(&self, parts: &Parts, params: &RawValue, id: Id) -> Option<Taken> {
-        let params: CallParams = checked(params)?;
-        if single(&parts.headers, "mcp-name")? != params.name
-            || !plain_call::is_plain_tool(params.name)
-        {
+    fn take_call(&self, parts: &Parts, params: Params, id: Id) -> Option<Taken> {
+        let name: &str = serde_json::from_str(params.name.0?.get()).ok()?;
+        if single(&parts.headers, &MCP_NAME)? != name || !plain_call::is_plain_tool(name) {
             return None;
         }
+        let arguments: Option<Map<String, Value>> = params.arguments.read()?;
+        let request_state: Option<&str> = params.request_state.read()?;
+        let responses: Option<InputResponses> = params.input_responses.read()?;
+        let capabilities = self.metas.capabilities(params.meta)?;
         let principal = parts.extensions.get::<Principal>()?.clone();
-        let capabilities: Value = serde_json::from_str(params.meta.capabilities.get()).ok()?;
-        let name = params.name.to_owned();
-        let arguments = params.arguments.unwrap_or_default();
-        let request_state = params.request_state.map(str::to_owned);
-        let responses = params
-            .input_responses
-            .map(|r| r.into_iter().collect::<Map<String, Value>>());
+        let name = name.to_owned();
+        let arguments = arguments.unwrap_or_default();
+        let request_state = request_state.map(str::to_owned);
+        let responses = responses.map(|r| r.into_iter().collect::<Map<String, Value>>());
         let state = self.state.clone();
         Some(Taken::Call(Box::pin(async move {
             let result = plain_call::run(
@@ -139,13 +144,13 @@ impl Direct {
     /// `Host`, no `Origin` (browsers' requests go the full way), JSON in, JSON and SSE
     /// accepted with no parameters, this revision, no `Mcp-Param-*`.
     fn plain_headers(&self, headers: &HeaderMap) -> bool {
-        let host_allowed = single(headers, HOST.as_str())
+        let host_allowed = single(headers, &HOST)
             .is_some_and(|host| self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)));
         host_allowed
             && !headers.contains_key(ORIGIN)
-            && single(headers, CONTENT_TYPE.as_str())
+            && single(headers, &CONTENT_TYPE)
                 .is_some_and(|t| t.eq_ignore_ascii_case("application/json"))
-            && single(headers, "mcp-protocol-version") == Some(VERSION)
+            && single(headers, &MCP_PROTOCOL_VERSION) == Some(VERSION)
             && accepts_json_and_sse(headers)
             && !headers
                 .keys()
@@ -154,7 +159,7 @@ impl Direct {
 }
 
 /// The one value of header `name`, as text; `None` when absent, repeated or not visible ASCII.
-fn single<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     let mut values = headers.get_all(name).iter();
     let value = values.next()?;
     if values.next().is_some() {
@@ -192,71 +197,56 @@ struct Message<'a> {
     id: &'a RawValue,
     method: &'a str,
     #[serde(borrow)]
-    params: Option<&'a RawValue>,
+    params: Option<Params<'a>>,
 }
 
-/// The request `_meta` of this revision: its two required members and, optionally, the client.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Meta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: &'a str,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow)]
-    capabilities: &'a RawValue,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow)]
-    client_info: Option<&'a RawValue>,
-}
-
-impl Meta<'_> {
-    /// Holds as rmcp reads it: this revision, and capabilities and client info of rmcp's types.
-    fn holds(&self) -> bool {
-        self.protocol_version == VERSION
-            && serde_json::from_str::<ClientCapabilities>(self.capabilities.get()).is_ok()
-            && self
-                .client_info
-                .is_none_or(|info| serde_json::from_str::<Implementation>(info.get()).is_ok())
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MetaOnly<'a> {
-    #[serde(rename = "_meta", borrow)]
-    meta: Meta<'a>,
-}
-
+/// A request's params in one pass: `_meta` as written (see [`KnownMetas`]) and the members a
+/// tool call may add, each as written, so that each is read with the type it had on rmcp's
+/// path. Any other member sends the request to rmcp.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct CallParams<'a> {
+struct Params<'a> {
     #[serde(rename = "_meta", borrow)]
-    meta: Meta<'a>,
-    name: &'a str,
-    arguments: Option<Map<String, Value>>,
-    request_state: Option<&'a str>,
-    /// rmcp's own type, so what it refuses is refused here too.
-    input_responses: Option<InputResponses>,
+    meta: &'a RawValue,
+    #[serde(default, borrow)]
+    name: Member<'a>,
+    #[serde(default, borrow)]
+    arguments: Member<'a>,
+    #[serde(default, borrow)]
+    request_state: Member<'a>,
+    #[serde(default, borrow)]
+    input_responses: Member<'a>,
 }
 
-trait HasMeta {
-    fn meta(&self) -> &Meta<'_>;
-}
-
-impl HasMeta for MetaOnly<'_> {
-    fn meta(&self) -> &Meta<'_> {
-        &self.meta
+impl Params<'_> {
+    /// Only `_meta`, as `server/discover` and `tools/list` carry.
+    fn is_meta_only(&self) -> bool {
+        [
+            &self.name,
+            &self.arguments,
+            &self.request_state,
+            &self.input_responses,
+        ]
+        .iter()
+        .all(|member| member.0.is_none())
     }
 }
 
-impl HasMeta for CallParams<'_> {
-    fn meta(&self) -> &Meta<'_> {
-        &self.meta
+/// A member's JSON as written, `null` included; `None` when absent.
+#[derive(Default)]
+struct Member<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
     }
 }
 
-/// Params of type `T` whose `_meta` holds.
-fn checked<'a, T: Deserialize<'a> + HasMeta>(params: &'a RawValue) -> Option<T> {
-    let params: T = serde_json::from_str(params.get()).ok()?;
-    params.meta().holds().then_some(params)
+impl<'a> Member<'a> {
+    /// The member read as `T`; absent is `T`'s `null`. `None` when it is not a `T`.
+    fn read<T: Deserialize<'a>>(&self) -> Option<T> {
+        serde_json::from_str(self.0.map_or("null", RawValue::get)).ok()
+    }
 }
 
 /// A request id as rmcp reads and writes it: an `i64`, or a string without escapes.

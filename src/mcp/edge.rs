@@ -8,119 +8,120 @@
 //!   a field this revision removed; it is taken out here. rmcp answers a handler's `-32602`
 //!   with HTTP 200; the spec's table (and the Python SDK) use 400, so it is set here. An
 //!   ended legacy session is 204, not rmcp's 202 (nothing is pending).
-//! - **Every request is counted** ([`counted`], outside authentication): by method and by
-//!   outcome, read from the answer the edge already holds.
+//! - **Every answer says how it ended** ([`outcome`]): the endpoint counts requests by method
+//!   and by outcome, read from the answer the edge already holds.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::header::{ACCEPT, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
-use axum::middleware::Next;
 use axum::response::Response;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
 use super::direct::{Direct, Taken};
+use super::handler::McpHandler;
 use super::legacy::{self, Opening, Sessions};
-use crate::metrics::{self, Outcome};
+use crate::metrics::Outcome;
 
 /// How long a call may take before its answer switches to an SSE stream.
 pub const SWITCH_TO_SSE_AFTER: Duration = Duration::from_millis(500);
 /// Largest JSON answer the edge buffers to rewrite (rmcp's own answers are far smaller).
 const MAX_REWRITE_BYTES: usize = 8 * 1024 * 1024;
 
-/// Counts the request once answered; outermost, so refusals by authentication count too.
-pub async fn counted(request: Request, next: Next) -> Response {
-    let method = metrics::method_label(
-        request
-            .headers()
-            .get("mcp-method")
-            .and_then(|v| v.to_str().ok()),
-    );
-    let started = Instant::now();
-    let response = next.run(request).await;
+/// rmcp's `/mcp` service, shared by every request.
+pub type Rmcp = StreamableHttpService<McpHandler, LocalSessionManager>;
+
+/// The edge: what it needs to answer a request, built once.
+pub struct Edge {
+    /// Answers what it can (see [`super::direct`]); the rest goes to rmcp.
+    pub direct: Option<Arc<Direct>>,
+    pub sessions: Sessions,
+    /// The interval between SSE comments.
+    pub keep_alive: Duration,
+    pub rmcp: Arc<Rmcp>,
+}
+
+/// How an answered request is counted: the outcome the answer carries, or its status's.
+pub fn outcome(response: &Response) -> Outcome {
     let status = response.status();
-    let outcome = match response.extensions().get::<Outcome>() {
+    match response.extensions().get::<Outcome>() {
         Some(outcome) => *outcome,
         None if status.is_server_error() => Outcome::Failed,
         None if status.is_client_error() => Outcome::Refused,
         None => Outcome::Complete,
-    };
-    metrics::mcp_request(method, outcome, started.elapsed());
-    response
+    }
 }
 
-/// The middleware; `keep_alive` is the interval between SSE comments. `direct` answers what it
-/// can (see [`super::direct`]); the rest goes to rmcp through `next`.
-pub async fn edge(
-    direct: Option<Arc<Direct>>,
-    sessions: Sessions,
-    keep_alive: Duration,
-    request: Request,
-    next: Next,
-) -> Response {
-    // Only a modern request outside any session is held and answered as SSE here: a legacy
-    // session's answers are rmcp's own streams, with headers (`Mcp-Session-Id`) that must
-    // reach the client.
-    let mut accepts_sse = legacy::is_modern(request.headers())
-        && request
-            .headers()
-            .get_all(ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .any(|v| v.contains("text/event-stream"));
-    // Keep the body: if rmcp cannot read it as a message, the answer depends on why.
-    let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BYTES).await else {
-        return jsonrpc_error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            -32600,
-            "Request body too large",
-        );
-    };
-    if let Err(refusal) = sessions.check_owner(&parts).await {
-        return refusal.into_response();
-    }
-    accepts_sse &= legacy::session_id(&parts).is_none();
-    let mut call = match direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {
-        Some(Taken::Ready(response)) => return response,
-        Some(Taken::Call(call)) => call,
-        None => {
-            let opening = match sessions.opening(&parts, &bytes).await {
-                Ok(opening) => opening,
-                Err(refusal) => return refusal.into_response(),
-            };
-            // An `initialize`'s answer carries its `Mcp-Session-Id`: never re-streamed.
-            accepts_sse &= opening.is_none();
-            let request = Request::from_parts(parts, Body::from(bytes.clone()));
-            through_rmcp(next, request, bytes, opening)
+impl Edge {
+    /// Answers an admitted request.
+    pub async fn answer(&self, request: Request) -> Response {
+        // Only a modern request outside any session is held and answered as SSE here: a
+        // legacy session's answers are rmcp's own streams, with headers (`Mcp-Session-Id`)
+        // that must reach the client.
+        let mut accepts_sse = legacy::is_modern(request.headers())
+            && request
+                .headers()
+                .get_all(ACCEPT)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .any(|v| v.contains("text/event-stream"));
+        // Keep the body: if rmcp cannot read it as a message, the answer depends on why.
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BYTES).await else {
+            return jsonrpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                "Request body too large",
+            );
+        };
+        if let Err(refusal) = self.sessions.check_owner(&parts).await {
+            return refusal.into_response();
         }
-    };
-    if accepts_sse {
-        tokio::select! {
-            response = &mut call => response,
-            _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => held_as_sse(call, keep_alive),
+        accepts_sse &= legacy::session_id(&parts).is_none();
+        let mut call = match self.direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {
+            Some(Taken::Ready(response)) => return response,
+            Some(Taken::Call(call)) => call,
+            None => {
+                let opening = match self.sessions.opening(&parts, &bytes).await {
+                    Ok(opening) => opening,
+                    Err(refusal) => return refusal.into_response(),
+                };
+                // An `initialize`'s answer carries its `Mcp-Session-Id`: never re-streamed.
+                accepts_sse &= opening.is_none();
+                let request = Request::from_parts(parts, Body::from(bytes.clone()));
+                through_rmcp(self.rmcp.clone(), request, bytes, opening)
+            }
+        };
+        if accepts_sse {
+            tokio::select! {
+                response = &mut call => response,
+                _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => held_as_sse(call, self.keep_alive),
+            }
+        } else {
+            call.await
         }
-    } else {
-        call.await
     }
 }
 
 /// rmcp's answer, with the wire mended where it differs from the spec. A session it opened
 /// for an `initialize` is recorded before the client can use it.
 fn through_rmcp(
-    next: Next,
+    rmcp: Arc<Rmcp>,
     request: Request,
     body: Bytes,
     opening: Option<Opening>,
 ) -> BoxFuture<'static, Response> {
     let ends_session = request.method() == axum::http::Method::DELETE;
     Box::pin(async move {
-        let mut response = next.run(request).await;
+        let mut response = rmcp.handle(request).await.map(Body::new);
         if ends_session && response.status() == StatusCode::ACCEPTED {
             // rmcp says 202 for an ended session; the SDKs expect 200 or 204 (the Python
             // SDK's client logs a warning on anything else), and nothing is pending.

@@ -13,8 +13,10 @@ mod confirm;
 mod conformance;
 mod direct;
 pub mod edge;
+mod endpoint;
 mod form;
 mod handler;
+mod known_meta;
 pub mod legacy;
 mod plain_call;
 pub mod request_state;
@@ -25,7 +27,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::middleware;
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -85,26 +86,27 @@ pub fn router(state: AppState) -> Router<AppState> {
     let direct = config
         .mcp_direct_path
         .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, &hosts)));
-    let service = Arc::new(StreamableHttpService::new(
+    let rmcp = Arc::new(StreamableHttpService::new(
         handler::factory(handler),
         memory,
         server_config,
     ));
-    // axum clones a route's service for every request, and rmcp's `Service::call` clones
-    // itself again, config (host and origin lists) included; `handle` on a shared service
-    // does neither.
-    let service = tower::service_fn(move |request: axum::extract::Request| {
-        let service = service.clone();
-        async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+    let endpoint = Arc::new(endpoint::Endpoint {
+        edge: edge::Edge {
+            direct,
+            sessions,
+            keep_alive: keep_alive_interval(config.retry_hold),
+            rmcp,
+        },
+        state: state.clone(),
     });
-    let keep_alive = keep_alive_interval(config.retry_hold);
-    let mcp = Router::new()
-        .route_service("/mcp", service)
-        .layer(middleware::from_fn(move |req, next| {
-            edge::edge(direct.clone(), sessions.clone(), keep_alive, req, next)
-        }))
-        .layer(middleware::from_fn_with_state(state, auth::authenticate))
-        .layer(middleware::from_fn(edge::counted));
+    // A service of its own rather than middleware layers: axum clones a route's layers for
+    // every request, and rmcp's `Service::call` clones itself (config included) again.
+    let service = tower::service_fn(move |request: axum::extract::Request| {
+        let endpoint = endpoint.clone();
+        async move { Ok::<_, std::convert::Infallible>(endpoint.serve(request).await) }
+    });
+    let mcp = Router::new().route_service("/mcp", service);
     Router::new()
         .route(auth::METADATA_PATH, get(auth::protected_resource_metadata))
         .route(
