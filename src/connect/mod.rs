@@ -46,7 +46,7 @@ pub fn router(state: AppState) -> Router<AppState> {
 /// The per-address limit on browser routes (a 429 page with `Retry-After` beyond it).
 async fn limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let address = client_address(&request, &state.config.limits.trusted_proxies);
-    match state.limiter.admit(&[(Bucket::BrowserAddress, &address)]) {
+    match state.limiter.admit_address(Bucket::BrowserAddress, address) {
         Ok(()) => next.run(request).await,
         Err(retry) => {
             let mut page = pages::message(

@@ -41,8 +41,13 @@ impl Principal {
     /// The principal, unambiguously, for the rate limiter: it hashes what it stores (once per
     /// window and caller), so hashing here too on every request ([`Principal::tag`]) would
     /// only cost time.
-    pub fn limiter_id(&self) -> String {
-        format!("{}:{}{}", self.issuer.len(), self.issuer, self.subject)
+    pub fn limiter_id(&self) -> Vec<u8> {
+        let (issuer, subject) = (self.issuer.as_bytes(), self.subject.as_bytes());
+        let mut id = Vec::with_capacity(8 + issuer.len() + subject.len());
+        id.extend_from_slice(&(issuer.len() as u64).to_le_bytes());
+        id.extend_from_slice(issuer);
+        id.extend_from_slice(subject);
+        id
     }
 }
 

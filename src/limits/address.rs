@@ -10,9 +10,10 @@ use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use axum::extract::{ConnectInfo, Request};
 use ipnet::IpNet;
 
-pub fn client_address(request: &Request, trusted_proxies: &[IpNet]) -> String {
+/// The address `request` counts against; `::` when the server did not record the peer.
+pub fn client_address(request: &Request, trusted_proxies: &[IpNet]) -> IpAddr {
     let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>() else {
-        return "unknown".to_owned();
+        return IpAddr::V6(Ipv6Addr::UNSPECIFIED);
     };
     let trusted = |ip: &IpAddr| trusted_proxies.iter().any(|net| net.contains(ip));
     let mut client = peer.ip();
@@ -32,7 +33,7 @@ pub fn client_address(request: &Request, trusted_proxies: &[IpNet]) -> String {
             }
         }
     }
-    counted_as(client).to_string()
+    counted_as(client)
 }
 
 /// IPv4 as is; IPv6 by its /64 (an IPv4-mapped one as the IPv4 address).
@@ -64,6 +65,10 @@ mod tests {
         request
     }
 
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
     fn nets(list: &[&str]) -> Vec<IpNet> {
         list.iter().map(|n| n.parse().unwrap()).collect()
     }
@@ -71,30 +76,36 @@ mod tests {
     #[test]
     fn forwarded_for_counts_only_from_trusted_proxies() {
         let r = request("10.0.0.2:4000", &["6.6.6.6, 203.0.113.9"]);
-        assert_eq!(client_address(&r, &[]), "10.0.0.2");
-        assert_eq!(client_address(&r, &nets(&["10.0.0.0/8"])), "203.0.113.9");
+        assert_eq!(client_address(&r, &[]), ip("10.0.0.2"));
+        assert_eq!(
+            client_address(&r, &nets(&["10.0.0.0/8"])),
+            ip("203.0.113.9")
+        );
         // From an untrusted peer the header is the client's own invention.
-        assert_eq!(client_address(&r, &nets(&["192.168.0.0/16"])), "10.0.0.2");
+        assert_eq!(
+            client_address(&r, &nets(&["192.168.0.0/16"])),
+            ip("10.0.0.2")
+        );
     }
 
     #[test]
     fn the_rightmost_untrusted_entry_is_the_client() {
         let proxies = nets(&["10.0.0.0/8"]);
         let two_hops = request("10.0.0.2:4000", &["6.6.6.6, 203.0.113.9, 10.1.1.1"]);
-        assert_eq!(client_address(&two_hops, &proxies), "203.0.113.9");
+        assert_eq!(client_address(&two_hops, &proxies), ip("203.0.113.9"));
         let split = request("10.0.0.2:4000", &["6.6.6.6", "203.0.113.9"]);
-        assert_eq!(client_address(&split, &proxies), "203.0.113.9");
+        assert_eq!(client_address(&split, &proxies), ip("203.0.113.9"));
         let garbage = request("10.0.0.2:4000", &["not an address"]);
-        assert_eq!(client_address(&garbage, &proxies), "10.0.0.2");
+        assert_eq!(client_address(&garbage, &proxies), ip("10.0.0.2"));
     }
 
     #[test]
     fn ipv6_counts_per_64() {
         let a = request("[2001:db8:1:2:aaaa::1]:4000", &[]);
         let b = request("[2001:db8:1:2:bbbb::9]:4000", &[]);
-        assert_eq!(client_address(&a, &[]), "2001:db8:1:2::");
+        assert_eq!(client_address(&a, &[]), ip("2001:db8:1:2::"));
         assert_eq!(client_address(&a, &[]), client_address(&b, &[]));
         let mapped = request("[::ffff:192.0.2.7]:4000", &[]);
-        assert_eq!(client_address(&mapped, &[]), "192.0.2.7");
+        assert_eq!(client_address(&mapped, &[]), ip("192.0.2.7"));
     }
 }

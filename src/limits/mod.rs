@@ -14,6 +14,7 @@ pub mod sql;
 pub use address::client_address;
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -100,22 +101,22 @@ impl Counter {
 #[derive(Default)]
 struct Window {
     number: i64,
-    counters: HashMap<String, Counter>,
+    counters: HashMap<Arc<str>, Counter>,
     /// Store keys already hashed this window, per bucket: the same callers come back many
     /// times a minute, and hashing each request's address and principal again costs more
     /// than the rest of the decision.
-    hashed: [HashMap<String, String>; 3],
+    hashed: [HashMap<Box<[u8]>, Arc<str>>; 3],
 }
 
 impl Window {
-    fn key(&mut self, bucket: Bucket, who: &str) -> String {
+    fn key(&mut self, bucket: Bucket, who: &[u8]) -> Arc<str> {
         let hashed = &mut self.hashed[bucket as usize];
         if let Some(key) = hashed.get(who) {
             return key.clone();
         }
-        let key = key(bucket, who);
+        let key: Arc<str> = key(bucket, who).into();
         if hashed.len() < MAX_KEYS_PER_WINDOW {
-            hashed.insert(who.to_owned(), key.clone());
+            hashed.insert(who.into(), key.clone());
         }
         key
     }
@@ -149,11 +150,12 @@ impl Limiter {
         limiter
     }
 
-    /// Admits one request counted in every `(bucket, who)` given, or refuses it without
-    /// counting it anywhere.
-    pub fn admit(&self, checks: &[(Bucket, &str)]) -> Result<(), RetryAfter> {
+    /// Admits one request of `who` (any bytes that tell callers of `bucket` apart), counting
+    /// it, or refuses it without counting it.
+    pub fn admit(&self, bucket: Bucket, who: &[u8]) -> Result<(), RetryAfter> {
         let now = unix_now();
         let number = now.div_euclid(WINDOW_SECS);
+        let limit = bucket.limit(&self.limits);
         let mut window = self.window.lock().expect("limiter lock is never poisoned");
         if window.number != number {
             *window = Window {
@@ -161,32 +163,34 @@ impl Limiter {
                 ..Window::default()
             };
         }
-        let full = window.counters.len() >= MAX_KEYS_PER_WINDOW;
-        let keys: Vec<(String, u64)> = checks
-            .iter()
-            .map(|(bucket, who)| {
-                let key = window.key(*bucket, who);
-                let key = if full && !window.counters.contains_key(&key) {
-                    format!("{}:overflow", bucket.label())
+        let key = window.key(bucket, who);
+        let counter = match window.counters.get_mut(&*key) {
+            Some(counter) => counter,
+            None => {
+                // Past the cap, newcomers of a bucket share its overflow counter.
+                let key = if window.counters.len() >= MAX_KEYS_PER_WINDOW {
+                    format!("{}:overflow", bucket.label()).into()
                 } else {
                     key
                 };
-                (key, bucket.limit(&self.limits))
-            })
-            .collect();
-        let over = keys
-            .iter()
-            .any(|(key, limit)| window.counters.get(key).is_some_and(|c| c.seen() >= *limit));
-        if over {
+                window.counters.entry(key).or_default()
+            }
+        };
+        if counter.seen() >= limit {
             let rest = WINDOW_SECS - now.rem_euclid(WINDOW_SECS);
             return Err(RetryAfter(rest.max(1) as u64));
         }
-        for (key, limit) in keys {
-            let counter = window.counters.entry(key).or_default();
-            counter.pending += 1;
-            counter.limit = limit;
-        }
+        counter.pending += 1;
+        counter.limit = limit;
         Ok(())
+    }
+
+    /// Admits one request from client address `ip` (as [`client_address`] gives it).
+    pub fn admit_address(&self, bucket: Bucket, ip: IpAddr) -> Result<(), RetryAfter> {
+        match ip {
+            IpAddr::V4(v4) => self.admit(bucket, &v4.octets()),
+            IpAddr::V6(v6) => self.admit(bucket, &v6.octets()),
+        }
     }
 
     /// Adds this replica's pending counts to the store and learns the totals.
@@ -199,7 +203,7 @@ impl Limiter {
                 .filter(|(_, c)| c.pending > 0 || c.is_hot())
                 .map(|(k, c)| {
                     c.in_flight = std::mem::take(&mut c.pending);
-                    (k.clone(), c.in_flight)
+                    (k.to_string(), c.in_flight)
                 })
                 .collect();
             // One order on every replica, so concurrent flushes never deadlock in SQL.
@@ -225,7 +229,7 @@ impl Limiter {
                 let mut window = self.window.lock().expect("limiter lock is never poisoned");
                 if window.number == number {
                     for (key, delta) in deltas {
-                        let counter = window.counters.entry(key).or_default();
+                        let counter = window.counters.entry(key.into()).or_default();
                         counter.in_flight = 0;
                         counter.pending += delta;
                     }
@@ -239,7 +243,7 @@ impl Limiter {
         let mut window = self.window.lock().expect("limiter lock is never poisoned");
         if window.number == number {
             for ((key, _), total) in deltas.iter().zip(totals) {
-                let counter = window.counters.entry(key.clone()).or_default();
+                let counter = window.counters.entry(key.as_str().into()).or_default();
                 counter.known_total = counter.known_total.max(total);
                 counter.in_flight = 0;
             }
@@ -248,11 +252,8 @@ impl Limiter {
 }
 
 /// The store key of one counter: the bucket and a hash of who (no raw address at rest).
-fn key(bucket: Bucket, who: &str) -> String {
-    let tag: String = digest("grantry/rate/v1", &[who.as_bytes()])
-        .chars()
-        .take(22)
-        .collect();
+fn key(bucket: Bucket, who: &[u8]) -> String {
+    let tag: String = digest("grantry/rate/v1", &[who]).chars().take(22).collect();
     format!("{}:{tag}", bucket.label())
 }
 

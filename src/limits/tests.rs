@@ -21,14 +21,14 @@ async fn a_limit_admits_exactly_its_count_then_refuses_with_the_rest_of_the_wind
     let dir = tempfile::tempdir().unwrap();
     let limiter = Limiter::start(sqlite_counters(&dir).await, limits(3));
     for _ in 0..3 {
-        assert_eq!(limiter.admit(&[(Bucket::McpPrincipal, "alice")]), Ok(()));
+        assert_eq!(limiter.admit(Bucket::McpPrincipal, b"alice"), Ok(()));
     }
-    let Err(RetryAfter(secs)) = limiter.admit(&[(Bucket::McpPrincipal, "alice")]) else {
+    let Err(RetryAfter(secs)) = limiter.admit(Bucket::McpPrincipal, b"alice") else {
         panic!("the fourth request is refused");
     };
     assert!((1..=60).contains(&secs), "{secs}");
     assert_eq!(
-        limiter.admit(&[(Bucket::McpPrincipal, "bob")]),
+        limiter.admit(Bucket::McpPrincipal, b"bob"),
         Ok(()),
         "others are unaffected"
     );
@@ -39,15 +39,26 @@ async fn replicas_sharing_a_store_share_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     let a = Limiter::start(sqlite_counters(&dir).await, limits(4));
     let b = Limiter::start(sqlite_counters(&dir).await, limits(4));
-    let alice = [(Bucket::McpPrincipal, "alice")];
-    assert!(a.admit(&alice).is_ok() && a.admit(&alice).is_ok());
+    assert!(
+        a.admit(Bucket::McpPrincipal, b"alice").is_ok()
+            && a.admit(Bucket::McpPrincipal, b"alice").is_ok()
+    );
     tokio::time::sleep(FLUSH_EVERY * 3).await;
-    assert!(b.admit(&alice).is_ok() && b.admit(&alice).is_ok());
+    assert!(
+        b.admit(Bucket::McpPrincipal, b"alice").is_ok()
+            && b.admit(Bucket::McpPrincipal, b"alice").is_ok()
+    );
     tokio::time::sleep(FLUSH_EVERY * 3).await;
     // Unless the window turned meanwhile, both have learnt the total of four.
     let window_turned = unix_now() % WINDOW_SECS < 2;
     if !window_turned {
-        assert!(a.admit(&alice).is_err(), "replica A sees B's requests");
-        assert!(b.admit(&alice).is_err(), "replica B sees A's requests");
+        assert!(
+            a.admit(Bucket::McpPrincipal, b"alice").is_err(),
+            "replica A sees B's requests"
+        );
+        assert!(
+            b.admit(Bucket::McpPrincipal, b"alice").is_err(),
+            "replica B sees A's requests"
+        );
     }
 }

@@ -22,7 +22,7 @@ pub const ROOT_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// into the request's extensions for the handler; a refusal is the answer to send.
 pub async fn admit(state: &AppState, request: &mut Request) -> Result<(), Response> {
     let address = client_address(request, &state.config.limits.trusted_proxies);
-    if let Err(retry) = state.limiter.admit(&[(Bucket::McpAddress, &address)]) {
+    if let Err(retry) = state.limiter.admit_address(Bucket::McpAddress, address) {
         return Err(too_many_requests(retry));
     }
     let principal = match state.identity.mcp_principal(request.headers()).await {
@@ -34,7 +34,7 @@ pub async fn admit(state: &AppState, request: &mut Request) -> Result<(), Respon
     };
     if let Err(retry) = state
         .limiter
-        .admit(&[(Bucket::McpPrincipal, &principal.limiter_id())])
+        .admit(Bucket::McpPrincipal, &principal.limiter_id())
     {
         tracing::info!(principal = %principal.tag(), "MCP request over the principal's rate limit");
         return Err(too_many_requests(retry));

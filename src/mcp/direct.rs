@@ -16,8 +16,6 @@
 //! - `--mcp-direct-path false` sends everything through rmcp; `tests/e2e/direct_path.rs`
 //!   sends the same requests to both and compares the answers.
 
-use std::io::Write;
-
 use axum::body::{Body, Bytes};
 use axum::http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use axum::http::request::Parts;
@@ -32,6 +30,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::handler::McpHandler;
+use super::headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
 use super::known_meta::KnownMetas;
 use super::plain_call;
 use crate::identity::Principal;
@@ -39,9 +38,6 @@ use crate::metrics::{self, Outcome};
 use crate::state::AppState;
 
 pub(super) const VERSION: &str = "2026-07-28";
-static MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-static MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-static MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// What [`Direct::take`] made of a request.
 pub enum Taken {
@@ -170,6 +166,13 @@ fn single<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
 
 /// `Accept` lists `application/json` and `text/event-stream`, with no weights or parameters.
 fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    // The form the SDKs send, without splitting it.
+    let mut values = headers.get_all(ACCEPT).iter();
+    if let (Some(only), None) = (values.next(), values.next())
+        && only.as_bytes() == b"application/json, text/event-stream"
+    {
+        return true;
+    }
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(ACCEPT) {
         let Ok(value) = value.to_str() else {
@@ -263,7 +266,7 @@ fn request_id(raw: &RawValue) -> Option<Id> {
     }
     // Only the digits rmcp would write back: no `-0`, exponent or fraction.
     let n: i64 = text.parse().ok()?;
-    (n.to_string() == text).then_some(Id::Number(n))
+    (itoa::Buffer::new().format(n) == text).then_some(Id::Number(n))
 }
 
 /// The answer around a result serialized at start (discovery, the tool list): sized once, and
@@ -272,7 +275,9 @@ fn ready_answer(id: &Id, result: &RawValue) -> Response {
     let mut body = answer_start(id, result.get().len());
     body.extend_from_slice(result.get().as_bytes());
     body.push(b'}');
-    json_response(StatusCode::OK, Bytes::from(body), Outcome::Complete)
+    // No outcome attached: a 200 without one counts as complete (see `edge::outcome`), and
+    // attaching one allocates the response's extension map.
+    json_response(StatusCode::OK, Bytes::from(body), None)
 }
 
 /// The answer of a plain tool call.
@@ -283,7 +288,7 @@ fn call_answer(id: &Id, answer: plain_call::CallAnswer) -> Response {
         return super::edge::internal_error();
     }
     body.push(b'}');
-    json_response(StatusCode::OK, Bytes::from(body), outcome)
+    json_response(StatusCode::OK, Bytes::from(body), Some(outcome))
 }
 
 /// `{"jsonrpc":"2.0","id":…,"result":`, with room for a result of `result_len` bytes and the
@@ -292,10 +297,7 @@ fn answer_start(id: &Id, result_len: usize) -> Vec<u8> {
     let mut body = Vec::with_capacity(result_len + 64);
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     match id {
-        // Writing to a Vec cannot fail.
-        Id::Number(n) => {
-            let _ = write!(body, "{n}");
-        }
+        Id::Number(n) => body.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
         Id::String(s) => {
             body.push(b'"');
             body.extend_from_slice(s.as_bytes());
@@ -306,14 +308,16 @@ fn answer_start(id: &Id, result_len: usize) -> Vec<u8> {
     body
 }
 
-fn json_response(status: StatusCode, body: Bytes, outcome: Outcome) -> Response {
+fn json_response(status: StatusCode, body: Bytes, outcome: Option<Outcome>) -> Response {
     let length = HeaderValue::from(body.len());
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(CONTENT_LENGTH, length);
-    response.extensions_mut().insert(outcome);
+    if let Some(outcome) = outcome {
+        response.extensions_mut().insert(outcome);
+    }
     response
 }
 
@@ -325,7 +329,7 @@ fn error_answer(id: Id, error: ErrorData) -> Response {
     };
     let status = error_status(error.code);
     match serde_json::to_vec(&ServerJsonRpcMessage::error(error, Some(id))) {
-        Ok(body) => json_response(status, Bytes::from(body), Outcome::Error),
+        Ok(body) => json_response(status, Bytes::from(body), Some(Outcome::Error)),
         Err(_) => super::edge::internal_error(),
     }
 }

@@ -11,6 +11,7 @@ use axum::response::Response;
 
 use super::auth;
 use super::edge::{self, Edge};
+use super::headers::MCP_METHOD;
 use crate::metrics;
 use crate::state::AppState;
 
@@ -25,7 +26,7 @@ impl Endpoint {
         let method = metrics::method_label(
             request
                 .headers()
-                .get("mcp-method")
+                .get(&MCP_METHOD)
                 .and_then(|v| v.to_str().ok()),
         );
         let started = Instant::now();

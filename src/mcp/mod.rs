@@ -16,6 +16,7 @@ pub mod edge;
 mod endpoint;
 mod form;
 mod handler;
+mod headers;
 mod known_meta;
 pub mod legacy;
 mod plain_call;

@@ -19,10 +19,9 @@ use rmcp::transport::streamable_http_server::session::store::{
 use serde_json::{Map, Value};
 
 use crate::identity::Principal;
+use crate::mcp::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::sessions::{SessionBackend, SessionRecord};
 
-/// The session header (rmcp's name for it).
-pub const SESSION_HEADER: &str = "mcp-session-id";
 /// An unused session is forgotten after this long; each request pushes it on.
 const SESSION_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// The most of a client's `initialize` params kept for a restore (its version, capabilities
@@ -212,7 +211,7 @@ impl Opening {
 /// never belongs to a session.
 pub fn is_modern(headers: &axum::http::HeaderMap) -> bool {
     headers
-        .get("mcp-protocol-version")
+        .get(&MCP_PROTOCOL_VERSION)
         .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice())
 }
 
@@ -251,7 +250,7 @@ fn initialize_params(body: &[u8]) -> Option<String> {
 pub fn opened_session(response: &Response) -> Option<String> {
     response
         .headers()
-        .get(SESSION_HEADER)
+        .get(&MCP_SESSION_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
 }
@@ -259,7 +258,7 @@ pub fn opened_session(response: &Response) -> Option<String> {
 pub fn session_id(parts: &Parts) -> Option<&str> {
     parts
         .headers
-        .get(SESSION_HEADER)
+        .get(&MCP_SESSION_ID)
         .and_then(|v| v.to_str().ok())
 }
 
