@@ -3,10 +3,13 @@
 //! rmcp serves the protocol statelessly (no sessions: any replica serves any request), and
 //! the legacy 2025-11-25 era on the same endpoint for clients that start with `initialize`
 //! ([`legacy`]: sessions kept in the store, so any replica serves those too);
-//! `handler` maps it onto grantry's tools and sign-in rounds; [`edge`] keeps held retries
-//! alive and the wire exactly as the spec writes it; `direct` answers the common well-formed
-//! requests (discover, tools/list, plain tool calls) with the handler's own code, without
-//! rmcp's per-request machinery, and leaves everything else to rmcp.
+//! `endpoint` is the route's one service: it counts the request, admits it ([`auth`]: rate
+//! limits and the bearer token) and hands it to the [`edge`]. `handler` maps the protocol onto
+//! grantry's tools and sign-in rounds; the edge keeps held retries alive and the wire exactly
+//! as the spec writes it; `direct` answers the common well-formed requests (discover,
+//! tools/list, plain tool calls) with the handler's own code, without rmcp's per-request
+//! machinery (`known_meta` remembers the `_meta` texts it has checked), and leaves everything
+//! else to rmcp.
 
 pub mod auth;
 mod confirm;
