@@ -5,35 +5,46 @@
 //!
 //! - `POST /input_required`: the grant read that finds nothing, a sealed ticket and a sealed
 //!   state holding it (the sizes grantry seals), the answer's JSON;
-//! - `POST /grant_inproc`: the grant read that finds one, its tokens opened, the answer's JSON
-//!   from a fixed invoice list;
-//! - `POST /grant_http`: the same with the invoice list fetched over loopback HTTP from this
-//!   process's `GET /upstream`, as grantry fetches the demo API's.
+//! - `POST /grant_inproc`: the grant read that finds one, its tokens opened, the invoices asked
+//!   of grantry's own demo billing API through its router in this process (it opens its sealed
+//!   access token and writes the invoices, as it does for grantry), the answer's JSON;
+//! - `POST /grant_http`: the same with the demo API, served by this process at `/demo`, called
+//!   over loopback HTTP, as grantry calls it.
+//!
+//! The grant holds real demo tokens, obtained at start through the demo's own authorization
+//! code flow (auto-approved, PKCE), so what is stored and opened has grantry's sizes.
 //!
 //! `GRANTRY_KEYS=… floor STORE_URL STORE_PREFIX 127.0.0.1:9002`
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes, to_bytes};
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::Request;
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, LOCATION};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::routing::post;
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use grantry::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE, DemoConfig, DemoProvider};
 use grantry::config::{Config, ServeArgs};
 use grantry::grants::{GrantKey, Grants};
 use grantry::identity::{DEV_ISSUER, Principal};
 use grantry::providers::oauth::TokenSet;
 use grantry::seal::{KeyRing, Purpose, Sealer};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tower::ServiceExt as _;
 
 /// Plaintext sizes of what an `input_required` round seals: the ticket, and the state that
 /// holds the sealed ticket (grantry's are 200 and 900 characters once sealed).
 const TICKET_PLAIN_LEN: usize = 100;
 const STATE_PLAIN_LEN: usize = 420;
 
-/// What the upstream answers: four invoices, the shape of the demo API's list.
-const INVOICES: &str = r#"{"invoices":[{"id":"inv_1001","number":"INV-1001","amount_cents":12900,"currency":"EUR","state":"open","due":"2026-12-01"},{"id":"inv_1002","number":"INV-1002","amount_cents":4500,"currency":"EUR","state":"paid","due":"2026-11-01"},{"id":"inv_1003","number":"INV-1003","amount_cents":99000,"currency":"EUR","state":"open","due":"2026-12-15"},{"id":"inv_1004","number":"INV-1004","amount_cents":2300,"currency":"EUR","state":"paid","due":"2026-10-20"}]}"#;
+/// Where the demo sends its codes; never followed (the code is read from the redirect).
+const REDIRECT: &str = "http://127.0.0.1/floor/callback";
+const VERIFIER: &str = "floor-pkce-verifier-floor-pkce-verifier-floor-pkce-verifier";
 
 // The allocator grantry runs with, so that the ratios compare the work, not the allocators.
 #[global_allocator]
@@ -41,8 +52,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 struct Floor {
     grants: Grants,
-    sealer: Sealer,
+    sealer: Arc<Sealer>,
     client: reqwest::Client,
+    /// The demo API's router, called in-process by `grant_inproc`.
+    demo_api: Router,
+    /// The demo API's invoice list over loopback HTTP, for `grant_http`.
     upstream: String,
     connected: GrantKey,
     unconnected: GrantKey,
@@ -75,11 +89,21 @@ async fn main() {
         },
         provider: "demo".to_owned(),
     };
+    let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
+    let demo = DemoProvider::new(
+        DemoConfig {
+            auto_approve: true,
+            access_token_ttl_secs: 86_400,
+            ..DemoConfig::new(format!("http://{listen}/demo"), vec![REDIRECT.to_owned()])
+        },
+        sealer.clone(),
+    );
     let floor = Arc::new(Floor {
         grants,
-        sealer: Sealer::new(ring, config.mcp_url()),
+        sealer,
         client: grantry::providers::http::client(),
-        upstream: format!("http://{listen}/upstream"),
+        demo_api: demo.router(),
+        upstream: format!("http://{listen}/demo/api/invoices?status=open"),
         connected: user("floor-connected"),
         unconnected: user("floor-unconnected"),
     });
@@ -88,25 +112,57 @@ async fn main() {
         .route("/input_required", post(input_required))
         .route("/grant_inproc", post(grant_inproc))
         .route("/grant_http", post(grant_http))
-        .route(
-            "/upstream",
-            get(|| async { json_answer(INVOICES.to_owned()) }),
-        )
-        .with_state(floor);
+        .with_state(floor)
+        .nest("/demo", demo.router());
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .unwrap_or_else(|e| panic!("cannot listen on {listen}: {e}"));
     axum::serve(listener, app).await.expect("serve");
 }
 
-/// Stores the grant the grant rounds read, with tokens of realistic length.
+/// Stores the grant the grant rounds read: real demo tokens, from the demo's code flow.
 async fn connect(floor: &Floor) {
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(VERIFIER.as_bytes()));
+    let authorize = format!(
+        "/authorize?response_type=code&client_id={DEMO_CLIENT_ID}&redirect_uri={}&scope={}\
+         &state=floor&code_challenge={challenge}&code_challenge_method=S256",
+        encoded(REDIRECT),
+        encoded(DEMO_SCOPE),
+    );
+    let approved = demo_call(floor, Request::get(authorize).body(Body::empty())).await;
+    let location = approved
+        .headers()
+        .get(LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .expect("the demo approves at once and redirects with a code");
+    let code = url::Url::parse(location)
+        .expect("a redirect URL")
+        .query_pairs()
+        .find(|(name, _)| name == "code")
+        .expect("a code in the redirect")
+        .1
+        .into_owned();
+    let form = format!(
+        "grant_type=authorization_code&code={}&redirect_uri={}&code_verifier={VERIFIER}",
+        encoded(&code),
+        encoded(REDIRECT),
+    );
+    let basic = STANDARD.encode(format!("{DEMO_CLIENT_ID}:{DEMO_CLIENT_SECRET}"));
+    let token = Request::post("/token")
+        .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(AUTHORIZATION, format!("Basic {basic}"))
+        .body(Body::from(form));
+    let answer = demo_call(floor, token).await;
+    assert!(answer.status().is_success(), "the demo redeems the code");
+    let body = to_bytes(answer.into_body(), 64 * 1024).await.expect("token body");
+    let tokens: Value = serde_json::from_slice(&body).expect("token JSON");
+    let text = |name: &str| tokens[name].as_str().map(str::to_owned);
     let now = grantry::clock::unix_now();
     let tokens = TokenSet {
-        access_token: "a".repeat(180),
-        refresh_token: Some("r".repeat(120)),
-        expires_at: now + 86_400,
-        scopes: vec!["invoices:read".to_owned()],
+        access_token: text("access_token").expect("an access token"),
+        refresh_token: text("refresh_token"),
+        expires_at: now + tokens["expires_in"].as_i64().expect("expires_in"),
+        scopes: vec![DEMO_SCOPE.to_owned()],
         account: None,
         previous_refresh_token: None,
         rotated_at: None,
@@ -116,6 +172,23 @@ async fn connect(floor: &Floor) {
         .store_new(&floor.connected, &tokens, now)
         .await
         .expect("the floor's grant is stored");
+}
+
+async fn demo_call(
+    floor: &Floor,
+    request: Result<Request<Body>, axum::http::Error>,
+) -> axum::response::Response {
+    let request = request.expect("a well-formed request");
+    floor
+        .demo_api
+        .clone()
+        .oneshot(request)
+        .await
+        .expect("the router is infallible")
+}
+
+fn encoded(value: &str) -> String {
+    url::form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 
 async fn input_required(State(floor): State<Arc<Floor>>, _body: Bytes) -> impl IntoResponse {
@@ -145,8 +218,15 @@ async fn input_required(State(floor): State<Arc<Floor>>, _body: Bytes) -> impl I
 }
 
 async fn grant_inproc(State(floor): State<Arc<Floor>>, _body: Bytes) -> impl IntoResponse {
-    read_grant(&floor).await;
-    complete(INVOICES.as_bytes())
+    let grant = read_grant(&floor).await;
+    let request = Request::get("/api/invoices?status=open")
+        .header(AUTHORIZATION, format!("Bearer {}", grant.access_token))
+        .body(Body::empty());
+    let answer = demo_call(&floor, request).await;
+    let body = to_bytes(answer.into_body(), 1024 * 1024)
+        .await
+        .expect("the demo's invoices");
+    complete(&body)
 }
 
 async fn grant_http(State(floor): State<Arc<Floor>>, _body: Bytes) -> impl IntoResponse {
