@@ -27,8 +27,8 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use grantry::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE, DemoConfig, DemoProvider};
 use grantry::config::{Config, ServeArgs};
+use grantry::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE, DemoConfig, DemoProvider};
 use grantry::grants::{GrantKey, Grants};
 use grantry::identity::{DEV_ISSUER, Principal};
 use grantry::providers::oauth::TokenSet;
@@ -154,7 +154,9 @@ async fn connect(floor: &Floor) {
         .body(Body::from(form));
     let answer = demo_call(floor, token).await;
     assert!(answer.status().is_success(), "the demo redeems the code");
-    let body = to_bytes(answer.into_body(), 64 * 1024).await.expect("token body");
+    let body = to_bytes(answer.into_body(), 64 * 1024)
+        .await
+        .expect("token body");
     let tokens: Value = serde_json::from_slice(&body).expect("token JSON");
     let text = |name: &str| tokens[name].as_str().map(str::to_owned);
     let now = grantry::clock::unix_now();
