@@ -24,7 +24,7 @@ use axum::extract::State;
 use axum::http::Request;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, LOCATION};
 use axum::response::IntoResponse;
-use axum::routing::post;
+use axum::routing::{get, post};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use grantry::config::{Config, ServeArgs};
@@ -112,6 +112,7 @@ async fn main() {
         .route("/input_required", post(input_required))
         .route("/grant_inproc", post(grant_inproc))
         .route("/grant_http", post(grant_http))
+        .route("/healthz", get(|| async { "ok" }))
         .with_state(floor)
         .nest("/demo", demo.router());
     let listener = tokio::net::TcpListener::bind(&listen)

@@ -259,4 +259,4 @@ def floor(store, work, where):
     return Server(name, [binary("floor", example=True), url, prefix or "grantry:",
                          "127.0.0.1:{port}"],
                   env={"GRANTRY_KEYS": KEY}, log=os.path.join(work, f"{name}.log"),
-                  ready_path="/upstream")
+                  ready_path="/healthz")
