@@ -177,6 +177,8 @@ async fn connect(floor: &Floor) {
         .expect("the floor's grant is stored");
 }
 
+/// One request to the demo's router in this process, as grantry's in-process adapter sends it
+/// (it takes the builder's result so that each caller need not unwrap it).
 async fn demo_call(
     floor: &Floor,
     request: Result<Request<Body>, axum::http::Error>,

@@ -39,26 +39,15 @@ async fn replicas_sharing_a_store_share_the_limit() {
     let dir = tempfile::tempdir().unwrap();
     let a = Limiter::start(sqlite_counters(&dir).await, limits(4));
     let b = Limiter::start(sqlite_counters(&dir).await, limits(4));
-    assert!(
-        a.admit(Bucket::McpPrincipal, b"alice").is_ok()
-            && a.admit(Bucket::McpPrincipal, b"alice").is_ok()
-    );
+    let alice = |limiter: &Limiter| limiter.admit(Bucket::McpPrincipal, b"alice");
+    assert!(alice(&a).is_ok() && alice(&a).is_ok());
     tokio::time::sleep(FLUSH_EVERY * 3).await;
-    assert!(
-        b.admit(Bucket::McpPrincipal, b"alice").is_ok()
-            && b.admit(Bucket::McpPrincipal, b"alice").is_ok()
-    );
+    assert!(alice(&b).is_ok() && alice(&b).is_ok());
     tokio::time::sleep(FLUSH_EVERY * 3).await;
     // Unless the window turned meanwhile, both have learnt the total of four.
     let window_turned = unix_now() % WINDOW_SECS < 2;
     if !window_turned {
-        assert!(
-            a.admit(Bucket::McpPrincipal, b"alice").is_err(),
-            "replica A sees B's requests"
-        );
-        assert!(
-            b.admit(Bucket::McpPrincipal, b"alice").is_err(),
-            "replica B sees A's requests"
-        );
+        assert!(alice(&a).is_err(), "replica A sees B's requests");
+        assert!(alice(&b).is_err(), "replica B sees A's requests");
     }
 }

@@ -32,12 +32,10 @@ use serde_json::{Map, Value};
 use super::handler::McpHandler;
 use super::headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
 use super::known_meta::KnownMetas;
-use super::plain_call;
+use super::{MODERN_VERSION, plain_call};
 use crate::identity::Principal;
 use crate::metrics::{self, Outcome};
 use crate::state::AppState;
-
-pub(super) const VERSION: &str = "2026-07-28";
 
 /// What [`Direct::take`] made of a request.
 pub enum Taken {
@@ -146,7 +144,7 @@ impl Direct {
             && !headers.contains_key(ORIGIN)
             && single(headers, &CONTENT_TYPE)
                 .is_some_and(|t| t.eq_ignore_ascii_case("application/json"))
-            && single(headers, &MCP_PROTOCOL_VERSION) == Some(VERSION)
+            && single(headers, &MCP_PROTOCOL_VERSION) == Some(MODERN_VERSION)
             && accepts_json_and_sse(headers)
             && !headers
                 .keys()

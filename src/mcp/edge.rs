@@ -21,10 +21,9 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use serde_json::Value;
-
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::Value;
 
 use super::direct::{Direct, Taken};
 use super::handler::McpHandler;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::direct::VERSION;
+use super::MODERN_VERSION;
 
 /// `_meta` texts that hold, at most this many (past it, a new one replaces the oldest).
 const CAPACITY: usize = 64;
@@ -29,7 +29,7 @@ struct Meta<'a> {
 impl Meta<'_> {
     /// Holds as rmcp reads it: this revision, and capabilities and client info of rmcp's types.
     fn holds(&self) -> bool {
-        self.protocol_version == VERSION
+        self.protocol_version == MODERN_VERSION
             && serde_json::from_str::<ClientCapabilities>(self.capabilities.get()).is_ok()
             && self
                 .client_info

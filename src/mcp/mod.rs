@@ -44,6 +44,9 @@ pub fn supported_versions() -> [rmcp::model::ProtocolVersion; 2] {
     [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25]
 }
 
+/// The modern revision, as its `MCP-Protocol-Version` header and `_meta` spell it.
+pub const MODERN_VERSION: &str = "2026-07-28";
+
 /// Largest request body accepted on `/mcp` (larger gets 413 before any parsing).
 pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
 

@@ -212,7 +212,7 @@ impl Opening {
 pub fn is_modern(headers: &axum::http::HeaderMap) -> bool {
     headers
         .get(&MCP_PROTOCOL_VERSION)
-        .is_some_and(|v| v.as_bytes() >= b"2026-07-28".as_slice())
+        .is_some_and(|v| v.as_bytes() >= crate::mcp::MODERN_VERSION.as_bytes())
 }
 
 /// The params of an `initialize` request, as a record keeps them (its version,
