@@ -52,6 +52,11 @@ struct FileSettings {
     mcp_direct_path: Option<bool>,
     no_url_elicitation: Option<NoUrlElicitation>,
     log_format: Option<LogFormat>,
+    header_read_timeout: Option<u64>,
+    body_read_timeout: Option<u64>,
+    idle_timeout: Option<u64>,
+    max_connections: Option<usize>,
+    max_connections_per_address: Option<usize>,
 }
 
 /// A setting that cannot be used, named as the user wrote it.
@@ -78,6 +83,17 @@ pub struct Limits {
     /// Peers whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
     pub max_pending_flows: u32,
+}
+
+/// What the listener allows each connection (see `server`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    pub header_read_timeout: Duration,
+    pub body_read_timeout: Duration,
+    pub idle_timeout: Duration,
+    /// `None`: derived from the open-file limit at start.
+    pub max_connections: Option<usize>,
+    pub max_connections_per_address: usize,
 }
 
 /// Validated settings.
@@ -115,6 +131,7 @@ pub struct Config {
     pub mcp_direct_path: bool,
     pub no_url_elicitation: NoUrlElicitation,
     pub log_format: LogFormat,
+    pub connections: ConnectionLimits,
 }
 
 impl Config {
@@ -139,6 +156,7 @@ impl Config {
             Some(path) => read_file_settings(path)?,
             None => FileSettings::default(),
         };
+        let connections = resolve_connections(&args, &file)?;
         let listen_text = args
             .listen
             .or(file.listen)
@@ -311,8 +329,57 @@ impl Config {
                 .log_format
                 .or(file.log_format)
                 .unwrap_or(LogFormat::Text),
+            connections,
         })
     }
+}
+
+fn resolve_connections(
+    args: &ServeArgs,
+    file: &FileSettings,
+) -> Result<ConnectionLimits, ConfigError> {
+    let seconds = |setting: &str, given: Option<u64>, default: u64, max: u64| {
+        let value = given.unwrap_or(default);
+        if (1..=max).contains(&value) {
+            Ok(Duration::from_secs(value))
+        } else {
+            Err(bad(setting, format!("must be between 1 and {max} seconds")))
+        }
+    };
+    let at_least_one = |setting: &str, given: Option<usize>| match given {
+        Some(0) => Err(bad(setting, "must be at least 1")),
+        other => Ok(other),
+    };
+    Ok(ConnectionLimits {
+        header_read_timeout: seconds(
+            "--header-read-timeout (GRANTRY_HEADER_READ_TIMEOUT)",
+            args.header_read_timeout.or(file.header_read_timeout),
+            10,
+            300,
+        )?,
+        body_read_timeout: seconds(
+            "--body-read-timeout (GRANTRY_BODY_READ_TIMEOUT)",
+            args.body_read_timeout.or(file.body_read_timeout),
+            30,
+            600,
+        )?,
+        idle_timeout: seconds(
+            "--idle-timeout (GRANTRY_IDLE_TIMEOUT)",
+            args.idle_timeout.or(file.idle_timeout),
+            180,
+            3600,
+        )?,
+        max_connections: at_least_one(
+            "--max-connections (GRANTRY_MAX_CONNECTIONS)",
+            args.max_connections.or(file.max_connections),
+        )?,
+        max_connections_per_address: at_least_one(
+            "--max-connections-per-address (GRANTRY_MAX_CONNECTIONS_PER_ADDRESS)",
+            args.max_connections_per_address
+                .or(file.max_connections_per_address),
+        )?
+        .unwrap_or(256),
+    })
 }
 
 fn read_file_settings(path: &Path) -> Result<FileSettings, ConfigError> {

@@ -94,26 +94,64 @@ fn serve(args: ServeArgs) -> ExitCode {
 
 async fn run(config: Config) -> Result<(), String> {
     let listen = config.listen;
+    let files = open_files();
     let state = AppState::build(config).await.map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("--listen (GRANTRY_LISTEN): cannot listen on {listen}: {e}"))?;
+    let settings = grantry::server::Settings {
+        limits: state.config.connections.clone(),
+        max_connections: state
+            .config
+            .connections
+            .max_connections
+            .unwrap_or_else(|| grantry::server::default_max_connections(files)),
+        trusted_proxies: state.config.limits.trusted_proxies.clone(),
+    };
+    if settings.max_connections as u64 > files.limit {
+        tracing::warn!(
+            max_connections = settings.max_connections,
+            open_file_limit = files.limit,
+            "--max-connections is above the open-file limit: accepting may fail before the cap"
+        );
+    }
     tracing::info!(
         mcp = %state.config.mcp_url(),
         demo = state.config.demo,
         store = %grantry::store::loggable_url(&state.config.store),
+        max_connections = settings.max_connections,
+        max_connections_per_address = settings.limits.max_connections_per_address,
         "grantry is listening"
     );
     grantry::spawn_store_cleanup(state.clone());
     grantry::metrics::spawn_upkeep(state.metrics.clone());
-    // The peer address feeds the per-address rate limits.
-    let app = grantry::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| format!("server error: {e}"))?;
+    grantry::server::serve(listener, grantry::app(state), settings, shutdown_signal()).await;
     tracing::info!("grantry stopped");
     Ok(())
+}
+
+/// Raises the open-file limit as far as the hard limit allows, and says what it is.
+fn open_files() -> grantry::server::OpenFiles {
+    match grantry::server::raise_open_file_limit() {
+        Ok(files) => {
+            match files.raised_from {
+                Some(before) => tracing::info!(
+                    open_file_limit = files.limit,
+                    raised_from = before,
+                    "open-file limit raised to the hard limit"
+                ),
+                None => tracing::info!(open_file_limit = files.limit, "open-file limit"),
+            }
+            files
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read or raise the open-file limit; assuming 1024");
+            grantry::server::OpenFiles {
+                limit: 1024,
+                raised_from: None,
+            }
+        }
+    }
 }
 
 fn init_tracing(format: LogFormat) {
@@ -137,7 +175,11 @@ fn init_tracing(format: LogFormat) {
         let error_answer = fields.field("id").is_some() && fields.field("error").is_some();
         *meta.level() <= tracing::Level::INFO && !error_answer
     });
-    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // Colours only on a terminal: a log file or journal gets plain text.
+    use std::io::IsTerminal as _;
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     let fmt = match format {
         LogFormat::Json => fmt.json().boxed(),
         LogFormat::Text => fmt.boxed(),

@@ -10,8 +10,13 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
+mod connections;
 mod handles;
 
+pub use connections::{
+    CONNECTIONS_EXPIRED, CONNECTIONS_REFUSED, OPEN_CONNECTIONS, connection_expired,
+    connection_refused, connections_open,
+};
 use handles::McpSeries;
 
 /// MCP requests, by method and outcome.
@@ -64,6 +69,7 @@ pub fn install() -> PrometheusHandle {
                 Err(_) => PrometheusBuilder::new().build_recorder().handle(),
             };
             describe();
+            connections::describe();
             mcp_series();
             // Present from the first scrape, not from the first held retry.
             metrics::gauge!(HELD_RETRIES).set(0.0);

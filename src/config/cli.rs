@@ -211,6 +211,26 @@ pub struct ServeArgs {
     /// every request through rmcp [default: true].
     #[arg(long, env = "GRANTRY_MCP_DIRECT_PATH", value_name = "BOOL")]
     pub mcp_direct_path: Option<bool>,
+    /// Seconds a client has to send a whole request head, from the connection's accept or
+    /// from the head's first byte [default: 10].
+    #[arg(long, env = "GRANTRY_HEADER_READ_TIMEOUT", value_name = "SECONDS")]
+    pub header_read_timeout: Option<u64>,
+    /// Seconds a client has to send a whole request body, from the end of its head
+    /// [default: 30].
+    #[arg(long, env = "GRANTRY_BODY_READ_TIMEOUT", value_name = "SECONDS")]
+    pub body_read_timeout: Option<u64>,
+    /// Seconds a keep-alive connection may wait for its next request before it is closed; keep
+    /// it above the idle timeout of the proxy in front [default: 180].
+    #[arg(long, env = "GRANTRY_IDLE_TIMEOUT", value_name = "SECONDS")]
+    pub idle_timeout: Option<u64>,
+    /// Connections open at once; past it a new one is answered 503 and closed
+    /// [default: the open-file limit less 512, at most 8192].
+    #[arg(long, env = "GRANTRY_MAX_CONNECTIONS", value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Connections open at once from one client address (IPv6: one /64); a trusted proxy's
+    /// count only towards --max-connections [default: 256].
+    #[arg(long, env = "GRANTRY_MAX_CONNECTIONS_PER_ADDRESS", value_name = "N")]
+    pub max_connections_per_address: Option<usize>,
     /// Log format [default: text].
     #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,

@@ -37,7 +37,7 @@ pub fn client_address(request: &Request, trusted_proxies: &[IpNet]) -> IpAddr {
 }
 
 /// IPv4 as is; IPv6 by its /64 (an IPv4-mapped one as the IPv4 address).
-fn counted_as(ip: IpAddr) -> IpAddr {
+pub fn counted_as(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

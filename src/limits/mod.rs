@@ -11,7 +11,7 @@ mod address;
 pub mod redis;
 pub mod sql;
 
-pub use address::client_address;
+pub use address::{client_address, counted_as};
 
 use std::collections::HashMap;
 use std::net::IpAddr;

@@ -74,12 +74,22 @@ impl Edge {
                 .any(|v| v.contains("text/event-stream"));
         // Keep the body: if rmcp cannot read it as a message, the answer depends on why.
         let (parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, super::MAX_REQUEST_BYTES).await else {
-            return jsonrpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                -32600,
-                "Request body too large",
-            );
+        let bytes = match axum::body::to_bytes(body, super::MAX_REQUEST_BYTES).await {
+            Ok(bytes) => bytes,
+            Err(e) if crate::server::deadline::is_timeout(&e) => {
+                return jsonrpc_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    -32600,
+                    "Request body not received in time",
+                );
+            }
+            Err(_) => {
+                return jsonrpc_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    -32600,
+                    "Request body too large",
+                );
+            }
         };
         if let Err(refusal) = self.sessions.check_owner(&parts).await {
             return refusal.into_response();

@@ -9,6 +9,7 @@ mod connect_page;
 mod direct_path;
 mod disconnect;
 mod faults;
+mod hardening;
 mod invoice_forms;
 mod legacy;
 mod limits;

@@ -13,6 +13,8 @@ pub struct Server {
     log: Arc<Mutex<String>>,
     port: u16,
     args: Vec<String>,
+    /// `ulimit` options the process starts under (e.g. `-n 400`), if any.
+    file_limit: Option<String>,
 }
 
 pub fn free_port() -> u16 {
@@ -25,13 +27,14 @@ async fn spawn(
     port: u16,
     data_dir: &std::path::Path,
     args: &[String],
+    file_limit: Option<&str>,
 ) -> Option<(Child, Arc<Mutex<String>>)> {
     let base = format!("http://127.0.0.1:{port}");
     if let Some(at) = args.iter().position(|a| a == "--keys") {
         let keys = args.get(at + 1).map(String::as_str).unwrap_or_default();
         super::leaks::record("sealing key", keys.split(','));
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grantry"))
+    let mut child = command(file_limit)
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
         .arg("--data-dir")
@@ -82,15 +85,40 @@ async fn spawn(
     None
 }
 
+/// The grantry binary, run under `ulimit file_limit` when one is given.
+fn command(file_limit: Option<&str>) -> Command {
+    let binary = env!("CARGO_BIN_EXE_grantry");
+    match file_limit {
+        None => Command::new(binary),
+        Some(limit) => {
+            let mut command = Command::new("sh");
+            command
+                .arg("-c")
+                .arg(format!("ulimit {limit} && exec \"$0\" \"$@\""))
+                .arg(binary);
+            command
+        }
+    }
+}
+
 impl Server {
     /// Starts grantry with `args` added to the defaults (demo on, SQLite in a temp dir).
     pub async fn start(args: &[&str]) -> Server {
+        Self::start_limited(None, args).await
+    }
+
+    /// Starts grantry under `ulimit file_limit` (e.g. `-n 400`: soft and hard open files).
+    pub async fn start_with_file_limit(file_limit: &str, args: &[&str]) -> Server {
+        Self::start_limited(Some(file_limit), args).await
+    }
+
+    async fn start_limited(file_limit: Option<&str>, args: &[&str]) -> Server {
         install_tls_provider();
         let data_dir = tempfile::tempdir().unwrap();
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         for _attempt in 0..5 {
             let port = free_port();
-            if let Some((child, log)) = spawn(port, data_dir.path(), &args).await {
+            if let Some((child, log)) = spawn(port, data_dir.path(), &args, file_limit).await {
                 return Server {
                     child,
                     base: format!("http://127.0.0.1:{port}"),
@@ -98,6 +126,7 @@ impl Server {
                     log,
                     port,
                     args,
+                    file_limit: file_limit.map(str::to_owned),
                 };
             }
         }
@@ -115,7 +144,7 @@ impl Server {
         install_tls_provider();
         let data_dir = tempfile::tempdir().unwrap();
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let (child, log) = spawn(port, data_dir.path(), &args)
+        let (child, log) = spawn(port, data_dir.path(), &args, None)
             .await
             .expect("grantry starts");
         Server {
@@ -125,6 +154,7 @@ impl Server {
             log,
             port,
             args,
+            file_limit: None,
         }
     }
 
@@ -134,9 +164,14 @@ impl Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
         super::leaks::keep_log(self.port, &self.log());
-        let (child, log) = spawn(self.port, self.data_dir.path(), &self.args)
-            .await
-            .expect("grantry restarts");
+        let (child, log) = spawn(
+            self.port,
+            self.data_dir.path(),
+            &self.args,
+            self.file_limit.as_deref(),
+        )
+        .await
+        .expect("grantry restarts");
         self.child = child;
         self.log = log;
         self
