@@ -33,7 +33,7 @@ def build(debug):
     subprocess.run(
         ["cargo", "build", "--quiet", "--bin", "grantry"] + ([] if debug else ["--release"]) + [
          "--example", "bare_axum", "--example", "floor", "--example", "browser_rounds", "--example", "seed_grants",
-         "--example", "held_retries"],
+         "--example", "held_retries", "--example", "demo_flood"],
         cwd=ROOT, env=env, check=True)
 
 
@@ -198,7 +198,8 @@ def grantry(store, work, in_process=False, where=(None, None), label="main", ext
     os.makedirs(data_dir, exist_ok=True)
     argv = [binary("grantry"), "serve", "--listen", "127.0.0.1:{port}", "--data-dir", data_dir,
             "--rate-mcp-principal", UNLIMITED, "--rate-mcp-ip", UNLIMITED,
-            "--rate-browser-ip", UNLIMITED, "--max-pending-flows", UNLIMITED,
+            "--rate-browser-ip", UNLIMITED, "--rate-demo-ip", UNLIMITED,
+            "--max-pending-flows", UNLIMITED, "--max-connections-per-address", UNLIMITED,
             "--request-state-ttl", "86400", *extra]
     if url:
         argv += ["--store", url]

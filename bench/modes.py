@@ -107,7 +107,8 @@ def held(args, work, servers):
     for store in args.stores:
         where = fresh_store(store, work, "held")
         server = grantry(store, work, False, where, "held",
-                         extra=("--max-held-retries", str(args.held), "--retry-hold", "300"))
+                         extra=("--max-held-retries", str(args.held), "--retry-hold", "300",
+                                "--max-connections", str(args.held + 1024)))
         servers.append(server)
         out = subprocess.run(
             ["taskset", "-c", LOAD_CORE, binary("held_retries", example=True), server.base,
@@ -119,3 +120,19 @@ def held(args, work, servers):
         server.stop()
 
 
+
+
+def demo_flood(args, work, servers):
+    """The demo provider flooded with invoices under many names (its client secret is public):
+    the server's memory as the flood goes on, which must level off at the demo's caps."""
+    users, per_user = args.demo_flood
+    where = fresh_store("sqlite", work, "flood")
+    server = grantry("sqlite", work, False, where, "flood")
+    servers.append(server)
+    out = subprocess.run(
+        ["taskset", "-c", LOAD_CORE, binary("demo_flood", example=True), server.base,
+         str(server.proc.pid), str(users), str(per_user)],
+        check=True, capture_output=True, text=True).stdout
+    for line in out.strip().splitlines():
+        print(line)
+    server.stop()

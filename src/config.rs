@@ -35,6 +35,7 @@ struct FileSettings {
     rate_mcp_principal: Option<u32>,
     rate_mcp_ip: Option<u32>,
     rate_browser_ip: Option<u32>,
+    rate_demo_ip: Option<u32>,
     trusted_proxies: Option<Vec<String>>,
     max_pending_flows: Option<u32>,
     providers: Option<PathBuf>,
@@ -80,6 +81,8 @@ pub struct Limits {
     pub mcp_per_principal: u32,
     pub mcp_per_ip: u32,
     pub browser_per_ip: u32,
+    /// Requests to the demo provider per client address.
+    pub demo_per_ip: u32,
     /// Peers whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
     pub max_pending_flows: u32,
@@ -195,6 +198,11 @@ impl Config {
                 args.rate_browser_ip.or(file.rate_browser_ip),
                 60,
             )?,
+            demo_per_ip: positive(
+                "--rate-demo-ip",
+                args.rate_demo_ip.or(file.rate_demo_ip),
+                600,
+            )?,
             trusted_proxies: parse_proxies(match (args.trusted_proxies, file.trusted_proxies) {
                 (Some(text), _) => split_list(&text),
                 (None, list) => list.unwrap_or_default(),
@@ -306,7 +314,11 @@ impl Config {
             )? as usize,
             keys,
             request_state_ttl_secs: request_state_ttl as i64,
-            demo: args.demo.or(file.demo).unwrap_or(true),
+            // The demo's client secret is public: on by default only for the local user.
+            demo: args
+                .demo
+                .or(file.demo)
+                .unwrap_or(identity == IdentityMode::Dev),
             demo_token_ttl_secs: args.demo_token_ttl.or(file.demo_token_ttl).unwrap_or(3600),
             allowed_origins,
             conformance_tools: args

@@ -79,10 +79,17 @@ pub fn app(state: AppState) -> Router {
         // The demo's counters are served too: they let tests (and curious users) see that a
         // refused callback made no token request.
         let stats = demo.clone();
-        let demo_routes = demo.router().route(
-            "/stats",
-            get(move || async move { axum::Json(stats.stats()) }),
-        );
+        let demo_routes = demo
+            .router()
+            .route(
+                "/stats",
+                get(move || async move { axum::Json(stats.stats()) }),
+            )
+            // Anyone can use the demo (its client secret is public): it is limited per address.
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                limit_demo,
+            ));
         router = router.nest("/demo", demo_routes.with_state(()));
     }
     router
@@ -94,6 +101,27 @@ pub fn app(state: AppState) -> Router {
             }),
         )
         .with_state(state)
+}
+
+/// The per-address limit on `/demo` (429 with `Retry-After` beyond it).
+async fn limit_demo(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let address = limits::client_address(&request, &state.config.limits.trusted_proxies);
+    match state
+        .limiter
+        .admit_address(limits::Bucket::DemoAddress, address)
+    {
+        Ok(()) => next.run(request).await,
+        Err(retry) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(axum::http::header::RETRY_AFTER, retry.0.to_string())],
+            axum::Json(serde_json::json!({"error": "rate_limited"})),
+        )
+            .into_response(),
+    }
 }
 
 /// The request path as logs may show it: a connect link's sealed ticket is left out.

@@ -123,6 +123,12 @@ async fn run(config: Config) -> Result<(), String> {
         max_connections_per_address = settings.limits.max_connections_per_address,
         "grantry is listening"
     );
+    if state.config.demo && state.config.identity == grantry::config::IdentityMode::Oidc {
+        tracing::warn!(
+            "--demo is on with oidc identity: every user is offered \"Demo Billing\", whose \
+             client secret is public; leave it off (the default) outside a trial"
+        );
+    }
     grantry::spawn_store_cleanup(state.clone());
     grantry::metrics::spawn_upkeep(state.metrics.clone());
     grantry::server::serve(listener, grantry::app(state), settings, shutdown_signal()).await;

@@ -42,6 +42,7 @@ pub fn harness() -> &'static Harness {
             rate_mcp_principal: UNLIMITED,
             rate_mcp_ip: UNLIMITED,
             rate_browser_ip: UNLIMITED,
+            rate_demo_ip: UNLIMITED,
             max_pending_flows: UNLIMITED,
             ..Default::default()
         })

@@ -145,6 +145,10 @@ pub struct ServeArgs {
     /// [default: 60].
     #[arg(long, env = "GRANTRY_RATE_BROWSER_IP", value_name = "N")]
     pub rate_browser_ip: Option<u32>,
+    /// Requests per minute to the demo provider (/demo: its pages, token endpoint and billing
+    /// API, grantry's own calls to it included) allowed from one client address [default: 600].
+    #[arg(long, env = "GRANTRY_RATE_DEMO_IP", value_name = "N")]
+    pub rate_demo_ip: Option<u32>,
     /// Proxies whose X-Forwarded-For is believed, comma-separated addresses or CIDR ranges
     /// (e.g. 127.0.0.1/32,10.0.0.0/8); the client is the rightmost entry not among them
     /// [default: none: the peer address counts].
@@ -185,7 +189,8 @@ pub struct ServeArgs {
     /// Seconds a requestState and its sign-in link stay valid [default: 600].
     #[arg(long, env = "GRANTRY_REQUEST_STATE_TTL", value_name = "SECONDS")]
     pub request_state_ttl: Option<u64>,
-    /// Serve the built-in demo provider under /demo [default: true].
+    /// Serve the built-in demo provider under /demo [default: true with dev identity, false
+    /// with oidc: its client secret is public and it would be offered to real users].
     #[arg(long, env = "GRANTRY_DEMO", value_name = "BOOL")]
     pub demo: Option<bool>,
     /// Lifetime of the demo provider's access tokens, in seconds [default: 3600].

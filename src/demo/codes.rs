@@ -19,6 +19,9 @@ pub(super) const CODE_TTL_SECS: i64 = 60;
 pub(super) const REFRESH_TOKEN_TTL_SECS: i64 = 30 * 24 * 3600;
 /// How often, at most, the consumed-code set is swept of entries that can no longer matter.
 const PRUNE_EVERY_SECS: i64 = 10;
+/// Redeemed codes remembered at once (each for about a minute). Forgetting one early would let
+/// it be redeemed again, so past this, redemptions are refused until older ones lapse.
+pub(super) const MAX_REMEMBERED_CODES: usize = 100_000;
 
 /// What an authorization code carries.
 #[derive(Serialize, Deserialize)]
@@ -56,6 +59,17 @@ pub(super) fn is_pkce_value(value: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
 }
 
+/// What [`ConsumedCodes::consume`] made of a code.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Consumption {
+    /// First use: it is used up now.
+    First,
+    /// It was redeemed before.
+    Replayed,
+    /// Too many codes were redeemed within their lifetime to remember one more.
+    Full,
+}
+
 /// Ids of codes already redeemed, each with the time after which it can be forgotten.
 #[derive(Default)]
 pub(super) struct ConsumedCodes {
@@ -64,22 +78,24 @@ pub(super) struct ConsumedCodes {
 }
 
 impl ConsumedCodes {
-    /// Marks the code `id` (expiring at `exp`) as used. Returns false if it already was.
-    pub(super) fn consume(&mut self, id: &str, exp: i64, now: i64) -> bool {
+    /// Marks the code `id` (expiring at `exp`) as used, if it was not and there is room.
+    pub(super) fn consume(&mut self, id: &str, exp: i64, now: i64) -> Consumption {
         // Sweeping on a timer rather than on every call keeps redemption O(1) under load.
-        if now >= self.next_prune {
+        if now >= self.next_prune || self.ids.len() >= MAX_REMEMBERED_CODES {
             self.ids.retain(|_, forget_at| *forget_at >= now);
             self.next_prune = now + PRUNE_EVERY_SECS;
         }
         if self.ids.contains_key(id) {
-            return false;
+            return Consumption::Replayed;
+        }
+        if self.ids.len() >= MAX_REMEMBERED_CODES {
+            return Consumption::Full;
         }
         // The sealer accepts a code until `exp` plus the leeway; remember it at least that long.
         self.ids.insert(id.to_owned(), exp + CLOCK_LEEWAY_SECS + 1);
-        true
+        Consumption::First
     }
 
-    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.ids.len()
     }

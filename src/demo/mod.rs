@@ -123,6 +123,12 @@ pub struct DemoStats {
     pub api_requests: u64,
     /// Invoices created (a repeated idempotency key creates none).
     pub invoices_created: u64,
+    /// Created invoices kept now (bounded: see `book`).
+    pub invoices_kept: u64,
+    /// Users whose writes are kept now.
+    pub users_kept: u64,
+    /// Redeemed codes remembered now (each for about a minute).
+    pub codes_remembered: u64,
 }
 
 #[derive(Default)]
@@ -242,6 +248,7 @@ impl DemoProvider {
     pub fn stats(&self) -> DemoStats {
         let c = &self.inner.counters;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (kept_invoices, kept_users) = self.inner.book.kept();
         DemoStats {
             authorize_requests: load(&c.authorize_requests),
             codes_issued: load(&c.codes_issued),
@@ -250,6 +257,14 @@ impl DemoProvider {
             refreshes_ok: load(&c.refreshes_ok),
             api_requests: load(&c.api_requests),
             invoices_created: load(&c.invoices_created),
+            invoices_kept: kept_invoices as u64,
+            users_kept: kept_users as u64,
+            codes_remembered: self
+                .inner
+                .consumed_codes
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .len() as u64,
         }
     }
 }

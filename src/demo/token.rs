@@ -131,21 +131,30 @@ fn redeem_code(
     }
     // Last check, so that only a request that would otherwise succeed uses the code up. A
     // poisoned lock still holds a consistent set (insert and retain do not unwind halfway).
-    let first_use = inner
+    let consumption = inner
         .consumed_codes
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .consume(&claims.id, claims.exp, now());
-    if !first_use {
-        // RFC 6749 §4.1.2 asks to revoke tokens issued from a replayed code; stateless demo
-        // tokens cannot be, so the replay is refused and logged.
-        tracing::warn!(
-            client_id = %client_id,
-            "demo: authorization code presented a second time"
-        );
-        return Err(OAuthError::invalid_grant(
-            "the authorization code was already used",
-        ));
+    match consumption {
+        codes::Consumption::First => {}
+        codes::Consumption::Replayed => {
+            // RFC 6749 §4.1.2 asks to revoke tokens issued from a replayed code; stateless
+            // demo tokens cannot be, so the replay is refused and logged.
+            tracing::warn!(
+                client_id = %client_id,
+                "demo: authorization code presented a second time"
+            );
+            return Err(OAuthError::invalid_grant(
+                "the authorization code was already used",
+            ));
+        }
+        codes::Consumption::Full => {
+            tracing::warn!("demo: too many codes redeemed within a minute; refused");
+            return Err(OAuthError::invalid_grant(
+                "too many codes were redeemed in the last minute; sign in again shortly",
+            ));
+        }
     }
     bump(&inner.counters.code_redemptions_ok);
     tracing::info!(

@@ -67,11 +67,18 @@ pub(super) async fn create_invoice(
     let Ok(Json(new)) = body else {
         return refuse(StatusCode::BAD_REQUEST, "invalid_invoice");
     };
+    // The sizes grantry's own validator allows; anything larger is refused, not kept.
     let valid = new.customer_email.contains('@')
+        && new.customer_email.len() <= 254
         && !new.customer_name.trim().is_empty()
+        && new.customer_name.chars().count() <= 200
         && new.total_cents > 0
         && new.currency.len() == 3
-        && new.due.len() == 10;
+        && new.due.len() == 10
+        && new
+            .description
+            .as_ref()
+            .is_none_or(|d| d.chars().count() <= 500);
     if !valid {
         return refuse(StatusCode::UNPROCESSABLE_ENTITY, "invalid_invoice");
     }

@@ -51,14 +51,20 @@ pub enum Bucket {
     McpAddress,
     /// Browser requests (connect, login, callback) from one client address.
     BrowserAddress,
+    /// Requests to the demo provider (`/demo`) from one client address.
+    DemoAddress,
 }
 
 impl Bucket {
+    /// How many buckets there are (`bucket as usize` indexes per-bucket arrays).
+    const COUNT: usize = 4;
+
     fn label(self) -> &'static str {
         match self {
             Bucket::McpPrincipal => "mcp-principal",
             Bucket::McpAddress => "mcp-address",
             Bucket::BrowserAddress => "browser-address",
+            Bucket::DemoAddress => "demo-address",
         }
     }
 
@@ -67,6 +73,7 @@ impl Bucket {
             Bucket::McpPrincipal => limits.mcp_per_principal,
             Bucket::McpAddress => limits.mcp_per_ip,
             Bucket::BrowserAddress => limits.browser_per_ip,
+            Bucket::DemoAddress => limits.demo_per_ip,
         })
     }
 }
@@ -105,7 +112,7 @@ struct Window {
     /// Store keys already hashed this window, per bucket: the same callers come back many
     /// times a minute, and hashing each request's address and principal again costs more
     /// than the rest of the decision.
-    hashed: [HashMap<Box<[u8]>, Arc<str>>; 3],
+    hashed: [HashMap<Box<[u8]>, Arc<str>>; Bucket::COUNT],
 }
 
 impl Window {

@@ -6,6 +6,7 @@ fn limits(per_principal: u32) -> Limits {
         mcp_per_principal: per_principal,
         mcp_per_ip: 1000,
         browser_per_ip: 1000,
+        demo_per_ip: 1000,
         trusted_proxies: Vec::new(),
         max_pending_flows: 5,
     }
@@ -49,5 +50,19 @@ async fn replicas_sharing_a_store_share_the_limit() {
     if !window_turned {
         assert!(alice(&a).is_err(), "replica A sees B's requests");
         assert!(alice(&b).is_err(), "replica B sees A's requests");
+    }
+}
+
+#[tokio::test]
+async fn every_bucket_has_its_own_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let limiter = Limiter::start(sqlite_counters(&dir).await, limits(1));
+    for bucket in [
+        Bucket::McpPrincipal,
+        Bucket::McpAddress,
+        Bucket::BrowserAddress,
+        Bucket::DemoAddress,
+    ] {
+        assert_eq!(limiter.admit(bucket, b"same"), Ok(()), "{bucket:?}");
     }
 }

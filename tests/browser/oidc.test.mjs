@@ -36,7 +36,7 @@ async function startGrantry() {
   const base = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'grantry-browser-'));
   const args = ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--identity', 'oidc',
-    '--oidc-issuer', issuer, '--oidc-client-id', 'grantry'];
+    '--oidc-issuer', issuer, '--oidc-client-id', 'grantry', '--demo', 'true'];
   processes.push(spawn(process.env.GRANTRY_BIN, args, {
     stdio: 'ignore',
     env: { ...process.env, GRANTRY_OIDC_CLIENT_SECRET: 'grantry-secret' },

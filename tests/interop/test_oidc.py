@@ -27,7 +27,8 @@ def oidc():
 @pytest.fixture
 def grantry_oidc(oidc):
     server = Grantry(
-        ["--identity", "oidc", "--oidc-issuer", oidc.issuer, "--oidc-client-id", GRANTRY_CLIENT_ID],
+        ["--identity", "oidc", "--oidc-issuer", oidc.issuer, "--oidc-client-id", GRANTRY_CLIENT_ID,
+         "--demo", "true"],
         env={"GRANTRY_OIDC_CLIENT_SECRET": GRANTRY_CLIENT_SECRET},
     )
     yield server

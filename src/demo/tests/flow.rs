@@ -97,6 +97,9 @@ async fn full_code_flow_from_consent_page_to_invoices() {
             refreshes_ok: 0,
             api_requests: 1,
             invoices_created: 0,
+            invoices_kept: 0,
+            users_kept: 0,
+            codes_remembered: 1,
         }
     );
 }

@@ -191,13 +191,36 @@ async fn the_api_refuses_missing_or_forged_tokens_and_bad_status() {
 
 #[test]
 fn consumed_codes_are_forgotten_only_after_they_expire() {
+    use codes::Consumption::{First, Replayed};
     let mut consumed = codes::ConsumedCodes::default();
     let now = 1_800_000_000;
-    assert!(consumed.consume("a", now + 60, now));
-    assert!(!consumed.consume("a", now + 60, now + 30));
+    assert_eq!(consumed.consume("a", now + 60, now), First);
+    assert_eq!(consumed.consume("a", now + 60, now + 30), Replayed);
     // Still remembered while the sealer would accept the code (expiry plus leeway) ...
-    assert!(!consumed.consume("a", now + 60, now + 60 + crate::seal::CLOCK_LEEWAY_SECS));
+    assert_eq!(
+        consumed.consume("a", now + 60, now + 60 + crate::seal::CLOCK_LEEWAY_SECS),
+        Replayed
+    );
     // ... and swept once it no longer could be.
-    assert!(consumed.consume("b", now + 1000, now + 10_000));
+    assert_eq!(consumed.consume("b", now + 1000, now + 10_000), First);
+    assert_eq!(consumed.len(), 1);
+}
+
+#[test]
+fn a_full_set_of_live_codes_refuses_more_rather_than_forgetting_one() {
+    use codes::Consumption::{First, Full, Replayed};
+    let mut consumed = codes::ConsumedCodes::default();
+    let now = 1_800_000_000;
+    for n in 0..codes::MAX_REMEMBERED_CODES {
+        assert_eq!(consumed.consume(&format!("c{n}"), now + 60, now), First);
+    }
+    assert_eq!(consumed.consume("one-more", now + 60, now + 1), Full);
+    assert_eq!(
+        consumed.consume("c0", now + 60, now + 1),
+        Replayed,
+        "none forgotten"
+    );
+    // Once the codes have lapsed there is room again.
+    assert_eq!(consumed.consume("later", now + 400, now + 300), First);
     assert_eq!(consumed.len(), 1);
 }

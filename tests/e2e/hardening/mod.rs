@@ -3,3 +3,4 @@
 //! insecure settings, loose file modes, wrong error shapes and a crash mid-exchange.
 
 mod connections;
+mod demo;

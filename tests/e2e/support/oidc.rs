@@ -69,7 +69,8 @@ pub fn provider() -> &'static Provider {
     })
 }
 
-/// The grantry arguments and environment for oidc identity at `issuer`.
+/// The grantry arguments and environment for oidc identity at `issuer`, with the demo
+/// provider (off by default under oidc) to sign in to.
 pub fn grantry_args(issuer: &str) -> Vec<String> {
     [
         "--identity",
@@ -78,6 +79,8 @@ pub fn grantry_args(issuer: &str) -> Vec<String> {
         issuer,
         "--oidc-client-id",
         CLIENT_ID,
+        "--demo",
+        "true",
     ]
     .map(str::to_owned)
     .to_vec()
