@@ -107,7 +107,9 @@ def held(args, work, servers):
     for store in args.stores:
         where = fresh_store(store, work, "held")
         server = grantry(store, work, False, where, "held",
-                         extra=("--max-held-retries", str(args.held), "--retry-hold", "300",
+                         extra=("--max-held-retries", str(args.held),
+                                "--max-held-retries-per-principal", str(args.held),
+                                "--retry-hold", "300",
                                 "--max-connections", str(args.held + 1024)))
         servers.append(server)
         out = subprocess.run(

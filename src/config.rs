@@ -42,7 +42,9 @@ struct FileSettings {
     retry_hold: Option<u64>,
     elicitation_timeout: Option<u64>,
     max_legacy_sessions: Option<usize>,
+    max_legacy_sessions_per_principal: Option<usize>,
     max_held_retries: Option<u32>,
+    max_held_retries_per_principal: Option<u32>,
     keys: Option<Vec<String>>,
     request_state_ttl: Option<u64>,
     demo: Option<bool>,
@@ -119,8 +121,12 @@ pub struct Config {
     pub elicitation_timeout: Duration,
     /// Legacy-era sessions this process keeps in memory at once.
     pub max_legacy_sessions: usize,
+    /// Of those, the most one principal may have.
+    pub max_legacy_sessions_per_principal: usize,
     /// Retries held open at once by this process; past it a retry is answered at once.
     pub max_held_retries: usize,
+    /// Of those, the most one principal may have.
+    pub max_held_retries_per_principal: usize,
     /// Keys from configuration; `None` means "use or create the data directory's key".
     pub keys: Option<Vec<String>>,
     pub request_state_ttl_secs: i64,
@@ -279,6 +285,16 @@ impl Config {
                 "must be at least 1",
             ));
         }
+        let max_legacy_sessions_per_principal = args
+            .max_legacy_sessions_per_principal
+            .or(file.max_legacy_sessions_per_principal)
+            .unwrap_or(32);
+        if max_legacy_sessions_per_principal == 0 {
+            return Err(bad(
+                "--max-legacy-sessions-per-principal (GRANTRY_MAX_LEGACY_SESSIONS_PER_PRINCIPAL)",
+                "must be at least 1",
+            ));
+        }
         let allowed_origins = match (args.allowed_origins, file.allowed_origins) {
             (Some(text), _) => split_list(&text),
             (None, Some(list)) => list,
@@ -307,10 +323,17 @@ impl Config {
             retry_hold: Duration::from_secs(retry_hold),
             elicitation_timeout: Duration::from_secs(elicitation_timeout),
             max_legacy_sessions,
+            max_legacy_sessions_per_principal,
             max_held_retries: positive(
                 "--max-held-retries",
                 args.max_held_retries.or(file.max_held_retries),
                 1024,
+            )? as usize,
+            max_held_retries_per_principal: positive(
+                "--max-held-retries-per-principal",
+                args.max_held_retries_per_principal
+                    .or(file.max_held_retries_per_principal),
+                32,
             )? as usize,
             keys,
             request_state_ttl_secs: request_state_ttl as i64,

@@ -27,6 +27,7 @@
 //! | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events |
 //! | [`providers`] | the catalog (built-in billing providers), the OAuth client, one invoice adapter per provider API |
 //! | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
+//! | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
 //! | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the open-file limit |
 //! | [`store`] | opening the store named by `--store` (SQLite, PostgreSQL, Redis), durability checks at start, the cross-replica event buses |
 
@@ -46,6 +47,7 @@ pub mod limits;
 pub mod mcp;
 pub mod metrics;
 pub mod providers;
+pub mod quota;
 pub mod seal;
 pub mod server;
 pub mod sessions;

@@ -32,8 +32,9 @@ pub struct Inner {
     /// Legacy-era MCP sessions (see [`crate::sessions`]).
     pub sessions: Arc<dyn crate::sessions::SessionBackend>,
     pub demo: Option<DemoProvider>,
-    /// Permits for retries held open while a sign-in is pending.
-    pub held_retries: tokio::sync::Semaphore,
+    /// Places for retries held open while a sign-in is pending, shared fairly by principal
+    /// (keyed by the principal's tag).
+    pub held_retries: Arc<crate::quota::Quota<String>>,
     /// Turns for held retries to read the store, and once woken to run their tool: when one
     /// sign-in wakes thousands of retries at once, they take turns in memory instead of all
     /// queueing at the store's pool (which gives up after a few seconds).
@@ -130,7 +131,10 @@ impl AppState {
                 leases,
                 sessions,
                 demo,
-                held_retries: tokio::sync::Semaphore::new(config.max_held_retries),
+                held_retries: crate::quota::Quota::new(
+                    config.max_held_retries,
+                    config.max_held_retries_per_principal,
+                ),
                 hold_turns: tokio::sync::Semaphore::new(HOLD_TURNS),
                 metrics: crate::metrics::install(),
                 in_process_api,

@@ -165,10 +165,19 @@ pub struct ServeArgs {
     /// Seconds a retried tool call waits for a pending sign-in before asking again [default: 45].
     #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS")]
     pub retry_hold: Option<u64>,
-    /// Legacy-era (2025-11-25) sessions this process keeps in memory at once; past it a new
-    /// one (or one restored from the store) gets 503 until one ends [default: 2048].
+    /// Legacy-era (2025-11-25) sessions this process keeps in memory at once; past it an idle
+    /// one (of the principal holding most) makes room, and only when none is idle does a new
+    /// one (or one restored from the store) get 503 [default: 2048].
     #[arg(long, env = "GRANTRY_MAX_LEGACY_SESSIONS", value_name = "N")]
     pub max_legacy_sessions: Option<usize>,
+    /// Legacy-era sessions one principal may keep in this process's memory at once; past it
+    /// their own least recently used idle session makes room [default: 32].
+    #[arg(
+        long,
+        env = "GRANTRY_MAX_LEGACY_SESSIONS_PER_PRINCIPAL",
+        value_name = "N"
+    )]
+    pub max_legacy_sessions_per_principal: Option<usize>,
     /// Seconds a legacy-era (2025-11-25) form or confirmation question, asked with
     /// elicitation/create, waits for its answer; unanswered, nothing is changed [default: 300].
     #[arg(long, env = "GRANTRY_ELICITATION_TIMEOUT", value_name = "SECONDS")]
@@ -177,6 +186,10 @@ pub struct ServeArgs {
     /// retry is asked again at once [default: 1024].
     #[arg(long, env = "GRANTRY_MAX_HELD_RETRIES", value_name = "N")]
     pub max_held_retries: Option<u32>,
+    /// Retries one principal may have held open at once in this process; past it their
+    /// retry is asked again at once [default: 32].
+    #[arg(long, env = "GRANTRY_MAX_HELD_RETRIES_PER_PRINCIPAL", value_name = "N")]
+    pub max_held_retries_per_principal: Option<u32>,
     /// Sealing keys, comma-separated base64url (32 bytes each); the first seals, all open.
     /// Prefer the environment variable. [default: a key generated in the data directory]
     #[arg(

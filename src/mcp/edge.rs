@@ -29,6 +29,7 @@ use super::direct::{Direct, Taken};
 use super::handler::McpHandler;
 use super::legacy::{self, Opening, Sessions};
 use crate::metrics::Outcome;
+use crate::server::Tracked;
 
 /// How long a call may take before its answer switches to an SSE stream.
 pub const SWITCH_TO_SSE_AFTER: Duration = Duration::from_millis(500);
@@ -91,9 +92,10 @@ impl Edge {
                 );
             }
         };
-        if let Err(refusal) = self.sessions.check_owner(&parts).await {
-            return refusal.into_response();
-        }
+        let in_use = match self.sessions.check_owner(&parts).await {
+            Ok(in_use) => in_use,
+            Err(refusal) => return refusal.into_response(),
+        };
         accepts_sse &= legacy::session_id(&parts).is_none();
         let mut call = match self.direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {
             Some(Taken::Ready(response)) => return response,
@@ -109,13 +111,18 @@ impl Edge {
                 through_rmcp(self.rmcp.clone(), request, bytes, opening)
             }
         };
-        if accepts_sse {
+        let response = if accepts_sse {
             tokio::select! {
                 response = &mut call => response,
                 _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => held_as_sse(call, self.keep_alive),
             }
         } else {
             call.await
+        };
+        match in_use {
+            // The session stays in use (not evicted) while its answer streams.
+            Some(in_use) => response.map(|body| Body::new(Tracked::new(body, in_use))),
+            None => response,
         }
     }
 }

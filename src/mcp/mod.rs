@@ -77,6 +77,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         state.sessions.clone(),
         memory.clone(),
         config.max_legacy_sessions,
+        config.max_legacy_sessions_per_principal,
     );
     let mut server_config = StreamableHttpServerConfig::default()
         // Modern requests are served statelessly whatever this says; `initialize` opens a

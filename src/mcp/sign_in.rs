@@ -195,10 +195,18 @@ pub async fn hold<'a>(
     principal: &Principal,
     claims: &StateClaims,
 ) -> HoldEnd<'a> {
-    // Held retries are bounded: past the cap, the client is simply asked again at once.
-    let Ok(_permit) = state.held_retries.try_acquire() else {
-        tracing::warn!("too many held retries; answering at once");
-        return HoldEnd::StillPending;
+    // Held retries are bounded, in all and per principal (so one user's held calls never
+    // crowd out another's): past a cap, the client is simply asked again at once.
+    let _place = match state.held_retries.take(Some(principal.tag())) {
+        Ok(place) => place,
+        Err(exceeded) => {
+            tracing::warn!(
+                cap = ?exceeded,
+                principal = %principal.tag(),
+                "too many held retries; answering at once"
+            );
+            return HoldEnd::StillPending;
+        }
     };
     let _counted = crate::metrics::HeldRetry::start();
     let deadline = Instant::now() + state.config.retry_hold;

@@ -9,7 +9,8 @@
 //! - a keep-alive connection between requests: the next byte within the idle timeout.
 //!
 //! The socket's reads ([`Watched`]), the start of each request and the end of each answer
-//! ([`Busy`], carried by the answer's body) move the deadline; [`expiry`] waits for it.
+//! ([`Busy`], carried by the answer's body in a [`super::Tracked`]) move the deadline;
+//! [`expiry`] waits for it.
 
 use std::io;
 use std::pin::Pin;
@@ -18,8 +19,6 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body::{Body, Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// No time recorded (the connection is between a boundary and its next byte).
@@ -138,49 +137,6 @@ impl Drop for Busy {
             .boundary
             .store(activity.now_ms(), Ordering::Relaxed);
         activity.in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// An answer's body that keeps its connection busy until it is done.
-    pub struct Tracked<B> {
-        #[pin]
-        inner: B,
-        busy: Option<Busy>,
-    }
-}
-
-impl<B> Tracked<B> {
-    pub fn new(inner: B, busy: Busy) -> Self {
-        Self {
-            inner,
-            busy: Some(busy),
-        }
-    }
-}
-
-impl<B: Body<Data = Bytes>> Body for Tracked<B> {
-    type Data = Bytes;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
-        if let Poll::Ready(None | Some(Err(_))) = polled {
-            this.busy.take(); // done: the idle clock starts now, not when hyper drops the body
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 

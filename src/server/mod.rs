@@ -15,6 +15,9 @@
 mod activity;
 pub mod deadline;
 mod slots;
+mod tracked;
+
+pub use tracked::Tracked;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -31,10 +34,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tower::ServiceExt;
 
-use self::activity::{Activity, Timeouts, Tracked, Watched};
+use self::activity::{Activity, Timeouts, Watched};
 use self::deadline::DeadlineBody;
-use self::slots::{Refused, Slot, Slots};
+use self::slots::{Slot, Slots};
 use crate::config::ConnectionLimits;
+use crate::quota::Exceeded;
 
 /// File descriptors kept back from the connection cap: store pools, provider calls, files.
 const RESERVED_FILES: u64 = 512;
@@ -89,11 +93,11 @@ pub async fn serve(
     settings: Settings,
     shutdown: impl Future<Output = ()>,
 ) {
-    let slots = Slots::new(
+    let slots = Arc::new(Slots::new(
         settings.max_connections,
         settings.limits.max_connections_per_address,
         settings.trusted_proxies.clone(),
-    );
+    ));
     let settings = Arc::new(settings);
     let (stop_tx, stop_rx) = watch::channel(());
     let mut shutdown = std::pin::pin!(shutdown);
@@ -191,13 +195,13 @@ async fn connection(
 }
 
 /// Answers a connection over a cap with a 503 (if the socket takes it at once) and closes it.
-fn turn_away(stream: TcpStream, refused: Refused, settings: &Settings) {
+fn turn_away(stream: TcpStream, refused: Exceeded, settings: &Settings) {
     let _ = stream.try_write(OVER_CAPACITY);
     drop(stream);
-    crate::metrics::connection_refused(refused.label());
+    crate::metrics::connection_refused(slots::label(refused));
     if should_log_refusal() {
         tracing::warn!(
-            cap = refused.label(),
+            cap = slots::label(refused),
             max_connections = settings.max_connections,
             max_per_address = settings.limits.max_connections_per_address,
             "connection refused: at the cap (logged at most once a minute)"

@@ -206,20 +206,38 @@ async fn an_unanswered_question_times_out_and_one_question_at_a_time_per_session
 }
 
 #[tokio::test]
-async fn past_max_legacy_sessions_initialize_gets_503_until_one_ends_and_modern_is_unaffected() {
-    let server = Server::start(&["--max-legacy-sessions", "2"]).await;
+async fn past_max_legacy_sessions_an_idle_one_makes_room_and_only_all_in_use_gets_503() {
+    let server = Server::start(&["--max-legacy-sessions", "2", "--retry-hold", "4"]).await;
     let first = LegacySession::open(&server.mcp_url(), None, url_and_form()).await;
-    let _second = LegacySession::open(&server.mcp_url(), None, url_and_form()).await;
-    let third = initialize(&server.mcp_url(), None, url_and_form()).await;
+    let second = LegacySession::open(&server.mcp_url(), None, url_and_form()).await;
+    // The oldest idle session leaves memory to make room; it stays in the store ...
+    let third = LegacySession::open(&server.mcp_url(), None, url_and_form()).await;
+    assert_eq!(server.count_rows("mcp_sessions").await, 3);
+    // ... and comes back when used (the idle `second` makes room for it).
+    assert!(
+        first
+            .request("tools/list", json!({}))
+            .await
+            .status
+            .is_success()
+    );
+    // With both sessions in memory in use, a new one is refused, and nothing is opened.
+    let first_stream = first
+        .listen_for("notifications/none", Duration::from_secs(60))
+        .await;
+    let _third_stream = third
+        .listen_for("notifications/none", Duration::from_secs(60))
+        .await;
+    let refused = initialize(&server.mcp_url(), None, url_and_form()).await;
     assert_eq!(
-        third.status,
+        refused.status,
         StatusCode::SERVICE_UNAVAILABLE,
         "{}",
-        third.raw
+        refused.raw
     );
-    assert_eq!(third.headers["retry-after"], "60");
-    assert!(third.headers.get("mcp-session-id").is_none());
-    assert_eq!(server.count_rows("mcp_sessions").await, 2);
+    assert_eq!(refused.headers["retry-after"], "60");
+    assert!(refused.headers.get("mcp-session-id").is_none());
+    assert_eq!(server.count_rows("mcp_sessions").await, 3);
     let modern = Mcp::new(server.mcp_url())
         .request("tools/list", json!({}), json!({}))
         .await;
@@ -228,17 +246,18 @@ async fn past_max_legacy_sessions_initialize_gets_503_until_one_ends_and_modern_
         StatusCode::OK,
         "the modern era opens no session"
     );
-    assert!(
-        first
-            .request("tools/list", json!({}))
-            .await
-            .status
-            .is_success()
-    );
-
-    assert_eq!(first.delete().await, StatusCode::NO_CONTENT);
-    let again = initialize(&server.mcp_url(), None, url_and_form()).await;
-    assert_eq!(again.status, StatusCode::OK, "{}", again.raw);
+    // A stream that ends frees its session (grantry notices at its next keep-alive).
+    first_stream.abort();
+    let started = std::time::Instant::now();
+    loop {
+        let again = initialize(&server.mcp_url(), None, url_and_form()).await;
+        if again.status == StatusCode::OK {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{}", again.raw);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(second.delete().await, StatusCode::NO_CONTENT);
 }
 
 #[tokio::test]

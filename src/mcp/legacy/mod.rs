@@ -13,11 +13,13 @@
 //! - **Form rounds as `elicitation/create`** ([`drive_rounds`]): the same rounds the modern
 //!   era answers with `input_required` are asked on the call's stream and answered there.
 //!
-//! Files: [`sessions`] (the store records, ownership, the cap in memory), [`notices`]
+//! Files: [`sessions`] (the store records, ownership), [`residents`] (which sessions stay in
+//! memory here: a fair share of the cap, idle ones evicted to make room), [`notices`]
 //! (`-32042` and `elicitation/complete`), [`questions`] (form rounds asked mid-call).
 
 mod notices;
 mod questions;
+mod residents;
 mod sessions;
 
 use rmcp::RoleServer;
@@ -25,6 +27,7 @@ use rmcp::service::RequestContext;
 
 pub use notices::{CompletionNotices, notify_when_connected, url_elicitation_required};
 pub use questions::drive_rounds;
+pub use residents::InUse;
 pub use sessions::{Opening, Sessions, is_modern, opened_session, session_id};
 
 /// Whether this request belongs to a legacy-era session: it carries no per-request version

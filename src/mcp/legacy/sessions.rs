@@ -1,7 +1,8 @@
 //! Legacy sessions as the edge sees them: each recorded in the store with its opener once
 //! rmcp has answered its `initialize`, checked against the caller on every request that
-//! names it, and capped in memory (`--max-legacy-sessions`). rmcp restores a session it has
-//! not seen from the record ([`RmcpSessions`]).
+//! names it, and kept in memory within a fair share of `--max-legacy-sessions`
+//! ([`Residents`]). rmcp restores a session it has not seen from the record
+//! ([`RmcpSessions`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +19,7 @@ use rmcp::transport::streamable_http_server::session::store::{
 };
 use serde_json::{Map, Value};
 
+use super::residents::{Crowded, InUse, Reservation, Residents};
 use crate::identity::Principal;
 use crate::mcp::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::sessions::{SessionBackend, SessionRecord};
@@ -28,13 +30,13 @@ const SESSION_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// and client info are what a restore replays).
 const MAX_STORED_PARAMS: usize = 16 * 1024;
 
-/// The sessions in the store, as the edge and rmcp use them, and the cap on how many rmcp
-/// keeps in memory here (each costs tens of kilobytes while it lives).
+/// The sessions in the store, as the edge and rmcp use them, and which of them rmcp keeps in
+/// memory here (each costs tens of kilobytes while it lives).
 #[derive(Clone)]
 pub struct Sessions {
     backend: Arc<dyn SessionBackend>,
     memory: Arc<LocalSessionManager>,
-    cap: usize,
+    residents: Arc<Residents>,
 }
 
 /// Why the edge stops a request before rmcp.
@@ -43,8 +45,8 @@ pub enum Refusal {
     NotFound,
     /// The `initialize` params are larger than a session may keep.
     TooLarge,
-    /// As many sessions as `--max-legacy-sessions` live here: retry later.
-    Full,
+    /// No room in memory here, and nothing idle to make room with: retry later.
+    Full(Crowded),
     /// The store could not be read: retry later.
     Unavailable,
 }
@@ -57,10 +59,16 @@ impl Refusal {
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the initialize params are too large to keep a session for",
             ),
-            Self::Full => (
+            Self::Full(Crowded::Share) => (
                 StatusCode::SERVICE_UNAVAILABLE,
-                "Service Unavailable: grantry holds as many legacy-era sessions as it may; \
-                 retry in a minute, or use protocol 2026-07-28 (no sessions)",
+                "Service Unavailable: every legacy-era session one user may keep here is in \
+                 use; end one (DELETE), retry in a minute, or use protocol 2026-07-28 (no \
+                 sessions)",
+            ),
+            Self::Full(Crowded::Total) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable: grantry holds as many legacy-era sessions as it may, all \
+                 in use; retry in a minute, or use protocol 2026-07-28 (no sessions)",
             ),
             Self::Unavailable => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -84,15 +92,17 @@ impl Refusal {
 }
 
 impl Sessions {
+    /// At most `cap` sessions in memory here, `share` of them one principal's.
     pub fn new(
         backend: Arc<dyn SessionBackend>,
         memory: Arc<LocalSessionManager>,
         cap: usize,
+        share: usize,
     ) -> Self {
         Self {
             backend,
             memory,
-            cap,
+            residents: Residents::new(cap, share),
         }
     }
 
@@ -102,11 +112,12 @@ impl Sessions {
     }
 
     /// A request naming a session must come from the principal who opened it: anyone else
-    /// is told the session does not exist. Using it keeps it alive.
-    pub async fn check_owner(&self, parts: &Parts) -> Result<(), Refusal> {
+    /// is told the session does not exist. Using it keeps it alive (in the store), and in
+    /// use here until the answer is done (keep the [`InUse`] that long).
+    pub async fn check_owner(&self, parts: &Parts) -> Result<Option<InUse>, Refusal> {
         match session_id(parts) {
-            Some(id) => self.owner_uses(parts, id).await,
-            None => Ok(()),
+            Some(id) => self.owner_uses(parts, id).await.map(Some),
+            None => Ok(None),
         }
     }
 
@@ -126,35 +137,46 @@ impl Sessions {
         if params.len() > MAX_STORED_PARAMS {
             return Err(Refusal::TooLarge);
         }
-        if self.memory.sessions.read().await.len() >= self.cap {
-            tracing::warn!(
-                cap = self.cap,
-                "legacy sessions at their cap; initialize refused"
-            );
-            return Err(Refusal::Full);
-        }
+        let owner = opener.tag();
+        let place = self.make_room(&owner).await?;
         Ok(Some(Opening {
             sessions: self.clone(),
+            place,
             record: SessionRecord {
-                owner: opener.tag(),
+                owner,
                 initialize: params,
             },
         }))
     }
 
-    async fn owner_uses(&self, parts: &Parts, id: &str) -> Result<(), Refusal> {
+    /// Room in memory for one more session of `owner`, or why there is none.
+    async fn make_room(&self, owner: &str) -> Result<Reservation, Refusal> {
+        self.residents
+            .make_room(owner, &self.memory)
+            .await
+            .map_err(|crowded| {
+                tracing::warn!(
+                    ?crowded,
+                    "no legacy session idle to make room with; refused"
+                );
+                Refusal::Full(crowded)
+            })
+    }
+
+    async fn owner_uses(&self, parts: &Parts, id: &str) -> Result<InUse, Refusal> {
         let Some(principal) = parts.extensions.get::<Principal>() else {
             return Err(Refusal::NotFound);
         };
-        match self.backend.touch(id, &principal.tag(), ttl_ms()).await {
+        let owner = principal.tag();
+        match self.backend.touch(id, &owner, ttl_ms()).await {
             Ok(true) => {
-                // Not in memory here: rmcp restores it from the store, if there is room.
-                let live = self.memory.sessions.read().await;
-                if live.contains_key(id) || live.len() < self.cap {
-                    Ok(())
-                } else {
-                    Err(Refusal::Full)
+                // Not in memory here: rmcp restores it from the store, into room made for it.
+                let live = self.memory.sessions.read().await.contains_key(id);
+                if !live {
+                    let place = self.make_room(&owner).await?;
+                    self.residents.settle(place, id);
                 }
+                Ok(self.residents.use_session(id, &owner))
             }
             Ok(false) => {
                 tracing::info!(
@@ -172,9 +194,11 @@ impl Sessions {
     }
 }
 
-/// An `initialize` the edge let through: the record of the session rmcp opens for it.
+/// An `initialize` the edge let through: the record of the session rmcp opens for it, and
+/// the room made for it in memory.
 pub struct Opening {
     sessions: Sessions,
+    place: Reservation,
     record: SessionRecord,
 }
 
@@ -183,11 +207,14 @@ impl Opening {
     /// fails, rmcp's session is closed too, so nothing is left half made.
     pub async fn record(self, id: &str) -> Result<(), Refusal> {
         let Sessions {
-            backend, memory, ..
+            backend,
+            memory,
+            residents,
         } = &self.sessions;
         let refusal = match backend.create(id, &self.record, ttl_ms()).await {
             Ok(true) => {
                 crate::metrics::session_opened();
+                residents.settle(self.place, id);
                 return Ok(());
             }
             Ok(false) => {

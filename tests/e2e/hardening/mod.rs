@@ -4,3 +4,4 @@
 
 mod connections;
 mod demo;
+mod shares;

@@ -1,0 +1,144 @@
+//! One principal against the per-process pools, within her own request limit: legacy-era
+//! sessions in memory and retries held open. Each principal has a share; the others are
+//! served.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::oidc::oidc_server;
+use crate::support::legacy::{LegacySession, initialize};
+use crate::support::mcp::url_and_form;
+use crate::support::oidc::{access_token, provider, user};
+use crate::support::{Mcp, Server};
+
+async fn token_for(server: &Server, name: &str) -> String {
+    access_token(
+        &provider().issuer,
+        &user(name),
+        &server.mcp_url(),
+        "test-client",
+    )
+    .await
+}
+
+#[tokio::test]
+async fn one_principals_flood_of_legacy_sessions_leaves_anothers_initialize_served() {
+    let server = oidc_server(&[
+        "--max-legacy-sessions",
+        "12",
+        "--max-legacy-sessions-per-principal",
+        "4",
+    ])
+    .await;
+    let mallory = token_for(&server, "mallory").await;
+    let bob = token_for(&server, "bob").await;
+    // Far more sessions than the cap: each of hers past her share pushes out her own oldest.
+    for _ in 0..30 {
+        let opened = initialize(&server.mcp_url(), Some(&mallory), url_and_form()).await;
+        assert_eq!(opened.status, StatusCode::OK, "{}", opened.raw);
+    }
+    let bobs = LegacySession::open(&server.mcp_url(), Some(&bob), url_and_form()).await;
+    assert!(
+        bobs.request("tools/list", json!({}))
+            .await
+            .status
+            .is_success()
+    );
+    // Her sessions are kept in the store: her oldest comes back when she uses it.
+    assert_eq!(server.count_rows("mcp_sessions").await, 31);
+}
+
+#[tokio::test]
+async fn a_session_kept_in_the_store_comes_back_to_its_owner_whatever_the_load() {
+    let server = oidc_server(&[
+        "--max-legacy-sessions",
+        "6",
+        "--max-legacy-sessions-per-principal",
+        "3",
+        "--retry-hold",
+        "4",
+    ])
+    .await;
+    let mallory = token_for(&server, "mallory").await;
+    let bob = token_for(&server, "bob").await;
+    let carol = token_for(&server, "carol").await;
+    let bobs = LegacySession::open(&server.mcp_url(), Some(&bob), url_and_form()).await;
+    // Mallory and Carol fill every other place, and keep theirs in use.
+    let mut streams = Vec::new();
+    for token in [&mallory, &mallory, &mallory, &carol, &carol] {
+        let session = LegacySession::open(&server.mcp_url(), Some(token), url_and_form()).await;
+        streams.push(
+            session
+                .listen_for("notifications/none", Duration::from_secs(30))
+                .await,
+        );
+    }
+    // Bob's idle session is the only one that can make room: Carol's next one takes it.
+    let carols = initialize(&server.mcp_url(), Some(&carol), url_and_form()).await;
+    assert_eq!(carols.status, StatusCode::OK, "{}", carols.raw);
+    // Back in use, Bob's session is restored from the store; Carol's idle one makes room.
+    let back = bobs.request("tools/list", json!({})).await;
+    assert_eq!(back.status, StatusCode::OK, "{}", back.raw);
+    // With every session in use, a newcomer waits: 503 and Retry-After, nothing opened.
+    let _bob_listening = bobs
+        .listen_for("notifications/none", Duration::from_secs(30))
+        .await;
+    let dave = token_for(&server, "dave").await;
+    let refused = initialize(&server.mcp_url(), Some(&dave), url_and_form()).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.raw
+    );
+    assert_eq!(refused.headers["retry-after"], "60");
+    assert!(refused.headers.get("mcp-session-id").is_none());
+    for stream in streams {
+        stream.abort();
+    }
+}
+
+#[tokio::test]
+async fn one_principals_held_retries_never_turn_anothers_into_immediate_re_asks() {
+    let server = oidc_server(&[
+        "--max-held-retries",
+        "4",
+        "--max-held-retries-per-principal",
+        "2",
+        "--retry-hold",
+        "4",
+    ])
+    .await;
+    let mallory = Arc::new(Mcp::with_bearer(
+        server.mcp_url(),
+        token_for(&server, "mallory").await,
+    ));
+    let bob = Arc::new(Mcp::with_bearer(
+        server.mcp_url(),
+        token_for(&server, "bob").await,
+    ));
+    let (_, state, key) = mallory.first_round().await;
+    let hers: Vec<_> = (0..4)
+        .map(|_| mallory.held_retry(key.clone(), state.clone()))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let (_, state, key) = bob.first_round().await;
+    let started = Instant::now();
+    let answer = bob.held_retry(key, state).await.unwrap();
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(3),
+        "Bob's retry was held, not asked again at once: {waited:?}"
+    );
+    assert_eq!(answer.result()["resultType"], "input_required");
+    let mut answered_at_once = 0;
+    for retry in hers {
+        if !retry.await.unwrap().is_sse() {
+            answered_at_once += 1;
+        }
+    }
+    assert_eq!(answered_at_once, 2, "two of hers past her share");
+}
