@@ -205,7 +205,7 @@ impl State {
             *counts.entry(&resident.owner).or_default() += 1;
         }
         let mut owners: Vec<(&str, usize)> = counts.into_iter().collect();
-        owners.sort_by(|a, b| b.1.cmp(&a.1));
+        owners.sort_by_key(|&(_, count)| std::cmp::Reverse(count));
         owners
             .into_iter()
             .find_map(|(owner, _)| self.least_recently_used_idle(owner))
