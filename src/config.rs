@@ -39,6 +39,7 @@ struct FileSettings {
     trusted_proxies: Option<Vec<String>>,
     max_pending_flows: Option<u32>,
     providers: Option<PathBuf>,
+    allow_insecure_provider: Option<Vec<String>>,
     retry_hold: Option<u64>,
     elicitation_timeout: Option<u64>,
     max_legacy_sessions: Option<usize>,
@@ -116,6 +117,8 @@ pub struct Config {
     pub oidc: Option<OidcSettings>,
     pub limits: Limits,
     pub providers_file: Option<PathBuf>,
+    /// Catalog ids allowed plain http to hosts that are not loopback (test setups).
+    pub allow_insecure_providers: Vec<String>,
     pub retry_hold: Duration,
     /// How long a legacy-era `elicitation/create` question waits for its answer.
     pub elicitation_timeout: Duration,
@@ -320,6 +323,13 @@ impl Config {
             oidc,
             limits,
             providers_file: args.providers.or(file.providers),
+            allow_insecure_providers: match (
+                args.allow_insecure_provider,
+                file.allow_insecure_provider,
+            ) {
+                (Some(text), _) => split_list(&text),
+                (None, list) => list.unwrap_or_default(),
+            },
             retry_hold: Duration::from_secs(retry_hold),
             elicitation_timeout: Duration::from_secs(elicitation_timeout),
             max_legacy_sessions,

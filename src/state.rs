@@ -101,10 +101,13 @@ impl AppState {
         };
         check_no_key_retired_in_use(&sealer, grants.as_ref()).await?;
         let demo_base = format!("{}/demo", config.public_url);
-        let catalog = Catalog::load(
+        let http = crate::providers::http::client();
+        let mut catalog = Catalog::load(
             config.demo.then_some(demo_base.as_str()),
             config.providers_file.as_deref(),
+            &config.allow_insecure_providers,
         )?;
+        catalog.settle_pkce(&http).await;
         let demo = config.demo.then(|| {
             let demo_config = DemoConfig {
                 access_token_ttl_secs: config.demo_token_ttl_secs,
@@ -112,7 +115,6 @@ impl AppState {
             };
             DemoProvider::new(demo_config, sealer.clone())
         });
-        let http = crate::providers::http::client();
         let identity = Identity::start(&config, http.clone()).await?;
         let limiter = Limiter::start(counters, config.limits.clone());
         let in_process_api = demo

@@ -162,6 +162,11 @@ pub struct ServeArgs {
     /// freshbooks, zoho, sage), overrides of any of their fields, new generic providers.
     #[arg(long, env = "GRANTRY_PROVIDERS", value_name = "FILE")]
     pub providers: Option<PathBuf>,
+    /// Providers (catalog ids, comma-separated) allowed plain http URLs to hosts that are not
+    /// loopback, for test setups only: their client secret, codes and tokens cross the
+    /// network in cleartext [default: none].
+    #[arg(long, env = "GRANTRY_ALLOW_INSECURE_PROVIDER", value_name = "IDS")]
+    pub allow_insecure_provider: Option<String>,
     /// Seconds a retried tool call waits for a pending sign-in before asking again [default: 45].
     #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS")]
     pub retry_hold: Option<u64>,

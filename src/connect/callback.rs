@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn rfc_9207_iss_table() {
-        let mut p = Catalog::load(Some("http://127.0.0.1:8080/demo"), None)
+        let mut p = Catalog::load(Some("http://127.0.0.1:8080/demo"), None, &[])
             .unwrap()
             .default_provider()
             .clone();

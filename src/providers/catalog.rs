@@ -30,6 +30,7 @@ use serde::Deserialize;
 use url::Url;
 
 mod entry;
+mod pkce;
 
 use entry::{EntryFile, demo_entry, resolve};
 
@@ -92,6 +93,8 @@ pub struct Provider {
     pub api_base: Url,
     /// The authorization server's issuer, compared byte for byte with RFC 9207 `iss`.
     pub issuer: Option<String>,
+    /// Where its RFC 8414 metadata is, when the entry says; otherwise derived from `issuer`.
+    pub metadata_url: Option<Url>,
     /// Whether the provider always sends `iss` on its redirect (then a missing one is refused).
     pub iss_parameter_supported: bool,
     pub client_id: String,
@@ -153,8 +156,13 @@ pub struct Catalog {
 impl Catalog {
     /// Builds the catalog: the demo entry (when `demo_base` is given, e.g.
     /// `http://127.0.0.1:8080/demo`), the built-in entries and the entries of `file`. Only
-    /// entries with a `client_id` are offered.
-    pub fn load(demo_base: Option<&str>, file: Option<&Path>) -> Result<Self, CatalogError> {
+    /// entries with a `client_id` are offered. A URL in plain http to a host that is not
+    /// loopback is refused unless the entry's id is in `allow_insecure`.
+    pub fn load(
+        demo_base: Option<&str>,
+        file: Option<&Path>,
+        allow_insecure: &[String],
+    ) -> Result<Self, CatalogError> {
         let parsed = match file {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
@@ -164,13 +172,19 @@ impl Catalog {
             }
             None => CatalogFile::default(),
         };
-        Self::build(demo_base, parsed, |name| std::env::var(name).ok())
+        Self::build(
+            demo_base,
+            parsed,
+            |name| std::env::var(name).ok(),
+            allow_insecure,
+        )
     }
 
     fn build(
         demo_base: Option<&str>,
         file: CatalogFile,
         env: impl Fn(&str) -> Option<String>,
+        allow_insecure: &[String],
     ) -> Result<Self, CatalogError> {
         let builtin: CatalogFile =
             toml::from_str(BUILTIN).expect("the built-in catalog is valid TOML");
@@ -197,8 +211,17 @@ impl Catalog {
         for (id, entry) in entries {
             // A built-in entry nobody registered a client for is not offered.
             if entry.client_id.is_some() {
-                providers.insert(id.clone(), resolve(&id, entry, &env)?);
+                let insecure = allow_insecure.contains(&id);
+                providers.insert(id.clone(), resolve(&id, entry, &env, insecure)?);
             }
+        }
+        if let Some(unknown) = allow_insecure
+            .iter()
+            .find(|id| !providers.contains_key(*id))
+        {
+            return Err(CatalogError(format!(
+                "--allow-insecure-provider: `{unknown}` names no provider in the catalog"
+            )));
         }
         let default = match file.default {
             Some(id) if providers.contains_key(&id) => id,

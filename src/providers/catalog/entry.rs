@@ -32,6 +32,9 @@ pub(super) struct EntryFile {
     refresh_rotates: Option<bool>,
     refresh_grace_secs: Option<i64>,
     adapter: Option<AdapterKind>,
+    /// Where the authorization server's metadata is (RFC 8414); by default derived from
+    /// `issuer`. Read at start for an entry with `pkce = "off"`.
+    metadata_url: Option<String>,
     /// Only the built-in demo entry has an inline secret; files name a variable.
     #[serde(skip)]
     client_secret: Option<String>,
@@ -75,6 +78,7 @@ impl EntryFile {
             refresh_rotates,
             refresh_grace_secs,
             adapter,
+            metadata_url,
             client_secret
         )
         .with_params(params)
@@ -106,7 +110,12 @@ pub(super) fn demo_entry(base: &str) -> EntryFile {
     }
 }
 
-fn parse_url(id: &str, field: &str, text: &str) -> Result<Url, CatalogError> {
+fn parse_url(
+    id: &str,
+    field: &str,
+    text: &str,
+    insecure_allowed: bool,
+) -> Result<Url, CatalogError> {
     let url = Url::parse(text)
         .map_err(|e| CatalogError(format!("providers.{id}.{field}: `{text}`: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -114,18 +123,47 @@ fn parse_url(id: &str, field: &str, text: &str) -> Result<Url, CatalogError> {
             "providers.{id}.{field}: must be an http or https URL"
         )));
     }
+    if url.scheme() == "http" && !is_loopback(&url) && !insecure_allowed {
+        return Err(CatalogError(format!(
+            "providers.{id}.{field}: `{text}` is plain http to a host that is not loopback: the \
+             client secret, codes and tokens would cross the network in cleartext. Use https \
+             (or, for a test setup only, --allow-insecure-provider {id})"
+        )));
+    }
     Ok(url)
 }
 
+/// `localhost` or a loopback address: traffic that never leaves the machine.
+pub(super) fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
 /// Turns a merged entry into a provider, naming the first missing or bad field.
+/// `insecure_allowed`: plain http to a host that is not loopback is accepted (tests only).
 pub(super) fn resolve(
     id: &str,
     entry: EntryFile,
     env: &impl Fn(&str) -> Option<String>,
+    insecure_allowed: bool,
 ) -> Result<Provider, CatalogError> {
     let need = |field: &str| CatalogError(format!("providers.{id}.{field} is required"));
     let url = |field: &str, value: Option<String>| -> Result<Url, CatalogError> {
-        parse_url(id, field, &value.ok_or_else(|| need(field))?)
+        parse_url(
+            id,
+            field,
+            &value.ok_or_else(|| need(field))?,
+            insecure_allowed,
+        )
+    };
+    let optional_url = |field: &str, value: Option<String>| -> Result<Option<Url>, CatalogError> {
+        value
+            .map(|u| parse_url(id, field, &u, insecure_allowed))
+            .transpose()
     };
     let client_secret = match entry.client_secret_env {
         Some(var) => Some(env(&var).ok_or_else(|| {
@@ -157,10 +195,8 @@ pub(super) fn resolve(
         display_name: entry.display_name.unwrap_or_else(|| id.to_owned()),
         authorize_url: url("authorize_url", entry.authorize_url)?,
         token_url: url("token_url", entry.token_url)?,
-        revoke_url: entry
-            .revoke_url
-            .map(|u| parse_url(id, "revoke_url", &u))
-            .transpose()?,
+        revoke_url: optional_url("revoke_url", entry.revoke_url)?,
+        metadata_url: optional_url("metadata_url", entry.metadata_url)?,
         revoke_body: entry.revoke_body.unwrap_or_default(),
         api_base: url("api_base", entry.api_base)?,
         issuer: entry.issuer,

@@ -14,6 +14,7 @@ fn demo_entry_is_built_in_and_default() {
         Some("http://127.0.0.1:8080/demo"),
         CatalogFile::default(),
         no_env,
+        &[],
     )
     .unwrap();
     let demo = c.default_provider();
@@ -28,6 +29,7 @@ fn an_override_changes_only_the_fields_it_names() {
         Some("http://127.0.0.1:8080/demo"),
         parse("[providers.demo]\ntoken_url = \"http://127.0.0.1:9/token\"\n"),
         no_env,
+        &[],
     )
     .unwrap();
     let demo = c.get("demo").unwrap();
@@ -43,24 +45,27 @@ fn a_generic_provider_needs_its_fields_and_its_secret_variable() {
     let text = "default = \"acme\"\n[providers.acme]\nauthorize_url = \"https://a.example/auth\"\n\
         token_url = \"https://a.example/token\"\napi_base = \"https://api.a.example\"\n\
         client_id = \"g\"\nclient_secret_env = \"ACME_SECRET\"\nadapter = \"demo\"\n";
-    let err = Catalog::build(None, parse(text), no_env).unwrap_err();
+    let err = Catalog::build(None, parse(text), no_env, &[]).unwrap_err();
     assert!(err.0.contains("ACME_SECRET"), "{err}");
-    let c = Catalog::build(None, parse(text), |v| {
-        (v == "ACME_SECRET").then(|| "s3cret".to_owned())
-    })
+    let c = Catalog::build(
+        None,
+        parse(text),
+        |v| (v == "ACME_SECRET").then(|| "s3cret".to_owned()),
+        &[],
+    )
     .unwrap();
     assert_eq!(c.default_provider().id, "acme");
     assert!(!format!("{:?}", c.default_provider()).contains("s3cret"));
 
     let missing = "[providers.acme]\nclient_id = \"g\"\nclient_secret_env = \"S\"\n\
         authorize_url = \"https://a.example/auth\"\n";
-    let err = Catalog::build(None, parse(missing), |_| Some("s".into())).unwrap_err();
+    let err = Catalog::build(None, parse(missing), |_| Some("s".into()), &[]).unwrap_err();
     assert!(err.0.contains("providers.acme.token_url"), "{err}");
     let no_client = "[providers.acme]\nauthorize_url = \"https://a.example/auth\"\n";
-    let err = Catalog::build(None, parse(no_client), no_env).unwrap_err();
+    let err = Catalog::build(None, parse(no_client), no_env, &[]).unwrap_err();
     assert!(err.0.contains("providers.acme.client_id"), "{err}");
     let no_secret = "[providers.xero]\nclient_id = \"x\"\n";
-    let err = Catalog::build(None, parse(no_secret), no_env).unwrap_err();
+    let err = Catalog::build(None, parse(no_secret), no_env, &[]).unwrap_err();
     assert!(err.0.contains("providers.xero.client_secret_env"), "{err}");
 }
 
@@ -70,10 +75,11 @@ fn bad_urls_and_ids_are_named() {
         Some("http://127.0.0.1:8080/demo"),
         parse("[providers.demo]\ntoken_url = \"file:///etc/passwd\"\n"),
         no_env,
+        &[],
     )
     .unwrap_err();
     assert!(err.0.contains("providers.demo.token_url"), "{err}");
-    let err = Catalog::build(None, parse("[providers.\"Bad Id\"]\n"), no_env).unwrap_err();
+    let err = Catalog::build(None, parse("[providers.\"Bad Id\"]\n"), no_env, &[]).unwrap_err();
     assert!(err.0.contains("Bad Id"), "{err}");
     let err = toml::from_str::<CatalogFile>("[providers.x]\ntokn_url = \"x\"\n").unwrap_err();
     assert!(err.to_string().contains("tokn_url"));
@@ -85,15 +91,19 @@ fn built_in_providers_are_offered_once_given_a_client() {
         Some("http://127.0.0.1:8080/demo"),
         CatalogFile::default(),
         no_env,
+        &[],
     )
     .unwrap();
     assert!(c.get("xero").is_none(), "no client registered: not offered");
     let text = "[providers.xero]\nclient_id = \"x\"\nclient_secret_env = \"XERO_SECRET\"\n\
         [providers.zoho]\nclient_id = \"z\"\nclient_secret_env = \"ZOHO_SECRET\"\n\
         api_base = \"https://www.zohoapis.eu\"\n";
-    let c = Catalog::build(Some("http://127.0.0.1:8080/demo"), parse(text), |_| {
-        Some("secret".into())
-    })
+    let c = Catalog::build(
+        Some("http://127.0.0.1:8080/demo"),
+        parse(text),
+        |_| Some("secret".into()),
+        &[],
+    )
     .unwrap();
     let xero = c.get("xero").unwrap();
     assert_eq!(xero.adapter, AdapterKind::Xero);
@@ -107,4 +117,32 @@ fn built_in_providers_are_offered_once_given_a_client() {
     assert_eq!(zoho.extra_authorize_params["access_type"], "offline");
     assert_eq!(zoho.revoke_body, RevokeBody::Query);
     assert_eq!(c.default_provider().id, "demo");
+}
+
+#[test]
+fn plain_http_off_loopback_is_refused_naming_the_entry_and_key_unless_allowed() {
+    let entry = |token_url: &str| {
+        format!(
+            "default = \"acme\"\n[providers.acme]\nauthorize_url = \"https://a.example/auth\"\n\
+             token_url = \"{token_url}\"\napi_base = \"https://api.a.example\"\n\
+             client_id = \"g\"\nclient_secret_env = \"S\"\nadapter = \"demo\"\n"
+        )
+    };
+    let env = |_: &str| Some("s".to_owned());
+    let err = Catalog::build(None, parse(&entry("http://a.example/token")), env, &[]).unwrap_err();
+    assert!(err.0.contains("providers.acme.token_url"), "{err}");
+    assert!(err.0.contains("--allow-insecure-provider acme"), "{err}");
+    for loopback in [
+        "http://127.0.0.1:9/token",
+        "http://localhost:9/token",
+        "http://[::1]:9/token",
+    ] {
+        assert!(Catalog::build(None, parse(&entry(loopback)), env, &[]).is_ok());
+    }
+    let allowed = ["acme".to_owned()];
+    assert!(Catalog::build(None, parse(&entry("http://a.example/token")), env, &allowed).is_ok());
+    let unknown = ["nobody".to_owned()];
+    let err =
+        Catalog::build(None, parse(&entry("https://a.example/t")), env, &unknown).unwrap_err();
+    assert!(err.0.contains("`nobody` names no provider"), "{err}");
 }

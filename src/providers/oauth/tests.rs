@@ -8,7 +8,7 @@ use super::*;
 use crate::providers::Catalog;
 
 fn demo() -> Provider {
-    Catalog::load(Some("http://127.0.0.1:8080/demo"), None)
+    Catalog::load(Some("http://127.0.0.1:8080/demo"), None, &[])
         .unwrap()
         .default_provider()
         .clone()

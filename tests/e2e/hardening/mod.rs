@@ -4,4 +4,5 @@
 
 mod connections;
 mod demo;
+mod providers;
 mod shares;

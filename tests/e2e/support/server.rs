@@ -46,6 +46,8 @@ async fn spawn(
         .env_remove("GRANTRY_KEYS")
         .env("GRANTRY_OIDC_CLIENT_SECRET", super::oidc::CLIENT_SECRET)
         .env("FAKE_SECRET", "fake-client-secret")
+        // For catalog entries that point at grantry's own demo provider.
+        .env("DEMO_SECRET", grantry::demo::DEMO_CLIENT_SECRET)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -83,6 +85,38 @@ async fn spawn(
         log.lock().unwrap()
     );
     None
+}
+
+/// Runs grantry with `args` (and a fresh data directory) expecting it to refuse to start: its
+/// output once it exits. One still running after 20 s is killed and fails the test, rather
+/// than hanging it.
+pub fn refusal(args: &[&str]) -> std::process::Output {
+    let data_dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_grantry"))
+        .arg("--listen")
+        .arg(format!("127.0.0.1:{}", free_port()))
+        .arg("--data-dir")
+        .arg(data_dir.path())
+        .args(args)
+        .env_remove("GRANTRY_KEYS")
+        .env("FAKE_SECRET", "fake-client-secret")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("grantry binary starts");
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "grantry started instead of refusing: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// The grantry binary, run under `ulimit file_limit` when one is given.
