@@ -34,7 +34,8 @@ impl Catalog {
         let upgraded: Vec<String> = off
             .iter()
             .zip(found)
-            .filter_map(|(p, s256)| s256.then(|| p.id.clone()))
+            .filter(|(_, s256)| *s256)
+            .map(|(p, _)| p.id.clone())
             .collect();
         for provider in self.providers.values_mut() {
             if provider.pkce != PkceMode::Off {
