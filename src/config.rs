@@ -47,6 +47,7 @@ struct FileSettings {
     max_held_retries: Option<u32>,
     max_held_retries_per_principal: Option<u32>,
     keys: Option<Vec<String>>,
+    allow_readable_key_file: Option<bool>,
     request_state_ttl: Option<u64>,
     demo: Option<bool>,
     demo_token_ttl: Option<i64>,
@@ -132,6 +133,8 @@ pub struct Config {
     pub max_held_retries_per_principal: usize,
     /// Keys from configuration; `None` means "use or create the data directory's key".
     pub keys: Option<Vec<String>>,
+    /// A data-directory key file others may read is only warned about.
+    pub allow_readable_key_file: bool,
     pub request_state_ttl_secs: i64,
     pub demo: bool,
     pub demo_token_ttl_secs: i64,
@@ -346,6 +349,10 @@ impl Config {
                 32,
             )? as usize,
             keys,
+            allow_readable_key_file: args
+                .allow_readable_key_file
+                .or(file.allow_readable_key_file)
+                .unwrap_or(false),
             request_state_ttl_secs: request_state_ttl as i64,
             // The demo's client secret is public: on by default only for the local user.
             demo: args

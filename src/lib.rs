@@ -12,6 +12,7 @@
 //! | module | what it owns |
 //! |---|---|
 //! | [`config`] | flags, environment and TOML, validated at start |
+//! | [`data_dir`] | the data directory and its files, private to grantry's user (0700, 0600) |
 //! | [`state`] | the shared state built at start (store, keys, catalog, HTTP client) |
 //! | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
 //! | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
@@ -38,6 +39,7 @@ pub mod clock;
 pub mod config;
 pub mod connect;
 pub mod cookie;
+pub mod data_dir;
 pub mod demo;
 pub mod flows;
 pub mod grants;

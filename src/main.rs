@@ -41,10 +41,10 @@ fn migrate(args: ServeArgs) -> ExitCode {
     };
     install_tls_provider();
     if config.store.starts_with("sqlite")
-        && let Err(e) = std::fs::create_dir_all(&config.data_dir)
+        && let Err(e) = grantry::data_dir::prepare(&config.data_dir)
     {
         eprintln!(
-            "grantry: --data-dir (GRANTRY_DATA_DIR): cannot create {}: {e}",
+            "grantry: --data-dir (GRANTRY_DATA_DIR): cannot make {} private to this user: {e}",
             config.data_dir.display()
         );
         return ExitCode::from(1);

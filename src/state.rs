@@ -73,12 +73,7 @@ pub enum StartError {
 impl AppState {
     /// Opens the store, loads keys and the provider catalog.
     pub async fn build(config: Config) -> Result<Self, StartError> {
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-            StartError::Keys(format!(
-                "cannot create the data directory {}: {e}",
-                config.data_dir.display()
-            ))
-        })?;
+        prepare_data_dir(&config.data_dir)?;
         let ring = load_key_ring(&config)?;
         let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
         let Stores {
@@ -146,14 +141,19 @@ impl AppState {
     }
 }
 
+/// The data directory, made (or kept) private to grantry's user.
+fn prepare_data_dir(dir: &Path) -> Result<(), StartError> {
+    crate::data_dir::prepare(dir).map_err(|e| {
+        StartError::Keys(format!(
+            "--data-dir (GRANTRY_DATA_DIR): cannot make {} private to this user: {e}",
+            dir.display()
+        ))
+    })
+}
+
 /// The grants of `config`'s store, sealed with its keys: for `grantry keys` commands.
 pub async fn maintenance_grants(config: &Config) -> Result<Grants, StartError> {
-    std::fs::create_dir_all(&config.data_dir).map_err(|e| {
-        StartError::Keys(format!(
-            "cannot create the data directory {}: {e}",
-            config.data_dir.display()
-        ))
-    })?;
+    prepare_data_dir(&config.data_dir)?;
     let ring = load_key_ring(config)?;
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
     let stores = store::open_with_prefix(&config.store, &config.store_prefix).await?;
@@ -194,7 +194,10 @@ fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
     }
     let path = config.data_dir.join(KEY_FILE);
     let encoded = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+        Ok(text) => {
+            check_key_file_mode(&path, config.allow_readable_key_file)?;
+            text
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let key = crate::seal::generate_key();
             write_private(&path, &key)?;
@@ -214,6 +217,30 @@ fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
     };
     let keys: Vec<&str> = encoded.lines().filter(|l| !l.trim().is_empty()).collect();
     KeyRing::from_encoded(&keys).map_err(|e| StartError::Keys(format!("{}: {e}", path.display())))
+}
+
+/// A key file others may read is refused, as SSH refuses such a private key: whoever reads
+/// it can open every grant. `allow` turns the refusal into a warning.
+fn check_key_file_mode(path: &Path, allow: bool) -> Result<(), StartError> {
+    let mode = crate::data_dir::readable_by_others(path)
+        .map_err(|e| StartError::Keys(format!("cannot read {}: {e}", path.display())))?;
+    let Some(mode) = mode else {
+        return Ok(());
+    };
+    if allow {
+        tracing::warn!(
+            path = %path.display(),
+            mode = format!("{mode:o}"),
+            "the sealing key file is readable by group or others (--allow-readable-key-file)"
+        );
+        return Ok(());
+    }
+    Err(StartError::Keys(format!(
+        "{} is readable by group or others (mode {mode:o}): whoever can read it can open every \
+         grant. Run `chmod 600 {}` (or start with --allow-readable-key-file)",
+        path.display(),
+        path.display()
+    )))
 }
 
 fn write_private(path: &Path, contents: &str) -> Result<(), StartError> {

@@ -204,6 +204,10 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub keys: Option<String>,
+    /// Start even if the data directory's generated sealing key file is readable by group or
+    /// others (a warning instead of a refusal) [default: false].
+    #[arg(long, env = "GRANTRY_ALLOW_READABLE_KEY_FILE", value_name = "BOOL")]
+    pub allow_readable_key_file: Option<bool>,
     /// Seconds a requestState and its sign-in link stay valid [default: 600].
     #[arg(long, env = "GRANTRY_REQUEST_STATE_TTL", value_name = "SECONDS")]
     pub request_state_ttl: Option<u64>,

@@ -177,7 +177,9 @@ async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
 
 async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
     let options = SqliteConnectOptions::from_str(url)
-        .map_err(|e| StoreError::Unavailable(format!("bad SQLite URL: {e}")))?
+        .map_err(|e| StoreError::Unavailable(format!("bad SQLite URL: {e}")))?;
+    make_private(options.get_filename())?;
+    let options = options
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         // FULL: a grant shown as connected survives a power cut, not only a crash.
@@ -200,6 +202,22 @@ async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
         sessions: Arc::new(SqliteSessions::new(pool)),
         bus: None,
     })
+}
+
+/// The SQLite file and its companions 0600: tokens are sealed, but who connected what is not.
+fn make_private(database: &std::path::Path) -> Result<(), StoreError> {
+    if database.as_os_str().is_empty() || database.to_string_lossy().starts_with(':') {
+        return Ok(()); // in memory
+    }
+    let unavailable =
+        |e: std::io::Error| StoreError::Unavailable(format!("{}: {e}", database.display()));
+    crate::data_dir::private_file(database).map_err(unavailable)?;
+    for suffix in ["-wal", "-shm"] {
+        let mut companion = database.as_os_str().to_owned();
+        companion.push(suffix);
+        crate::data_dir::tighten(std::path::Path::new(&companion), 0o600).map_err(unavailable)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -143,8 +143,8 @@ async fn a_body_sent_too_slowly_gets_408_and_its_connection_is_closed() {
 async fn one_address_flooding_slow_connections_leaves_another_client_served_within_a_second() {
     // A file limit below the flood: without a per-address cap the flood takes every
     // descriptor and nobody else is accepted.
-    let server = Server::start_with_file_limit(
-        "-n 400",
+    let server = Server::start_after(
+        "ulimit -n 400",
         &[
             "--max-connections-per-address",
             "50",
@@ -288,7 +288,7 @@ async fn a_legacy_get_stream_open_past_the_idle_timeout_still_delivers() {
 
 #[tokio::test]
 async fn the_open_file_limit_is_raised_to_the_hard_limit_and_logged() {
-    let server = Server::start_with_file_limit("-S -n 300", &[]).await;
+    let server = Server::start_after("ulimit -S -n 300", &[]).await;
     assert!(
         server.log_shows("open-file limit raised").await,
         "{}",

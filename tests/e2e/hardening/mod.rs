@@ -4,5 +4,6 @@
 
 mod connections;
 mod demo;
+mod files;
 mod providers;
 mod shares;

@@ -13,8 +13,8 @@ pub struct Server {
     log: Arc<Mutex<String>>,
     port: u16,
     args: Vec<String>,
-    /// `ulimit` options the process starts under (e.g. `-n 400`), if any.
-    file_limit: Option<String>,
+    /// A shell command the process starts after (e.g. `ulimit -n 400`), if any.
+    shell_prefix: Option<String>,
 }
 
 pub fn free_port() -> u16 {
@@ -27,14 +27,14 @@ async fn spawn(
     port: u16,
     data_dir: &std::path::Path,
     args: &[String],
-    file_limit: Option<&str>,
+    shell_prefix: Option<&str>,
 ) -> Option<(Child, Arc<Mutex<String>>)> {
     let base = format!("http://127.0.0.1:{port}");
     if let Some(at) = args.iter().position(|a| a == "--keys") {
         let keys = args.get(at + 1).map(String::as_str).unwrap_or_default();
         super::leaks::record("sealing key", keys.split(','));
     }
-    let mut child = command(file_limit)
+    let mut child = command(shell_prefix)
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
         .arg("--data-dir")
@@ -87,16 +87,19 @@ async fn spawn(
     None
 }
 
-/// Runs grantry with `args` (and a fresh data directory) expecting it to refuse to start: its
-/// output once it exits. One still running after 20 s is killed and fails the test, rather
-/// than hanging it.
+/// Runs grantry with `args` (and a fresh data directory, unless they name one) expecting it
+/// to refuse to start: its output once it exits. One still running after 20 s is killed and
+/// fails the test, rather than hanging it.
 pub fn refusal(args: &[&str]) -> std::process::Output {
     let data_dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_grantry"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_grantry"));
+    command
         .arg("--listen")
-        .arg(format!("127.0.0.1:{}", free_port()))
-        .arg("--data-dir")
-        .arg(data_dir.path())
+        .arg(format!("127.0.0.1:{}", free_port()));
+    if !args.contains(&"--data-dir") {
+        command.arg("--data-dir").arg(data_dir.path());
+    }
+    let mut child = command
         .args(args)
         .env_remove("GRANTRY_KEYS")
         .env("FAKE_SECRET", "fake-client-secret")
@@ -119,16 +122,16 @@ pub fn refusal(args: &[&str]) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
-/// The grantry binary, run under `ulimit file_limit` when one is given.
-fn command(file_limit: Option<&str>) -> Command {
+/// The grantry binary, started by a shell after `prefix` when one is given.
+fn command(prefix: Option<&str>) -> Command {
     let binary = env!("CARGO_BIN_EXE_grantry");
-    match file_limit {
+    match prefix {
         None => Command::new(binary),
-        Some(limit) => {
+        Some(prefix) => {
             let mut command = Command::new("sh");
             command
                 .arg("-c")
-                .arg(format!("ulimit {limit} && exec \"$0\" \"$@\""))
+                .arg(format!("{prefix} && exec \"$0\" \"$@\""))
                 .arg(binary);
             command
         }
@@ -141,18 +144,18 @@ impl Server {
         Self::start_limited(None, args).await
     }
 
-    /// Starts grantry under `ulimit file_limit` (e.g. `-n 400`: soft and hard open files).
-    pub async fn start_with_file_limit(file_limit: &str, args: &[&str]) -> Server {
-        Self::start_limited(Some(file_limit), args).await
+    /// Starts grantry from a shell, after `prefix` (e.g. `ulimit -n 400`, `umask 022`).
+    pub async fn start_after(prefix: &str, args: &[&str]) -> Server {
+        Self::start_limited(Some(prefix), args).await
     }
 
-    async fn start_limited(file_limit: Option<&str>, args: &[&str]) -> Server {
+    async fn start_limited(shell_prefix: Option<&str>, args: &[&str]) -> Server {
         install_tls_provider();
         let data_dir = tempfile::tempdir().unwrap();
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         for _attempt in 0..5 {
             let port = free_port();
-            if let Some((child, log)) = spawn(port, data_dir.path(), &args, file_limit).await {
+            if let Some((child, log)) = spawn(port, data_dir.path(), &args, shell_prefix).await {
                 return Server {
                     child,
                     base: format!("http://127.0.0.1:{port}"),
@@ -160,7 +163,7 @@ impl Server {
                     log,
                     port,
                     args,
-                    file_limit: file_limit.map(str::to_owned),
+                    shell_prefix: shell_prefix.map(str::to_owned),
                 };
             }
         }
@@ -188,7 +191,7 @@ impl Server {
             log,
             port,
             args,
-            file_limit: None,
+            shell_prefix: None,
         }
     }
 
@@ -202,7 +205,7 @@ impl Server {
             self.port,
             self.data_dir.path(),
             &self.args,
-            self.file_limit.as_deref(),
+            self.shell_prefix.as_deref(),
         )
         .await
         .expect("grantry restarts");
