@@ -149,32 +149,22 @@ fn through_rmcp(
         {
             return refusal.into_response();
         }
+        // rmcp answers a body it cannot read as a message with a plain-text 415.
         if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
-            && let Some(error) = unreadable_message(&body)
+            && let Some(unreadable) = super::malformed::classify(&body)
         {
-            return error;
+            return jsonrpc_error_for(
+                StatusCode::BAD_REQUEST,
+                unreadable.code,
+                unreadable.message,
+                unreadable.id,
+            );
         }
         if response.status() == StatusCode::BAD_REQUEST && !is_json(&response) {
             return unsupported_version(response, &body).await;
         }
         fix_json(response).await
     })
-}
-
-/// rmcp answers a body it cannot deserialize with a plain-text 415; JSON-RPC says -32700 for
-/// bytes that are not JSON and -32600 for JSON that is not a request. `None` when the body is
-/// well-formed JSON-RPC after all (then rmcp's 415 was about the content type).
-fn unreadable_message(body: &[u8]) -> Option<Response> {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return Some(jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            -32700,
-            "Parse error",
-        ));
-    };
-    let looks_like_request = value.get("jsonrpc") == Some(&Value::from("2.0"))
-        && value.get("method").is_some_and(Value::is_string);
-    (!looks_like_request).then(|| jsonrpc_error(StatusCode::BAD_REQUEST, -32600, "Invalid Request"))
 }
 
 /// rmcp refuses a version header it does not know (on `initialize` and in sessions) with a
@@ -210,11 +200,15 @@ async fn unsupported_version(response: Response, request: &[u8]) -> Response {
 }
 
 fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response {
+    jsonrpc_error_for(status, code, message, Value::Null)
+}
+
+fn jsonrpc_error_for(status: StatusCode, code: i64, message: &str, id: Value) -> Response {
     json_answer(
         status,
         serde_json::json!({
             "jsonrpc": "2.0",
-            "id": null,
+            "id": id,
             "error": {"code": code, "message": message},
         }),
     )

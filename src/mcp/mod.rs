@@ -22,6 +22,7 @@ mod handler;
 mod headers;
 mod known_meta;
 pub mod legacy;
+mod malformed;
 mod plain_call;
 pub mod request_state;
 mod round_state;

@@ -6,4 +6,5 @@ mod connections;
 mod demo;
 mod files;
 mod providers;
+mod shapes;
 mod shares;

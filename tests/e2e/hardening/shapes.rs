@@ -1,0 +1,95 @@
+//! Malformed requests get JSON-RPC answers, not a plain-text 415 or a "method not found":
+//! invalid params `-32602`, an unreadable request `-32600`, each with HTTP 400 and the id
+//! where one can be read; on the direct path and on rmcp's alike.
+
+use serde_json::{Value, json};
+
+use crate::support::mcp::meta;
+use crate::support::{Mcp, Server};
+
+/// Sends `body` as a `method` request (headers as a well-behaved client sets them); the
+/// status, content type and message.
+async fn send(mcp: &Mcp, method: &str, body: String) -> (u16, String, Value) {
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28".to_owned()),
+        ("mcp-method", method.to_owned()),
+        ("mcp-name", "list_invoices".to_owned()),
+    ];
+    let answer = mcp.raw(&headers, body).await;
+    let content_type = answer
+        .headers
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (answer.status.as_u16(), content_type, answer.body)
+}
+
+#[tokio::test]
+async fn malformed_requests_get_their_json_rpc_error_with_http_400() {
+    let meta = meta(json!({"elicitation": {"url": {}}}));
+    let call = |params: Value| {
+        let mut params = params;
+        params["_meta"] = meta.clone();
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}).to_string()
+    };
+    let invalid_params = [
+        call(json!({"name": "list_invoices", "arguments": {}, "requestState": 5})),
+        call(json!({"name": "list_invoices", "arguments": {}, "requestState": {"a": 1}})),
+        call(json!({"name": "list_invoices", "arguments": {}, "requestState": ["x"]})),
+        call(json!({"name": "list_invoices", "arguments": "status=all"})),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[]}"#.to_owned(),
+    ];
+    let meta_text = meta.to_string();
+    let invalid_requests = [
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{{}},"method":"tools/list","params":{{"_meta":{meta_text}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","method":"tools/list","params":{{"_meta":{meta_text}}}}}"#
+        ),
+    ];
+    for direct in ["true", "false"] {
+        let server = Server::start(&["--mcp-direct-path", direct]).await;
+        let mcp = Mcp::new(server.mcp_url());
+        for body in &invalid_params {
+            let method = if body.contains("tools/list") {
+                "tools/list"
+            } else {
+                "tools/call"
+            };
+            let (status, content_type, message) = send(&mcp, method, body.clone()).await;
+            assert_eq!(status, 400, "{body}: {message}");
+            assert!(
+                content_type.starts_with("application/json"),
+                "{content_type}"
+            );
+            assert_eq!(message["error"]["code"], -32602, "{body}: {message}");
+            assert_eq!(message["id"], 3, "{body}: {message}");
+        }
+        for body in &invalid_requests {
+            let (status, content_type, message) = send(&mcp, "tools/list", body.clone()).await;
+            assert_eq!(status, 400, "{body}: {message}");
+            assert!(
+                content_type.starts_with("application/json"),
+                "{content_type}"
+            );
+            assert_eq!(message["error"]["code"], -32600, "{body}: {message}");
+            let id = if body.contains(r#""id":{}"#) {
+                Value::Null
+            } else {
+                json!(3)
+            };
+            assert_eq!(message["id"], id, "{body}: {message}");
+        }
+        // A method grantry does not serve is still "not found".
+        let (status, _, message) = send(
+            &mcp,
+            "prompts/list",
+            json!({"jsonrpc": "2.0", "id": 4, "method": "prompts/list",
+                   "params": {"_meta": meta}})
+            .to_string(),
+        )
+        .await;
+        assert_eq!((status, &message["error"]["code"]), (404, &json!(-32601)));
+    }
+}
