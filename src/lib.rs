@@ -161,8 +161,8 @@ async fn stylesheet() -> impl IntoResponse {
     )
 }
 
-/// Removes flows long past their expiry and expired legacy sessions, every few minutes, for
-/// as long as the process runs.
+/// Removes flows long past their expiry, expired legacy sessions and lapsed leases, every few
+/// minutes, for as long as the process runs.
 pub fn spawn_store_cleanup(state: AppState) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(300));
@@ -174,6 +174,7 @@ pub fn spawn_store_cleanup(state: AppState) {
                 .await;
             report_cleanup("flows", flows);
             report_cleanup("legacy sessions", state.sessions.delete_expired().await);
+            report_cleanup("leases", state.leases.delete_expired().await);
         }
     });
 }

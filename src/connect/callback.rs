@@ -84,31 +84,8 @@ pub async fn handle(
                 "It took too long to come back from the provider. Ask your assistant again for a new link.",
             );
         }
-        Ok(Claim::AlreadyUsed(FlowStatus::Connected)) => {
-            return pages::message(
-                StatusCode::OK,
-                "Already connected",
-                "This sign-in already finished. Return to your assistant.",
-            );
-        }
-        Ok(Claim::AlreadyUsed(FlowStatus::Superseded)) => {
-            return pages::message(
-                StatusCode::BAD_REQUEST,
-                "A newer sign-in replaced this one",
-                "You started several sign-ins; only the newest ones can finish. Use the latest link from your assistant.",
-            );
-        }
-        Ok(Claim::AlreadyUsed(_)) => {
-            security_event(
-                "callback.state_reused",
-                None,
-                "callback for a flow already used",
-            );
-            return pages::message(
-                StatusCode::BAD_REQUEST,
-                "This sign-in was already used",
-                "Each sign-in can be completed once. Ask your assistant again for a new link.",
-            );
+        Ok(Claim::AlreadyUsed(flow)) => {
+            return super::replay::already_used(&state, &flow, &headers).await;
         }
         Err(e) => {
             tracing::error!(error = %e, "cannot claim the flow");

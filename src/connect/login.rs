@@ -15,7 +15,7 @@ use crate::clock::unix_now;
 use crate::cookie::{host_cookie, keyed_name};
 use crate::identity::oidc::{LoginTransaction, is_return_path};
 use crate::identity::{Identity, Oidc, session};
-use crate::seal::{Purpose, Sealer, constant_time_eq};
+use crate::seal::{CLOCK_LEEWAY_SECS, Purpose, Sealer, constant_time_eq, digest, random_id};
 use crate::state::AppState;
 
 /// How long a browser may take to sign in at the issuer.
@@ -119,8 +119,23 @@ pub async fn callback(
         );
         return stale_login();
     };
-    // Single use: the transaction cookie goes whatever happens next.
+    // Single use: the transaction cookie goes whatever happens next, and the store remembers
+    // its state until it expires, so a copy of the cookie cannot redeem a code again.
     let jar = CookieJar::new().add(host_cookie(name, String::new(), https, 0));
+    match first_use(&state, oauth_state).await {
+        Ok(true) => {}
+        Ok(false) => {
+            Audit::default().alarm(
+                "login.replayed",
+                "login callback for a transaction already used",
+            );
+            return (jar, stale_login()).into_response();
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "cannot record the login transaction's use");
+            return (jar, pages::store_unavailable()).into_response();
+        }
+    }
     let outcome = finish(&state, oidc, &transaction, &query).await;
     match outcome {
         Ok(cookie) => {
@@ -135,6 +150,23 @@ pub async fn callback(
         }
         Err(page) => (jar, page).into_response(),
     }
+}
+
+/// Records the login transaction `oauth_state` as used, in the store (as a lease that is never
+/// given back: it lapses when the transaction would have); false if it was already.
+async fn first_use(state: &AppState, oauth_state: &str) -> Result<bool, crate::store::StoreError> {
+    let name = format!(
+        "login-used:{}",
+        digest("grantry/login-state/v1", &[oauth_state.as_bytes()])
+    );
+    state
+        .leases
+        .try_acquire(
+            &name,
+            &random_id(),
+            (LOGIN_TTL_SECS + CLOCK_LEEWAY_SECS) * 1000,
+        )
+        .await
 }
 
 /// Checks the issuer's answer and makes the session cookie.

@@ -156,6 +156,7 @@ pub async fn continue_to_provider(
         status: FlowStatus::Pending,
         created_at: now,
         expires_at: now + FLOW_TTL_SECS,
+        claimed_at: None,
     };
     if let Err(e) = state.flows.insert(&flow).await {
         tracing::error!(error = %e, "cannot store the flow");

@@ -17,6 +17,10 @@ use crate::store::StoreError;
 pub const FLOW_TTL_SECS: i64 = 600;
 /// How long finished and expired flows are kept (so a late callback gets a precise page).
 pub const FLOW_RETENTION_SECS: i64 = 24 * 3600;
+/// How long a claimed flow may stay `redeeming`: far longer than a callback's work can take
+/// (a token request and an account lookup of at most 10 s each, and the store's write). A flow
+/// older than that lost its replica mid-exchange and counts as failed.
+pub const REDEEM_DEADLINE_SECS: i64 = 60;
 
 /// Where a flow stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +81,19 @@ pub struct Flow {
     pub status: FlowStatus,
     pub created_at: i64,
     pub expires_at: i64,
+    /// When the callback claimed it (`None` while pending).
+    pub claimed_at: Option<i64>,
+}
+
+impl Flow {
+    /// Whether it was claimed and never finished, past [`REDEEM_DEADLINE_SECS`]: the replica
+    /// redeeming its code died, and nobody will finish it.
+    pub fn is_stuck(&self, now: i64) -> bool {
+        self.status == FlowStatus::Redeeming
+            && self
+                .claimed_at
+                .is_none_or(|at| at + REDEEM_DEADLINE_SECS < now)
+    }
 }
 
 /// What happened when a callback tried to claim a flow by its state.
@@ -86,8 +103,8 @@ pub enum Claim {
     Claimed(Box<Flow>),
     /// The flow exists but is past its expiry.
     Expired,
-    /// The flow was already claimed; here is where it stands.
-    AlreadyUsed(FlowStatus),
+    /// The flow was already claimed; here it is, as it stands.
+    AlreadyUsed(Box<Flow>),
     /// No flow has this state.
     Unknown,
 }
@@ -100,6 +117,9 @@ pub trait FlowBackend: Send + Sync {
     async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError>;
     /// Records how a claimed flow ended.
     async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError>;
+    /// Marks `flow` failed if it is still `redeeming` and was claimed before `claimed_before`;
+    /// tells whether it did (one caller wins).
+    async fn fail_stuck(&self, flow: &Flow, claimed_before: i64) -> Result<bool, StoreError>;
     /// Keeps the principal's `keep` newest pending flows and marks older pending ones
     /// superseded; returns how many it marked.
     async fn supersede_pending(&self, principal: &Principal, keep: u32) -> Result<u64, StoreError>;

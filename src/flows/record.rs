@@ -6,7 +6,7 @@ use crate::store::StoreError;
 
 /// The columns every SQL backend selects, in this order.
 pub const COLUMNS: &str = "id, ticket_id, principal_iss, principal_sub, provider, verifier_sealed, \
-     state_hash, binding_hash, status, created_at, expires_at";
+     state_hash, binding_hash, status, created_at, expires_at, claimed_at";
 
 #[derive(sqlx::FromRow)]
 pub struct FlowRecord {
@@ -21,6 +21,7 @@ pub struct FlowRecord {
     status: String,
     created_at: i64,
     expires_at: i64,
+    claimed_at: Option<i64>,
 }
 
 impl TryFrom<FlowRecord> for Flow {
@@ -41,16 +42,16 @@ impl TryFrom<FlowRecord> for Flow {
             binding_hash: r.binding_hash,
             created_at: r.created_at,
             expires_at: r.expires_at,
+            claimed_at: r.claimed_at,
         })
     }
 }
 
-/// What a failed claim found instead, from the flow's status and expiry.
-pub fn missed_claim(status: &str, expires_at: i64, now: i64) -> Result<super::Claim, StoreError> {
-    let status = FlowStatus::parse(status)?;
-    Ok(if status == FlowStatus::Pending && expires_at < now {
+/// What a failed claim found instead.
+pub fn missed_claim(flow: Flow, now: i64) -> super::Claim {
+    if flow.status == FlowStatus::Pending && flow.expires_at < now {
         super::Claim::Expired
     } else {
-        super::Claim::AlreadyUsed(status)
-    })
+        super::Claim::AlreadyUsed(Box::new(flow))
+    }
 }

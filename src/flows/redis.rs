@@ -22,13 +22,23 @@ const CLAIM: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown'} end
 local status = redis.call('HGET', KEYS[1], 'status')
 local expires_at = redis.call('HGET', KEYS[1], 'expires_at')
+local outcome = 'missed'
 if status == 'pending' and tonumber(expires_at) >= tonumber(ARGV[1]) then
-  redis.call('HSET', KEYS[1], 'status', 'redeeming')
-  local all = redis.call('HGETALL', KEYS[1])
-  table.insert(all, 1, 'claimed')
-  return all
+  redis.call('HSET', KEYS[1], 'status', 'redeeming', 'claimed_at', ARGV[1])
+  outcome = 'claimed'
 end
-return {'missed', status, expires_at}
+local all = redis.call('HGETALL', KEYS[1])
+table.insert(all, 1, outcome)
+return all
+";
+
+/// Marks a flow failed if it is still redeeming and was claimed before ARGV[1]; 1 if it did.
+const FAIL_STUCK: &str = r"
+if redis.call('HGET', KEYS[1], 'status') ~= 'redeeming' then return 0 end
+local claimed_at = redis.call('HGET', KEYS[1], 'claimed_at')
+if claimed_at and tonumber(claimed_at) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'failed')
+return 1
 ";
 
 /// Marks one flow superseded if it is still pending and ARGV[1] is 1; says what it did.
@@ -90,6 +100,7 @@ fn flow_from_hash(mut h: HashMap<String, String>) -> Result<Flow, StoreError> {
         status: FlowStatus::parse(&take("status")?)?,
         created_at: number(take("created_at")?)?,
         expires_at: number(take("expires_at")?)?,
+        claimed_at: h.remove("claimed_at").map(number).transpose()?,
         verifier_sealed: h.remove("verifier_sealed"),
     })
 }
@@ -181,19 +192,14 @@ impl FlowBackend for RedisFlows {
             .arg(now)
             .invoke_async(&mut conn)
             .await?;
+        let flow = || {
+            let pairs = reply[1..].chunks(2).filter(|p| p.len() == 2);
+            flow_from_hash(pairs.map(|p| (p[0].clone(), p[1].clone())).collect())
+        };
         match reply.first().map(String::as_str) {
             Some("unknown") => Ok(Claim::Unknown),
-            Some("claimed") => {
-                let pairs = reply[1..].chunks(2).filter(|p| p.len() == 2);
-                let hash = pairs.map(|p| (p[0].clone(), p[1].clone())).collect();
-                Ok(Claim::Claimed(Box::new(flow_from_hash(hash)?)))
-            }
-            Some("missed") if reply.len() == 3 => {
-                let expires_at = reply[2]
-                    .parse()
-                    .map_err(|_| StoreError::Corrupt("flow expiry is not a number".into()))?;
-                missed_claim(&reply[1], expires_at, now)
-            }
+            Some("claimed") => Ok(Claim::Claimed(Box::new(flow()?))),
+            Some("missed") => Ok(missed_claim(flow()?, now)),
             _ => Err(StoreError::Corrupt("unexpected claim reply".into())),
         }
     }
@@ -213,6 +219,16 @@ impl FlowBackend for RedisFlows {
                 .await?;
         }
         Ok(())
+    }
+
+    async fn fail_stuck(&self, flow: &Flow, claimed_before: i64) -> Result<bool, StoreError> {
+        let mut conn = self.conn.clone();
+        let failed: i64 = redis::Script::new(FAIL_STUCK)
+            .key(self.flow_key(&flow.state_hash))
+            .arg(claimed_before)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(failed == 1)
     }
 
     async fn latest_for_ticket(&self, ticket_id: &str) -> Result<Option<Flow>, StoreError> {

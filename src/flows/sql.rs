@@ -38,7 +38,7 @@ macro_rules! sql_flows {
 
             async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError> {
                 let claimed: Option<FlowRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "UPDATE flows SET status = 'redeeming' \
+                    "UPDATE flows SET status = 'redeeming', claimed_at = $2 \
                      WHERE state_hash = $1 AND status = 'pending' AND expires_at >= $2 \
                      RETURNING {COLUMNS}"
                 )))
@@ -49,14 +49,15 @@ macro_rules! sql_flows {
                 if let Some(record) = claimed {
                     return Ok(Claim::Claimed(Box::new(record.try_into()?)));
                 }
-                let existing: Option<(String, i64)> =
-                    sqlx::query_as("SELECT status, expires_at FROM flows WHERE state_hash = $1")
-                        .bind(state_hash)
-                        .fetch_optional(&self.pool)
-                        .await?;
+                let existing: Option<FlowRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {COLUMNS} FROM flows WHERE state_hash = $1"
+                )))
+                .bind(state_hash)
+                .fetch_optional(&self.pool)
+                .await?;
                 match existing {
                     None => Ok(Claim::Unknown),
-                    Some((status, expires_at)) => missed_claim(&status, expires_at, now),
+                    Some(record) => Ok(missed_claim(record.try_into()?, now)),
                 }
             }
 
@@ -67,6 +68,18 @@ macro_rules! sql_flows {
                     .execute(&self.pool)
                     .await?;
                 Ok(())
+            }
+
+            async fn fail_stuck(&self, flow: &Flow, claimed_before: i64) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "UPDATE flows SET status = 'failed' WHERE id = $1 AND status = 'redeeming' \
+                     AND (claimed_at IS NULL OR claimed_at < $2)",
+                )
+                .bind(&flow.id)
+                .bind(claimed_before)
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected() == 1)
             }
 
             async fn supersede_pending(

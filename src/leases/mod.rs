@@ -1,6 +1,7 @@
 //! Leases: short exclusive locks shared by every replica through the store, for work that
-//! must happen once (refreshing a grant whose provider rotates refresh tokens). A lease
-//! expires on its own, so a replica that dies holding one blocks the others only until then.
+//! must happen once (refreshing a grant whose provider rotates refresh tokens), or for a mark
+//! that something happened once (a login transaction used). A lease expires on its own, so a
+//! replica that dies holding one blocks the others only until then.
 
 pub mod redis;
 pub mod sql;
@@ -16,4 +17,7 @@ pub trait LeaseBackend: Send + Sync {
     async fn try_acquire(&self, name: &str, holder: &str, ttl_ms: i64) -> Result<bool, StoreError>;
     /// Gives the lease back, if `holder` still holds it.
     async fn release(&self, name: &str, holder: &str) -> Result<(), StoreError>;
+    /// Removes leases that have lapsed (some are never given back: a used login's); returns
+    /// how many. Stores that expire keys by themselves remove none.
+    async fn delete_expired(&self) -> Result<u64, StoreError>;
 }

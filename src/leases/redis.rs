@@ -53,4 +53,8 @@ impl LeaseBackend for RedisLeases {
             .await?;
         Ok(())
     }
+
+    async fn delete_expired(&self) -> Result<u64, StoreError> {
+        Ok(0) // `PX`: Redis removes them itself
+    }
 }

@@ -43,6 +43,16 @@ macro_rules! sql_leases {
                     .await?;
                 Ok(())
             }
+
+            async fn delete_expired(&self) -> Result<u64, StoreError> {
+                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM leases WHERE expires_at_ms < {now}",
+                    now = $now
+                )))
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected())
+            }
         }
     };
 }

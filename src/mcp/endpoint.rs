@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::Request;
+use axum::http::HeaderValue;
+use axum::http::header::CACHE_CONTROL;
 use axum::response::Response;
 
 use super::auth;
@@ -30,10 +32,14 @@ impl Endpoint {
                 .and_then(|v| v.to_str().ok()),
         );
         let started = Instant::now();
-        let response = match auth::admit(&self.state, &mut request).await {
+        let mut response = match auth::admit(&self.state, &mut request).await {
             Ok(()) => self.edge.answer(request).await,
             Err(refusal) => refusal,
         };
+        // An answer may hold a requestState or a sign-in link: no cache may keep it.
+        response
+            .headers_mut()
+            .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
         metrics::mcp_request(method, edge::outcome(&response), started.elapsed());
         response
     }

@@ -233,9 +233,13 @@ pub async fn hold<'a>(
         if let Ok(Some(flow)) = state.flows.latest_for_ticket(&claims.ticket_id).await {
             match flow.status {
                 FlowStatus::Denied => return HoldEnd::Denied,
-                // That attempt cannot finish any more: ask again now (the same link starts a
-                // new one) rather than hold the client for nothing.
+                // That attempt cannot finish any more (its replica may have died redeeming
+                // the code): ask again now (the same link starts a new one) rather than hold
+                // the client for nothing.
                 FlowStatus::Failed | FlowStatus::Superseded => return HoldEnd::StillPending,
+                FlowStatus::Redeeming if flow.is_stuck(crate::clock::unix_now()) => {
+                    return HoldEnd::StillPending;
+                }
                 _ => {}
             }
         }

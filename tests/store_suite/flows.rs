@@ -23,6 +23,15 @@ fn flow(id: &str, state_hash: &str, expires_at: i64) -> Flow {
         status: FlowStatus::Pending,
         created_at: NOW - 10,
         expires_at,
+        claimed_at: None,
+    }
+}
+
+/// The status of an already-used claim; panics on any other outcome.
+fn used(claim: Claim) -> FlowStatus {
+    match claim {
+        Claim::AlreadyUsed(flow) => flow.status,
+        other => panic!("expected an already-used flow, got {other:?}"),
     }
 }
 
@@ -44,7 +53,9 @@ async fn exactly_one_of_fifty_concurrent_claims_wins(stores: &Stores) {
                 assert_eq!(f.verifier_sealed.as_deref(), Some("g1.sealed"));
                 won += 1;
             }
-            Claim::AlreadyUsed(FlowStatus::Redeeming) => {}
+            Claim::AlreadyUsed(f) if f.status == FlowStatus::Redeeming => {
+                assert_eq!(f.claimed_at, Some(NOW), "the winner's claim time");
+            }
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -68,8 +79,8 @@ async fn expired_unknown_finished_and_the_ticket_index(stores: &Stores) {
     assert_eq!(claimed.status, FlowStatus::Redeeming);
     flows.finish("new", FlowStatus::Connected).await.unwrap();
     assert_eq!(
-        flows.claim("s-new", NOW).await.unwrap(),
-        Claim::AlreadyUsed(FlowStatus::Connected)
+        used(flows.claim("s-new", NOW).await.unwrap()),
+        FlowStatus::Connected
     );
     let latest = flows
         .latest_for_ticket("ticket-new")
@@ -109,8 +120,8 @@ async fn pending_flows_past_the_cap_are_superseded_oldest_first(stores: &Stores)
     let alice = flow("x", "x", 0).principal;
     assert_eq!(flows.supersede_pending(&alice, 2).await.unwrap(), 1);
     assert_eq!(
-        flows.claim("s-a", NOW).await.unwrap(),
-        Claim::AlreadyUsed(FlowStatus::Superseded),
+        used(flows.claim("s-a", NOW).await.unwrap()),
+        FlowStatus::Superseded,
         "the oldest pending one is superseded"
     );
     assert!(matches!(
@@ -124,3 +135,49 @@ async fn pending_flows_past_the_cap_are_superseded_oldest_first(stores: &Stores)
     assert_eq!(flows.supersede_pending(&alice, 2).await.unwrap(), 0);
 }
 for_each_backend!(pending_flows_past_the_cap_are_superseded_oldest_first);
+
+async fn a_flow_left_redeeming_past_its_deadline_is_failed_once(stores: &Stores) {
+    use grantry::flows::REDEEM_DEADLINE_SECS;
+    let flows = &stores.flows;
+    flows
+        .insert(&flow("stuck", "s-stuck", NOW + 600))
+        .await
+        .unwrap();
+    let Claim::Claimed(claimed) = flows.claim("s-stuck", NOW).await.unwrap() else {
+        panic!("claimed");
+    };
+    assert_eq!(claimed.claimed_at, Some(NOW));
+    let later = NOW + REDEEM_DEADLINE_SECS + 1;
+    // Within the deadline nothing is stuck, and nothing changes.
+    assert!(!claimed.is_stuck(NOW + 5));
+    assert!(!flows.fail_stuck(&claimed, NOW - 1).await.unwrap());
+    assert_eq!(
+        used(flows.claim("s-stuck", NOW + 5).await.unwrap()),
+        FlowStatus::Redeeming
+    );
+    // Past it, the first caller fails it, and only the first.
+    assert!(claimed.is_stuck(later));
+    assert!(
+        flows
+            .fail_stuck(&claimed, later - REDEEM_DEADLINE_SECS)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !flows
+            .fail_stuck(&claimed, later - REDEEM_DEADLINE_SECS)
+            .await
+            .unwrap()
+    );
+    let reread = flows.claim("s-stuck", later).await.unwrap();
+    let Claim::AlreadyUsed(reread) = reread else {
+        panic!("already used");
+    };
+    assert_eq!(reread.status, FlowStatus::Failed);
+    assert_eq!(
+        (reread.id.as_str(), reread.provider.as_str()),
+        ("stuck", "demo")
+    );
+    assert_eq!(reread.principal.subject, "alice");
+}
+for_each_backend!(a_flow_left_redeeming_past_its_deadline_is_failed_once);

@@ -25,3 +25,32 @@ async fn one_holder_at_a_time_until_release_or_expiry(stores: &Stores) {
     );
 }
 for_each_backend!(one_holder_at_a_time_until_release_or_expiry);
+
+async fn lapsed_leases_are_removed_and_live_ones_kept(stores: &Stores) {
+    let leases = &stores.leases;
+    assert!(leases.try_acquire("login-used:a", "x", 100).await.unwrap());
+    assert!(
+        leases
+            .try_acquire("login-used:b", "y", 60_000)
+            .await
+            .unwrap()
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let removed = leases.delete_expired().await.unwrap();
+    // SQL stores remove the lapsed one; Redis has already expired it by itself.
+    assert!(removed <= 1, "{removed}");
+    assert!(
+        !leases
+            .try_acquire("login-used:b", "z", 60_000)
+            .await
+            .unwrap(),
+        "a live lease stays"
+    );
+    assert!(
+        leases
+            .try_acquire("login-used:a", "z", 60_000)
+            .await
+            .unwrap()
+    );
+}
+for_each_backend!(lapsed_leases_are_removed_and_live_ones_kept);

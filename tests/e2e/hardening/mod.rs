@@ -3,8 +3,10 @@
 //! insecure settings, loose file modes, wrong error shapes and a crash mid-exchange.
 
 mod connections;
+mod crash;
 mod demo;
 mod files;
+mod login;
 mod providers;
 mod shapes;
 mod shares;

@@ -93,3 +93,40 @@ async fn malformed_requests_get_their_json_rpc_error_with_http_400() {
         assert_eq!((status, &message["error"]["code"]), (404, &json!(-32601)));
     }
 }
+
+#[tokio::test]
+async fn every_mcp_answer_says_no_store() {
+    let server = Server::start(&["--rate-mcp-principal", "4"]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let discover = mcp.request("server/discover", json!({}), json!({})).await;
+    let sign_in = mcp
+        .call_tool(
+            "list_invoices",
+            json!({}),
+            crate::support::mcp::url_and_form(),
+        )
+        .await;
+    let malformed = send(&mcp, "tools/list", "{not json".to_owned()).await;
+    assert_eq!(malformed.0, 400);
+    let mut answers = vec![discover, sign_in];
+    let rate_limited = loop {
+        let answer = mcp.request("tools/list", json!({}), json!({})).await;
+        if answer.status == 429 {
+            break answer;
+        }
+        answers.push(answer);
+    };
+    answers.push(rate_limited);
+    for answer in &answers {
+        assert_eq!(
+            answer
+                .headers
+                .get("cache-control")
+                .map(|v| v.to_str().unwrap()),
+            Some("no-store"),
+            "HTTP {}: {}",
+            answer.status,
+            answer.raw
+        );
+    }
+}

@@ -84,6 +84,9 @@ pub struct Settings {
     pub refreshed_token_ttl: i64,
     /// How long the token endpoint takes to answer a refresh (widens races).
     pub refresh_delay: Duration,
+    /// How long it takes to answer a code's redemption (the code is used up at once, as a
+    /// provider that redeemed it and whose answer was lost).
+    pub code_delay: Duration,
     /// Answer every refresh with `invalid_grant`.
     pub refuse_refresh: bool,
     /// API answers to give before serving normally: 429 with each `Retry-After`, in order.
@@ -96,6 +99,7 @@ impl Default for Settings {
             first_token_ttl: 3600,
             refreshed_token_ttl: 3600,
             refresh_delay: Duration::ZERO,
+            code_delay: Duration::ZERO,
             refuse_refresh: false,
             busy: Vec::new(),
         }
@@ -221,23 +225,21 @@ async fn token(State(fake): State<Fake>, Path(provider): Path<String>, body: Str
     };
     match form.get("grant_type").map(String::as_str) {
         Some("authorization_code") => {
-            let mut tokens = fake.tokens.lock().unwrap();
-            let code = form.get("code").cloned().unwrap_or_default();
-            if tokens.codes.remove(&code).as_deref() != Some(provider.as_str()) {
-                return invalid_grant();
-            }
-            fake.counters
-                .code_redemptions
-                .fetch_add(1, Ordering::SeqCst);
-            tokens.next += 1;
-            let family = tokens.next;
-            axum::Json(issue(
-                &mut tokens,
-                &provider,
-                family,
-                settings.first_token_ttl,
-            ))
-            .into_response()
+            let issued = {
+                let mut tokens = fake.tokens.lock().unwrap();
+                let code = form.get("code").cloned().unwrap_or_default();
+                if tokens.codes.remove(&code).as_deref() != Some(provider.as_str()) {
+                    return invalid_grant();
+                }
+                fake.counters
+                    .code_redemptions
+                    .fetch_add(1, Ordering::SeqCst);
+                tokens.next += 1;
+                let family = tokens.next;
+                issue(&mut tokens, &provider, family, settings.first_token_ttl)
+            };
+            tokio::time::sleep(settings.code_delay).await;
+            axum::Json(issued).into_response()
         }
         Some("refresh_token") => {
             fake.counters.refreshes.fetch_add(1, Ordering::SeqCst);

@@ -1,0 +1,98 @@
+//! A callback for a flow that was already claimed: a reload, a replay, or the first callback
+//! coming back after the replica that claimed it died mid-exchange.
+//!
+//! - Connected, or superseded: a page saying so.
+//! - Still `redeeming` within [`REDEEM_DEADLINE_SECS`]: the sign-in is finishing; the same
+//!   browser (it holds the binding cookie) is asked to wait, anyone else is a security event.
+//! - `redeeming` past it: the replica redeeming the code died. The flow is marked failed (one
+//!   caller wins), the person is told to start again from the same link, and the audit line
+//!   is a notice of the recovery, not an alarm.
+//! - Failed or denied: used up; a security event naming the flow, its principal and provider.
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use super::{binding, pages};
+use crate::audit::Audit;
+use crate::clock::unix_now;
+use crate::flows::{Flow, FlowStatus, REDEEM_DEADLINE_SECS};
+use crate::state::AppState;
+
+/// The page for a callback that found its flow already claimed.
+pub async fn already_used(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Response {
+    let audit = Audit {
+        principal: Some(&flow.principal),
+        provider: Some(&flow.provider),
+        flow_id: Some(&flow.id),
+    };
+    let now = unix_now();
+    match flow.status {
+        FlowStatus::Connected => pages::message(
+            StatusCode::OK,
+            "Already connected",
+            "This sign-in already finished. Return to your assistant.",
+        ),
+        FlowStatus::Superseded => pages::message(
+            StatusCode::BAD_REQUEST,
+            "A newer sign-in replaced this one",
+            "You started several sign-ins; only the newest ones can finish. Use the latest link from your assistant.",
+        ),
+        FlowStatus::Redeeming if flow.is_stuck(now) => recover_stuck(state, flow, audit, now).await,
+        FlowStatus::Redeeming if same_browser(state, flow, headers) => {
+            audit.notice(
+                "callback.reloaded",
+                "callback again while the sign-in finishes",
+            );
+            pages::message(
+                StatusCode::CONFLICT,
+                "This sign-in is still finishing",
+                "Wait a moment, then reload this page.",
+            )
+        }
+        _ => {
+            audit.alarm("callback.state_reused", "callback for a flow already used");
+            pages::message(
+                StatusCode::BAD_REQUEST,
+                "This sign-in was already used",
+                "Each sign-in can be completed once. Ask your assistant again for a new link.",
+            )
+        }
+    }
+}
+
+/// Whether the browser holds the binding cookie set for this flow at Continue.
+fn same_browser(state: &AppState, flow: &Flow, headers: &HeaderMap) -> bool {
+    binding::matches(
+        headers,
+        &flow.id,
+        state.config.is_https(),
+        &flow.binding_hash,
+    )
+}
+
+/// Ends a flow whose replica died while redeeming its code, and says to start again.
+async fn recover_stuck(state: &AppState, flow: &Flow, audit: Audit<'_>, now: i64) -> Response {
+    match state
+        .flows
+        .fail_stuck(flow, now - REDEEM_DEADLINE_SECS)
+        .await
+    {
+        Ok(true) => {
+            crate::metrics::sign_in(&flow.provider, "failed");
+            audit.notice(
+                "callback.stuck_flow_failed",
+                "a sign-in left redeeming by a replica that stopped is marked failed",
+            );
+        }
+        Ok(false) => {} // another callback recovered it first
+        Err(e) => {
+            tracing::error!(error = %e, "cannot mark a stuck flow failed");
+            return pages::store_unavailable();
+        }
+    }
+    pages::message(
+        StatusCode::BAD_GATEWAY,
+        "This sign-in did not finish",
+        "Connecting the account was interrupted, so nothing was connected. Open the link from your assistant again to start over.",
+    )
+}
