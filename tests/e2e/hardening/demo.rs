@@ -65,7 +65,9 @@ async fn demo_token(http: &reqwest::Client, server: &Server, user: &str) -> Stri
         .json()
         .await
         .unwrap();
-    tokens["access_token"].as_str().unwrap().to_owned()
+    let access = tokens["access_token"].as_str().unwrap().to_owned();
+    crate::support::leaks::record("demo code and token", [code.as_str(), access.as_str()]);
+    access
 }
 
 /// Creates `count` invoices for the token's user, each with the largest description allowed.

@@ -32,6 +32,10 @@ async fn a_replayed_login_callback_with_a_copied_cookie_is_refused_before_the_is
         .and_then(|c| c.split(';').next())
         .expect("the login transaction cookie")
         .to_owned();
+    crate::support::leaks::record(
+        "login cookie",
+        login_cookie.split_once('=').map(|(_, value)| value),
+    );
     let mut page = first;
     let callback = loop {
         let next = url::Url::parse(&page.url)
