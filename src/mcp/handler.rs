@@ -214,10 +214,14 @@ impl ServerHandler for McpHandler {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(super::malformed::invalid_params(&request.method)
-            .unwrap_or_else(|| ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)))
+        Err(
+            super::malformed::invalid_params(&request.method, legacy::is_legacy(&ctx))
+                .unwrap_or_else(|| {
+                    ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)
+                }),
+        )
     }
 
     async fn call_tool(

@@ -14,9 +14,13 @@ use rmcp::model::{ErrorCode, ErrorData};
 use serde::Deserialize;
 use serde_json::Value;
 
-/// The methods grantry answers: rmcp takes one of these with params of the wrong types for an
-/// unknown method (`-32601`), which would tell the client the method does not exist.
-const SERVED_METHODS: [&str; 5] = [
+/// The methods grantry answers in the modern era: rmcp takes one of these with params of the
+/// wrong types for an unknown method (`-32601`), which would tell the client the method does
+/// not exist.
+const MODERN_METHODS: [&str; 3] = ["server/discover", "tools/list", "tools/call"];
+/// And in a legacy-era session, which has the handshake and `ping` too (2026-07-28 removed
+/// them: there they are unknown methods).
+const LEGACY_METHODS: [&str; 5] = [
     "initialize",
     "ping",
     "server/discover",
@@ -24,10 +28,15 @@ const SERVED_METHODS: [&str; 5] = [
     "tools/call",
 ];
 
-/// The `-32602` for a method grantry serves whose params rmcp could not read; `None` for a
-/// method it does not serve (that one is `-32601`).
-pub fn invalid_params(method: &str) -> Option<ErrorData> {
-    SERVED_METHODS.contains(&method).then(|| {
+/// The `-32602` for a method grantry serves (in the request's era) whose params rmcp could
+/// not read; `None` for a method it does not serve (that one is `-32601`).
+pub fn invalid_params(method: &str, legacy: bool) -> Option<ErrorData> {
+    let served: &[&str] = if legacy {
+        &LEGACY_METHODS
+    } else {
+        &MODERN_METHODS
+    };
+    served.contains(&method).then(|| {
         ErrorData::new(
             ErrorCode::INVALID_PARAMS,
             format!("Invalid params: {method}'s params do not have the types its schema gives"),
@@ -125,11 +134,22 @@ mod tests {
     }
 
     #[test]
-    fn only_methods_grantry_serves_become_invalid_params() {
-        assert_eq!(
-            invalid_params("tools/call").map(|e| e.code),
-            Some(ErrorCode::INVALID_PARAMS)
+    fn only_methods_grantry_serves_in_the_era_become_invalid_params() {
+        for legacy in [false, true] {
+            assert_eq!(
+                invalid_params("tools/call", legacy).map(|e| e.code),
+                Some(ErrorCode::INVALID_PARAMS)
+            );
+            assert!(invalid_params("prompts/list", legacy).is_none());
+        }
+        assert!(
+            invalid_params("initialize", false).is_none(),
+            "removed in 2026-07-28"
         );
-        assert!(invalid_params("prompts/list").is_none());
+        assert!(
+            invalid_params("ping", false).is_none(),
+            "removed in 2026-07-28"
+        );
+        assert!(invalid_params("ping", true).is_some());
     }
 }

@@ -81,6 +81,16 @@ async fn malformed_requests_get_their_json_rpc_error_with_http_400() {
             };
             assert_eq!(message["id"], id, "{body}: {message}");
         }
+        // In this era the handshake is a removed method, whatever its params: "not found".
+        let (status, _, message) = send(
+            &mcp,
+            "initialize",
+            json!({"jsonrpc": "2.0", "id": 5, "method": "initialize",
+                   "params": {"_meta": meta, "protocolVersion": 7}})
+            .to_string(),
+        )
+        .await;
+        assert_eq!((status, &message["error"]["code"]), (404, &json!(-32601)));
         // A method grantry does not serve is still "not found".
         let (status, _, message) = send(
             &mcp,
