@@ -42,12 +42,15 @@ struct State {
     sessions: HashMap<String, Resident>,
     /// Places made for sessions being opened or restored, by owner, not yet named.
     reserved: HashMap<String, usize>,
+    /// Tells a resident from an earlier one under the same id (evicted, then restored).
+    next_generation: u64,
 }
 
 struct Resident {
     owner: String,
     last_used: Instant,
     in_use: usize,
+    generation: u64,
 }
 
 /// A place made for one more session of `owner`; given back unless [`Residents::settle`]
@@ -62,6 +65,8 @@ pub struct Reservation {
 pub struct InUse {
     residents: Arc<Residents>,
     id: String,
+    /// The resident it counts in: one evicted and restored meanwhile is another.
+    generation: u64,
 }
 
 impl Residents {
@@ -88,7 +93,7 @@ impl Residents {
             .map(|id| id.to_string())
             .collect();
         let evicted = {
-            let mut state = self.state.lock().expect("residents lock");
+            let mut state = self.state();
             state.sessions.retain(|id, _| live.contains(id));
             let evicted = state.choose_evictions(owner, self.share, self.cap)?;
             *state.reserved.entry(owner.to_owned()).or_default() += 1;
@@ -112,47 +117,61 @@ impl Residents {
 
     /// The session `id` took the place `reservation` made.
     pub fn settle(&self, mut reservation: Reservation, id: &str) {
-        let mut state = self.state.lock().expect("residents lock");
+        let mut state = self.state();
         state.unreserve(&reservation.owner);
-        state.sessions.insert(
-            id.to_owned(),
-            Resident {
-                owner: reservation.owner.clone(),
-                last_used: Instant::now(),
-                in_use: 0,
-            },
-        );
+        state.resident(id, &reservation.owner);
         reservation.settled = true;
     }
 
     /// A request of `owner` (checked against the store) uses the session `id`, which is in
     /// memory or is about to be restored into a place made for it.
     pub fn use_session(self: &Arc<Self>, id: &str, owner: &str) -> InUse {
-        let mut state = self.state.lock().expect("residents lock");
-        let resident = state
+        let mut state = self.state();
+        let resident = state.resident(id, owner);
+        resident.in_use += 1;
+        resident.last_used = Instant::now();
+        let generation = resident.generation;
+        InUse {
+            residents: self.clone(),
+            id: id.to_owned(),
+            generation,
+        }
+    }
+
+    /// The state; a panic elsewhere while it was held leaves it consistent enough to count
+    /// on (and a guard's `Drop` must never panic).
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Sessions of `owner` in memory here (made places included).
+    #[cfg(test)]
+    fn held_by(&self, owner: &str) -> usize {
+        self.state().held_by(owner)
+    }
+}
+
+impl State {
+    /// The resident `id`, recorded as `owner`'s if it is new here.
+    fn resident(&mut self, id: &str, owner: &str) -> &mut Resident {
+        let generation = self.next_generation;
+        let resident = self
             .sessions
             .entry(id.to_owned())
             .or_insert_with(|| Resident {
                 owner: owner.to_owned(),
                 last_used: Instant::now(),
                 in_use: 0,
+                generation,
             });
-        resident.in_use += 1;
-        resident.last_used = Instant::now();
-        InUse {
-            residents: self.clone(),
-            id: id.to_owned(),
+        if resident.generation == generation {
+            self.next_generation += 1;
         }
+        resident
     }
 
-    /// Sessions of `owner` in memory here (made places included).
-    #[cfg(test)]
-    fn held_by(&self, owner: &str) -> usize {
-        self.state.lock().expect("residents lock").held_by(owner)
-    }
-}
-
-impl State {
     fn held_by(&self, owner: &str) -> usize {
         let resident = self.sessions.values().filter(|r| r.owner == owner).count();
         resident + self.reserved.get(owner).copied().unwrap_or(0)
@@ -224,17 +243,18 @@ impl State {
 impl Drop for Reservation {
     fn drop(&mut self) {
         if !self.settled {
-            let mut state = self.residents.state.lock().expect("residents lock");
-            state.unreserve(&self.owner);
+            self.residents.state().unreserve(&self.owner);
         }
     }
 }
 
 impl Drop for InUse {
     fn drop(&mut self) {
-        let mut state = self.residents.state.lock().expect("residents lock");
-        if let Some(resident) = state.sessions.get_mut(&self.id) {
-            resident.in_use -= 1;
+        let mut state = self.residents.state();
+        if let Some(resident) = state.sessions.get_mut(&self.id)
+            && resident.generation == self.generation
+        {
+            resident.in_use = resident.in_use.saturating_sub(1);
             resident.last_used = Instant::now();
         }
     }
@@ -295,6 +315,20 @@ mod tests {
         let _bob_again = open(&residents, &memory, "bob").await;
         assert_eq!(residents.held_by("mallory"), 2);
         assert!(!memory.sessions.read().await.contains_key(bob.as_str()));
+    }
+
+    #[tokio::test]
+    async fn a_request_outliving_its_sessions_eviction_does_not_count_in_the_next_one() {
+        let (residents, memory) = (Residents::new(1, 1), memory());
+        let first = open(&residents, &memory, "a").await;
+        let old_use = residents.use_session(&first, "a");
+        // Evicted while still answering (rmcp dropped it), then restored for a new request.
+        residents.state().sessions.remove(&first);
+        let new_use = residents.use_session(&first, "a");
+        drop(old_use);
+        assert_eq!(residents.state().sessions[&first].in_use, 1);
+        drop(new_use);
+        assert_eq!(residents.state().sessions[&first].in_use, 0);
     }
 
     #[tokio::test]
