@@ -78,7 +78,7 @@ async fn main() {
         ..Default::default()
     })
     .expect("a valid store configuration");
-    let grants = grantry::state::maintenance_grants(&config)
+    let grants = grantry::startup::maintenance_grants(&config)
         .await
         .expect("the store opens");
     let ring = KeyRing::from_encoded(&keys.split(',').collect::<Vec<_>>()).expect("keys");

@@ -13,7 +13,8 @@
 //! |---|---|
 //! | [`config`] | flags, environment and TOML, validated at start |
 //! | [`data_dir`] | the data directory and its files, private to grantry's user (0700, 0600) |
-//! | [`state`] | the shared state built at start (store, keys, catalog, HTTP client) |
+//! | [`startup`] | composes everything once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
+//! | [`state`] | the shared state every route and tool works with |
 //! | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
 //! | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
 //! | [`limits`] | rate limits counted in the store, shared by the replicas |
@@ -25,12 +26,12 @@
 //! | [`tools`] | the tools themselves, free of JSON-RPC |
 //! | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
 //! | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
-//! | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events |
+//! | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
 //! | [`providers`] | the catalog (built-in billing providers), the OAuth client, one invoice adapter per provider API |
 //! | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
 //! | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
 //! | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the open-file limit |
-//! | [`store`] | opening the store named by `--store` (SQLite, PostgreSQL, Redis), durability checks at start, the cross-replica event buses |
+//! | [`store`] | the store's foundations: its error, the SQLite/PostgreSQL pools with their migrations, the Redis connection, durability checks at start |
 
 #![forbid(unsafe_code)]
 
@@ -53,6 +54,7 @@ pub mod quota;
 pub mod seal;
 pub mod server;
 pub mod sessions;
+pub mod startup;
 pub mod state;
 pub mod store;
 pub mod tools;

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use grantry::config::{Cli, Command, Config, KeysCommand, LogFormat, ServeArgs};
-use grantry::state::AppState;
 use tracing_subscriber::EnvFilter;
 
 // glibc's malloc and free were about 12 % of a sign-in round's CPU under load (perf); mimalloc's
@@ -50,7 +49,7 @@ fn migrate(args: ServeArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
-    let opened = runtime.block_on(grantry::store::open_with_prefix(
+    let opened = runtime.block_on(grantry::startup::open_stores(
         &config.store,
         &config.store_prefix,
     ));
@@ -95,7 +94,9 @@ fn serve(args: ServeArgs) -> ExitCode {
 async fn run(config: Config) -> Result<(), String> {
     let listen = config.listen;
     let files = open_files();
-    let state = AppState::build(config).await.map_err(|e| e.to_string())?;
+    let state = grantry::startup::build(config)
+        .await
+        .map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("--listen (GRANTRY_LISTEN): cannot listen on {listen}: {e}"))?;

@@ -52,10 +52,10 @@ pub fn harness() -> &'static Harness {
             ..config.clone()
         };
         let state = runtime
-            .block_on(AppState::build(config))
+            .block_on(grantry::startup::build(config))
             .expect("the app starts on SQLite");
         let rmcp_only = runtime
-            .block_on(AppState::build(rmcp_only_config))
+            .block_on(grantry::startup::build(rmcp_only_config))
             .expect("a second app starts on the same SQLite store");
         Harness {
             runtime,

@@ -3,8 +3,11 @@
 //!
 //! Backends store opaque rows ([`GrantRow`]); [`Grants`] seals and opens the tokens (with the
 //! row's key in the associated data), bumps the version for compare-and-set writes, and tells
-//! waiting retries when a grant lands.
+//! waiting retries when a grant lands ([`events`]; across replicas by PostgreSQL
+//! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]).
 
+pub mod bus_postgres;
+pub mod bus_redis;
 pub mod events;
 mod record;
 pub mod redis;

@@ -14,7 +14,9 @@ fn limits(per_principal: u32) -> Limits {
 
 async fn sqlite_counters(dir: &tempfile::TempDir) -> Arc<dyn CounterBackend> {
     let url = format!("sqlite://{}", dir.path().join("g.db").display());
-    store::open(&url).await.unwrap().counters
+    Arc::new(sql::SqliteCounters::new(
+        store::sqlite_pool(&url).await.unwrap(),
+    ))
 }
 
 #[tokio::test]

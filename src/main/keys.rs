@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use grantry::config::{Config, ServeArgs};
 use grantry::grants::Grants;
-use grantry::state::maintenance_grants;
+use grantry::startup::maintenance_grants;
 
 const BATCH: usize = 500;
 

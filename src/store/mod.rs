@@ -1,44 +1,17 @@
-//! Opening the store named by `--store` (SQLite, PostgreSQL or Redis) and the error every
-//! backend reports.
+//! The store's foundations, below every concern that keeps data in it: the error every backend
+//! reports, the connections (a SQLite or PostgreSQL pool with its schema migrated, a Redis
+//! connection), and the durability checks at start.
 //!
 //! One small trait per concern lives beside its data (`flows::FlowBackend`,
-//! `grants::GrantBackend`); this module picks the backend and runs its migrations.
+//! `grants::GrantBackend`, …), with one file per backend; `startup` builds the backends of the
+//! `--store` URL on these connections.
 
-mod bus_postgres;
-mod bus_redis;
 pub mod durability;
 
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-
-use crate::flows::{
-    FlowBackend,
-    redis::RedisFlows,
-    sql::{PostgresFlows, SqliteFlows},
-};
-use crate::grants::{
-    EventBus, GrantBackend,
-    redis::RedisGrants,
-    sql::{PostgresGrants, SqliteGrants},
-};
-use crate::leases::{
-    LeaseBackend,
-    redis::RedisLeases,
-    sql::{PostgresLeases, SqliteLeases},
-};
-use crate::limits::{
-    CounterBackend,
-    redis::RedisCounters,
-    sql::{PostgresCounters, SqliteCounters},
-};
-use crate::sessions::{
-    SessionBackend,
-    redis::RedisSessions,
-    sql::{PostgresSessions, SqliteSessions},
-};
 
 /// Declares a backend type holding one SQL pool (`new(pool)`); each SQL backend macro starts
 /// with it, once per pool type.
@@ -79,29 +52,8 @@ impl From<redis::RedisError> for StoreError {
     }
 }
 
-/// The backends behind one `--store` URL.
-#[derive(Clone)]
-pub struct Stores {
-    pub flows: Arc<dyn FlowBackend>,
-    pub grants: Arc<dyn GrantBackend>,
-    /// How grant events reach other replicas (`None`: one process, SQLite).
-    pub bus: Option<Arc<dyn EventBus>>,
-    /// Rate-limit counters shared by the replicas.
-    pub counters: Arc<dyn CounterBackend>,
-    /// Exclusive leases shared by the replicas.
-    pub leases: Arc<dyn LeaseBackend>,
-    /// Legacy-era MCP sessions shared by the replicas.
-    pub sessions: Arc<dyn SessionBackend>,
-}
-
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// Opens the store named by `url` (`sqlite:`, `postgres:`/`postgresql:`, `redis:`/`rediss:`)
-/// and brings its schema up to date. Redis keys start with `redis_prefix`.
-pub async fn open(url: &str) -> Result<Stores, StoreError> {
-    open_with_prefix(url, DEFAULT_REDIS_PREFIX).await
-}
 
 /// The store URL as logs may show it: no credentials, no query (which may carry some).
 pub fn loggable_url(url: &str) -> String {
@@ -119,19 +71,8 @@ pub fn loggable_url(url: &str) -> String {
 /// The key prefix of every Redis key grantry writes.
 pub const DEFAULT_REDIS_PREFIX: &str = "grantry:";
 
-pub async fn open_with_prefix(url: &str, redis_prefix: &str) -> Result<Stores, StoreError> {
-    let scheme = url.split(':').next().unwrap_or_default();
-    match scheme {
-        "sqlite" => open_sqlite(url).await,
-        "postgres" | "postgresql" => open_postgres(url).await,
-        "redis" | "rediss" => open_redis(url, redis_prefix).await,
-        other => Err(StoreError::Unavailable(format!(
-            "unknown store scheme `{other}`: use sqlite://, postgres:// or redis://"
-        ))),
-    }
-}
-
-async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
+/// A PostgreSQL pool with the schema brought up to date.
+pub async fn postgres_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {
     // A slow database ends a statement after a bound, as a dead one ends an acquire.
     let options =
         sqlx::postgres::PgConnectOptions::from_str(url)?.options([("statement_timeout", "5s")]);
@@ -144,19 +85,15 @@ async fn open_postgres(url: &str) -> Result<Stores, StoreError> {
         .run(&pool)
         .await
         .map_err(|e| StoreError::Unavailable(format!("migrations: {e}")))?;
-    Ok(Stores {
-        flows: Arc::new(PostgresFlows::new(pool.clone())),
-        grants: Arc::new(PostgresGrants::new(pool.clone())),
-        counters: Arc::new(PostgresCounters::new(pool.clone())),
-        leases: Arc::new(PostgresLeases::new(pool.clone())),
-        sessions: Arc::new(PostgresSessions::new(pool.clone())),
-        bus: Some(Arc::new(bus_postgres::PostgresBus::new(pool))),
-    })
+    Ok(pool)
 }
 
-async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
+/// A Redis client (for connections of their own, such as a subscriber's) and a shared,
+/// self-reconnecting connection.
+pub async fn redis_connection(
+    url: &str,
+) -> Result<(redis::Client, redis::aio::ConnectionManager), StoreError> {
     let client = redis::Client::open(url)?;
-    let bus_client = client.clone();
     // Fail fast while Redis is away (a 503 now beats a hung request) and reconnect in the
     // background: one retry, a short backoff, bounded timeouts.
     let config = redis::aio::ConnectionManagerConfig::new()
@@ -164,18 +101,12 @@ async fn open_redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
         .set_response_timeout(Some(ACQUIRE_TIMEOUT))
         .set_number_of_retries(1)
         .set_max_delay(Duration::from_millis(500));
-    let conn = redis::aio::ConnectionManager::new_with_config(client, config).await?;
-    Ok(Stores {
-        flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
-        grants: Arc::new(RedisGrants::new(conn.clone(), prefix)),
-        counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
-        leases: Arc::new(RedisLeases::new(conn.clone(), prefix)),
-        sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),
-        bus: Some(Arc::new(bus_redis::RedisBus::new(bus_client, conn, prefix))),
-    })
+    let conn = redis::aio::ConnectionManager::new_with_config(client.clone(), config).await?;
+    Ok((client, conn))
 }
 
-async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
+/// A SQLite pool with the schema brought up to date; the file is private to grantry's user.
+pub async fn sqlite_pool(url: &str) -> Result<sqlx::SqlitePool, StoreError> {
     let options = SqliteConnectOptions::from_str(url)
         .map_err(|e| StoreError::Unavailable(format!("bad SQLite URL: {e}")))?;
     make_private(options.get_filename())?;
@@ -194,14 +125,7 @@ async fn open_sqlite(url: &str) -> Result<Stores, StoreError> {
         .run(&pool)
         .await
         .map_err(|e| StoreError::Unavailable(format!("migrations: {e}")))?;
-    Ok(Stores {
-        flows: Arc::new(SqliteFlows::new(pool.clone())),
-        grants: Arc::new(SqliteGrants::new(pool.clone())),
-        counters: Arc::new(SqliteCounters::new(pool.clone())),
-        leases: Arc::new(SqliteLeases::new(pool.clone())),
-        sessions: Arc::new(SqliteSessions::new(pool)),
-        bus: None,
-    })
+    Ok(pool)
 }
 
 /// The SQLite file and its companions 0600: tokens are sealed, but who connected what is not.

@@ -3,7 +3,7 @@
 #[path = "../common/servers.rs"]
 mod servers;
 
-use grantry::store::{self, Stores};
+use grantry::startup::Stores;
 
 pub enum Backend {
     Sqlite,
@@ -29,7 +29,10 @@ impl Backend {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().unwrap();
                 let url = format!("sqlite://{}", dir.path().join("store.db").display());
-                let stores = store::open(&url).await.unwrap();
+                let stores =
+                    grantry::startup::open_stores(&url, grantry::store::DEFAULT_REDIS_PREFIX)
+                        .await
+                        .unwrap();
                 Some(Fresh {
                     stores,
                     cleanup: Cleanup::Dir(dir),
@@ -37,7 +40,12 @@ impl Backend {
             }
             Backend::Postgres => {
                 let database = servers::fresh_postgres().await?;
-                let stores = store::open(&database.url).await.unwrap();
+                let stores = grantry::startup::open_stores(
+                    &database.url,
+                    grantry::store::DEFAULT_REDIS_PREFIX,
+                )
+                .await
+                .unwrap();
                 Some(Fresh {
                     stores,
                     cleanup: Cleanup::Database(database),
@@ -48,7 +56,7 @@ impl Backend {
                     return None;
                 }
                 let prefix = format!("grantry-test-{}:", servers::random_suffix());
-                let stores = store::open_with_prefix(&servers::redis_url(), &prefix)
+                let stores = grantry::startup::open_stores(&servers::redis_url(), &prefix)
                     .await
                     .unwrap();
                 Some(Fresh {

@@ -2,7 +2,7 @@
 
 use grantry::flows::{Claim, Flow, FlowStatus};
 use grantry::identity::Principal;
-use grantry::store::Stores;
+use grantry::startup::Stores;
 
 use crate::for_each_backend;
 

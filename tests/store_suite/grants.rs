@@ -6,7 +6,8 @@ use grantry::grants::{GrantEvents, GrantKey, Grants};
 use grantry::identity::Principal;
 use grantry::providers::oauth::TokenSet;
 use grantry::seal::{KeyRing, Sealer};
-use grantry::store::{StoreError, Stores};
+use grantry::startup::Stores;
+use grantry::store::StoreError;
 
 use crate::for_each_backend;
 

@@ -7,7 +7,7 @@ use grantry::grants::{GrantEvents, GrantKey, Grants};
 use grantry::identity::Principal;
 use grantry::providers::oauth::TokenSet;
 use grantry::seal::{KeyRing, Sealer};
-use grantry::store::Stores;
+use grantry::startup::Stores;
 
 use crate::for_each_backend;
 

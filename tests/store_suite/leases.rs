@@ -1,6 +1,6 @@
 //! Leases: one holder at a time, released only by its holder, expiring on their own.
 
-use grantry::store::Stores;
+use grantry::startup::Stores;
 
 use crate::for_each_backend;
 

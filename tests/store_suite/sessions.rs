@@ -2,7 +2,7 @@
 //! once deleted or expired.
 
 use grantry::sessions::SessionRecord;
-use grantry::store::Stores;
+use grantry::startup::Stores;
 
 use crate::for_each_backend;
 

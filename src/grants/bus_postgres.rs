@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use sqlx::PgPool;
 use sqlx::postgres::PgListener;
 
-use super::StoreError;
-use crate::grants::{EventBus, GrantEvents};
+use super::{EventBus, GrantEvents};
+use crate::store::StoreError;
 
 const CHANNEL: &str = "grantry_grants";
 

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use redis::aio::ConnectionManager;
 
-use super::StoreError;
-use crate::grants::{EventBus, GrantEvents};
+use super::{EventBus, GrantEvents};
+use crate::store::StoreError;
 
 pub struct RedisBus {
     client: redis::Client,

@@ -1,0 +1,112 @@
+//! Start-up: everything composed once, in one place. Opens the store named by `--store` and
+//! builds each concern's backend on it ([`stores`]), loads the key ring ([`keys`]) and the
+//! provider catalog, starts the identity and the rate limiter, and hands all of it to the
+//! routes as one [`AppState`].
+
+mod keys;
+mod stores;
+
+pub use stores::{Stores, open_stores};
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::demo::{DemoConfig, DemoProvider};
+use crate::grants::{GrantEvents, Grants};
+use crate::identity::Identity;
+use crate::limits::Limiter;
+use crate::providers::Catalog;
+use crate::seal::Sealer;
+use crate::state::{AppState, HOLD_TURNS, Inner};
+
+/// Why grantry could not start; each names what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("{0}")]
+    Catalog(#[from] crate::providers::CatalogError),
+    #[error("--store (GRANTRY_STORE): {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("sealing keys: {0}")]
+    Keys(String),
+    #[error("{0}")]
+    Identity(#[from] crate::identity::DiscoveryError),
+}
+
+/// Builds the state: opens the store, loads the keys and the provider catalog, starts the
+/// identity and the limiter.
+pub async fn build(config: Config) -> Result<AppState, StartError> {
+    keys::prepare_data_dir(&config.data_dir)?;
+    let ring = keys::load_key_ring(&config)?;
+    let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
+    let Stores {
+        flows,
+        grants,
+        bus,
+        counters,
+        leases,
+        sessions,
+    } = {
+        // The store and the durability check each open a connection: side by side, start-up
+        // waits for one connection's set-up (a TLS handshake, on PostgreSQL), not two.
+        let (stores, durable) = tokio::join!(
+            open_stores(&config.store, &config.store_prefix),
+            crate::store::durability::check(&config.store, config.allow_volatile_store),
+        );
+        let stores = stores?;
+        durable?;
+        stores
+    };
+    keys::check_no_key_retired_in_use(&sealer, grants.as_ref()).await?;
+    let demo_base = format!("{}/demo", config.public_url);
+    let http = crate::providers::http::client();
+    let mut catalog = Catalog::load(
+        config.demo.then_some(demo_base.as_str()),
+        config.providers_file.as_deref(),
+        &config.allow_insecure_providers,
+    )?;
+    catalog.settle_pkce(&http).await;
+    let demo = config.demo.then(|| {
+        let demo_config = DemoConfig {
+            access_token_ttl_secs: config.demo_token_ttl_secs,
+            ..DemoConfig::new(demo_base.clone(), vec![config.redirect_uri()])
+        };
+        DemoProvider::new(demo_config, sealer.clone())
+    });
+    let identity = Identity::start(&config, http.clone()).await?;
+    let limiter = Limiter::start(counters, config.limits.clone());
+    let in_process_api = demo
+        .as_ref()
+        .filter(|_| config.demo_api_in_process)
+        .map(|demo| axum::Router::new().nest("/demo", demo.router()));
+    Ok(AppState::new(Inner {
+        grants: Grants::new(grants, sealer.clone(), GrantEvents::new(bus)),
+        flows,
+        sealer,
+        catalog,
+        http,
+        identity,
+        limiter,
+        leases,
+        sessions,
+        demo,
+        held_retries: crate::quota::Quota::new(
+            config.max_held_retries,
+            config.max_held_retries_per_principal,
+        ),
+        hold_turns: tokio::sync::Semaphore::new(HOLD_TURNS),
+        metrics: crate::metrics::install(),
+        in_process_api,
+        config,
+    }))
+}
+
+/// The grants of `config`'s store, sealed with its keys: for `grantry keys` commands.
+pub async fn maintenance_grants(config: &Config) -> Result<Grants, StartError> {
+    keys::prepare_data_dir(&config.data_dir)?;
+    let ring = keys::load_key_ring(config)?;
+    let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
+    let stores = open_stores(&config.store, &config.store_prefix).await?;
+    Ok(Grants::new(stores.grants, sealer, GrantEvents::new(None)))
+}

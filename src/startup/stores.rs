@@ -1,0 +1,99 @@
+//! The backends of one `--store` URL: each concern's (flows, grants, rate-limit counters,
+//! leases, legacy sessions, the grant-event bus) on one pool or connection.
+
+use std::sync::Arc;
+
+use crate::flows::{
+    FlowBackend,
+    redis::RedisFlows,
+    sql::{PostgresFlows, SqliteFlows},
+};
+use crate::grants::bus_postgres::PostgresBus;
+use crate::grants::bus_redis::RedisBus;
+use crate::grants::{
+    EventBus, GrantBackend,
+    redis::RedisGrants,
+    sql::{PostgresGrants, SqliteGrants},
+};
+use crate::leases::{
+    LeaseBackend,
+    redis::RedisLeases,
+    sql::{PostgresLeases, SqliteLeases},
+};
+use crate::limits::{
+    CounterBackend,
+    redis::RedisCounters,
+    sql::{PostgresCounters, SqliteCounters},
+};
+use crate::sessions::{
+    SessionBackend,
+    redis::RedisSessions,
+    sql::{PostgresSessions, SqliteSessions},
+};
+use crate::store::{self, StoreError};
+
+/// The backends behind one `--store` URL.
+#[derive(Clone)]
+pub struct Stores {
+    pub flows: Arc<dyn FlowBackend>,
+    pub grants: Arc<dyn GrantBackend>,
+    /// How grant events reach other replicas (`None`: one process, SQLite).
+    pub bus: Option<Arc<dyn EventBus>>,
+    /// Rate-limit counters shared by the replicas.
+    pub counters: Arc<dyn CounterBackend>,
+    /// Exclusive leases shared by the replicas.
+    pub leases: Arc<dyn LeaseBackend>,
+    /// Legacy-era MCP sessions shared by the replicas.
+    pub sessions: Arc<dyn SessionBackend>,
+}
+
+/// Opens the store named by `url` (`sqlite:`, `postgres:`/`postgresql:`, `redis:`/`rediss:`),
+/// brings its schema up to date, and builds every backend on it. Redis keys start with
+/// `redis_prefix`.
+pub async fn open_stores(url: &str, redis_prefix: &str) -> Result<Stores, StoreError> {
+    let scheme = url.split(':').next().unwrap_or_default();
+    match scheme {
+        "sqlite" => sqlite(url).await,
+        "postgres" | "postgresql" => postgres(url).await,
+        "redis" | "rediss" => redis(url, redis_prefix).await,
+        other => Err(StoreError::Unavailable(format!(
+            "unknown store scheme `{other}`: use sqlite://, postgres:// or redis://"
+        ))),
+    }
+}
+
+async fn sqlite(url: &str) -> Result<Stores, StoreError> {
+    let pool = store::sqlite_pool(url).await?;
+    Ok(Stores {
+        flows: Arc::new(SqliteFlows::new(pool.clone())),
+        grants: Arc::new(SqliteGrants::new(pool.clone())),
+        counters: Arc::new(SqliteCounters::new(pool.clone())),
+        leases: Arc::new(SqliteLeases::new(pool.clone())),
+        sessions: Arc::new(SqliteSessions::new(pool)),
+        bus: None,
+    })
+}
+
+async fn postgres(url: &str) -> Result<Stores, StoreError> {
+    let pool = store::postgres_pool(url).await?;
+    Ok(Stores {
+        flows: Arc::new(PostgresFlows::new(pool.clone())),
+        grants: Arc::new(PostgresGrants::new(pool.clone())),
+        counters: Arc::new(PostgresCounters::new(pool.clone())),
+        leases: Arc::new(PostgresLeases::new(pool.clone())),
+        sessions: Arc::new(PostgresSessions::new(pool.clone())),
+        bus: Some(Arc::new(PostgresBus::new(pool))),
+    })
+}
+
+async fn redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
+    let (client, conn) = store::redis_connection(url).await?;
+    Ok(Stores {
+        flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
+        grants: Arc::new(RedisGrants::new(conn.clone(), prefix)),
+        counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
+        leases: Arc::new(RedisLeases::new(conn.clone(), prefix)),
+        sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),
+        bus: Some(Arc::new(RedisBus::new(client, conn, prefix))),
+    })
+}
