@@ -6,32 +6,34 @@
 //! sealed `requestState`; the browser signs in at the provider (authorization code + PKCE);
 //! the callback stores the grant; the client's retry completes.
 //!
-//! Map (dependencies point one way: `mcp → tools → {grants, flows, providers, seal}`,
-//! `connect → {flows, grants, providers, seal, identity}`):
+//! Map, by layer: a module uses modules of its own layer or below, never above, and no files
+//! form an import cycle (`tests/architecture.rs` checks both). Top first:
 //!
-//! | module | what it owns |
-//! |---|---|
-//! | [`config`] | flags, environment and TOML, validated at start |
-//! | [`data_dir`] | the data directory and its files, private to grantry's user (0700, 0600) |
-//! | [`startup`] | composes everything once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
-//! | [`state`] | the shared state every route and tool works with |
-//! | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
-//! | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
-//! | [`limits`] | rate limits counted in the store, shared by the replicas |
-//! | [`leases`] | exclusive leases in the store (single-flight refresh across replicas) |
-//! | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them |
-//! | [`audit`] | audit events: hashed ids, never a secret |
-//! | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
-//! | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
-//! | [`tools`] | the tools themselves, free of JSON-RPC |
-//! | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
-//! | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
-//! | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
-//! | [`providers`] | the catalog (built-in billing providers), the OAuth client, one invoice adapter per provider API |
-//! | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
-//! | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
-//! | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the open-file limit |
-//! | [`store`] | the store's foundations: its error, the SQLite/PostgreSQL pools with their migrations, the Redis connection, durability checks at start |
+//! | layer | module | what it owns |
+//! |---|---|---|
+//! | routes | this file | `app(state)`: every route, the store cleanup |
+//! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
+//! | protocols | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
+//! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
+//! | tools | [`tools`] | the tools themselves, free of JSON-RPC |
+//! | shared state | [`state`] | the shared state every route and tool works with |
+//! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the open-file limit |
+//! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
+//! | | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
+//! | | [`leases`] | exclusive leases in the store (single-flight refresh across replicas, single-use marks) |
+//! | | [`limits`] | rate limits counted in the store, shared by the replicas |
+//! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them |
+//! | | [`audit`] | audit events: hashed ids, never a secret |
+//! | identity | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
+//! | providers | [`providers`] | the catalog (built-in billing providers), the OAuth client, revocation, one invoice adapter per provider API |
+//! | settings | [`config`] | flags, environment and TOML, validated at start |
+//! | | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
+//! | store | [`store`] | the store's foundations: its error, the SQLite/PostgreSQL pools with their migrations, the Redis connection, durability checks at start |
+//! | leaves | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
+//! | | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
+//! | | [`data_dir`] | the data directory and its files, private to grantry's user (0700, 0600) |
+//! | | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
+//! | | [`clock`], [`cookie`] | the time; cookie names and attributes |
 
 #![forbid(unsafe_code)]
 

@@ -8,8 +8,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::{Cookie, CookieJar};
 
-use super::callback::{CallbackQuery, parse_query};
 use super::pages;
+use super::redirect::{CallbackQuery, parse_query};
 use crate::audit::Audit;
 use crate::clock::unix_now;
 use crate::cookie::{host_cookie, keyed_name};

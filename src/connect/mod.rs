@@ -12,6 +12,7 @@ mod csrf;
 mod login;
 mod page;
 pub mod pages;
+mod redirect;
 mod replay;
 pub mod ticket;
 

@@ -17,7 +17,7 @@ use crate::flows::{FLOW_TTL_SECS, Flow, FlowStatus};
 use crate::identity::oidc::is_return_path;
 use crate::identity::{Identity, Principal};
 use crate::providers::oauth;
-use crate::seal::{Purpose, digest, random_id};
+use crate::seal::{Purpose, random_id};
 use crate::state::AppState;
 
 /// Opens the ticket and checks that the browser's user is its principal. A browser with no
@@ -151,7 +151,7 @@ pub async fn continue_to_provider(
         ticket_id: ticket.id.clone(),
         principal,
         provider: provider.id.clone(),
-        state_hash: oauth_state_hash(&oauth_state),
+        state_hash: crate::flows::oauth_state_hash(&oauth_state),
         binding_hash: binding::value_hash(&binding_value),
         status: FlowStatus::Pending,
         created_at: now,
@@ -189,11 +189,6 @@ pub async fn continue_to_provider(
         return pages::store_unavailable();
     };
     (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
-}
-
-/// The hash under which a flow stores its OAuth `state`.
-pub fn oauth_state_hash(state: &str) -> String {
-    digest("grantry/oauth-state/v1", &[state.as_bytes()])
 }
 
 fn forbidden_form() -> Response {

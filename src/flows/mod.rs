@@ -22,6 +22,12 @@ pub const FLOW_RETENTION_SECS: i64 = 24 * 3600;
 /// older than that lost its replica mid-exchange and counts as failed.
 pub const REDEEM_DEADLINE_SECS: i64 = 60;
 
+/// The hash under which a flow stores the OAuth `state` it sent the browser with (the state
+/// itself is never stored), and which the callback's `state` is looked up by.
+pub fn oauth_state_hash(state: &str) -> String {
+    crate::seal::digest("grantry/oauth-state/v1", &[state.as_bytes()])
+}
+
 /// Where a flow stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FlowStatus {

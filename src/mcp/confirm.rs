@@ -9,13 +9,13 @@
 //! invoice, or against a connection made since. A client that cannot ask a person gets
 //! -32021: the safe outcome is that nothing is changed.
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorCode, ErrorData};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::handler::{
-    complete, declares_form_elicitation, from_json, invalid_request_state, tool_error,
-};
+use super::answers::codes;
+use super::answers::{complete, from_json, invalid_request_state, tool_error};
+use super::capabilities::declares_form_elicitation;
 use super::round_state;
 use crate::clock::unix_now;
 use crate::identity::Principal;
@@ -72,7 +72,7 @@ pub async fn run(
 ) -> Result<CallToolResponse, ErrorData> {
     if !declares_form_elicitation(capabilities) {
         return Err(ErrorData::new(
-            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            codes::MISSING_CAPABILITY,
             format!(
                 "{tool} asks the user to confirm first and needs a client that supports \
                  form-mode elicitation; nothing was changed"

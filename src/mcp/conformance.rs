@@ -18,7 +18,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData, InputRespo
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use super::handler::{client_capabilities, from_json};
+use super::answers::from_json;
+use super::capabilities::client_capabilities;
 use crate::state::AppState;
 
 /// Every fixture, in the order `tools/list` shows them, with its description.

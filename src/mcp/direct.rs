@@ -283,7 +283,7 @@ fn call_answer(id: &Id, answer: plain_call::CallAnswer) -> Response {
     let outcome = answer.outcome();
     let mut body = answer_start(id, 1024);
     if serde_json::to_writer(&mut body, &answer.into_wire()).is_err() {
-        return super::edge::internal_error();
+        return super::answers::internal_error();
     }
     body.push(b'}');
     json_response(StatusCode::OK, Bytes::from(body), Some(outcome))
@@ -328,7 +328,7 @@ fn error_answer(id: Id, error: ErrorData) -> Response {
     let status = error_status(error.code);
     match serde_json::to_vec(&ServerJsonRpcMessage::error(error, Some(id))) {
         Ok(body) => json_response(status, Bytes::from(body), Some(Outcome::Error)),
-        Err(_) => super::edge::internal_error(),
+        Err(_) => super::answers::internal_error(),
     }
 }
 

@@ -25,6 +25,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
 
+use super::answers::{codes, internal_error, json_answer, jsonrpc_error};
 use super::direct::{Direct, Taken};
 use super::handler::McpHandler;
 use super::legacy::{self, Opening, Sessions};
@@ -80,15 +81,17 @@ impl Edge {
             Err(e) if crate::server::deadline::is_timeout(&e) => {
                 return jsonrpc_error(
                     StatusCode::REQUEST_TIMEOUT,
-                    -32600,
+                    codes::INVALID_REQUEST,
                     "Request body not received in time",
+                    Value::Null,
                 );
             }
             Err(_) => {
                 return jsonrpc_error(
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    -32600,
+                    codes::INVALID_REQUEST,
                     "Request body too large",
+                    Value::Null,
                 );
             }
         };
@@ -153,7 +156,7 @@ fn through_rmcp(
         if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
             && let Some(unreadable) = super::malformed::classify(&body)
         {
-            return jsonrpc_error_for(
+            return jsonrpc_error(
                 StatusCode::BAD_REQUEST,
                 unreadable.code,
                 unreadable.message,
@@ -191,36 +194,12 @@ async fn unsupported_version(response: Response, request: &[u8]) -> Response {
             "jsonrpc": "2.0",
             "id": id,
             "error": {
-                "code": -32022,
+                "code": codes::UNSUPPORTED_VERSION.0,
                 "message": "Unsupported protocol version",
                 "data": {"supported": supported, "requested": String::from_utf8_lossy(requested)},
             },
         }),
     )
-}
-
-fn jsonrpc_error(status: StatusCode, code: i64, message: &str) -> Response {
-    jsonrpc_error_for(status, code, message, Value::Null)
-}
-
-fn jsonrpc_error_for(status: StatusCode, code: i64, message: &str, id: Value) -> Response {
-    json_answer(
-        status,
-        serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": {"code": code, "message": message},
-        }),
-    )
-}
-
-fn json_answer(status: StatusCode, body: Value) -> Response {
-    let mut response = Response::new(Body::from(body.to_string()));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
 }
 
 fn is_json(response: &Response) -> bool {
@@ -287,10 +266,6 @@ fn without_empty_elicitation_ids(bytes: &[u8]) -> Option<Bytes> {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
-}
-
-pub(super) fn internal_error() -> Response {
-    jsonrpc_error(StatusCode::INTERNAL_SERVER_ERROR, -32603, "Internal error")
 }
 
 /// What the SSE body is doing.

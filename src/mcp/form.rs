@@ -12,7 +12,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::handler::{complete, declares_form_elicitation, from_json, tool_error};
+use super::answers::{complete, from_json, tool_error};
+use super::capabilities::declares_form_elicitation;
 use super::request_state::arguments_digest;
 use super::round_state;
 use crate::clock::unix_now;

@@ -10,13 +10,16 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult,
-    DiscoverResult, ErrorCode, ErrorData, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    DiscoverResult, ErrorData, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
     ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::answers::codes;
+use super::answers::from_json;
+use super::capabilities::client_capabilities;
 use super::confirm;
 use super::conformance;
 use super::form;
@@ -24,7 +27,7 @@ use super::legacy;
 use super::plain_call::{self, CallAnswer, LegacyAnswer};
 use crate::identity::Principal;
 use crate::state::AppState;
-use crate::tools::{self, ToolError, ToolResult};
+use crate::tools;
 
 /// How long clients may cache discovery and the tool list (they do not vary per user).
 const LIST_TTL_MS: u64 = 5 * 60 * 1000;
@@ -97,91 +100,6 @@ fn to_rmcp_tool(spec: tools::ToolSpec) -> Tool {
     }))
 }
 
-/// Builds an rmcp value from its wire JSON. The JSON is grantry's own and always well formed.
-pub(super) fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
-    let value = strip_nulls(value);
-    serde_json::from_value(value).expect("grantry builds well-formed MCP values")
-}
-
-/// Drops absent optional fields of the envelope (rmcp wants them missing, not null); a tool's
-/// own output is kept exactly as the tool wrote it, nulls included.
-pub(super) fn strip_nulls(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| match k.as_str() {
-                    "structuredContent" => (k, v),
-                    _ => (k, strip_nulls(v)),
-                })
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-pub(super) fn complete(result: ToolResult) -> CallToolResponse {
-    CallAnswer::complete(result).into_rmcp()
-}
-
-/// The one answer for any `requestState` that does not hold up.
-pub(super) fn invalid_request_state() -> ErrorData {
-    ErrorData::new(
-        ErrorCode::INVALID_PARAMS,
-        "Invalid or expired requestState",
-        Some(json!({"reason": "invalid_request_state"})),
-    )
-}
-
-pub(super) fn tool_error(error: ToolError) -> ErrorData {
-    match error {
-        ToolError::UnknownTool(name) => ErrorData::new(
-            ErrorCode::INVALID_PARAMS,
-            format!("Unknown tool: {name}"),
-            None,
-        ),
-        ToolError::InvalidArguments(message) => ErrorData::new(
-            ErrorCode::INVALID_PARAMS,
-            format!("Invalid arguments: {message}"),
-            None,
-        ),
-        ToolError::Store(e) => {
-            crate::metrics::store_error("mcp");
-            tracing::error!(error = %e, "store unavailable during a tool call");
-            ErrorData::new(
-                ErrorCode::INTERNAL_ERROR,
-                "grantry's store is unavailable; retry in a moment",
-                Some(json!({"retryable": true})),
-            )
-        }
-    }
-}
-
-/// The raw `clientCapabilities` of this request; in a legacy-era session, those its
-/// `initialize` declared.
-pub(super) fn client_capabilities(ctx: &RequestContext<RoleServer>) -> Value {
-    match ctx
-        .meta
-        .0
-        .0
-        .get("io.modelcontextprotocol/clientCapabilities")
-    {
-        Some(capabilities) => capabilities.clone(),
-        None => ctx
-            .client_capabilities()
-            .and_then(|c| serde_json::to_value(c).ok())
-            .unwrap_or(Value::Null),
-    }
-}
-
-/// Form elicitation is declared as `elicitation.form`, or by an `elicitation` object naming no
-/// mode at all (the spec reads that as form mode).
-pub(super) fn declares_form_elicitation(capabilities: &Value) -> bool {
-    let elicitation = &capabilities["elicitation"];
-    let names_no_mode = elicitation.get("form").is_none() && elicitation.get("url").is_none();
-    elicitation["form"].is_object() || (elicitation.is_object() && names_no_mode)
-}
-
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
         (*self.info).clone()
@@ -218,9 +136,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<CustomResult, ErrorData> {
         Err(
             super::malformed::invalid_params(&request.method, legacy::is_legacy(&ctx))
-                .unwrap_or_else(|| {
-                    ErrorData::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)
-                }),
+                .unwrap_or_else(|| ErrorData::new(codes::METHOD_NOT_FOUND, request.method, None)),
         )
     }
 
@@ -239,7 +155,7 @@ impl ServerHandler for McpHandler {
             .and_then(|p| p.extensions.get::<Principal>().cloned())
         else {
             return Err(ErrorData::new(
-                ErrorCode::INTERNAL_ERROR,
+                codes::INTERNAL_ERROR,
                 "request reached the tools without an authenticated principal",
                 None,
             ));
@@ -281,7 +197,7 @@ impl ServerHandler for McpHandler {
         tokio::select! {
             result = call => result.map(CallAnswer::into_rmcp),
             _ = ctx.ct.cancelled() => Err(ErrorData::new(
-                ErrorCode::INTERNAL_ERROR,
+                codes::INTERNAL_ERROR,
                 "request cancelled",
                 None,
             )),

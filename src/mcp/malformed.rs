@@ -11,6 +11,8 @@
 //! The id is echoed when it can be read (a string or a number), `null` otherwise.
 
 use rmcp::model::{ErrorCode, ErrorData};
+
+use super::answers::codes;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -38,7 +40,7 @@ pub fn invalid_params(method: &str, legacy: bool) -> Option<ErrorData> {
     };
     served.contains(&method).then(|| {
         ErrorData::new(
-            ErrorCode::INVALID_PARAMS,
+            codes::INVALID_PARAMS,
             format!("Invalid params: {method}'s params do not have the types its schema gives"),
             None,
         )
@@ -48,7 +50,7 @@ pub fn invalid_params(method: &str, legacy: bool) -> Option<ErrorData> {
 /// What a body rmcp could not read as a message is.
 #[derive(Debug, PartialEq)]
 pub struct Unreadable {
-    pub code: i64,
+    pub code: ErrorCode,
     pub message: &'static str,
     /// The request's id, when it is one a response may carry.
     pub id: Value,
@@ -58,7 +60,7 @@ pub struct Unreadable {
 /// all (then rmcp's refusal was about something else, such as the content type).
 pub fn classify(body: &[u8]) -> Option<Unreadable> {
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return Some(unreadable(-32700, "Parse error", Value::Null));
+        return Some(unreadable(codes::PARSE_ERROR, "Parse error", Value::Null));
     };
     let id = match value.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
@@ -76,26 +78,26 @@ pub fn classify(body: &[u8]) -> Option<Unreadable> {
         params: Option<Value>,
     }
     let Ok(envelope) = serde_json::from_slice::<Envelope>(body) else {
-        return Some(unreadable(-32600, "Invalid Request", id));
+        return Some(unreadable(codes::INVALID_REQUEST, "Invalid Request", id));
     };
     let id_ok = matches!(
         envelope.id,
         None | Some(Value::String(_) | Value::Number(_) | Value::Null)
     );
     if envelope.jsonrpc != "2.0" || !id_ok {
-        return Some(unreadable(-32600, "Invalid Request", id));
+        return Some(unreadable(codes::INVALID_REQUEST, "Invalid Request", id));
     }
     match envelope.params {
         Some(Value::Object(_)) | None => None,
         Some(_) => Some(unreadable(
-            -32602,
+            codes::INVALID_PARAMS,
             "Invalid params: params must be an object",
             id,
         )),
     }
 }
 
-fn unreadable(code: i64, message: &'static str, id: Value) -> Unreadable {
+fn unreadable(code: ErrorCode, message: &'static str, id: Value) -> Unreadable {
     Unreadable { code, message, id }
 }
 
@@ -105,7 +107,7 @@ mod tests {
     use serde_json::json;
 
     fn code_and_id(body: &str) -> Option<(i64, Value)> {
-        classify(body.as_bytes()).map(|u| (u.code, u.id))
+        classify(body.as_bytes()).map(|u| (i64::from(u.code.0), u.id))
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //! machinery (`known_meta` remembers the `_meta` texts it has checked), and leaves everything
 //! else to rmcp.
 
+mod answers;
 pub mod auth;
+mod capabilities;
 mod confirm;
 mod conformance;
 mod direct;

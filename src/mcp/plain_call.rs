@@ -3,12 +3,14 @@
 //! rmcp's (through [`CallAnswer::into_rmcp`]) and the direct one (which writes
 //! [`CallAnswer::into_wire`] as is).
 
-use rmcp::model::{CallToolResponse, ErrorCode, ErrorData};
+use rmcp::model::{CallToolResponse, ErrorData};
 use serde_json::{Map, Value, json};
 
+use super::answers::codes;
+use super::answers::{complete_json, from_json, invalid_request_state, strip_nulls, tool_error};
+use super::capabilities::declares_url_elicitation;
 use super::confirm;
 use super::form;
-use super::handler::{from_json, invalid_request_state, strip_nulls, tool_error};
 use super::request_state::StateClaims;
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
@@ -78,15 +80,7 @@ pub(super) enum CallAnswer {
 
 impl CallAnswer {
     pub(super) fn complete(result: ToolResult) -> Self {
-        let mut body = json!({
-            "resultType": "complete",
-            "content": [{"type": "text", "text": result.text}],
-            "isError": result.is_error,
-        });
-        if let Some(structured) = result.structured {
-            body["structuredContent"] = structured;
-        }
-        Self::Complete(body)
+        Self::Complete(complete_json(result))
     }
 
     pub(super) fn into_rmcp(self) -> CallToolResponse {
@@ -231,13 +225,9 @@ impl<'a> Call<'a> {
     }
 }
 
-fn declares_url_elicitation(capabilities: &Value) -> bool {
-    capabilities["elicitation"]["url"].is_object()
-}
-
 fn missing_url_elicitation(tool: &str) -> ErrorData {
     ErrorData::new(
-        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        codes::MISSING_CAPABILITY,
         format!("{tool} needs a client that supports URL-mode elicitation to connect an account"),
         Some(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})),
     )

@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::handler::invalid_request_state;
+use super::answers::invalid_request_state;
 use super::request_state::arguments_digest;
 use crate::identity::Principal;
 use crate::seal::{Purpose, constant_time_eq};

@@ -1,11 +1,12 @@
-//! Third-party providers: the catalog, the OAuth client that talks to them, and one invoice
-//! adapter per billing API.
+//! Third-party providers: the catalog, the OAuth client that talks to them (revocation
+//! included), and one invoice adapter per billing API.
 
 pub mod adapters;
 pub mod catalog;
 pub mod http;
 pub mod invoice;
 pub mod oauth;
+pub mod revocation;
 
 pub use catalog::{Catalog, CatalogError, PkceMode, Provider, TokenAuth};
 

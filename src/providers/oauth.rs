@@ -15,7 +15,7 @@ use oauth2::{
 
 use crate::clock::unix_now;
 
-use super::catalog::{PkceMode, Provider, RevokeBody, TokenAuth};
+use super::catalog::{PkceMode, Provider, TokenAuth};
 use super::http::{OutboundError, read_capped, transport_reason};
 
 /// Longest lifetime believed from `expires_in` (a year); a larger number is clamped.
@@ -207,64 +207,6 @@ pub async fn refresh(
         .request_async(&sender)
         .await;
     token_set(provider, response, Some(refresh_token))
-}
-
-/// Asks the provider to revoke `token` (RFC 7009, or the provider's own shape). `Ok(false)`:
-/// the provider has no revocation endpoint. A 200 (RFC 7009 also for unknown tokens) is
-/// success; anything else is an error the caller reports.
-pub async fn revoke(
-    http: &reqwest::Client,
-    provider: &Provider,
-    token: &str,
-    is_refresh_token: bool,
-) -> Result<bool, OutboundError> {
-    let Some(url) = provider.revoke_url.clone() else {
-        return Ok(false);
-    };
-    let secret = provider.client_secret.clone().unwrap_or_default();
-    let hint = if is_refresh_token {
-        "refresh_token"
-    } else {
-        "access_token"
-    };
-    let post_credentials = provider.token_auth == TokenAuth::Post;
-    let mut request = match provider.revoke_body {
-        RevokeBody::Form => {
-            let mut form = vec![("token", token), ("token_type_hint", hint)];
-            if post_credentials {
-                form.push(("client_id", &provider.client_id));
-                form.push(("client_secret", &secret));
-            }
-            http.post(url).form(&form)
-        }
-        RevokeBody::Json => {
-            let mut body = serde_json::json!({ "token": token });
-            if post_credentials {
-                body["client_id"] = provider.client_id.clone().into();
-                body["client_secret"] = secret.clone().into();
-            }
-            http.post(url).json(&body)
-        }
-        RevokeBody::Query => {
-            let mut url = url;
-            url.query_pairs_mut().append_pair("token", token);
-            http.post(url)
-        }
-    };
-    request = match provider.token_auth {
-        TokenAuth::Basic => request.basic_auth(&provider.client_id, Some(&secret)),
-        TokenAuth::SecretKey => request.basic_auth(&secret, Some("")),
-        TokenAuth::Post => request,
-    };
-    let response = request
-        .send()
-        .await
-        .map_err(|e| OutboundError::Transport(transport_reason(&e)))?;
-    if response.status().is_success() {
-        Ok(true)
-    } else {
-        Err(OutboundError::Status(response.status().as_u16()))
-    }
 }
 
 type BasicResponse = oauth2::basic::BasicTokenResponse;

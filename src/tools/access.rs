@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::clock::unix_now;
 use crate::grants::{Grant, GrantKey};
 use crate::providers::oauth::{self, TokenError};
-use crate::providers::{Account, Provider};
+use crate::providers::{Account, Provider, revocation};
 use crate::seal::random_id;
 use crate::state::AppState;
 use crate::store::StoreError;
@@ -173,7 +173,7 @@ async fn refresh_holding_lease(
                 let newer = newer(state, key).await?;
                 if matches!(newer, Access::SignInNeeded) {
                     // Disconnected meanwhile: the tokens just issued must not stay alive.
-                    revoke_in_background(state, provider, &tokens);
+                    revocation::revoke_in_background(&state.http, provider, &tokens);
                 }
                 return Ok(newer);
             }
@@ -217,20 +217,6 @@ async fn write_refreshed(
             other => return other,
         }
     }
-}
-
-/// Revokes tokens nobody will use (a grant removed while they were being issued).
-pub fn revoke_in_background(state: &AppState, provider: &Provider, tokens: &oauth::TokenSet) {
-    let (http, provider) = (state.http.clone(), provider.clone());
-    let (token, is_refresh) = match &tokens.refresh_token {
-        Some(refresh) => (refresh.clone(), true),
-        None => (tokens.access_token.clone(), false),
-    };
-    tokio::spawn(async move {
-        if let Err(e) = oauth::revoke(&http, &provider, &token, is_refresh).await {
-            tracing::warn!(provider = %provider.id, error = %e, "orphaned tokens not revoked");
-        }
-    });
 }
 
 fn is_fresh(grant: &Grant) -> bool {

@@ -11,7 +11,7 @@ use super::{ToolError, ToolResult, ToolSpec};
 use crate::audit::Audit;
 use crate::grants::GrantKey;
 use crate::identity::Principal;
-use crate::providers::{Provider, oauth};
+use crate::providers::{Provider, revocation};
 use crate::state::AppState;
 
 pub const NAME: &str = "disconnect_account";
@@ -174,7 +174,7 @@ async fn remove_and_revoke(
         Some(refresh) => (refresh, true),
         None => (grant.tokens.access_token.as_str(), false),
     };
-    let text = match oauth::revoke(&state.http, provider, token, is_refresh).await {
+    let text = match revocation::revoke(&state.http, provider, token, is_refresh).await {
         Ok(true) => {
             format!("Disconnected {name}. {name} confirmed that grantry's access is revoked.")
         }

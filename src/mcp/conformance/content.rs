@@ -7,7 +7,7 @@ use rmcp::model::{CallToolResponse, ErrorData, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use super::super::handler::{complete, from_json};
+use super::super::answers::{complete, from_json};
 use crate::tools::ToolResult;
 
 pub(super) const JSON_SCHEMA_TOOL: &str = "json_schema_2020_12_tool";

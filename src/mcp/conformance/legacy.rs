@@ -7,7 +7,7 @@ use rmcp::model::{CallToolResponse, ErrorCode, ErrorData};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use super::super::handler::{complete, from_json};
+use super::super::answers::{complete, from_json};
 use super::super::legacy;
 use crate::tools::ToolResult;
 

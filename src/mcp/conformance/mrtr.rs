@@ -4,11 +4,11 @@
 //! gets the question again (a new `input_required`), never a complete result. Rounds that
 //! carry progress between them do it in a sealed `requestState` ([`Claims`]).
 
-use rmcp::model::{CallToolResponse, ErrorCode, ErrorData};
+use rmcp::model::{CallToolResponse, ErrorData};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::super::handler::{complete, from_json, invalid_request_state};
+use super::super::answers::{codes, complete, from_json, invalid_request_state};
 use super::Round;
 use crate::clock::unix_now;
 use crate::seal::Purpose;
@@ -103,7 +103,7 @@ fn done(text: impl Into<String>) -> CallToolResponse {
 
 fn missing(capability: &str) -> ErrorData {
     ErrorData::new(
-        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        codes::MISSING_CAPABILITY,
         format!("This tool needs the client capability '{capability}'"),
         Some(json!({"requiredCapabilities": {capability: {}}})),
     )

@@ -6,23 +6,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{CustomNotification, ErrorCode, ErrorData, ServerNotification};
+use rmcp::model::{CustomNotification, ErrorData, ServerNotification};
 use rmcp::service::Peer;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::grants::GrantKey;
 use crate::identity::Principal;
+use crate::mcp::answers::codes;
 use crate::mcp::sign_in::UrlElicitation;
 use crate::state::AppState;
-
-/// The code of the legacy URLElicitationRequiredError.
-const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 
 /// The legacy answer for a missing connection: `-32042` with the connect link.
 pub fn url_elicitation_required(elicitation: &UrlElicitation) -> ErrorData {
     ErrorData::new(
-        URL_ELICITATION_REQUIRED,
+        codes::URL_ELICITATION_REQUIRED,
         "This request needs a connected account: open the link to connect it, then retry",
         Some(json!({"elicitations": [{
             "mode": "url",

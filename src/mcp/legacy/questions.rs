@@ -13,7 +13,7 @@ use rmcp::service::{RequestContext, ServiceError};
 use serde_json::{Map, Value};
 
 use super::session_id;
-use crate::mcp::handler::{complete, from_json};
+use crate::mcp::answers::{complete, from_json};
 use crate::state::AppState;
 use crate::tools::ToolResult;
 

@@ -1,0 +1,424 @@
+//! The shape of `src/`: dependencies point one way. Every file's references to other files of
+//! the crate (`crate::`, `super::`, `self::` and child-module paths, in `use` declarations and
+//! in code; comments, literals and inline test modules left out) form a graph that must have
+//! no cycle, and whose edges between top-level modules only run down the layers that
+//! `lib.rs`'s map states. A folder's front door (`mod.rs`, or the file beside the folder) and
+//! the files inside it are one package: a file may use what its ancestors define.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, top first; a module may use its own layer's modules and any layer below, never
+/// one above. The same order as the map at the top of `src/lib.rs`.
+const LAYERS: &[&[&str]] = &[
+    &["lib"],
+    &["startup"],
+    &["mcp", "connect"],
+    &["tools"],
+    &["state", "server"],
+    &["flows", "grants", "leases", "limits", "sessions", "audit"],
+    &["identity"],
+    &["providers"],
+    &["config", "demo"],
+    &["store"],
+    &["clock", "seal", "quota", "data_dir", "cookie", "metrics"],
+];
+
+/// A file of the crate, named by its module path (`mcp::edge`; `lib` for the root).
+type Module = String;
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every library file (the binary's `main.rs` and test-only files left out), by module.
+fn modules() -> BTreeMap<Module, PathBuf> {
+    let mut found = BTreeMap::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path
+                    .file_name()
+                    .is_some_and(|n| n != "main" && n != "tests")
+                {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let relative = path
+                .strip_prefix(src())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if !relative.ends_with(".rs") || relative == "main.rs" || relative.ends_with("tests.rs")
+            {
+                continue;
+            }
+            let module = relative
+                .trim_end_matches(".rs")
+                .trim_end_matches("/mod")
+                .replace('/', "::");
+            found.insert(module, path);
+        }
+    }
+    found
+}
+
+/// The code of a file without its comments and literals (doc links and messages name modules
+/// without using them).
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let rest = &chars[i..];
+        if rest.starts_with(&['/', '/']) {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if rest.starts_with(&['/', '*']) {
+            i += 2;
+            while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
+                i += 1;
+            }
+            i += 2;
+        } else if rest[0] == 'r' && matches!(rest.get(1), Some('"' | '#')) && !ident(&chars, i) {
+            // A raw string: r"…", r#"…"#.
+            let hashes = rest[1..].iter().take_while(|c| **c == '#').count();
+            i += 2 + hashes;
+            while i < chars.len()
+                && !(chars[i] == '"' && chars[i + 1..].iter().take(hashes).all(|c| *c == '#'))
+            {
+                i += 1;
+            }
+            i += 1 + hashes;
+            out.push_str("\"\"");
+        } else if rest[0] == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if rest[0] == '\'' && rest.get(2) == Some(&'\'') {
+            i += 3; // a character literal
+        } else if rest[0] == '\'' && rest.get(1) == Some(&'\\') {
+            i += rest
+                .iter()
+                .skip(2)
+                .position(|c| *c == '\'')
+                .map_or(1, |p| p + 3);
+        } else {
+            out.push(rest[0]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The code without its inline `#[cfg(test)] mod … { … }` blocks (a test module's `super` is
+/// its file, not the file's parent).
+fn without_test_modules(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = rest[at + "#[cfg(test)]".len()..].trim_start();
+        let Some(block) = after
+            .strip_prefix("mod ")
+            .and_then(|m| m.find('{').map(|b| (m, b)))
+        else {
+            rest = &rest[at + "#[cfg(test)]".len()..];
+            continue;
+        };
+        let (module, open) = block;
+        if module[..open].contains(';') {
+            rest = &rest[at + "#[cfg(test)]".len()..];
+            continue;
+        }
+        let mut depth = 0;
+        let mut end = module.len();
+        for (i, c) in module[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &module[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Whether the character before `at` continues an identifier.
+fn ident(chars: &[char], at: usize) -> bool {
+    at > 0 && (chars[at - 1].is_alphanumeric() || chars[at - 1] == '_')
+}
+
+/// Expands `use` trees (`a::{b, c::{d, e}}`) into whole paths.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        return vec![tree.split(" as ").next().unwrap().trim().to_owned()];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.rfind('}').unwrap()];
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .flat_map(expand)
+        .map(|p| {
+            if p == "self" {
+                prefix.trim_end_matches("::").to_owned()
+            } else {
+                format!("{prefix}{p}")
+            }
+        })
+        .collect()
+}
+
+/// The paths a file's code names: `use` declarations expanded, and paths written in code.
+fn paths(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("use ") {
+        let before = rest[..at].chars().last();
+        let after_use = &rest[at + 4..];
+        rest = after_use;
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        if let Some(end) = after_use.find(';') {
+            found.extend(expand(&after_use[..end]));
+        }
+    }
+    let bytes = code.as_bytes();
+    for (i, _) in code.match_indices("::") {
+        let start = code[..i]
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .map_or(0, |s| s + 1);
+        if start < i && (start == 0 || bytes[start - 1] != b'$') {
+            let end = code[i..]
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .map_or(code.len(), |e| i + e);
+            found.push(code[start..end].to_owned());
+        }
+    }
+    found
+}
+
+/// The module a path names from `module`'s file, if it is a file of the crate.
+fn target(
+    path: &str,
+    module: &str,
+    children: &BTreeSet<String>,
+    files: &BTreeMap<Module, PathBuf>,
+) -> Option<Module> {
+    let parent = |m: &str| match m.rfind("::") {
+        Some(at) => m[..at].to_owned(),
+        None => "lib".to_owned(),
+    };
+    let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+    let (mut base, rest): (Vec<String>, &[&str]) = match segments.first()? {
+        &"crate" => (vec![], &segments[1..]),
+        &"super" => {
+            let mut base = parent(module);
+            let mut rest = &segments[1..];
+            while rest.first() == Some(&"super") {
+                base = parent(&base);
+                rest = &rest[1..];
+            }
+            (split(&base), rest)
+        }
+        &"self" => (split(module), &segments[1..]),
+        first if children.contains(*first) => (split(module), &segments[..]),
+        _ => return None,
+    };
+    let start = if base.is_empty() {
+        "lib".to_owned()
+    } else {
+        base.join("::")
+    };
+    let mut found = files.contains_key(&start).then_some(start);
+    for segment in rest {
+        base.push((*segment).to_owned());
+        let candidate = base.join("::");
+        if !files.contains_key(&candidate) {
+            break;
+        }
+        found = Some(candidate);
+    }
+    found
+}
+
+/// Whether `ancestor` is `module` or holds it: a folder's front door (`mod.rs`, `lib.rs`)
+/// and the files in the folder are one package, whose files may use what the door defines.
+fn is_ancestor(ancestor: &str, module: &str) -> bool {
+    ancestor == module || ancestor == "lib" || module.starts_with(&format!("{ancestor}::"))
+}
+
+fn split(module: &str) -> Vec<String> {
+    if module == "lib" {
+        return vec![];
+    }
+    module.split("::").map(str::to_owned).collect()
+}
+
+/// The graph: each file and the files it names.
+fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
+    let files = modules();
+    let mut graph = BTreeMap::new();
+    for (module, path) in &files {
+        let code = without_test_modules(&code(path));
+        let children: BTreeSet<String> = code
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let l = l.strip_prefix("pub ").unwrap_or(l);
+                let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+                l.strip_prefix("mod ")?.strip_suffix(';').map(str::to_owned)
+            })
+            .collect();
+        let mut targets = BTreeSet::new();
+        for path in paths(&code) {
+            if let Some(t) = target(&path, module, &children, &files)
+                && !is_ancestor(&t, module)
+            {
+                targets.insert(t);
+            }
+        }
+        graph.insert(module.clone(), targets);
+    }
+    graph
+}
+
+/// The strongly connected components with more than one file (Tarjan's algorithm).
+fn cycles(graph: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct Walk<'a> {
+        graph: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        found: Vec<Vec<Module>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, node: &'a str) {
+            let n = self.index.len();
+            self.index.insert(node, n);
+            self.low.insert(node, n);
+            self.stack.push(node);
+            self.on_stack.insert(node);
+            for next in &self.graph[node] {
+                let next = next.as_str();
+                if !self.index.contains_key(next) {
+                    self.visit(next);
+                    let low = self.low[node].min(self.low[next]);
+                    self.low.insert(node, low);
+                } else if self.on_stack.contains(next) {
+                    let low = self.low[node].min(self.index[next]);
+                    self.low.insert(node, low);
+                }
+            }
+            if self.low[node] == self.index[node] {
+                let mut component = Vec::new();
+                while let Some(top) = self.stack.pop() {
+                    self.on_stack.remove(top);
+                    component.push(top.to_owned());
+                    if top == node {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.push(component);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for node in graph.keys() {
+        if !walk.index.contains_key(node.as_str()) {
+            walk.visit(node);
+        }
+    }
+    walk.found
+}
+
+fn layer(module: &str) -> usize {
+    let top = module.split("::").next().unwrap();
+    LAYERS
+        .iter()
+        .position(|layer| layer.contains(&top))
+        .unwrap_or_else(|| panic!("`{top}` is in no layer: add it to LAYERS and lib.rs's map"))
+}
+
+#[test]
+fn the_module_graph_has_no_cycle() {
+    let found = cycles(&graph());
+    assert!(
+        found.is_empty(),
+        "import cycles among the files of src/: {found:#?}"
+    );
+}
+
+#[test]
+fn no_module_uses_one_of_a_higher_layer() {
+    let mut upward = Vec::new();
+    for (module, targets) in graph() {
+        for target in targets {
+            if layer(&target) < layer(&module) {
+                upward.push(format!("{module} -> {target}"));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports running up the layers: {upward:#?}"
+    );
+}
+
+#[test]
+fn the_reader_sees_what_it_should() {
+    let files = modules();
+    let children = BTreeSet::from(["edge".to_owned()]);
+    let t = |path: &str| target(path, "mcp", &children, &files);
+    assert_eq!(t("crate::store::StoreError").as_deref(), Some("store"));
+    assert_eq!(t("edge::Edge").as_deref(), Some("mcp::edge"));
+    assert_eq!(t("super::state::AppState").as_deref(), Some("state"));
+    assert_eq!(
+        expand("crate::{a::B, c::{d, e::F}}"),
+        ["crate::a::B", "crate::c::d", "crate::c::e::F"]
+    );
+}
