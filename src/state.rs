@@ -22,6 +22,8 @@ pub struct Inner {
     pub sealer: Arc<Sealer>,
     pub flows: Arc<dyn FlowBackend>,
     pub grants: Grants,
+    /// Tokens kept usable: refreshed once across replicas, the provider-call loop.
+    pub tokens: crate::grants::TokenKeeper,
     pub catalog: Catalog,
     pub http: reqwest::Client,
     pub identity: Identity,
@@ -37,8 +39,8 @@ pub struct Inner {
     /// sign-in wakes thousands of retries at once, they take turns in memory instead of all
     /// queueing at the store's pool (which gives up after a few seconds).
     pub hold_turns: tokio::sync::Semaphore,
-    /// The demo billing API as a router, when `--demo-api-in-process` asks for it.
-    pub in_process_api: Option<axum::Router>,
+    /// How adapters reach provider APIs (see [`crate::providers::Upstream`]).
+    pub upstream: crate::providers::Upstream,
     /// Renders `/metrics`.
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }

@@ -10,7 +10,6 @@ use axum::extract::ConnectInfo;
 use axum::http::{Request, Response};
 use grantry::config::{Config, ServeArgs};
 use grantry::seal::{KeyRing, Sealer};
-use grantry::state::AppState;
 use tower::ServiceExt;
 
 /// The address the app believes it listens on (its Host check wants it).

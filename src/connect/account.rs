@@ -18,8 +18,7 @@ pub(super) async fn pick_account(
     hints: &adapters::CallbackHints,
 ) -> Result<Option<Account>, Response> {
     let api = adapters::Api {
-        http: &state.http,
-        in_process: state.in_process_api.as_ref(),
+        upstream: &state.upstream,
         provider,
         access_token: &tokens.access_token,
         account: None,

@@ -4,10 +4,14 @@
 //! Backends store opaque rows ([`GrantRow`]); [`Grants`] seals and opens the tokens (with the
 //! row's key in the associated data), bumps the version for compare-and-set writes, and tells
 //! waiting retries when a grant lands ([`events`]; across replicas by PostgreSQL
-//! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]).
+//! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]). The token lifecycle
+//! is here too: [`TokenKeeper`] refreshes once across replicas ([`access`]) and runs the one
+//! loop every provider call goes through ([`calls`]).
 
+pub mod access;
 pub mod bus_postgres;
 pub mod bus_redis;
+pub mod calls;
 pub mod events;
 mod record;
 pub mod redis;
@@ -21,6 +25,8 @@ use crate::identity::Principal;
 use crate::providers::oauth::TokenSet;
 use crate::seal::{Purpose, Sealer};
 use crate::store::StoreError;
+pub use access::{Access, TokenKeeper};
+pub use calls::Called;
 pub use events::{EventBus, GrantEvents};
 
 /// Which grant: a principal's connection to one provider.

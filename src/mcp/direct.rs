@@ -107,6 +107,13 @@ impl Direct {
             return None;
         }
         let arguments: Option<Map<String, Value>> = params.arguments.read()?;
+        // An argument mirrored into an `Mcp-Param-*` header (SEP-2243) is checked against it
+        // by rmcp: such a call is rmcp's.
+        if let Some(arguments) = &arguments
+            && plain_call::mirrors_any(name, arguments)
+        {
+            return None;
+        }
         let request_state: Option<&str> = params.request_state.read()?;
         let responses: Option<InputResponses> = params.input_responses.read()?;
         let capabilities = self.metas.capabilities(params.meta)?;

@@ -1,6 +1,7 @@
-//! Form rounds for `create_invoice`: a call with missing or invalid fields does not fail; it
-//! asks for exactly those fields (one form-mode elicitation quoting each problem) and keeps
-//! the rest. A correction that is still invalid is asked again, as many rounds as needed.
+//! Form rounds for any [`FormTool`] (`create_invoice`): a call with missing or invalid fields
+//! does not fail; it asks for exactly those fields (one form-mode elicitation quoting each
+//! problem) and keeps the rest. A correction that is still invalid is asked again, as many
+//! rounds as needed.
 //!
 //! What the user already gave travels in the sealed `requestState` (purpose "form state",
 //! bound to the caller, the tool and the original arguments), so any replica can finish the
@@ -17,14 +18,9 @@ use super::capabilities::declares_form_elicitation;
 use super::request_state::arguments_digest;
 use super::round_state;
 use crate::clock::unix_now;
-use crate::identity::Principal;
 use crate::seal::{Purpose, digest, random_id};
-use crate::state::AppState;
-use crate::tools::invoice_draft::{self, Problem};
-use crate::tools::{ToolResult, invoices_write};
+use crate::tools::{Attempt, Call, FormTool, Problem};
 
-/// The `inputRequests` key of the form.
-const KEY: &str = "invoice_details";
 const FORM_TTL_SECS: i64 = 1800;
 
 #[derive(Serialize, Deserialize)]
@@ -47,34 +43,29 @@ impl round_state::Bound for FormClaims {
     }
 }
 
-pub fn runs_in_rounds(tool: &str) -> bool {
-    tool == invoices_write::CREATE
-}
-
+/// One call of the form tool named `tool`, through its rounds.
 pub async fn run(
-    state: &AppState,
-    principal: &Principal,
-    arguments: &Map<String, Value>,
+    call: &Call<'_>,
+    tool: &str,
+    form: &dyn FormTool,
     params: &CallToolRequestParams,
     capabilities: &Value,
 ) -> Result<CallToolResponse, ErrorData> {
-    if let Some(unknown) = arguments
-        .keys()
-        .find(|k| *k != "provider" && !invoice_draft::FIELDS.contains(&k.as_str()))
-    {
-        return Err(tool_error(crate::tools::ToolError::InvalidArguments(
-            format!("unknown argument `{unknown}`"),
-        )));
-    }
+    let given = form.values(call.arguments).map_err(tool_error)?;
     let now = unix_now();
     let (values, idempotency_key) = match params.request_state.as_deref() {
         Some(sealed) => {
-            let claims: FormClaims =
-                round_state::open(state, Purpose::FormState, sealed, principal, arguments, now)?;
-            let answer = answer(params);
-            match answer["action"].as_str() {
-                Some("accept") => {}
-                _ => return Ok(complete(ToolResult::text("Creation cancelled."))),
+            let claims: FormClaims = round_state::open(
+                call.state,
+                Purpose::FormState,
+                sealed,
+                call.principal,
+                call.arguments,
+                now,
+            )?;
+            let answer = answer(params, form.request_key());
+            if answer["action"].as_str() != Some("accept") {
+                return Ok(complete(form.cancelled()));
             }
             let mut values = claims.values;
             for field in &claims.asked {
@@ -85,45 +76,22 @@ pub async fn run(
             (values, claims.idempotency_key)
         }
         None => {
-            let mut values = arguments.clone();
-            values.remove("provider");
-            // A client retrying an identical valid call within ten minutes gets the same
-            // invoice back, not a second one.
-            let window = (now / 600).to_string();
-            let key = digest(
-                "grantry/create-invoice/v1",
-                &[
-                    principal.tag().as_bytes(),
-                    arguments_digest(arguments).as_bytes(),
-                    window.as_bytes(),
-                ],
-            );
-            (values, key)
+            if let Some(answer) = form.precheck(call).await.map_err(tool_error)? {
+                return Ok(complete(answer));
+            }
+            (given, first_round_key(call, tool, now))
         }
     };
-    let target = match invoices_write::target(state, principal, arguments)
+    let problems = match form
+        .attempt(call, &values, &idempotency_key)
         .await
         .map_err(tool_error)?
     {
-        Ok(target) => target,
-        Err(answer) => return Ok(complete(answer)),
-    };
-    let problems = match invoice_draft::validate(&values) {
-        Ok(new) => {
-            let done = invoices_write::create(state, &target, &new, &idempotency_key).await;
-            return Ok(complete(done));
-        }
-        Err(problems) => problems,
+        Attempt::Done(result) => return Ok(complete(result)),
+        Attempt::Problems(problems) => problems,
     };
     if !declares_form_elicitation(capabilities) {
-        return Ok(complete(ToolResult::error(format!(
-            "The invoice was not created: {}",
-            problems
-                .iter()
-                .map(|p| format!("`{}`: {}", p.field, p.message))
-                .collect::<Vec<_>>()
-                .join(" ")
-        ))));
+        return Ok(complete(form.without_form(&problems)));
     }
     // A new key for a new form flow; a continuing one keeps its key.
     let idempotency_key = if params.request_state.is_some() {
@@ -131,86 +99,95 @@ pub async fn run(
     } else {
         random_id()
     };
-    Ok(CallToolResponse::InputRequired(from_json(ask(
-        state,
-        principal,
-        arguments,
+    let round = Round {
         values,
-        &problems,
+        problems: &problems,
         idempotency_key,
         now,
+    };
+    Ok(CallToolResponse::InputRequired(from_json(ask(
+        call, form, round,
     ))))
 }
 
-/// The form asking for exactly the fields in `problems`, quoting each problem.
-fn ask(
-    state: &AppState,
-    principal: &Principal,
-    arguments: &Map<String, Value>,
-    mut values: Map<String, Value>,
-    problems: &[Problem],
+/// The idempotency key of a call that needs no form: a client retrying an identical valid
+/// call within ten minutes gets the same result back, not a second one.
+fn first_round_key(call: &Call<'_>, tool: &str, now: i64) -> String {
+    let window = (now / 600).to_string();
+    digest(
+        &format!("grantry/{}/v1", tool.replace('_', "-")),
+        &[
+            call.principal.tag().as_bytes(),
+            arguments_digest(call.arguments).as_bytes(),
+            window.as_bytes(),
+        ],
+    )
+}
+
+/// What the next form carries forward.
+struct Round<'a> {
+    values: Map<String, Value>,
+    problems: &'a [Problem],
     idempotency_key: String,
     now: i64,
-) -> Value {
+}
+
+/// The form asking for exactly the fields in `round.problems`, quoting each problem.
+fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> Value {
+    let Round {
+        mut values,
+        problems,
+        idempotency_key,
+        now,
+    } = round;
     let asked: Vec<String> = problems.iter().map(|p| p.field.to_owned()).collect();
     for field in &asked {
         values.remove(field); // a field asked again is not kept half-valid
     }
     let properties: Map<String, Value> = asked
         .iter()
-        .map(|f| (f.clone(), invoice_draft::field_schema(f)))
+        .map(|f| (f.clone(), form.field_schema(f)))
         .collect();
-    let required: Vec<String> = asked
-        .iter()
-        .filter(|f| *f != "description")
-        .cloned()
-        .collect();
-    let message = format!(
-        "To create the invoice, grantry needs:\n{}",
-        problems
-            .iter()
-            .map(|p| format!(
-                "- {}: {}",
-                invoice_draft::field_schema(p.field)["title"]
-                    .as_str()
-                    .unwrap_or(p.field),
-                p.message
-            ))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    let required: Vec<&String> = asked.iter().filter(|f| !form.optional(f)).collect();
     let claims = FormClaims {
-        binding: round_state::Binding::new(principal, arguments),
+        binding: round_state::Binding::new(call.principal, call.arguments),
         values,
-        asked,
+        asked: asked.clone(),
         idempotency_key,
     };
-    json!({
-        "resultType": "input_required",
-        "inputRequests": {
-            KEY: {
-                "method": "elicitation/create",
-                "params": {
-                    "mode": "form",
-                    "message": message,
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": properties,
-                        "required": required,
-                    }
+    let sealed = call
+        .state
+        .sealer
+        .seal_timed(Purpose::FormState, b"", &claims, now, FORM_TTL_SECS);
+    let mut requests = Map::new();
+    requests.insert(
+        form.request_key().to_owned(),
+        json!({
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": form.form_message(problems),
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": properties,
+                    "required": required,
                 }
             }
-        },
-        "requestState": state.sealer.seal_timed(Purpose::FormState, b"", &claims, now, FORM_TTL_SECS),
+        }),
+    );
+    json!({
+        "resultType": "input_required",
+        "inputRequests": requests,
+        "requestState": sealed,
     })
 }
 
 /// The answer to the form, as JSON (`Null` when there is none).
-fn answer(params: &CallToolRequestParams) -> Value {
+fn answer(params: &CallToolRequestParams, key: &str) -> Value {
     params
         .input_responses
         .as_ref()
-        .and_then(|responses| responses.get(KEY))
+        .and_then(|responses| responses.get(key))
         .and_then(|answer| serde_json::to_value(answer).ok())
         .unwrap_or(Value::Null)
 }

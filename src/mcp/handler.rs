@@ -18,7 +18,7 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::answers::codes;
-use super::answers::from_json;
+use super::answers::{from_json, tool_error};
 use super::capabilities::client_capabilities;
 use super::confirm;
 use super::conformance;
@@ -27,7 +27,7 @@ use super::legacy;
 use super::plain_call::{self, CallAnswer, LegacyAnswer};
 use crate::identity::Principal;
 use crate::state::AppState;
-use crate::tools;
+use crate::tools::{self, Call, Mode, ToolError};
 
 /// How long clients may cache discovery and the tool list (they do not vary per user).
 const LIST_TTL_MS: u64 = 5 * 60 * 1000;
@@ -46,7 +46,9 @@ pub struct McpHandler {
 
 impl McpHandler {
     pub fn new(state: AppState) -> Self {
-        let own = tools::specs().into_iter().map(to_rmcp_tool);
+        let own = tools::Tool::ALL
+            .into_iter()
+            .map(|tool| to_rmcp_tool(tool.spec()));
         let tools = if state.config.conformance_tools {
             // The suite probes headers by calling the first listed tool with `{}` from a
             // client without URL elicitation: list its fixtures first.
@@ -163,7 +165,7 @@ impl ServerHandler for McpHandler {
         let name = params.name.as_ref();
         let arguments = params.arguments.clone().unwrap_or_default();
         let capabilities = client_capabilities(&ctx);
-        let in_rounds = form::runs_in_rounds(name) || confirm::needs_confirmation(name);
+        let in_rounds = tools::Tool::named(name).is_some_and(|t| !matches!(t.mode(), Mode::Plain));
         if in_rounds && legacy::is_legacy(&ctx) {
             // The same rounds, asked on the call's stream with `elicitation/create`.
             let round = |params: CallToolRequestParams| {
@@ -215,18 +217,17 @@ impl McpHandler {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = params.name.as_ref();
         let arguments = params.arguments.clone().unwrap_or_default();
-        if form::runs_in_rounds(name) {
-            form::run(&self.state, principal, &arguments, params, capabilities).await
-        } else {
-            confirm::run(
-                &self.state,
-                principal,
-                name,
-                &arguments,
-                params,
-                capabilities,
-            )
-            .await
+        let call = Call {
+            state: &self.state,
+            principal,
+            arguments: &arguments,
+        };
+        match tools::Tool::named(name).map(tools::Tool::mode) {
+            Some(Mode::Form(tool)) => form::run(&call, name, tool, params, capabilities).await,
+            Some(Mode::Confirm(tool)) => {
+                confirm::run(&call, name, tool, params, capabilities).await
+            }
+            _ => Err(tool_error(ToolError::UnknownTool(name.to_owned()))),
         }
     }
 

@@ -9,8 +9,6 @@ use serde_json::{Map, Value, json};
 use super::answers::codes;
 use super::answers::{complete_json, from_json, invalid_request_state, strip_nulls, tool_error};
 use super::capabilities::declares_url_elicitation;
-use super::confirm;
-use super::form;
 use super::request_state::StateClaims;
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
@@ -18,12 +16,21 @@ use crate::config::NoUrlElicitation;
 use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::state::AppState;
-use crate::tools::{self, ToolError, ToolOutcome, ToolResult};
+use crate::tools::{self, Mode, Tool, ToolError, ToolOutcome, ToolResult};
 
 /// Whether `tools/call` of `name` runs through [`run`]: one of grantry's own tools (never a
 /// conformance fixture) with no form or confirmation round.
 pub(super) fn is_plain_tool(name: &str) -> bool {
-    tools::exists(name) && !form::runs_in_rounds(name) && !confirm::needs_confirmation(name)
+    Tool::named(name).is_some_and(|tool| matches!(tool.mode(), Mode::Plain))
+}
+
+/// Whether `arguments` hold one the tool `name` mirrors into a request header.
+pub(super) fn mirrors_any(name: &str, arguments: &Map<String, Value>) -> bool {
+    Tool::named(name).is_some_and(|tool| {
+        tool.mirrored()
+            .iter()
+            .any(|(argument, _)| arguments.contains_key(*argument))
+    })
 }
 
 /// The call: the tool, or the sign-in round it needs. An unknown `name` is an error.
@@ -36,7 +43,7 @@ pub(super) async fn run(
     responses: Option<Map<String, Value>>,
     capabilities: &Value,
 ) -> Result<CallAnswer, ErrorData> {
-    let call = Call::new(state, principal, name, arguments)?;
+    let call = PlainCall::new(state, principal, name, arguments)?;
     call.run(request_state, responses, capabilities).await
 }
 
@@ -50,7 +57,7 @@ pub(super) async fn run_legacy(
     arguments: &Map<String, Value>,
     capabilities: &Value,
 ) -> Result<LegacyAnswer, ErrorData> {
-    let call = Call::new(state, principal, name, arguments)?;
+    let call = PlainCall::new(state, principal, name, arguments)?;
     let provider = match call.tool().await? {
         ToolOutcome::Done(result) => return Ok(LegacyAnswer::Done(CallAnswer::complete(result))),
         ToolOutcome::NeedsConnection { provider } => provider,
@@ -107,14 +114,15 @@ impl CallAnswer {
 }
 
 /// One `tools/call` of a grantry tool, through its sign-in rounds.
-struct Call<'a> {
+struct PlainCall<'a> {
     state: &'a AppState,
     principal: &'a Principal,
+    tool: Tool,
     name: &'a str,
     arguments: &'a Map<String, Value>,
 }
 
-impl<'a> Call<'a> {
+impl<'a> PlainCall<'a> {
     /// The call of `name`, which must be one of grantry's tools.
     fn new(
         state: &'a AppState,
@@ -122,12 +130,12 @@ impl<'a> Call<'a> {
         name: &'a str,
         arguments: &'a Map<String, Value>,
     ) -> Result<Self, ErrorData> {
-        if !tools::exists(name) {
-            return Err(tool_error(ToolError::UnknownTool(name.to_owned())));
-        }
+        let tool =
+            Tool::named(name).ok_or_else(|| tool_error(ToolError::UnknownTool(name.to_owned())))?;
         Ok(Self {
             state,
             principal,
+            tool,
             name,
             arguments,
         })
@@ -219,9 +227,12 @@ impl<'a> Call<'a> {
     }
 
     async fn tool(&self) -> Result<ToolOutcome, ErrorData> {
-        tools::call(self.state, self.principal, self.name, self.arguments)
-            .await
-            .map_err(tool_error)
+        let call = tools::Call {
+            state: self.state,
+            principal: self.principal,
+            arguments: self.arguments,
+        };
+        self.tool.run(&call).await.map_err(tool_error)
     }
 }
 

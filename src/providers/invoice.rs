@@ -22,6 +22,19 @@ pub struct Invoice {
     pub due_date: Option<String>,
 }
 
+impl Invoice {
+    /// How a person recognizes it: "DEMO-N0001 for Acme GmbH (120.50 EUR)".
+    pub fn summary(&self) -> String {
+        format!(
+            "{} for {} ({} {})",
+            self.number,
+            self.customer,
+            decimal(self.amount_minor, &self.currency),
+            self.currency
+        )
+    }
+}
+
 /// Where an invoice stands, the same words for every provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -7,8 +7,10 @@ pub mod http;
 pub mod invoice;
 pub mod oauth;
 pub mod revocation;
+pub mod upstream;
 
 pub use catalog::{Catalog, CatalogError, PkceMode, Provider, TokenAuth};
+pub use upstream::Upstream;
 
 use serde::{Deserialize, Serialize};
 

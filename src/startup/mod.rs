@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::demo::{DemoConfig, DemoProvider};
-use crate::grants::{GrantEvents, Grants};
+use crate::grants::{GrantEvents, Grants, TokenKeeper};
 use crate::identity::Identity;
 use crate::limits::Limiter;
-use crate::providers::Catalog;
+use crate::providers::{Catalog, Upstream};
 use crate::seal::Sealer;
 use crate::state::{AppState, HOLD_TURNS, Inner};
 
@@ -76,12 +76,24 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
     });
     let identity = Identity::start(&config, http.clone()).await?;
     let limiter = Limiter::start(counters, config.limits.clone());
-    let in_process_api = demo
-        .as_ref()
-        .filter(|_| config.demo_api_in_process)
-        .map(|demo| axum::Router::new().nest("/demo", demo.router()));
+    // Benchmarks only: the demo billing API answered inside the process.
+    let upstream = match demo.as_ref().filter(|_| config.demo_api_in_process) {
+        Some(demo) => Upstream::in_process(
+            http.clone(),
+            axum::Router::new().nest("/demo", demo.router()),
+        ),
+        None => Upstream::network(http.clone()),
+    };
+    let grants = Grants::new(grants, sealer.clone(), GrantEvents::new(bus));
+    let tokens = TokenKeeper {
+        grants: grants.clone(),
+        leases: leases.clone(),
+        http: http.clone(),
+        redirect_uri: config.redirect_uri().into(),
+    };
     Ok(AppState::new(Inner {
-        grants: Grants::new(grants, sealer.clone(), GrantEvents::new(bus)),
+        grants,
+        tokens,
         flows,
         sealer,
         catalog,
@@ -97,7 +109,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         ),
         hold_turns: tokio::sync::Semaphore::new(HOLD_TURNS),
         metrics: crate::metrics::install(),
-        in_process_api,
+        upstream,
         config,
     }))
 }

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+pub use super::Problem;
 use crate::clock::unix_now;
 use crate::providers::invoice::{NewInvoice, minor_units};
 
@@ -22,13 +23,6 @@ pub const FIELDS: [&str; 6] = [
     "due_date",
     "description",
 ];
-
-/// What is wrong with one field, in words for a person.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub field: &'static str,
-    pub message: &'static str,
-}
 
 /// The JSON Schema of one field, as a form asks for it: flat primitives with formats and
 /// enums where they fit. Never a secret: invoices carry none.

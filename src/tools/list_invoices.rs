@@ -1,15 +1,13 @@
 //! `list_invoices`: the invoices of the caller's connected billing account.
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::access::{Access, access_token, forget, refresh};
-use super::{ToolError, ToolOutcome, ToolResult, ToolSpec};
-use crate::grants::GrantKey;
-use crate::identity::Principal;
+use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
+use crate::grants::Called;
+use crate::providers::StatusFilter;
 use crate::providers::adapters::{self, Api};
 use crate::providers::invoice::ApiError;
-use crate::providers::{Provider, StatusFilter};
-use crate::state::AppState;
 
 pub const NAME: &str = "list_invoices";
 
@@ -32,10 +30,14 @@ pub fn spec() -> ToolSpec {
                 },
                 "provider": {
                     "type": "string",
+                    "minLength": 1,
+                    "maxLength": 64,
                     "description": "Which connected provider to read (its id, as list_connections shows). Needed only when several are connected."
                 },
                 "cursor": {
                     "type": "string",
+                    "minLength": 1,
+                    "maxLength": 512,
                     "description": "The next_cursor of the previous page."
                 }
             },
@@ -76,233 +78,110 @@ pub fn spec() -> ToolSpec {
     }
 }
 
-/// Validated arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The arguments, as the schema gives them.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Args {
+    #[serde(default)]
     pub status: StatusFilter,
+    #[serde(default)]
     pub provider: Option<String>,
+    #[serde(default)]
     pub cursor: Option<String>,
 }
 
 impl Args {
     pub fn parse(arguments: &Map<String, Value>) -> Result<Self, ToolError> {
-        let mut args = Args::default();
-        let text = |name: &str, value: &Value| {
-            value
-                .as_str()
-                .filter(|s| !s.is_empty() && s.len() <= 512)
-                .map(str::to_owned)
-                .ok_or_else(|| {
-                    ToolError::InvalidArguments(format!("{name} must be a non-empty string"))
-                })
-        };
-        for (name, value) in arguments {
-            match name.as_str() {
-                "status" => {
-                    args.status = serde_json::from_value(value.clone()).map_err(|_| {
-                        ToolError::InvalidArguments(
-                            "status must be one of \"open\", \"paid\" or \"all\"".into(),
-                        )
-                    })?;
-                }
-                "provider" => args.provider = Some(text(name, value)?),
-                "cursor" => args.cursor = Some(text(name, value)?),
-                other => {
-                    return Err(ToolError::InvalidArguments(format!(
-                        "unknown argument `{other}`; list_invoices takes status, provider and cursor"
-                    )));
-                }
-            }
+        let parsed: Args = args::parse(NAME, arguments)?;
+        if let Some(provider) = &parsed.provider {
+            args::short(NAME, "provider", provider, 64)?;
         }
-        Ok(args)
+        if let Some(cursor) = &parsed.cursor {
+            args::short(NAME, "cursor", cursor, 512)?;
+        }
+        Ok(parsed)
     }
 }
 
-pub async fn run(
-    state: &AppState,
-    principal: &Principal,
-    args: Args,
-) -> Result<ToolOutcome, ToolError> {
-    let provider = match choose_provider(state, principal, args.provider.as_deref()).await? {
+pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
+    let args = Args::parse(call.arguments)?;
+    let provider = match target::provider(call, args.provider.as_deref()).await? {
         Ok(provider) => provider,
         Err(result) => return Ok(ToolOutcome::Done(result)),
     };
-    let key = GrantKey {
-        principal: principal.clone(),
-        provider: provider.id.clone(),
-    };
-    // A 401 gets one refresh and one retry; a grant rewritten meanwhile gets one more try.
-    let mut refreshed_after_401 = false;
-    for _attempt in 0..3 {
-        let (token, account, version) = match access_token(state, provider, &key).await? {
-            Access::Token {
-                token,
-                account,
-                version,
-            } => (token, account, version),
-            Access::SignInNeeded => {
-                return Ok(ToolOutcome::NeedsConnection {
-                    provider: provider.id.clone(),
-                });
-            }
-            Access::Unavailable(_) => {
-                return Ok(ToolOutcome::Done(unavailable(&provider.display_name, None)));
-            }
-        };
-        let api = Api {
-            http: &state.http,
-            in_process: state.in_process_api.as_ref(),
-            provider,
-            access_token: &token,
-            account: account.as_ref(),
-        };
-        match adapters::list_invoices(&api, args.status, args.cursor.as_deref()).await {
-            Ok(page) => {
-                return Ok(ToolOutcome::Done(ToolResult::structured(json!({
-                    "provider": provider.id,
-                    "account": account.map(|a| a.name),
-                    "status": args.status.as_str(),
-                    "invoices": page.invoices,
-                    "next_cursor": page.next_cursor,
-                }))));
-            }
-            // The provider no longer takes the token before its expiry: refresh once.
-            Err(ApiError::Unauthorized) if !refreshed_after_401 => {
-                refreshed_after_401 = true;
-                let Some(grant) = state.grants.get(&key).await? else {
-                    continue;
+    let state = call.state;
+    let key = target::key(call.principal, provider);
+    let listed = state
+        .tokens
+        .call(provider, &key, |token, account| {
+            let args = &args;
+            async move {
+                let api = Api {
+                    upstream: &state.upstream,
+                    provider,
+                    access_token: &token,
+                    account: account.as_ref(),
                 };
-                if grant.version != version {
-                    continue; // someone refreshed since our token was refused: use theirs
-                }
-                if let Access::Unavailable(_) = refresh(state, provider, &key, grant).await? {
-                    return Ok(ToolOutcome::Done(unavailable(&provider.display_name, None)));
-                }
+                let page =
+                    adapters::list_invoices(&api, args.status, args.cursor.as_deref()).await?;
+                Ok((page, account))
             }
-            // Refused even after a refresh: the grant is dead (unless it changed meanwhile).
-            Err(ApiError::Unauthorized) => {
-                if let Access::SignInNeeded = forget(state, &key, version).await? {
-                    return Ok(ToolOutcome::NeedsConnection {
-                        provider: provider.id.clone(),
-                    });
-                }
-            }
-            // Access denied to this account (a disconnected tenant, a missing scope): a new
-            // sign-in is the way out, and the old grant must go or the wait for a new one
-            // would end at once on it.
-            Err(ApiError::Forbidden) => {
-                tracing::warn!(provider = %provider.id, "the provider refused access; asking to connect again");
-                if let Access::SignInNeeded = forget(state, &key, version).await? {
-                    return Ok(ToolOutcome::NeedsConnection {
-                        provider: provider.id.clone(),
-                    });
-                }
-            }
-            Err(ApiError::BadCursor) => {
-                return Err(ToolError::InvalidArguments(
-                    "cursor is not a next_cursor this provider's listing gave out".into(),
-                ));
-            }
-            Err(ApiError::Busy {
-                retry_after_secs, ..
-            }) => {
-                return Ok(ToolOutcome::Done(unavailable(
-                    &provider.display_name,
-                    Some(retry_after_secs),
-                )));
-            }
-            Err(e) => {
-                tracing::warn!(provider = %provider.id, error = %e, "listing invoices failed");
-                return Ok(ToolOutcome::Done(unavailable(&provider.display_name, None)));
-            }
+        })
+        .await?;
+    let doing = "invoices could not be listed";
+    Ok(ToolOutcome::Done(match listed {
+        Called::Done((page, account)) => ToolResult::structured(json!({
+            "provider": provider.id,
+            "account": account.map(|a| a.name),
+            "status": args.status.as_str(),
+            "invoices": page.invoices,
+            "next_cursor": page.next_cursor,
+        })),
+        Called::SignInNeeded => {
+            return Ok(ToolOutcome::NeedsConnection {
+                provider: provider.id.clone(),
+            });
         }
-    }
-    tracing::warn!(provider = %provider.id, "the provider keeps refusing fresh tokens");
-    Ok(ToolOutcome::Done(unavailable(&provider.display_name, None)))
-}
-
-/// The provider to read: the one named; else the only one connected; else the catalog's
-/// default (the caller will be asked to connect it). Several connected and none named is a
-/// question for the caller, answered as a tool error naming them.
-pub(crate) async fn choose_provider<'a>(
-    state: &'a AppState,
-    principal: &Principal,
-    named: Option<&str>,
-) -> Result<Result<&'a Provider, ToolResult>, ToolError> {
-    if let Some(id) = named {
-        return match state.catalog.get(id) {
-            Some(provider) => Ok(Ok(provider)),
-            None => Err(ToolError::InvalidArguments(format!(
-                "provider `{id}` is not offered here; offered: {}",
-                state
-                    .catalog
-                    .all()
-                    .map(|p| p.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-        };
-    }
-    // One provider offered (the usual deployment): nothing to choose, and no need to read
-    // every grant of the caller on each call.
-    if state.catalog.all().nth(1).is_none() {
-        return Ok(Ok(state.catalog.default_provider()));
-    }
-    let connected = super::connections::connected(state, principal).await?;
-    match connected.as_slice() {
-        [] => Ok(Ok(state.catalog.default_provider())),
-        [(provider, _)] => Ok(Ok(provider)),
-        several => Ok(Err(ToolResult::error(format!(
-            "Several billing accounts are connected ({}); say which one with `provider`.",
-            several
-                .iter()
-                .map(|(p, _)| p.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))),
-    }
-}
-
-/// A retryable tool error: the provider is busy or failing.
-fn unavailable(display_name: &str, retry_after_secs: Option<u64>) -> ToolResult {
-    let when = match retry_after_secs {
-        Some(secs) => format!("try again in {secs} seconds"),
-        None => "try again in a minute".into(),
-    };
-    ToolResult::error(format!(
-        "{display_name} is not answering right now, so invoices could not be listed. \
-         This is temporary: {when}."
-    ))
+        Called::Unavailable(after) => target::unavailable(provider, after, doing),
+        Called::Failed(ApiError::BadCursor) => ToolResult::error(
+            "The cursor is not a next_cursor this provider's listing gave out; list again \
+             without one.",
+        ),
+        Called::Failed(e) => {
+            tracing::warn!(provider = %provider.id, error = %e, "listing invoices failed");
+            target::unavailable(provider, None, doing)
+        }
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parse(value: Value) -> Result<Args, ToolError> {
+        Args::parse(value.as_object().unwrap())
+    }
+
     #[test]
     fn arguments_default_and_validate() {
-        assert_eq!(Args::parse(&Map::new()).unwrap().status, StatusFilter::Open);
-        let mut named = Map::new();
-        named.insert("provider".into(), json!("xero"));
-        named.insert("cursor".into(), json!("2"));
-        let parsed = Args::parse(&named).unwrap();
+        assert_eq!(parse(json!({})).unwrap().status, StatusFilter::Open);
+        let parsed = parse(json!({"provider": "xero", "cursor": "2"})).unwrap();
         assert_eq!(parsed.provider.as_deref(), Some("xero"));
         assert_eq!(parsed.cursor.as_deref(), Some("2"));
-        named.insert("cursor".into(), json!(2));
-        assert!(Args::parse(&named).is_err());
-        let mut m = Map::new();
-        m.insert("status".into(), json!("all"));
-        assert_eq!(Args::parse(&m).unwrap().status, StatusFilter::All);
-        m.insert("status".into(), json!("unpaid"));
-        assert!(matches!(
-            Args::parse(&m),
-            Err(ToolError::InvalidArguments(_))
-        ));
-        let mut extra = Map::new();
-        extra.insert("limit".into(), json!(3));
-        assert!(matches!(
-            Args::parse(&extra),
-            Err(ToolError::InvalidArguments(_))
-        ));
+        assert!(parse(json!({"cursor": 2})).is_err());
+        assert_eq!(
+            parse(json!({"status": "all"})).unwrap().status,
+            StatusFilter::All
+        );
+        for refused in [
+            json!({"status": "unpaid"}),
+            json!({"limit": 3}),
+            json!({"provider": ""}),
+        ] {
+            assert!(
+                matches!(parse(refused.clone()), Err(ToolError::InvalidArguments(_))),
+                "{refused}"
+            );
+        }
     }
 }

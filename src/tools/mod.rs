@@ -1,18 +1,131 @@
-//! The tools grantry offers, independent of JSON-RPC: each takes typed arguments and answers
-//! with a [`ToolOutcome`]. A tool that needs an account the caller has not connected says so
-//! ([`ToolOutcome::NeedsConnection`]); the `mcp` layer turns that into a sign-in request.
+//! The tools grantry offers, independent of JSON-RPC, and their registry ([`Tool`]).
+//!
+//! A tool is one file. Each has a spec (what `tools/list` shows) and a [`Mode`]: a plain tool
+//! runs at once and answers with a [`ToolOutcome`] (which may say a sign-in is needed); a
+//! confirming tool ([`ConfirmTool`]) changes something only after the user said yes; a form
+//! tool ([`FormTool`]) asks for exactly the fields its validator rejects. The `mcp` layer
+//! drives the rounds of each mode and knows no tool by name.
+//!
+//! Arguments are read by serde, unknown ones refused ([`args`]): a call whose arguments do not
+//! fit the schema is a protocol error (`-32602`); a value that fits but cannot be used (a
+//! provider not offered, a cursor from elsewhere) is a tool error the model can correct.
 
-pub mod access;
-pub mod connections;
-pub mod disconnect;
+pub mod args;
+pub mod create_invoice;
+pub mod disconnect_account;
 pub mod invoice_draft;
-pub mod invoices_write;
+pub mod list_connections;
 pub mod list_invoices;
+mod rounds;
+pub mod target;
+pub mod void_invoice;
+
+pub use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Question, Subject};
 
 use serde_json::{Map, Value};
 
 use crate::identity::Principal;
 use crate::state::AppState;
+
+/// One of grantry's tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    ListInvoices,
+    ListConnections,
+    DisconnectAccount,
+    CreateInvoice,
+    VoidInvoice,
+}
+
+/// How a tool runs.
+#[derive(Clone, Copy)]
+pub enum Mode {
+    /// At once; a missing connection is a sign-in round.
+    Plain,
+    /// After the user confirmed, in a form-mode round.
+    Confirm(&'static dyn ConfirmTool),
+    /// Asking for the fields its validator rejects, in form-mode rounds.
+    Form(&'static dyn FormTool),
+}
+
+impl Tool {
+    /// Every tool, in the order `tools/list` shows them.
+    pub const ALL: [Tool; 5] = [
+        Tool::ListInvoices,
+        Tool::ListConnections,
+        Tool::DisconnectAccount,
+        Tool::CreateInvoice,
+        Tool::VoidInvoice,
+    ];
+
+    /// The tool called `name`, if grantry has one.
+    pub fn named(name: &str) -> Option<Tool> {
+        Self::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::ListInvoices => list_invoices::NAME,
+            Tool::ListConnections => list_connections::NAME,
+            Tool::DisconnectAccount => disconnect_account::NAME,
+            Tool::CreateInvoice => create_invoice::NAME,
+            Tool::VoidInvoice => void_invoice::NAME,
+        }
+    }
+
+    pub fn mode(self) -> Mode {
+        match self {
+            Tool::ListInvoices | Tool::ListConnections => Mode::Plain,
+            Tool::DisconnectAccount => Mode::Confirm(&disconnect_account::DisconnectAccount),
+            Tool::VoidInvoice => Mode::Confirm(&void_invoice::VoidInvoice),
+            Tool::CreateInvoice => Mode::Form(&create_invoice::CreateInvoice),
+        }
+    }
+
+    /// The arguments a client mirrors into request headers (SEP-2243 `x-mcp-header`), with
+    /// the header's name after `Mcp-Param-`: the provider, so a balancer can route or limit
+    /// by it without reading bodies. Never a sensitive argument.
+    pub fn mirrored(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Tool::ListConnections => &[],
+            _ => &[("provider", "Provider")],
+        }
+    }
+
+    /// What `tools/list` shows, the mirrored arguments annotated in the input schema.
+    pub fn spec(self) -> ToolSpec {
+        let mut spec = match self {
+            Tool::ListInvoices => list_invoices::spec(),
+            Tool::ListConnections => list_connections::spec(),
+            Tool::DisconnectAccount => disconnect_account::spec(),
+            Tool::CreateInvoice => create_invoice::spec(),
+            Tool::VoidInvoice => void_invoice::spec(),
+        };
+        for (argument, header) in self.mirrored() {
+            spec.input_schema["properties"][*argument]["x-mcp-header"] = (*header).into();
+        }
+        spec
+    }
+
+    /// Runs a plain tool; a tool with rounds is refused (the `mcp` layer drives those).
+    pub async fn run(self, call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
+        match self {
+            Tool::ListInvoices => list_invoices::run(call).await,
+            Tool::ListConnections => list_connections::run(call).await,
+            _ => Err(ToolError::InvalidArguments(format!(
+                "{} runs only through its rounds",
+                self.name()
+            ))),
+        }
+    }
+}
+
+/// One call: who, with which arguments, on what.
+pub struct Call<'a> {
+    pub state: &'a AppState,
+    pub principal: &'a Principal,
+    pub arguments: &'a Map<String, Value>,
+}
 
 /// How a tool presents itself in `tools/list`.
 pub struct ToolSpec {
@@ -80,64 +193,28 @@ pub enum ToolError {
     Store(#[from] crate::store::StoreError),
 }
 
-/// Everything grantry's own tools offer, in a stable order.
-pub fn specs() -> Vec<ToolSpec> {
-    vec![
-        list_invoices::spec(),
-        connections::spec(),
-        disconnect::spec(),
-        invoices_write::create_spec(),
-        invoices_write::void_spec(),
-    ]
-}
-
-/// The names of [`specs`], without building the schemas (checked on every call).
-const NAMES: [&str; 5] = [
-    list_invoices::NAME,
-    connections::NAME,
-    disconnect::NAME,
-    invoices_write::CREATE,
-    invoices_write::VOID,
-];
-
-/// Whether `name` is one of grantry's own tools.
-pub fn exists(name: &str) -> bool {
-    NAMES.contains(&name)
-}
-
-/// Runs one of grantry's own tools for `principal`.
-pub async fn call(
-    state: &AppState,
-    principal: &Principal,
-    name: &str,
-    arguments: &Map<String, Value>,
-) -> Result<ToolOutcome, ToolError> {
-    match name {
-        list_invoices::NAME => {
-            let args = list_invoices::Args::parse(arguments)?;
-            list_invoices::run(state, principal, args).await
-        }
-        connections::NAME => {
-            if let Some(name) = arguments.keys().next() {
-                return Err(ToolError::InvalidArguments(format!(
-                    "unknown argument `{name}`; list_connections takes none"
-                )));
-            }
-            Ok(connections::run(state, principal).await?)
-        }
-        // These run only through their rounds in the mcp layer (confirmation, form).
-        disconnect::NAME | invoices_write::VOID | invoices_write::CREATE => Err(
-            ToolError::InvalidArguments(format!("{name} runs only through its rounds")),
-        ),
-        other => Err(ToolError::UnknownTool(other.to_owned())),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
-    fn the_name_list_matches_the_specs() {
-        let specs: Vec<&str> = super::specs().into_iter().map(|s| s.name).collect();
-        assert_eq!(specs, super::NAMES);
+    fn every_tool_is_found_by_its_name_and_its_spec_carries_it() {
+        for tool in Tool::ALL {
+            assert_eq!(Tool::named(tool.name()), Some(tool));
+            assert_eq!(tool.spec().name, tool.name());
+        }
+        assert_eq!(Tool::named("test_simple_text"), None);
+    }
+
+    #[test]
+    fn the_provider_argument_is_mirrored_into_a_header_where_a_tool_takes_one() {
+        for tool in Tool::ALL {
+            let spec = tool.spec();
+            let provider = &spec.input_schema["properties"]["provider"];
+            match tool.mirrored() {
+                [] => assert!(provider.is_null(), "{}", tool.name()),
+                _ => assert_eq!(provider["x-mcp-header"], "Provider", "{}", tool.name()),
+            }
+        }
     }
 }

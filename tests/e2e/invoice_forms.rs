@@ -326,3 +326,45 @@ async fn a_form_answered_on_another_replica_finishes_the_creation() {
         "created once, at the provider behind the public URL"
     );
 }
+
+#[tokio::test]
+async fn writes_refresh_once_on_a_refused_token_as_listing_does() {
+    let (a, fake, _dir) = grantry_with_fakes("xero", &[]).await;
+    let mcp = Mcp::new(a.mcp_url());
+    connect(&a, &mcp, "xero").await;
+    let refreshes = || {
+        fake.counters
+            .refreshes
+            .load(std::sync::atomic::Ordering::SeqCst)
+    };
+    fake.revoke_access_tokens();
+    let made = mcp
+        .call_tool(
+            "create_invoice",
+            json!({"provider": "xero", "email": "ap@acme.example", "customer_name": "Acme GmbH",
+                "amount": 12, "currency": "EUR", "due_date": "2099-01-31"}),
+            url_and_form(),
+        )
+        .await;
+    assert_eq!(made.result()["isError"], false, "{}", made.raw);
+    assert_eq!(refreshes(), 1, "the refused token was refreshed once");
+    let id = made.result()["structuredContent"]["invoice"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    fake.revoke_access_tokens();
+    let (_, state) = ask_to_void(&mcp, "xero", &id).await;
+    assert_eq!(refreshes(), 2);
+    fake.revoke_access_tokens();
+    let done = mcp
+        .retry(
+            "void_invoice",
+            json!({"provider": "xero", "invoice_id": id}),
+            json!({"confirm": {"action": "accept", "content": {"confirm": true}}}),
+            &state,
+        )
+        .await;
+    let text = done.result()["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Voided invoice"), "{text}");
+    assert_eq!(refreshes(), 3);
+}

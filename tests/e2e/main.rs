@@ -16,6 +16,7 @@ mod limits;
 mod metrics;
 mod oidc;
 mod refresh;
+mod registry;
 mod replicas;
 mod shared_store;
 mod sign_in_flow;

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use url::Url;
 
 use super::Api;
-use crate::providers::http::{read_capped, transport_reason};
+use crate::providers::http::read_capped;
 use crate::providers::invoice::ApiError;
 
 /// Attempts per call: one, then two retries.
@@ -49,7 +49,8 @@ pub async fn send_json<T: DeserializeOwned>(
     let mut last = ApiError::Unavailable("no attempt made".into());
     for attempt in 0..ATTEMPTS {
         let mut request = api
-            .http
+            .upstream
+            .http()
             .request(method.clone(), url.clone())
             .header("accept", "application/json");
         if let Some(body) = body {
@@ -65,13 +66,7 @@ pub async fn send_json<T: DeserializeOwned>(
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let response = match api.in_process {
-            Some(upstream) => in_process(upstream, request).await?,
-            None => match request.send().await {
-                Ok(response) => response,
-                Err(e) => return Err(ApiError::Unavailable(transport_reason(&e))),
-            },
-        };
+        let response = api.upstream.send(request).await?;
         let status = response.status();
         if status == reqwest::StatusCode::UNAUTHORIZED {
             return Err(ApiError::Unauthorized);
@@ -122,42 +117,6 @@ pub async fn send_json<T: DeserializeOwned>(
         });
     }
     Err(last)
-}
-
-/// Answers `request` with `upstream` (an axum router) instead of the network, as the same
-/// `reqwest::Response` the network would give.
-async fn in_process(
-    upstream: &axum::Router,
-    request: reqwest::RequestBuilder,
-) -> Result<reqwest::Response, ApiError> {
-    use tower::ServiceExt;
-    let request = request
-        .build()
-        .map_err(|e| ApiError::Unavailable(transport_reason(&e)))?;
-    let mut outgoing = axum::http::Request::builder()
-        .method(request.method().clone())
-        .uri(request.url().as_str());
-    for (name, value) in request.headers() {
-        outgoing = outgoing.header(name, value);
-    }
-    let body = request
-        .body()
-        .and_then(reqwest::Body::as_bytes)
-        .map(bytes::Bytes::copy_from_slice)
-        .unwrap_or_default();
-    let outgoing = outgoing
-        .body(axum::body::Body::from(body))
-        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
-    let answer = upstream
-        .clone()
-        .oneshot(outgoing)
-        .await
-        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
-    let (parts, body) = answer.into_parts();
-    let bytes = axum::body::to_bytes(body, crate::providers::http::MAX_RESPONSE_BYTES)
-        .await
-        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
-    Ok(http::Response::from_parts(parts, bytes).into())
 }
 
 /// `base` with `segments` appended to its path.

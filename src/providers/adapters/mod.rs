@@ -17,10 +17,7 @@ use super::{Account, Provider};
 
 /// One authenticated conversation with a provider's API.
 pub struct Api<'a> {
-    pub http: &'a reqwest::Client,
-    /// Benchmarks only (`--demo-api-in-process`): the demo billing API answered inside this
-    /// process, skipping the loopback HTTP round trip.
-    pub in_process: Option<&'a axum::Router>,
+    pub upstream: &'a super::upstream::Upstream,
     pub provider: &'a Provider,
     pub access_token: &'a str,
     pub account: Option<&'a Account>,

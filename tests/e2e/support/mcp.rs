@@ -112,6 +112,10 @@ impl Mcp {
         if let Some(name) = name {
             headers.push(("mcp-name", name));
         }
+        // SEP-2243: grantry's tools mirror `provider` into a header, as a client must send it.
+        if let Some(provider) = params["arguments"]["provider"].as_str() {
+            headers.push(("mcp-param-provider", header_value(provider)));
+        }
         self.raw(&headers, body.to_string()).await
     }
 
@@ -199,6 +203,21 @@ impl Mcp {
             raw,
             body,
         }
+    }
+}
+
+/// An `Mcp-Param-*` value as SEP-2243 writes it: plain visible ASCII as is, anything else
+/// `=?base64?…?=`.
+pub fn header_value(value: &str) -> String {
+    use base64::Engine as _;
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
+        && value.trim() == value;
+    if plain {
+        value.to_owned()
+    } else {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
+        format!("=?base64?{encoded}?=")
     }
 }
 

@@ -1,14 +1,10 @@
 //! `list_connections`: which billing accounts the caller has connected. Read-only, and never
 //! a token: provider, account, scopes and since when.
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolOutcome, ToolResult, ToolSpec};
-use crate::grants::{Grant, GrantKey};
-use crate::identity::Principal;
-use crate::providers::Provider;
-use crate::state::AppState;
-use crate::store::StoreError;
+use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
 
 pub const NAME: &str = "list_connections";
 
@@ -49,27 +45,15 @@ pub fn spec() -> ToolSpec {
     }
 }
 
-/// The caller's grants, one per provider of the catalog that has one.
-pub async fn connected<'a>(
-    state: &'a AppState,
-    principal: &Principal,
-) -> Result<Vec<(&'a Provider, Grant)>, StoreError> {
-    let mut found = Vec::new();
-    for provider in state.catalog.all() {
-        let key = GrantKey {
-            principal: principal.clone(),
-            provider: provider.id.clone(),
-        };
-        if let Some(grant) = state.grants.get(&key).await? {
-            found.push((provider, grant));
-        }
-    }
-    Ok(found)
-}
+/// The arguments: none.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {}
 
-pub async fn run(state: &AppState, principal: &Principal) -> Result<ToolOutcome, StoreError> {
+pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
+    let Args {} = args::parse(NAME, call.arguments)?;
     let now = crate::clock::unix_now();
-    let connections: Vec<Value> = connected(state, principal)
+    let connections: Vec<Value> = target::connected(call.state, call.principal)
         .await?
         .into_iter()
         .map(|(provider, grant)| {

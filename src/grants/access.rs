@@ -1,0 +1,311 @@
+//! The token lifecycle: a usable access token for (principal, provider), the stored one,
+//! refreshed first when it is about to expire, by one caller across all replicas (see
+//! [`TokenKeeper::refresh`]).
+//!
+//! Only `invalid_grant` (the refresh token is dead) removes a grant, and only if nobody
+//! refreshed or reconnected it meanwhile, so a lost race never disconnects a user. Other
+//! refusals (`invalid_client`: grantry's own credentials) and outages keep the grant and fail
+//! the call with a retryable error.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::{Grant, GrantKey, Grants};
+use crate::clock::unix_now;
+use crate::leases::LeaseBackend;
+use crate::providers::oauth::{self, TokenError};
+use crate::providers::{Account, Provider, revocation};
+use crate::seal::random_id;
+use crate::store::StoreError;
+
+/// What keeping tokens alive needs: the grants, the leases that make a refresh happen once
+/// across replicas, the HTTP client for token endpoints and the redirect URI they were issued
+/// for. Cheap to clone (a refresh runs as a task of its own, holding one).
+#[derive(Clone)]
+pub struct TokenKeeper {
+    pub grants: Grants,
+    pub leases: Arc<dyn LeaseBackend>,
+    pub http: reqwest::Client,
+    pub redirect_uri: Arc<str>,
+}
+
+/// Refresh this many seconds before the access token expires.
+pub const REFRESH_MARGIN_SECS: i64 = 60;
+
+pub enum Access {
+    /// A token to use, the account it is for, and the version of the grant it came from.
+    Token {
+        token: String,
+        account: Option<Account>,
+        version: i64,
+    },
+    /// No grant, or it can no longer be refreshed: the user must sign in.
+    SignInNeeded,
+    /// The provider could not be reached, or refused grantry itself; try again later.
+    Unavailable(String),
+}
+
+impl TokenKeeper {
+    /// A usable token: the stored one, or a fresh one if it is about to expire.
+    pub async fn access_token(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+    ) -> Result<Access, StoreError> {
+        let Some(grant) = self.grants.get(key).await? else {
+            return Ok(Access::SignInNeeded);
+        };
+        if is_fresh(&grant) {
+            return Ok(token(grant));
+        }
+        self.refresh(provider, key, grant).await
+    }
+
+    /// Refreshes `grant`, once across every replica: the caller that takes the grant's lease
+    /// re-reads the grant (someone may have just refreshed it), asks the provider, and stores
+    /// the new tokens with compare-and-set before anyone uses them; everyone else waits for
+    /// the new version. The lease holder's work runs as its own task, so a client that hangs
+    /// up cannot cut it off between the provider's answer and the write.
+    ///
+    /// When the outcome is unknown (timeout, 5xx, the store failing after the provider
+    /// answered) at a provider that rotates refresh tokens with no grace window, the lease is
+    /// kept until it lapses (30 s): the provider may have rotated already, and replaying the
+    /// old token at once could make it revoke the whole grant. Where the previous token stays
+    /// valid for a while (Xero) or tokens never rotate, the next caller may simply try again.
+    pub async fn refresh(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        grant: Grant,
+    ) -> Result<Access, StoreError> {
+        let lease = lease_name(key);
+        let holder = random_id();
+        let deadline = Instant::now() + REFRESH_WAIT;
+        loop {
+            if self
+                .leases
+                .try_acquire(&lease, &holder, REFRESH_LEASE_MS)
+                .await?
+            {
+                let work = tokio::spawn(self.clone().refresh_as_holder(
+                    provider.clone(),
+                    key.clone(),
+                    grant.version,
+                    (lease, holder),
+                ));
+                return work.await.unwrap_or_else(|e| {
+                    Err(StoreError::Unavailable(format!("refresh task: {e}")))
+                });
+            }
+            tokio::time::sleep(REFRESH_POLL).await;
+            match self.grants.get(key).await? {
+                None => return Ok(Access::SignInNeeded),
+                Some(current) if current.version != grant.version && is_fresh(&current) => {
+                    return Ok(token(current));
+                }
+                Some(_) if Instant::now() >= deadline => {
+                    return Ok(Access::Unavailable(
+                        "another replica's refresh of this grant has not finished".into(),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// The lease holder's part, as a task of its own: the refresh, its count, and the lease
+    /// given back unless replaying the old token could be risky (see [`Self::refresh`]).
+    async fn refresh_as_holder(
+        self,
+        provider: Provider,
+        key: GrantKey,
+        seen_version: i64,
+        (lease, holder): (String, String),
+    ) -> Result<Access, StoreError> {
+        let outcome = self
+            .refresh_holding_lease(&provider, &key, seen_version)
+            .await;
+        crate::metrics::refresh(&provider.id, refresh_label(&outcome));
+        let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded));
+        let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
+        if settled || !replay_is_risky {
+            self.leases.release(&lease, &holder).await?;
+        }
+        outcome
+    }
+
+    /// The refresh itself, by the lease holder.
+    async fn refresh_holding_lease(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        seen_version: i64,
+    ) -> Result<Access, StoreError> {
+        // Someone may have refreshed (or reconnected) between our read and the lease.
+        let Some(grant) = self.grants.get(key).await? else {
+            return Ok(Access::SignInNeeded);
+        };
+        if grant.version != seen_version && is_fresh(&grant) {
+            return Ok(token(grant));
+        }
+        let Some(current) = grant.tokens.refresh_token.clone() else {
+            return self.forget(key, grant.version).await;
+        };
+        match self.ask_provider(provider, &grant, &current).await {
+            Ok(tokens) => {
+                self.keep_refreshed(provider, key, &grant, tokens, current)
+                    .await
+            }
+            Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(&reason) => {
+                tracing::warn!(grant = %key.tag(), "refresh token rejected; the user must sign in again");
+                self.forget(key, grant.version).await
+            }
+            Err(e) => {
+                tracing::warn!(grant = %key.tag(), error = %e, "refresh failed; keeping the grant");
+                Ok(Access::Unavailable(e.to_string()))
+            }
+        }
+    }
+
+    /// The token request; if the refresh token we hold is refused but the one it replaced is
+    /// still inside the provider's grace window, that one may still work (Xero keeps it for
+    /// 30 minutes).
+    async fn ask_provider(
+        &self,
+        provider: &Provider,
+        grant: &Grant,
+        current: &str,
+    ) -> Result<oauth::TokenSet, TokenError> {
+        let answer = oauth::refresh(&self.http, provider, &self.redirect_uri, current).await;
+        if matches!(&answer, Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(reason))
+            && let Some(previous) = grant.tokens.previous_refresh_token.as_deref()
+            && grant
+                .tokens
+                .rotated_at
+                .is_some_and(|at| unix_now() - at < provider.refresh_grace_secs)
+        {
+            return oauth::refresh(&self.http, provider, &self.redirect_uri, previous).await;
+        }
+        answer
+    }
+
+    /// Stores the provider's new tokens (with what the answer left out kept from the grant),
+    /// unless the grant changed meanwhile.
+    async fn keep_refreshed(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        grant: &Grant,
+        mut tokens: oauth::TokenSet,
+        used: String,
+    ) -> Result<Access, StoreError> {
+        tokens.account = grant.tokens.account.clone();
+        if tokens.scopes.is_empty() {
+            tokens.scopes = grant.tokens.scopes.clone(); // RFC 6749 §5.1: unchanged
+        }
+        if tokens.refresh_token.as_deref() != Some(used.as_str()) {
+            tokens.previous_refresh_token = Some(used);
+            tokens.rotated_at = Some(unix_now());
+        }
+        if !self.write_refreshed(key, grant, &tokens).await? {
+            let newer = self.newer(key).await?;
+            if matches!(newer, Access::SignInNeeded) {
+                // Disconnected meanwhile: the tokens just issued must not stay alive.
+                revocation::revoke_in_background(&self.http, provider, &tokens);
+            }
+            return Ok(newer);
+        }
+        Ok(Access::Token {
+            token: tokens.access_token,
+            account: tokens.account,
+            version: grant.version + 1,
+        })
+    }
+
+    /// Stores refreshed tokens with compare-and-set, trying a failing store a few times: the
+    /// provider may have rotated, so these tokens may be the only ones that still work.
+    async fn write_refreshed(
+        &self,
+        key: &GrantKey,
+        grant: &Grant,
+        tokens: &oauth::TokenSet,
+    ) -> Result<bool, StoreError> {
+        let mut attempt = 0;
+        loop {
+            let written = self
+                .grants
+                .replace_if_unchanged(key, grant.version, grant.created_at, tokens, unix_now())
+                .await;
+            match written {
+                Err(e) if attempt < 3 => {
+                    attempt += 1;
+                    tracing::warn!(grant = %key.tag(), error = %e, attempt, "storing refreshed tokens failed; trying again");
+                    tokio::time::sleep(Duration::from_millis(250 * attempt)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Removes a dead grant at `version`; if it changed meanwhile, the newer one is used
+    /// instead.
+    pub async fn forget(&self, key: &GrantKey, version: i64) -> Result<Access, StoreError> {
+        if self.grants.delete_if_unchanged(key, version).await? {
+            crate::audit::Audit {
+                principal: Some(&key.principal),
+                provider: Some(&key.provider),
+                flow_id: None,
+            }
+            .notice(
+                "grant.removed",
+                "the provider refused the grant; grant removed",
+            );
+            return Ok(Access::SignInNeeded);
+        }
+        self.newer(key).await
+    }
+
+    /// Someone else refreshed or reconnected meanwhile: theirs is the grant to use.
+    async fn newer(&self, key: &GrantKey) -> Result<Access, StoreError> {
+        Ok(match self.grants.get(key).await? {
+            Some(grant) => token(grant),
+            None => Access::SignInNeeded,
+        })
+    }
+}
+
+/// How long a refresh lease lasts: longer than a token request can take, so the lease never
+/// lapses while its holder is still waiting for the provider.
+const REFRESH_LEASE_MS: i64 = 3 * crate::providers::http::PROVIDER_TIMEOUT.as_millis() as i64;
+/// How long a caller waits for another replica's refresh before giving a retryable error.
+const REFRESH_WAIT: Duration = Duration::from_secs(15);
+const REFRESH_POLL: Duration = Duration::from_millis(100);
+
+/// How a refresh ended, for the metrics.
+fn refresh_label(outcome: &Result<Access, StoreError>) -> &'static str {
+    match outcome {
+        Ok(Access::Token { .. }) => "refreshed",
+        Ok(Access::SignInNeeded) => "signed_out",
+        Ok(Access::Unavailable(_)) => "unavailable",
+        Err(_) => "store_error",
+    }
+}
+
+/// The lease that serializes refreshes (and disconnection) of one grant.
+pub fn lease_name(key: &GrantKey) -> String {
+    format!("refresh:{}", key.tag())
+}
+
+fn is_fresh(grant: &Grant) -> bool {
+    grant.tokens.expires_at - REFRESH_MARGIN_SECS > unix_now()
+}
+
+fn token(grant: Grant) -> Access {
+    Access::Token {
+        token: grant.tokens.access_token,
+        account: grant.tokens.account,
+        version: grant.version,
+    }
+}

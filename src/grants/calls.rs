@@ -1,0 +1,88 @@
+//! Calling a provider's API with a grant's token: the one loop every tool that calls a
+//! provider goes through. A 401 gets one refresh and one more try; a 401 after that, or a 403
+//! (a disconnected tenant, a withdrawn scope), removes the grant, so the user is asked to
+//! connect again (unless the grant changed meanwhile: then the newer one is tried).
+
+use std::future::Future;
+
+use super::GrantKey;
+use super::access::{Access, TokenKeeper};
+use crate::providers::invoice::ApiError;
+use crate::providers::{Account, Provider};
+use crate::store::StoreError;
+
+/// What a call with a grant's token came to.
+#[derive(Debug)]
+pub enum Called<T> {
+    /// The API answered.
+    Done(T),
+    /// No usable grant (none, dead, or access withdrawn): the user must connect again.
+    SignInNeeded,
+    /// The provider could not be refreshed with or answered now; try again later (after so
+    /// many seconds, when it said).
+    Unavailable(Option<u64>),
+    /// The API refused or failed in another way.
+    Failed(ApiError),
+}
+
+/// Tries with a token: a fresh one after a refused one, and once more after a grant that
+/// changed meanwhile; more than that means the provider keeps refusing fresh tokens.
+const ATTEMPTS: usize = 3;
+
+impl TokenKeeper {
+    /// Calls `api` with the token (and account) of the grant `key`, as the module says.
+    pub async fn call<T, F, Fut>(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        mut api: F,
+    ) -> Result<Called<T>, StoreError>
+    where
+        F: FnMut(String, Option<Account>) -> Fut,
+        Fut: Future<Output = Result<T, ApiError>>,
+    {
+        let mut refreshed_after_401 = false;
+        for _attempt in 0..ATTEMPTS {
+            let (token, account, version) = match self.access_token(provider, key).await? {
+                Access::Token {
+                    token,
+                    account,
+                    version,
+                } => (token, account, version),
+                Access::SignInNeeded => return Ok(Called::SignInNeeded),
+                Access::Unavailable(_) => return Ok(Called::Unavailable(None)),
+            };
+            match api(token, account).await {
+                Ok(answer) => return Ok(Called::Done(answer)),
+                // The provider no longer takes the token before its expiry: refresh once.
+                Err(ApiError::Unauthorized) if !refreshed_after_401 => {
+                    refreshed_after_401 = true;
+                    let Some(grant) = self.grants.get(key).await? else {
+                        continue;
+                    };
+                    if grant.version != version {
+                        continue; // someone refreshed since our token was refused: use theirs
+                    }
+                    if let Access::Unavailable(_) = self.refresh(provider, key, grant).await? {
+                        return Ok(Called::Unavailable(None));
+                    }
+                }
+                // Refused even after a refresh, or access denied to this account: a new
+                // sign-in is the way out, and the old grant must go (or a wait for a new one
+                // would end at once on it).
+                Err(refused @ (ApiError::Unauthorized | ApiError::Forbidden)) => {
+                    tracing::warn!(provider = %provider.id, error = %refused, "the provider refused the grant; asking to connect again");
+                    if let Access::SignInNeeded = self.forget(key, version).await? {
+                        return Ok(Called::SignInNeeded);
+                    }
+                }
+                Err(ApiError::Busy {
+                    retry_after_secs, ..
+                }) => return Ok(Called::Unavailable(Some(retry_after_secs))),
+                Err(other) => return Ok(Called::Failed(other)),
+            }
+        }
+        tracing::warn!(provider = %provider.id, "the provider keeps refusing fresh tokens");
+        Ok(Called::Unavailable(None))
+    }
+}

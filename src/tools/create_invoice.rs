@@ -1,0 +1,201 @@
+//! `create_invoice`: a form tool. It does not fail on missing or invalid fields: it asks for
+//! exactly those (the `mcp` layer drives the rounds) and creates the invoice once every field
+//! holds, at most once per idempotency key.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+use super::{
+    Attempt, Call, FormTool, Problem, ToolError, ToolResult, ToolSpec, args, invoice_draft, target,
+};
+use crate::grants::Called;
+use crate::providers::Provider;
+use crate::providers::adapters::{self, Api};
+use crate::providers::invoice::{ApiError, NewInvoice};
+
+pub const NAME: &str = "create_invoice";
+
+pub fn spec() -> ToolSpec {
+    let mut schema = invoice_draft::input_schema();
+    // Missing fields are asked for, not refused: the schema lists them without requiring.
+    schema
+        .as_object_mut()
+        .expect("an object schema")
+        .remove("required");
+    schema["properties"]["provider"] = json!({"type": "string", "minLength": 1, "maxLength": 64,
+        "description": "Which connected provider to create it at; needed only when several are connected."});
+    ToolSpec {
+        name: NAME,
+        title: "Create an invoice",
+        description: "Create an invoice in the user's connected billing account. Give what you \
+                      know; anything missing or invalid is asked of the user in a form (or, \
+                      from a client that cannot ask, named in the error so you can correct it).",
+        input_schema: schema,
+        output_schema: None,
+        annotations: json!({
+            "title": "Create an invoice",
+            "readOnlyHint": false,
+            "destructiveHint": false,
+            "idempotentHint": false,
+            "openWorldHint": true
+        }),
+    }
+}
+
+pub struct CreateInvoice;
+
+impl CreateInvoice {
+    /// The provider named (checked), or none.
+    fn named(arguments: &Map<String, Value>) -> Result<Option<&str>, ToolError> {
+        match arguments.get("provider") {
+            None => Ok(None),
+            Some(Value::String(id)) => {
+                args::short(NAME, "provider", id, 64)?;
+                Ok(Some(id))
+            }
+            Some(_) => Err(ToolError::InvalidArguments(format!(
+                "{NAME}: provider must be a string"
+            ))),
+        }
+    }
+
+    /// Creates `new` at `provider`, through the provider-call loop.
+    async fn create(
+        call: &Call<'_>,
+        provider: &Provider,
+        new: &NewInvoice,
+        idempotency_key: &str,
+    ) -> Result<ToolResult, ToolError> {
+        let state = call.state;
+        let key = target::key(call.principal, provider);
+        let created = state
+            .tokens
+            .call(provider, &key, |token, account| async move {
+                let api = Api {
+                    upstream: &state.upstream,
+                    provider,
+                    access_token: &token,
+                    account: account.as_ref(),
+                };
+                adapters::create_invoice(&api, new, idempotency_key).await
+            })
+            .await?;
+        Ok(match created {
+            Called::Done(invoice) => {
+                let mut result = ToolResult::structured(json!({
+                    "provider": provider.id,
+                    "invoice": invoice,
+                }));
+                result.text = format!("Created invoice {}.", invoice.summary());
+                result
+            }
+            Called::SignInNeeded => target::not_connected(provider),
+            Called::Unavailable(after) => {
+                target::unavailable(provider, after, "nothing was created")
+            }
+            Called::Failed(ApiError::Unsupported) => ToolResult::error(format!(
+                "grantry cannot create invoices at {} yet; nothing was created.",
+                provider.display_name
+            )),
+            Called::Failed(e) => {
+                tracing::warn!(provider = %provider.id, error = %e, "creating an invoice failed");
+                ToolResult::error(format!(
+                    "{} did not create the invoice ({e}). Nothing was created; try again.",
+                    provider.display_name
+                ))
+            }
+        })
+    }
+}
+
+#[async_trait]
+impl FormTool for CreateInvoice {
+    fn request_key(&self) -> &'static str {
+        "invoice_details"
+    }
+
+    fn field_schema(&self, field: &str) -> Value {
+        invoice_draft::field_schema(field)
+    }
+
+    fn optional(&self, field: &str) -> bool {
+        field == "description"
+    }
+
+    fn values(&self, arguments: &Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
+        if let Some(unknown) = arguments
+            .keys()
+            .find(|k| *k != "provider" && !invoice_draft::FIELDS.contains(&k.as_str()))
+        {
+            return Err(ToolError::InvalidArguments(format!(
+                "{NAME}: unknown argument `{unknown}`"
+            )));
+        }
+        Self::named(arguments)?;
+        let mut values = arguments.clone();
+        values.remove("provider");
+        Ok(values)
+    }
+
+    async fn precheck(&self, call: &Call<'_>) -> Result<Option<ToolResult>, ToolError> {
+        let provider = match target::provider(call, Self::named(call.arguments)?).await? {
+            Ok(provider) => provider,
+            Err(answer) => return Ok(Some(answer)),
+        };
+        let key = target::key(call.principal, provider);
+        Ok(match call.state.grants.get(&key).await? {
+            Some(_) => None,
+            None => Some(target::not_connected(provider)),
+        })
+    }
+
+    async fn attempt(
+        &self,
+        call: &Call<'_>,
+        values: &Map<String, Value>,
+        idempotency_key: &str,
+    ) -> Result<Attempt, ToolError> {
+        let new = match invoice_draft::validate(values) {
+            Ok(new) => new,
+            Err(problems) => return Ok(Attempt::Problems(problems)),
+        };
+        let provider = match target::provider(call, Self::named(call.arguments)?).await? {
+            Ok(provider) => provider,
+            Err(answer) => return Ok(Attempt::Done(answer)),
+        };
+        let done = Self::create(call, provider, &new, idempotency_key).await?;
+        Ok(Attempt::Done(done))
+    }
+
+    fn form_message(&self, problems: &[Problem]) -> String {
+        format!(
+            "To create the invoice, grantry needs:\n{}",
+            problems
+                .iter()
+                .map(|p| format!(
+                    "- {}: {}",
+                    invoice_draft::field_schema(p.field)["title"]
+                        .as_str()
+                        .unwrap_or(p.field),
+                    p.message
+                ))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    }
+
+    fn without_form(&self, problems: &[Problem]) -> ToolResult {
+        ToolResult::error(format!(
+            "The invoice was not created: {}",
+            problems
+                .iter()
+                .map(|p| format!("`{}`: {}", p.field, p.message))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ))
+    }
+
+    fn cancelled(&self) -> ToolResult {
+        ToolResult::text("Creation cancelled.")
+    }
+}

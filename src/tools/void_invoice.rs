@@ -1,0 +1,198 @@
+//! `void_invoice`: a confirming tool. Nothing is voided until the user has answered the
+//! confirmation naming the invoice (number, customer, amount) with an explicit yes.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::disconnect_account::confirmed_elsewhere;
+use super::{
+    Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
+};
+use crate::grants::Called;
+use crate::providers::Provider;
+use crate::providers::adapters::{self, Api};
+use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus};
+
+pub const NAME: &str = "void_invoice";
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: NAME,
+        title: "Void an invoice",
+        description: "Void an invoice in the user's connected billing account. The user is \
+                      asked to confirm first; nothing is voided without that confirmation.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "invoice_id": {"type": "string", "minLength": 1, "maxLength": 255,
+                    "description": "The invoice's id, as list_invoices shows it."},
+                "provider": {"type": "string", "minLength": 1, "maxLength": 64,
+                    "description": "Needed only when several accounts are connected."}
+            },
+            "required": ["invoice_id"],
+            "additionalProperties": false
+        }),
+        output_schema: None,
+        annotations: json!({
+            "title": "Void an invoice",
+            "readOnlyHint": false,
+            "destructiveHint": true,
+            "idempotentHint": true,
+            "openWorldHint": true
+        }),
+    }
+}
+
+/// The arguments, as the schema gives them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    invoice_id: String,
+    #[serde(default)]
+    provider: Option<String>,
+}
+
+pub struct VoidInvoice;
+
+/// Which invoice at which provider, or the answer when there is none to act on.
+struct Target<'a> {
+    provider: &'a Provider,
+    invoice_id: String,
+}
+
+impl VoidInvoice {
+    async fn target<'a>(call: &Call<'a>) -> Result<Result<Target<'a>, ToolResult>, ToolError> {
+        let Args {
+            invoice_id,
+            provider,
+        } = args::parse(NAME, call.arguments)?;
+        args::short(NAME, "invoice_id", &invoice_id, 255)?;
+        if let Some(provider) = &provider {
+            args::short(NAME, "provider", provider, 64)?;
+        }
+        Ok(target::provider(call, provider.as_deref())
+            .await?
+            .map(|provider| Target {
+                provider,
+                invoice_id,
+            }))
+    }
+
+    /// Reads (`void: false`) or voids the invoice, through the provider-call loop; the answer
+    /// when it cannot.
+    async fn with_invoice(
+        call: &Call<'_>,
+        target: &Target<'_>,
+        void: bool,
+    ) -> Result<Result<Invoice, ToolResult>, ToolError> {
+        let (state, provider, id) = (call.state, target.provider, &target.invoice_id);
+        let key = target::key(call.principal, provider);
+        let called = state
+            .tokens
+            .call(provider, &key, |token, account| async move {
+                let api = Api {
+                    upstream: &state.upstream,
+                    provider,
+                    access_token: &token,
+                    account: account.as_ref(),
+                };
+                if void {
+                    adapters::void_invoice(&api, id).await
+                } else {
+                    adapters::get_invoice(&api, id).await
+                }
+            })
+            .await?;
+        Ok(match called {
+            Called::Done(answer) => Ok(answer),
+            Called::SignInNeeded => Err(target::not_connected(provider)),
+            Called::Unavailable(after) => {
+                Err(target::unavailable(provider, after, "nothing was changed"))
+            }
+            Called::Failed(ApiError::NotFound) => Err(ToolResult::error(format!(
+                "There is no invoice {} in this {} account.",
+                target.invoice_id, provider.display_name
+            ))),
+            Called::Failed(ApiError::Unsupported) => Err(ToolResult::error(format!(
+                "grantry cannot void invoices at {} yet; nothing was changed.",
+                provider.display_name
+            ))),
+            Called::Failed(ApiError::Rejected(_)) => Err(ToolResult::error(
+                "The provider refused to void this invoice (a paid invoice cannot be voided); \
+                 nothing was changed.",
+            )),
+            Called::Failed(e) => {
+                tracing::warn!(provider = %provider.id, error = %e, "an invoice call failed");
+                Err(ToolResult::error(format!(
+                    "{} did not answer as expected ({e}); check the invoice before trying again.",
+                    provider.display_name
+                )))
+            }
+        })
+    }
+}
+
+#[async_trait]
+impl ConfirmTool for VoidInvoice {
+    async fn prepare(&self, call: &Call<'_>) -> Result<Prepared, ToolError> {
+        let target = match Self::target(call).await? {
+            Ok(target) => target,
+            Err(answer) => return Ok(Prepared::Done(answer)),
+        };
+        let found = Self::with_invoice(call, &target, false).await?;
+        let invoice = match found {
+            Ok(invoice) => invoice,
+            Err(answer) => return Ok(Prepared::Done(answer)),
+        };
+        if invoice.status == InvoiceStatus::Void {
+            return Ok(Prepared::Done(ToolResult::text(format!(
+                "Invoice {} is already void; nothing to do.",
+                invoice.number
+            ))));
+        }
+        Ok(Prepared::Ask(Question {
+            subject: Subject {
+                provider: target.provider.id.clone(),
+                what: target.invoice_id,
+            },
+            title: format!("Void invoice {}", invoice.number),
+            message: question(&invoice),
+        }))
+    }
+
+    async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
+        let target = match Self::target(call).await? {
+            Ok(target) => target,
+            Err(answer) => return Ok(answer),
+        };
+        if target.provider.id != subject.provider || target.invoice_id != subject.what {
+            return Err(confirmed_elsewhere());
+        }
+        let voided = Self::with_invoice(call, &target, true).await?;
+        Ok(match voided {
+            Ok(invoice) => {
+                let mut result = ToolResult::structured(json!({
+                    "provider": target.provider.id,
+                    "invoice": invoice,
+                }));
+                result.text = format!("Voided invoice {}.", invoice.summary());
+                result
+            }
+            Err(answer) => answer,
+        })
+    }
+
+    fn cancelled(&self) -> ToolResult {
+        ToolResult::text("Void cancelled; nothing was changed.")
+    }
+}
+
+/// The question the user must confirm before `invoice` is voided.
+fn question(invoice: &Invoice) -> String {
+    format!(
+        "Void invoice {}? Voiding cannot be undone: the invoice stays on record as void and \
+         can no longer be paid.",
+        invoice.summary()
+    )
+}
