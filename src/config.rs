@@ -52,7 +52,6 @@ struct FileSettings {
     demo: Option<bool>,
     demo_token_ttl: Option<i64>,
     allowed_origins: Option<Vec<String>>,
-    conformance_tools: Option<bool>,
     demo_api_in_process: Option<bool>,
     mcp_direct_path: Option<bool>,
     no_url_elicitation: Option<NoUrlElicitation>,
@@ -139,7 +138,6 @@ pub struct Config {
     pub demo: bool,
     pub demo_token_ttl_secs: i64,
     pub allowed_origins: Vec<String>,
-    pub conformance_tools: bool,
     /// Benchmarks: the demo adapter calls the demo API in-process, not over HTTP.
     pub demo_api_in_process: bool,
     /// `/mcp` answers the common requests directly (see `mcp::direct`); `false`: all via rmcp.
@@ -361,10 +359,6 @@ impl Config {
                 .unwrap_or(identity == IdentityMode::Dev),
             demo_token_ttl_secs: args.demo_token_ttl.or(file.demo_token_ttl).unwrap_or(3600),
             allowed_origins,
-            conformance_tools: args
-                .conformance_tools
-                .or(file.conformance_tools)
-                .unwrap_or(false),
             demo_api_in_process: args
                 .demo_api_in_process
                 .or(file.demo_api_in_process)

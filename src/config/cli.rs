@@ -226,9 +226,6 @@ pub struct ServeArgs {
     /// or `link` (a tool error carrying the connect link) [default: spec].
     #[arg(long, env = "GRANTRY_NO_URL_ELICITATION", value_enum)]
     pub no_url_elicitation: Option<NoUrlElicitation>,
-    /// Also offer the MCP conformance suite's test_* tools (for running the suite).
-    #[arg(long, env = "GRANTRY_CONFORMANCE_TOOLS", value_name = "BOOL")]
-    pub conformance_tools: Option<bool>,
     /// For benchmarks: the demo adapter calls the demo billing API inside the process rather
     /// than over loopback HTTP, so a benchmark shows grantry's own cost per call.
     #[arg(long, env = "GRANTRY_DEMO_API_IN_PROCESS", value_name = "BOOL")]

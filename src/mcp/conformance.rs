@@ -1,4 +1,5 @@
-//! The MCP conformance suite's fixture tools, offered only with `--conformance-tools true`.
+//! The MCP conformance suite's fixture tools, compiled only with the `conformance` feature
+//! (`tests/conformance/run` builds grantry so); the product binary has none of them.
 //!
 //! `@modelcontextprotocol/conformance` (server scenarios, revision 2026-07-28) calls tools by
 //! fixed names and checks what they answer. Offering them lets CI run the official suite

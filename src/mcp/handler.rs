@@ -21,6 +21,7 @@ use super::answers::codes;
 use super::answers::{from_json, tool_error};
 use super::capabilities::client_capabilities;
 use super::confirm;
+#[cfg(feature = "conformance")]
 use super::conformance;
 use super::form;
 use super::legacy;
@@ -49,13 +50,12 @@ impl McpHandler {
         let own = tools::Tool::ALL
             .into_iter()
             .map(|tool| to_rmcp_tool(tool.spec()));
-        let tools = if state.config.conformance_tools {
-            // The suite probes headers by calling the first listed tool with `{}` from a
-            // client without URL elicitation: list its fixtures first.
-            conformance::tools().into_iter().chain(own).collect()
-        } else {
-            own.collect()
-        };
+        // A build for the conformance suite lists its fixtures first: the suite probes headers
+        // by calling the first listed tool with `{}` from a client without URL elicitation.
+        #[cfg(feature = "conformance")]
+        let tools = conformance::tools().into_iter().chain(own).collect();
+        #[cfg(not(feature = "conformance"))]
+        let tools = own.collect();
         let info = from_json(json!({
             "protocolVersion": "2026-07-28",
             "capabilities": {"tools": {}},
@@ -147,7 +147,8 @@ impl ServerHandler for McpHandler {
         params: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if self.state.config.conformance_tools && conformance::is_test_tool(&params.name) {
+        #[cfg(feature = "conformance")]
+        if conformance::is_test_tool(&params.name) {
             return conformance::call(params, ctx, &self.state).await;
         }
         // The auth layer in front of rmcp put it there; without it nothing runs.

@@ -194,3 +194,21 @@ async fn retiring_a_key_in_use_is_refused_until_rewrapped() {
     );
     assert!(!text.contains("not in the ring"), "{text}");
 }
+
+/// The conformance suite's fixture tools are compiled only with the `conformance` feature:
+/// the binary the tests (and users) run has none of them.
+#[cfg(not(feature = "conformance"))]
+#[test]
+fn the_product_binary_carries_no_conformance_fixture() {
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_grantry")).unwrap();
+    for fixture in [
+        "test_simple_text",
+        "test_streaming_elicitation",
+        "test_tool_with_task",
+    ] {
+        assert!(
+            memchr::memmem::find(&binary, fixture.as_bytes()).is_none(),
+            "{fixture} is in the binary"
+        );
+    }
+}
