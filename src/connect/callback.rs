@@ -12,14 +12,17 @@ use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::CookieJar;
 use serde::Deserialize;
 
+use super::errors::PageError;
 use super::redirect::{CallbackQuery, parse_query};
-use super::{account, binding, pages, security_event};
+use super::{account, binding, pages};
+use crate::audit::Audit;
 use crate::clock::unix_now;
 use crate::flows::{self, Claim, Flow, FlowStatus};
 use crate::grants::GrantKey;
 use crate::providers::{Provider, adapters, oauth, revocation};
 use crate::seal::Purpose;
 use crate::state::AppState;
+use crate::store::StoreError;
 
 pub async fn handle(
     State(state): State<AppState>,
@@ -27,33 +30,23 @@ pub async fn handle(
     headers: HeaderMap,
     jar: CookieJar,
 ) -> Response {
-    let Some(query) = parse_query(raw.as_deref()) else {
-        return invalid_response();
+    let query = match parse_query(raw.as_deref()) {
+        Some(query) if query.state.as_deref().is_some_and(|s| !s.is_empty()) => query,
+        _ => return PageError::InvalidResponse.into_response(),
     };
-    let Some(oauth_state) = query.state.as_deref().filter(|s| !s.is_empty()) else {
-        return invalid_response();
-    };
-    let flow = match state
+    let oauth_state = query.state.as_deref().unwrap_or_default();
+    let claimed = state
         .flows
         .claim(&flows::oauth_state_hash(oauth_state), unix_now())
-        .await
-    {
+        .await;
+    let flow = match claimed {
         Ok(Claim::Claimed(flow)) => flow,
-        Ok(Claim::Unknown) => return invalid_response(),
-        Ok(Claim::Expired) => {
-            return pages::message(
-                StatusCode::BAD_REQUEST,
-                "This sign-in expired",
-                "It took too long to come back from the provider. Ask your assistant again for a new link.",
-            );
-        }
+        Ok(Claim::Unknown) => return PageError::InvalidResponse.into_response(),
+        Ok(Claim::Expired) => return PageError::Expired.into_response(),
         Ok(Claim::AlreadyUsed(flow)) => {
             return super::replay::already_used(&state, &flow, &headers).await;
         }
-        Err(e) => {
-            tracing::error!(error = %e, "cannot claim the flow");
-            return pages::store_unavailable();
-        }
+        Err(e) => return PageError::Store(e).into_response(),
     };
     // Once claimed, the flow is seen through even if the browser goes away: a redeemed code
     // whose tokens were dropped half-way would be lost for good.
@@ -66,25 +59,38 @@ pub async fn handle(
                 HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
             (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
         }
-        Ok(Err(page)) => *page,
+        Ok(Err(error)) => error.into_response(),
         Err(e) => {
-            tracing::error!(error = %e, "the callback task failed");
-            pages::store_unavailable()
+            PageError::Store(StoreError::Unavailable(format!("callback task: {e}"))).into_response()
         }
     }
 }
 
-/// Finishes a claimed flow and records how it ended: the flow when connected, else the page.
+/// Finishes a claimed flow and records how it ended, with its count and, for what may be an
+/// attack, its security event.
 async fn complete_claimed(
     state: AppState,
     flow: Flow,
     query: CallbackQuery,
     headers: HeaderMap,
-) -> Result<Flow, Box<Response>> {
-    let (status, outcome) = match finish(&state, &flow, &query, &headers).await {
-        Ok(()) => (FlowStatus::Connected, Ok(())),
-        Err((status, page)) => (status, Err(Box::new(page))),
+) -> Result<Flow, PageError> {
+    let outcome = finish(&state, &flow, &query, &headers).await;
+    let status = match &outcome {
+        Ok(()) => FlowStatus::Connected,
+        Err(error) => error.flow_status(),
     };
+    let audit = Audit {
+        principal: Some(&flow.principal),
+        provider: Some(&flow.provider),
+        flow_id: Some(&flow.id),
+    };
+    match &outcome {
+        Ok(()) => audit.notice("grant.stored", "grant stored"),
+        Err(error) => match error.alarm() {
+            Some((event, detail)) => audit.alarm(event, detail),
+            None => tracing::info!(provider = %flow.provider, %error, "sign-in not completed"),
+        },
+    }
     let counted = match status {
         FlowStatus::Connected => "completed",
         FlowStatus::Denied => "declined",
@@ -97,96 +103,38 @@ async fn complete_claimed(
     outcome.map(|()| flow)
 }
 
-/// Everything after the claim. An error carries the flow's final status and the page.
+/// Everything after the claim, in order, each check before the one and only token request.
 async fn finish(
     state: &AppState,
     flow: &Flow,
     query: &CallbackQuery,
     headers: &HeaderMap,
-) -> Result<(), (FlowStatus, Response)> {
-    let failed = |page| (FlowStatus::Failed, page);
-    let https = state.config.is_https();
-    if !binding::matches(headers, &flow.id, https, &flow.binding_hash) {
-        security_event(
-            "callback.binding_mismatch",
-            Some(&flow.principal),
-            "callback reached a browser that did not start this sign-in",
-        );
-        return Err(failed(pages::message(
-            StatusCode::FORBIDDEN,
-            "This sign-in was started in another browser",
-            "For your safety it was stopped. Open the link your assistant gave you in this browser.",
-        )));
-    }
-    let browser =
-        state
-            .identity
-            .browser_principal(&state.sealer, headers, https, unix_now(), unix_now());
-    if browser.as_ref() != Some(&flow.principal) {
-        security_event(
-            "callback.identity_mismatch",
-            Some(&flow.principal),
-            "callback by another user",
-        );
-        return Err(failed(pages::message(
-            StatusCode::FORBIDDEN,
-            "This sign-in belongs to someone else",
-            "For your safety it was stopped.",
-        )));
-    }
-    let Some(provider) = state.catalog.get(&flow.provider) else {
+) -> Result<(), PageError> {
+    check_browser(state, flow, headers)?;
+    let provider = state.catalog.get(&flow.provider).ok_or_else(|| {
         tracing::error!(provider = %flow.provider, "flow names a provider no longer in the catalog");
-        return Err(failed(invalid_response()));
-    };
+        PageError::InvalidResponse
+    })?;
     if !issuer_ok(provider, query.iss.as_deref()) {
-        security_event(
-            "callback.iss_mismatch",
-            Some(&flow.principal),
-            "RFC 9207 iss does not match",
-        );
-        return Err(failed(invalid_response()));
+        return Err(PageError::IssMismatch);
     }
     if let Some(error) = &query.error {
         tracing::info!(provider = %provider.id, error = %error.chars().take(64).collect::<String>(), "provider returned an error");
-        let status = if error == "access_denied" {
-            FlowStatus::Denied
-        } else {
-            FlowStatus::Failed
-        };
-        return Err((
-            status,
-            pages::message(
-                StatusCode::OK,
-                "Account not connected",
-                "The sign-in was not completed, so nothing was connected. You can close this page.",
-            ),
-        ));
+        return Err(PageError::NotCompleted {
+            denied: error == "access_denied",
+        });
     }
-    let Some(code) = query.code.as_deref().filter(|c| !c.is_empty()) else {
-        return Err(failed(invalid_response()));
-    };
-    let verifier = match &flow.verifier_sealed {
-        Some(sealed) => {
-            match state
-                .sealer
-                .open_bytes(Purpose::FlowSecret, flow.id.as_bytes(), sealed)
-            {
-                Ok(bytes) => {
-                    Some(String::from_utf8(bytes).map_err(|_| failed(invalid_response()))?)
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "the flow's PKCE verifier does not open");
-                    return Err(failed(invalid_response()));
-                }
-            }
-        }
-        None => None,
-    };
+    let code = query
+        .code
+        .as_deref()
+        .filter(|c| !c.is_empty())
+        .ok_or(PageError::InvalidResponse)?;
+    let verifier = verifier(state, flow)?;
     let hints = adapters::CallbackHints {
         realm_id: query.realm_id.clone(),
         accounts_server: query.accounts_server.clone(),
     };
-    adapters::check_callback(provider, &hints).map_err(|e| failed(account::account_page(&e)))?;
+    adapters::check_callback(provider, &hints).map_err(PageError::Account)?;
     let mut tokens = oauth::exchange_code(
         &state.http,
         provider,
@@ -197,39 +145,54 @@ async fn finish(
     .await
     .map_err(|e| {
         tracing::warn!(provider = %provider.id, error = %e, "code exchange failed");
-        failed(pages::message(
-            StatusCode::BAD_GATEWAY,
-            "The account could not be connected",
-            "The provider did not complete the sign-in. Ask your assistant again to start over.",
-        ))
+        PageError::ExchangeFailed
     })?;
-    tokens.account = match account::pick_account(state, provider, &tokens, &hints).await {
-        Ok(account) => account,
-        Err(page) => {
+    tokens.account = account::pick_account(state, provider, &tokens, &hints)
+        .await
+        .inspect_err(|_| {
             // Redeemed but unusable: the tokens must not stay alive at the provider.
             revocation::revoke_in_background(&state.http, provider, &tokens);
-            return Err(failed(page));
-        }
-    };
+        })?;
     let key = GrantKey {
         principal: flow.principal.clone(),
         provider: provider.id.clone(),
     };
-    state
-        .grants
-        .store_new(&key, &tokens, unix_now())
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "cannot store the grant");
-            failed(pages::store_unavailable())
-        })?;
-    crate::audit::Audit {
-        principal: Some(&flow.principal),
-        provider: Some(&provider.id),
-        flow_id: Some(&flow.id),
-    }
-    .notice("grant.stored", "grant stored");
+    state.grants.store_new(&key, &tokens, unix_now()).await?;
     Ok(())
+}
+
+/// The browser must be the one that started the sign-in (its binding cookie), signed in as
+/// the sign-in's user.
+fn check_browser(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Result<(), PageError> {
+    let https = state.config.is_https();
+    if !binding::matches(headers, &flow.id, https, &flow.binding_hash) {
+        return Err(PageError::OtherBrowser);
+    }
+    let now = unix_now();
+    let browser = state
+        .identity
+        .browser_principal(&state.sealer, headers, https, now, now);
+    if browser.as_ref() != Some(&flow.principal) {
+        return Err(PageError::OtherUser);
+    }
+    Ok(())
+}
+
+/// The flow's PKCE verifier, opened (none for a provider without PKCE).
+fn verifier(state: &AppState, flow: &Flow) -> Result<Option<String>, PageError> {
+    let Some(sealed) = &flow.verifier_sealed else {
+        return Ok(None);
+    };
+    let bytes = state
+        .sealer
+        .open_bytes(Purpose::FlowSecret, flow.id.as_bytes(), sealed)
+        .map_err(|e| {
+            tracing::error!(error = %e, "the flow's PKCE verifier does not open");
+            PageError::InvalidResponse
+        })?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| PageError::InvalidResponse)
 }
 
 /// RFC 9207: an `iss` that is sent must equal the recorded issuer byte for byte; a provider
@@ -245,14 +208,6 @@ fn issuer_ok(provider: &Provider, iss: Option<&str>) -> bool {
         }
         (None, _) => !provider.iss_parameter_supported,
     }
-}
-
-fn invalid_response() -> Response {
-    pages::message(
-        StatusCode::BAD_REQUEST,
-        "This sign-in response is not valid",
-        "Nothing was connected. Ask your assistant again for a new link.",
-    )
 }
 
 #[derive(Deserialize)]

@@ -8,6 +8,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::{Cookie, CookieJar};
 
+use super::errors::PageError;
 use super::pages;
 use super::redirect::{CallbackQuery, parse_query};
 use crate::audit::Audit;
@@ -131,10 +132,7 @@ pub async fn callback(
             );
             return (jar, stale_login()).into_response();
         }
-        Err(e) => {
-            tracing::error!(error = %e, "cannot record the login transaction's use");
-            return (jar, pages::store_unavailable()).into_response();
-        }
+        Err(e) => return (jar, PageError::Store(e)).into_response(),
     }
     let outcome = finish(&state, oidc, &transaction, &query).await;
     match outcome {

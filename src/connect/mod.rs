@@ -9,6 +9,7 @@ mod account;
 mod binding;
 mod callback;
 mod csrf;
+mod errors;
 mod login;
 mod page;
 pub mod pages;

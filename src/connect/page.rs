@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::CookieJar;
 use serde::Deserialize;
 
+use super::errors::PageError;
 use super::pages::{self, ConnectPage};
 use super::ticket::Ticket;
 use super::{binding, csrf, login, security_event};
@@ -31,7 +32,7 @@ fn admit(
     let now = unix_now();
     let ticket = Ticket::open(&state.sealer, sealed, now).map_err(|e| {
         tracing::info!(reason = %e, "connect link refused");
-        Box::new(pages::invalid_link())
+        Box::new(PageError::InvalidLink.into_response())
     })?;
     let https = state.config.is_https();
     let browser =
@@ -44,7 +45,7 @@ fn admit(
             Identity::Oidc(oidc) if is_return_path(&return_to) => {
                 login::start(oidc, &state.sealer, &return_to, headers, https)
             }
-            _ => pages::invalid_link(),
+            _ => PageError::InvalidLink.into_response(),
         }));
     };
     if browser != ticket.principal {
@@ -72,7 +73,7 @@ pub async fn show(
         Err(page) => return *page,
     };
     let Some(provider) = state.catalog.get(&ticket.provider) else {
-        return pages::invalid_link();
+        return PageError::InvalidLink.into_response();
     };
     let action = format!("/connect/{sealed}");
     let token = csrf::token(&state.sealer, &ticket.id, unix_now());
@@ -125,7 +126,7 @@ pub async fn continue_to_provider(
         return forbidden_form();
     }
     let Some(provider) = state.catalog.get(&ticket.provider) else {
-        return pages::invalid_link();
+        return PageError::InvalidLink.into_response();
     };
     let flow_id = random_id();
     let oauth_state = random_id();
@@ -134,12 +135,13 @@ pub async fn continue_to_provider(
         Ok(start) => start,
         Err(e) => {
             tracing::error!(provider = %provider.id, error = %e, "cannot build the authorize URL");
-            return pages::message(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "This provider is misconfigured",
-                "grantry cannot send you to this provider. The operator has been told in the log.",
-            );
+            return PageError::Misconfigured.into_response();
         }
+    };
+    // The provider's authorize URL, as a header: a URL that cannot be one is the entry's fault.
+    let Ok(location) = HeaderValue::from_str(&start.url) else {
+        tracing::error!(provider = %provider.id, "the authorize URL cannot be a Location header");
+        return PageError::Misconfigured.into_response();
     };
     let flow = Flow {
         verifier_sealed: start.pkce_verifier.as_deref().map(|v| {
@@ -159,8 +161,7 @@ pub async fn continue_to_provider(
         claimed_at: None,
     };
     if let Err(e) = state.flows.insert(&flow).await {
-        tracing::error!(error = %e, "cannot store the flow");
-        return pages::store_unavailable();
+        return PageError::Store(e).into_response();
     }
     let keep = state.config.limits.max_pending_flows;
     match state.flows.supersede_pending(&flow.principal, keep).await {
@@ -185,9 +186,6 @@ pub async fn continue_to_provider(
     crate::metrics::sign_in(&flow.provider, "started");
     let https = state.config.is_https();
     let jar = jar.add(binding::set_cookie(&flow.id, binding_value, https));
-    let Ok(location) = HeaderValue::from_str(&start.url) else {
-        return pages::store_unavailable();
-    };
     (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
 }
 

@@ -79,22 +79,3 @@ pub fn message(status: StatusCode, title: &str, message: &str) -> Response {
         },
     )
 }
-
-/// The page for a sign-in link that does not open (forged, expired, cut short).
-pub fn invalid_link() -> Response {
-    message(
-        StatusCode::BAD_REQUEST,
-        "This sign-in link is not valid",
-        "The link is expired or incomplete. Ask your assistant again and it will give you a new link.",
-    )
-}
-
-/// The page for a store that is down: nothing was changed, try again.
-pub fn store_unavailable() -> Response {
-    crate::metrics::store_error("connect");
-    message(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "grantry is unavailable for a moment",
-        "Nothing was changed. Please try again in a minute.",
-    )
-}

@@ -10,8 +10,9 @@
 //! - Failed or denied: used up; a security event naming the flow, its principal and provider.
 
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
+use super::errors::PageError;
 use super::{binding, pages};
 use crate::audit::Audit;
 use crate::clock::unix_now;
@@ -85,10 +86,7 @@ async fn recover_stuck(state: &AppState, flow: &Flow, audit: Audit<'_>, now: i64
             );
         }
         Ok(false) => {} // another callback recovered it first
-        Err(e) => {
-            tracing::error!(error = %e, "cannot mark a stuck flow failed");
-            return pages::store_unavailable();
-        }
+        Err(e) => return PageError::Store(e).into_response(),
     }
     pages::message(
         StatusCode::BAD_GATEWAY,

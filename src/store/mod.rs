@@ -31,25 +31,24 @@ macro_rules! pool_backend {
 }
 pub(crate) use pool_backend;
 
-/// A store operation that failed. The message never carries a secret.
+/// A store operation that failed, with its cause. The message never carries a secret: the
+/// drivers' messages name what failed (a refused connection, a timeout, the server's error
+/// text), never the URL's credentials, and grantry logs store URLs only through
+/// [`loggable_url`].
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    #[error("store unavailable: {0}")]
+    Sql(#[from] sqlx::Error),
+    #[error("store unavailable: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("store schema could not be brought up to date: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// Anything else that keeps the store away (a file that cannot be made private, a
+    /// background task that failed).
     #[error("store unavailable: {0}")]
     Unavailable(String),
     #[error("store holds an unreadable record: {0}")]
     Corrupt(String),
-}
-
-impl From<sqlx::Error> for StoreError {
-    fn from(e: sqlx::Error) -> Self {
-        StoreError::Unavailable(e.to_string())
-    }
-}
-
-impl From<redis::RedisError> for StoreError {
-    fn from(e: redis::RedisError) -> Self {
-        StoreError::Unavailable(e.to_string())
-    }
 }
 
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
@@ -81,10 +80,7 @@ pub async fn postgres_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_with(options)
         .await?;
-    sqlx::migrate!("migrations/postgres")
-        .run(&pool)
-        .await
-        .map_err(|e| StoreError::Unavailable(format!("migrations: {e}")))?;
+    sqlx::migrate!("migrations/postgres").run(&pool).await?;
     Ok(pool)
 }
 
@@ -121,10 +117,7 @@ pub async fn sqlite_pool(url: &str) -> Result<sqlx::SqlitePool, StoreError> {
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_with(options)
         .await?;
-    sqlx::migrate!("migrations/sqlite")
-        .run(&pool)
-        .await
-        .map_err(|e| StoreError::Unavailable(format!("migrations: {e}")))?;
+    sqlx::migrate!("migrations/sqlite").run(&pool).await?;
     Ok(pool)
 }
 
