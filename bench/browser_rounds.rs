@@ -100,7 +100,7 @@ async fn sign_in(base: &str, sealer: &Sealer) -> Result<(), String> {
         subject: DEV_SUBJECT.to_owned(),
     };
     let ticket = Ticket::new(&principal, "demo").seal(sealer, unix_now(), 600);
-    let connect = link(base, &ticket);
+    let connect = link(&base.parse()?, &ticket);
     let page = get(&browser, &connect, StatusCode::OK).await?;
     let authorize = submit(&browser, &connect, &page, None).await?;
     let consent = get(&browser, &authorize, StatusCode::OK).await?;

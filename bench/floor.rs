@@ -70,14 +70,18 @@ async fn main() {
     let listen = args.next().expect("LISTEN");
     let keys = std::env::var("GRANTRY_KEYS").expect("GRANTRY_KEYS");
     let data_dir = tempfile::tempdir().expect("a scratch data directory");
-    let config = Config::resolve(ServeArgs {
-        store: Some(store),
-        store_prefix: Some(prefix),
-        data_dir: Some(data_dir.path().to_owned()),
-        keys: Some(keys.clone()),
-        ..Default::default()
-    })
-    .expect("a valid store configuration");
+    let flags = ServeArgs::from_flags([
+        "--store",
+        &store,
+        "--store-prefix",
+        &prefix,
+        "--data-dir",
+        data_dir.path().to_str().expect("a UTF-8 path"),
+        "--keys",
+        &keys,
+    ])
+    .expect("valid store flags");
+    let config = Config::resolve(flags).expect("a valid store configuration");
     let grants = grantry::startup::maintenance_grants(&config)
         .await
         .expect("the store opens");

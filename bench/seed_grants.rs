@@ -25,14 +25,17 @@ async fn main() {
     let from: u64 = args.next().and_then(|a| a.parse().ok()).expect("FROM");
     let count: u64 = args.next().and_then(|a| a.parse().ok()).expect("COUNT");
     let data_dir = tempfile::tempdir().expect("a scratch data directory");
-    let config = Config::resolve(ServeArgs {
-        store: Some(store),
-        store_prefix: Some(prefix),
-        data_dir: Some(data_dir.path().to_owned()),
-        keys: std::env::var("GRANTRY_KEYS").ok(),
-        ..Default::default()
-    })
-    .expect("a valid store configuration");
+    // GRANTRY_KEYS, when set, is read from the environment as `grantry serve` reads it.
+    let flags = ServeArgs::from_flags([
+        "--store",
+        &store,
+        "--store-prefix",
+        &prefix,
+        "--data-dir",
+        data_dir.path().to_str().expect("a UTF-8 path"),
+    ])
+    .expect("valid store flags");
+    let config = Config::resolve(flags).expect("a valid store configuration");
     let grants = grantry::startup::maintenance_grants(&config)
         .await
         .expect("the store opens");

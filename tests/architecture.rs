@@ -18,8 +18,9 @@ const LAYERS: &[&[&str]] = &[
     &["state", "server"],
     &["flows", "grants", "leases", "limits", "sessions", "audit"],
     &["identity"],
+    &["config"],
     &["providers"],
-    &["config", "demo"],
+    &["demo"],
     &["store"],
     &["clock", "seal", "quota", "data_dir", "cookie", "metrics"],
 ];
@@ -31,7 +32,7 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// Every library file (the binary's `main.rs` and test-only files left out), by module.
+/// Every library file (the binary under `bin/` and test-only files left out), by module.
 fn modules() -> BTreeMap<Module, PathBuf> {
     let mut found = BTreeMap::new();
     let mut stack = vec![src()];
@@ -39,10 +40,7 @@ fn modules() -> BTreeMap<Module, PathBuf> {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                if path
-                    .file_name()
-                    .is_some_and(|n| n != "main" && n != "tests")
-                {
+                if path.file_name().is_some_and(|n| n != "bin" && n != "tests") {
                     stack.push(path);
                 }
                 continue;
@@ -52,8 +50,7 @@ fn modules() -> BTreeMap<Module, PathBuf> {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            if !relative.ends_with(".rs") || relative == "main.rs" || relative.ends_with("tests.rs")
-            {
+            if !relative.ends_with(".rs") || relative.ends_with("tests.rs") {
                 continue;
             }
             let module = relative

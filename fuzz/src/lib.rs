@@ -35,17 +35,23 @@ pub fn harness() -> &'static Harness {
         let data_dir = tempfile::tempdir().expect("a temporary data directory");
         // Rate limits off: with the defaults (600 MCP requests a minute per caller, 60 browser
         // requests per address) nearly every input would be refused at the door.
-        const UNLIMITED: Option<u32> = Some(1_000_000_000);
-        let config = Config::resolve(ServeArgs {
-            data_dir: Some(data_dir.path().to_owned()),
-            rate_mcp_principal: UNLIMITED,
-            rate_mcp_ip: UNLIMITED,
-            rate_browser_ip: UNLIMITED,
-            rate_demo_ip: UNLIMITED,
-            max_pending_flows: UNLIMITED,
-            ..Default::default()
-        })
-        .expect("the default configuration resolves");
+        const UNLIMITED: &str = "1000000000";
+        let flags = ServeArgs::from_flags([
+            "--data-dir",
+            data_dir.path().to_str().expect("a UTF-8 path"),
+            "--rate-mcp-principal",
+            UNLIMITED,
+            "--rate-mcp-ip",
+            UNLIMITED,
+            "--rate-browser-ip",
+            UNLIMITED,
+            "--rate-demo-ip",
+            UNLIMITED,
+            "--max-pending-flows",
+            UNLIMITED,
+        ])
+        .expect("the flags parse");
+        let config = Config::resolve(flags).expect("the default configuration resolves");
         let rmcp_only_config = Config {
             mcp_direct_path: false,
             ..config.clone()

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use url::Url;
 
-use super::{ConfigError, IdentityMode, bad};
+use super::{ConfigError, IdentityMode, PublicUrl, Secret, ServeArgs, bad};
 
 /// The OpenID Connect issuer grantry trusts, and the client it uses for browser logins.
 #[derive(Clone)]
@@ -29,74 +29,77 @@ impl fmt::Debug for OidcSettings {
     }
 }
 
-impl OidcSettings {
-    pub(super) fn resolve(
-        issuer: Option<String>,
-        client_id: Option<String>,
-        client_secret: Option<String>,
-        required_scopes: Vec<String>,
-        public_url: &str,
-    ) -> Result<Self, ConfigError> {
-        let issuer_setting = "--oidc-issuer (GRANTRY_OIDC_ISSUER)";
-        let issuer = issuer.ok_or_else(|| bad(issuer_setting, "oidc identity needs an issuer"))?;
-        let url =
-            Url::parse(&issuer).map_err(|e| bad(issuer_setting, format!("`{issuer}`: {e}")))?;
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err(bad(issuer_setting, "must not carry a query or a fragment"));
-        }
-        if !is_https_or_loopback(&url) {
-            return Err(bad(
-                issuer_setting,
-                "must be https (http only on a loopback address, for local testing)",
-            ));
-        }
-        let public = Url::parse(public_url).expect("public URL validated before");
-        if !is_https_or_loopback(&public) {
-            return Err(bad(
-                "--public-url (GRANTRY_PUBLIC_URL)",
-                "oidc identity needs an https public URL (http only on a loopback address): \
-                 session cookies must be Secure",
-            ));
-        }
-        let client_id = client_id.filter(|s| !s.is_empty()).ok_or_else(|| {
-            bad(
-                "--oidc-client-id (GRANTRY_OIDC_CLIENT_ID)",
-                "oidc identity needs the client id grantry signs browsers in with",
-            )
-        })?;
-        if format!("{public_url}/mcp") == client_id {
-            return Err(bad(
-                "--oidc-client-id (GRANTRY_OIDC_CLIENT_ID)",
-                "must not be grantry's MCP URL: ID tokens for the login client would then look \
-                 like access tokens for grantry",
-            ));
-        }
-        // RFC 6749 §3.3 scope-token: they are written into WWW-Authenticate as they are.
-        let scope_char = |c: char| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c);
-        if let Some(bad_scope) = required_scopes
+/// The OpenID Connect settings when the identity is oidc, each checked.
+pub(super) fn resolve(
+    args: &ServeArgs,
+    public_url: &PublicUrl,
+) -> Result<Option<OidcSettings>, ConfigError> {
+    if args.identity != IdentityMode::Oidc {
+        return Ok(None);
+    }
+    if !is_https_or_loopback(public_url.as_url()) {
+        return Err(bad(
+            "--public-url (GRANTRY_PUBLIC_URL)",
+            "oidc identity needs an https public URL (http only on a loopback address): \
+             session cookies must be Secure",
+        ));
+    }
+    Ok(Some(OidcSettings {
+        issuer: issuer(args.oidc_issuer.as_deref())?,
+        client_id: client_id(args.oidc_client_id.as_deref(), public_url)?,
+        client_secret: client_secret(args.oidc_client_secret.as_ref())?,
+        required_scopes: args
+            .oidc_scopes
             .iter()
-            .find(|s| s.is_empty() || !s.chars().all(scope_char))
-        {
-            return Err(bad(
-                "--oidc-scopes (GRANTRY_OIDC_SCOPES)",
-                format!(
-                    "`{bad_scope}` is not a scope (printable ASCII without spaces, `\"` or `\\`)"
-                ),
-            ));
-        }
-        let client_secret = client_secret.filter(|s| !s.is_empty()).ok_or_else(|| {
+            .flat_map(|list| list.0.iter().map(|scope| scope.0.clone()))
+            .collect(),
+    }))
+}
+
+fn issuer(given: Option<&str>) -> Result<String, ConfigError> {
+    let setting = "--oidc-issuer (GRANTRY_OIDC_ISSUER)";
+    let issuer = given.ok_or_else(|| bad(setting, "oidc identity needs an issuer"))?;
+    let url = Url::parse(issuer).map_err(|e| bad(setting, format!("`{issuer}`: {e}")))?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(bad(setting, "must not carry a query or a fragment"));
+    }
+    if !is_https_or_loopback(&url) {
+        return Err(bad(
+            setting,
+            "must be https (http only on a loopback address, for local testing)",
+        ));
+    }
+    Ok(issuer.to_owned())
+}
+
+fn client_id(given: Option<&str>, public_url: &PublicUrl) -> Result<String, ConfigError> {
+    let setting = "--oidc-client-id (GRANTRY_OIDC_CLIENT_ID)";
+    let client_id = given.filter(|s| !s.is_empty()).ok_or_else(|| {
+        bad(
+            setting,
+            "oidc identity needs the client id grantry signs browsers in with",
+        )
+    })?;
+    if format!("{public_url}/mcp") == client_id {
+        return Err(bad(
+            setting,
+            "must not be grantry's MCP URL: ID tokens for the login client would then look \
+             like access tokens for grantry",
+        ));
+    }
+    Ok(client_id.to_owned())
+}
+
+fn client_secret(given: Option<&Secret>) -> Result<String, ConfigError> {
+    given
+        .map(|secret| secret.0.clone())
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| {
             bad(
                 "GRANTRY_OIDC_CLIENT_SECRET",
                 "oidc identity needs the login client's secret in this environment variable",
             )
-        })?;
-        Ok(Self {
-            issuer,
-            client_id,
-            client_secret,
-            required_scopes,
         })
-    }
 }
 
 fn is_https_or_loopback(url: &Url) -> bool {
@@ -116,12 +119,12 @@ fn is_loopback_host(url: &Url) -> bool {
 pub(super) fn check_dev(
     identity: IdentityMode,
     listen: SocketAddr,
-    public_url: &str,
+    public_url: &PublicUrl,
 ) -> Result<(), ConfigError> {
     if identity != IdentityMode::Dev {
         return Ok(());
     }
-    let public_is_loopback = Url::parse(public_url).is_ok_and(|u| is_loopback_host(&u));
+    let public_is_loopback = is_loopback_host(public_url.as_url());
     // Behind a reverse proxy the listen address is loopback while the world reaches grantry:
     // the public URL must be local too.
     if !public_is_loopback {

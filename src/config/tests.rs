@@ -1,14 +1,21 @@
 use super::*;
 
-fn resolve(args: ServeArgs) -> Result<Config, ConfigError> {
-    Config::resolve(args)
+/// The configuration these flags give (the environment aside from them).
+fn resolve(flags: &[&str]) -> Result<Config, String> {
+    resolve_with(flags, |_| {})
+}
+
+fn resolve_with(flags: &[&str], adjust: impl FnOnce(&mut ServeArgs)) -> Result<Config, String> {
+    let mut args = ServeArgs::from_flags(flags).map_err(|e| e.to_string())?;
+    adjust(&mut args);
+    Config::resolve(args).map_err(|e| e.to_string())
 }
 
 #[test]
 fn defaults_follow_the_interface_contract() {
-    let c = resolve(ServeArgs::default()).unwrap();
+    let c = resolve(&[]).unwrap();
     assert_eq!(c.listen.to_string(), "127.0.0.1:8080");
-    assert_eq!(c.public_url, "http://127.0.0.1:8080");
+    assert_eq!(c.public_url.to_string(), "http://127.0.0.1:8080");
     assert_eq!(c.mcp_url(), "http://127.0.0.1:8080/mcp");
     assert_eq!(c.redirect_uri(), "http://127.0.0.1:8080/oauth/callback");
     assert_eq!(c.retry_hold, Duration::from_secs(45));
@@ -16,237 +23,272 @@ fn defaults_follow_the_interface_contract() {
     assert_eq!(c.max_legacy_sessions, 2048);
     assert_eq!(c.request_state_ttl_secs, 600);
     assert!(c.demo);
-    assert!(c.store.starts_with("sqlite://"));
+    assert_eq!(
+        c.store,
+        StoreUrl::Sqlite("sqlite://./grantry-data/grantry.db".into())
+    );
+    assert_eq!(c.limits.mcp_per_principal, 600);
+    assert_eq!(c.connections.header_read_timeout, Duration::from_secs(10));
 }
 
 #[test]
 fn dev_identity_refuses_non_loopback_listen() {
-    let err = resolve(ServeArgs {
-        listen: Some("0.0.0.0:8080".into()),
-        ..Default::default()
-    })
-    .unwrap_err();
-    assert!(err.setting.contains("--identity"), "{err}");
-    assert!(err.message.contains("0.0.0.0:8080"), "{err}");
+    let err = resolve(&["--listen", "0.0.0.0:8080"]).unwrap_err();
+    assert!(err.contains("--identity"), "{err}");
+    assert!(err.contains("0.0.0.0:8080"), "{err}");
 }
 
 #[test]
 fn dev_identity_refuses_a_public_url_behind_a_proxy() {
-    let err = resolve(ServeArgs {
-        public_url: Some("https://grantry.example".into()),
-        ..Default::default()
-    })
-    .unwrap_err();
-    assert!(err.setting.contains("--identity"), "{err}");
-    assert!(err.message.contains("https://grantry.example"), "{err}");
+    let err = resolve(&["--public-url", "https://grantry.example"]).unwrap_err();
+    assert!(err.contains("--identity"), "{err}");
+    assert!(err.contains("https://grantry.example"), "{err}");
 }
 
 #[test]
 fn bad_settings_are_named() {
-    let cases = [
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["--listen", "nowhere"], "--listen", "invalid"),
         (
-            ServeArgs {
-                listen: Some("nowhere".into()),
-                ..Default::default()
-            },
-            "--listen",
-        ),
-        (
-            ServeArgs {
-                public_url: Some("ftp://x".into()),
-                ..Default::default()
-            },
+            &["--public-url", "ftp://x"],
             "--public-url",
+            "http or https",
         ),
         (
-            ServeArgs {
-                public_url: Some("http://127.0.0.1:8080/grantry".into()),
-                ..Default::default()
-            },
+            &["--public-url", "http://127.0.0.1:8080/grantry"],
             "--public-url",
+            "without a path",
         ),
+        (&["--keys", "short"], "--keys", ""),
         (
-            ServeArgs {
-                keys: Some("short".into()),
-                ..Default::default()
-            },
-            "--keys",
-        ),
-        (
-            ServeArgs {
-                store: Some("mysql://x".into()),
-                ..Default::default()
-            },
+            &["--store", "mysql://x"],
             "--store",
+            "`mysql` is not a store",
         ),
         (
-            ServeArgs {
-                retry_hold: Some(10_000),
-                ..Default::default()
-            },
+            &["--retry-hold", "10000"],
             "--retry-hold",
+            "between 0 and 300",
         ),
         (
-            ServeArgs {
-                elicitation_timeout: Some(0),
-                ..Default::default()
-            },
+            &["--elicitation-timeout", "0"],
             "--elicitation-timeout",
+            "between 1 and 3600",
         ),
         (
-            ServeArgs {
-                max_legacy_sessions: Some(0),
-                ..Default::default()
-            },
+            &["--max-legacy-sessions", "0"],
             "--max-legacy-sessions",
+            "at least 1",
+        ),
+        (&["--rate-mcp-ip", "0"], "--rate-mcp-ip", "at least 1"),
+        (
+            &["--trusted-proxies", "10.0.0.0/8, nowhere"],
+            "--trusted-proxies",
+            "`nowhere` is not an address",
+        ),
+        (
+            &["--allow-insecure-provider", "Acme"],
+            "--allow-insecure-provider",
+            "not a provider id",
+        ),
+        (
+            &["--allowed-origins", "https://a.example/path"],
+            "--allowed-origins",
+            "not an origin",
         ),
     ];
-    for (args, setting) in cases {
-        let err = resolve(args).unwrap_err();
+    for (flags, setting, why) in cases {
+        let err = resolve(flags).unwrap_err();
         assert!(
-            err.setting.starts_with(setting),
-            "{err} should name {setting}"
+            err.contains(setting) && err.contains(why),
+            "{err} should name {setting} and say {why}"
         );
     }
 }
 
 #[test]
-fn toml_file_fills_what_flags_leave_out_and_rejects_unknown_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("grantry.toml");
-    std::fs::write(
-        &path,
-        "listen = \"127.0.0.1:9999\"\nretry_hold = 5\npublic_url = \"https://localhost:9443/\"\n",
-    )
+fn lists_are_trimmed_and_typed() {
+    let c = resolve(&[
+        "--trusted-proxies",
+        "127.0.0.1, 10.0.0.0/8,",
+        "--allow-insecure-provider",
+        "demo",
+    ])
     .unwrap();
-    let c = resolve(ServeArgs {
-        config: Some(path.clone()),
-        retry_hold: Some(7),
-        ..Default::default()
-    })
-    .unwrap();
-    assert_eq!(c.listen.port(), 9999);
-    assert_eq!(c.retry_hold, Duration::from_secs(7), "the flag wins");
-    assert_eq!(c.public_url, "https://localhost:9443");
-    assert!(c.is_https());
-
-    std::fs::write(&path, "retry_hodl = 5\n").unwrap();
-    let err = resolve(ServeArgs {
-        config: Some(path),
-        ..Default::default()
-    })
-    .unwrap_err();
-    assert!(err.setting.contains("--config"));
-    assert!(err.message.contains("retry_hodl"), "{err}");
+    assert_eq!(
+        c.limits.trusted_proxies,
+        [
+            "127.0.0.1/32".parse().unwrap(),
+            "10.0.0.0/8".parse().unwrap()
+        ]
+    );
+    assert_eq!(c.allow_insecure_providers, ["demo"]);
 }
 
-fn oidc_args() -> ServeArgs {
-    ServeArgs {
-        identity: Some(IdentityMode::Oidc),
-        public_url: Some("https://grantry.example".into()),
-        listen: Some("0.0.0.0:8080".into()),
-        oidc_issuer: Some("https://id.example.com".into()),
-        oidc_client_id: Some("grantry".into()),
-        oidc_client_secret: Some(Secret("s3cret".into())),
-        ..Default::default()
+/// The configuration these flags and this file give.
+fn with_file(file: &str, flags: &[&str]) -> Result<Config, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grantry.toml");
+    std::fs::write(&path, file).unwrap();
+    let path = path.to_str().unwrap();
+    let argv = ["grantry", "serve", "--config", path].into_iter();
+    let cli = Cli::load_from(argv.chain(flags.iter().copied())).map_err(|e| e.to_string())?;
+    let Some(Command::Serve(args)) = cli.command else {
+        panic!("serve")
+    };
+    Config::resolve(*args).map_err(|e| e.to_string())
+}
+
+#[test]
+fn toml_file_fills_what_flags_leave_out() {
+    let file = "listen = \"127.0.0.1:9999\"\nretry_hold = 5\n\
+                public_url = \"https://localhost:9443/\"\n\
+                trusted_proxies = [\"10.0.0.0/8\", \"127.0.0.1\"]\n";
+    let c = with_file(file, &["--retry-hold", "7"]).unwrap();
+    assert_eq!(c.listen.port(), 9999);
+    assert_eq!(c.retry_hold, Duration::from_secs(7), "the flag wins");
+    assert_eq!(c.public_url.to_string(), "https://localhost:9443");
+    assert!(c.is_https());
+    assert_eq!(c.limits.trusted_proxies.len(), 2);
+    let c = with_file(file, &[]).unwrap();
+    assert_eq!(
+        c.retry_hold,
+        Duration::from_secs(5),
+        "the file beats the default"
+    );
+}
+
+#[test]
+fn toml_file_values_are_checked_as_flags_are() {
+    for (file, says) in [
+        ("retry_hodl = 5\n", "`retry_hodl` is not a setting"),
+        ("config = \"x.toml\"\n", "`config` is not a setting"),
+        ("retry_hold = 900\n", "between 0 and 300"),
+        ("identity = \"root\"\n", "`identity` = `root`"),
+        ("rate_mcp_ip = [[1]]\n", "`rate_mcp_ip` must be a string"),
+        ("listen = \n", "--config"),
+    ] {
+        let err = with_file(file, &[]).unwrap_err();
+        assert!(err.contains(says), "{file}: {err}");
+        assert!(
+            err.contains("grantry.toml"),
+            "{file}: names the file: {err}"
+        );
     }
+}
+
+fn oidc_flags() -> Vec<&'static str> {
+    vec![
+        "--identity",
+        "oidc",
+        "--public-url",
+        "https://grantry.example",
+        "--listen",
+        "0.0.0.0:8080",
+        "--oidc-issuer",
+        "https://id.example.com",
+        "--oidc-client-id",
+        "grantry",
+    ]
+}
+
+fn oidc(extra: &[&str]) -> Result<Config, String> {
+    oidc_with_secret(extra, "s3cret")
+}
+
+fn oidc_with_secret(extra: &[&str], secret: &str) -> Result<Config, String> {
+    let mut flags = oidc_flags();
+    flags.extend_from_slice(extra);
+    resolve_with(&flags, |args| {
+        args.oidc_client_secret = Some(Secret(secret.into()));
+    })
 }
 
 #[test]
 fn oidc_serves_any_address_and_keeps_its_secret_out_of_debug_output() {
-    let c = resolve(ServeArgs {
-        oidc_scopes: Some("invoices:read, invoices:write".into()),
-        ..oidc_args()
-    })
-    .unwrap();
-    let oidc = c.oidc.as_ref().unwrap();
-    assert_eq!(oidc.issuer, "https://id.example.com");
-    assert_eq!(oidc.required_scopes, ["invoices:read", "invoices:write"]);
+    let c = oidc(&["--oidc-scopes", "invoices:read, invoices:write"]).unwrap();
+    let settings = c.oidc.as_ref().unwrap();
+    assert_eq!(settings.issuer, "https://id.example.com");
+    assert_eq!(
+        settings.required_scopes,
+        ["invoices:read", "invoices:write"]
+    );
     assert!(!format!("{c:?}").contains("s3cret"));
-    assert!(!format!("{:?}", oidc_args()).contains("s3cret"));
+    let mut args = ServeArgs::from_flags(oidc_flags()).unwrap();
+    args.oidc_client_secret = Some(Secret("s3cret".into()));
+    assert!(!format!("{args:?}").contains("s3cret"));
+    assert!(!c.demo, "no demo by default for real users");
 }
 
 #[test]
 fn oidc_refuses_what_it_cannot_run_safely() {
-    let cases = [
+    let cases: &[(&[&str], &str)] = &[
+        (&["--oidc-issuer", "http://id.example.com"], "--oidc-issuer"),
         (
-            ServeArgs {
-                oidc_issuer: None,
-                ..oidc_args()
-            },
+            &["--oidc-issuer", "https://id.example.com/?tenant=x"],
             "--oidc-issuer",
         ),
+        (&["--public-url", "http://grantry.example"], "--public-url"),
+        (&["--oidc-client-id", ""], "--oidc-client-id"),
+        (&["--rate-mcp-principal", "0"], "--rate-mcp-principal"),
+        (&["--oidc-scopes", "invoices,bad\"scope"], "--oidc-scopes"),
         (
-            ServeArgs {
-                oidc_issuer: Some("http://id.example.com".into()),
-                ..oidc_args()
-            },
-            "--oidc-issuer",
-        ),
-        (
-            ServeArgs {
-                oidc_issuer: Some("https://id.example.com/?tenant=x".into()),
-                ..oidc_args()
-            },
-            "--oidc-issuer",
-        ),
-        (
-            ServeArgs {
-                public_url: Some("http://grantry.example".into()),
-                ..oidc_args()
-            },
-            "--public-url",
-        ),
-        (
-            ServeArgs {
-                oidc_client_id: None,
-                ..oidc_args()
-            },
-            "--oidc-client-id",
-        ),
-        (
-            ServeArgs {
-                oidc_client_secret: Some(Secret(String::new())),
-                ..oidc_args()
-            },
-            "GRANTRY_OIDC_CLIENT_SECRET",
-        ),
-        (
-            ServeArgs {
-                rate_mcp_principal: Some(0),
-                ..oidc_args()
-            },
-            "--rate-mcp-principal",
-        ),
-        (
-            ServeArgs {
-                oidc_scopes: Some("invoices,bad\"scope".into()),
-                ..oidc_args()
-            },
-            "--oidc-scopes",
-        ),
-        (
-            ServeArgs {
-                oidc_client_id: Some("https://grantry.example/mcp".into()),
-                ..oidc_args()
-            },
+            &["--oidc-client-id", "https://grantry.example/mcp"],
             "--oidc-client-id",
         ),
     ];
-    for (args, setting) in cases {
-        let err = resolve(args).unwrap_err();
-        assert!(err.setting.contains(setting), "{setting}: {err}");
+    for (flags, setting) in cases {
+        let err = oidc(flags).unwrap_err();
+        assert!(err.contains(setting), "{setting}: {err}");
     }
+    let err = oidc_with_secret(&[], "").unwrap_err();
+    assert!(err.contains("GRANTRY_OIDC_CLIENT_SECRET"), "{err}");
+    let mut without_issuer = ServeArgs::from_flags(oidc_flags()).unwrap();
+    without_issuer.oidc_issuer = None;
+    without_issuer.oidc_client_secret = Some(Secret("s3cret".into()));
+    let err = Config::resolve(without_issuer).unwrap_err();
+    assert!(err.setting.contains("--oidc-issuer"), "{err}");
 }
 
 #[test]
 fn oidc_on_loopback_may_use_http_for_local_testing() {
-    let c = resolve(ServeArgs {
-        public_url: None,
-        listen: Some("127.0.0.1:8080".into()),
-        oidc_issuer: Some("http://127.0.0.1:9000".into()),
-        ..oidc_args()
-    })
+    let c = resolve_with(
+        &[
+            "--identity",
+            "oidc",
+            "--oidc-issuer",
+            "http://127.0.0.1:9000",
+            "--oidc-client-id",
+            "grantry",
+        ],
+        |args| args.oidc_client_secret = Some(Secret("s3cret".into())),
+    )
     .unwrap();
     assert!(c.oidc.is_some());
+}
+
+/// README.md's configuration table: one row per option, with its variable and its default.
+#[test]
+fn the_readme_documents_every_option_with_its_variable_and_default() {
+    use clap::Args as _;
+    let readme = include_str!("../../README.md");
+    let rows: Vec<Vec<&str>> = readme
+        .lines()
+        .filter(|line| line.starts_with("| `--"))
+        .map(|line| line.split(" | ").collect())
+        .collect();
+    let options = ServeArgs::augment_args(clap::Command::new("grantry"));
+    for arg in options.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        let row = rows
+            .iter()
+            .find(|row| row[0] == format!("| `--{long}`"))
+            .unwrap_or_else(|| panic!("README.md has no row for --{long}"));
+        let env = arg.get_env().unwrap().to_str().unwrap();
+        assert_eq!(row[1], format!("`{env}`"), "--{long}'s variable");
+        if let [default] = arg.get_default_values() {
+            let default = default.to_str().unwrap();
+            assert_eq!(row[2], format!("`{default}`"), "--{long}'s default");
+        }
+    }
 }

@@ -155,7 +155,7 @@ async fn finish(
         })?;
     let key = GrantKey {
         principal: flow.principal.clone(),
-        provider: provider.id.clone(),
+        provider: provider.id.to_string(),
     };
     state.grants.store_new(&key, &tokens, unix_now()).await?;
     Ok(())
@@ -168,10 +168,9 @@ fn check_browser(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Result<(
     if !binding::matches(headers, &flow.id, https, &flow.binding_hash) {
         return Err(PageError::OtherBrowser);
     }
-    let now = unix_now();
     let browser = state
         .identity
-        .browser_principal(&state.sealer, headers, https, now, now);
+        .browser_principal(&state.sealer, headers, https, 0);
     if browser.as_ref() != Some(&flow.principal) {
         return Err(PageError::OtherUser);
     }

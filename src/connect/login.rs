@@ -106,14 +106,7 @@ pub async fn callback(
         return stale_login();
     };
     let name = cookie_name(oauth_state, https);
-    let jar = CookieJar::from_headers(&headers);
-    let transaction: Option<LoginTransaction> = jar.get(&name).and_then(|c| {
-        state
-            .sealer
-            .open_timed(Purpose::LoginTransaction, b"", c.value(), unix_now())
-            .ok()
-    });
-    let Some(transaction) = transaction.filter(|t| constant_time_eq(&t.state, oauth_state)) else {
+    let Some(transaction) = transaction(&state, &headers, &name, oauth_state) else {
         Audit::default().alarm(
             "login.state_mismatch",
             "login callback without its transaction cookie",
@@ -134,20 +127,35 @@ pub async fn callback(
         }
         Err(e) => return (jar, PageError::Store(e)).into_response(),
     }
-    let outcome = finish(&state, oidc, &transaction, &query).await;
-    match outcome {
+    match finish(&state, oidc, &transaction, &query).await {
         Ok(cookie) => {
             let location = HeaderValue::from_str(&transaction.return_to)
                 .expect("return paths are checked to be plain ASCII");
-            (
-                StatusCode::SEE_OTHER,
-                jar.add(cookie),
-                [(LOCATION, location)],
-            )
-                .into_response()
+            let jar = jar.add(cookie);
+            (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
         }
         Err(page) => (jar, page).into_response(),
     }
+}
+
+/// The login transaction sealed in the cookie `name`, if it is the one `oauth_state` names.
+fn transaction(
+    state: &AppState,
+    headers: &HeaderMap,
+    name: &str,
+    oauth_state: &str,
+) -> Option<LoginTransaction> {
+    let jar = CookieJar::from_headers(headers);
+    let transaction: LoginTransaction = state
+        .sealer
+        .open_timed(
+            Purpose::LoginTransaction,
+            b"",
+            jar.get(name)?.value(),
+            unix_now(),
+        )
+        .ok()?;
+    constant_time_eq(&transaction.state, oauth_state).then_some(transaction)
 }
 
 /// Records the login transaction `oauth_state` as used, in the store (as a lease that is never

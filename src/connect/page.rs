@@ -35,10 +35,9 @@ fn admit(
         Box::new(PageError::InvalidLink.into_response())
     })?;
     let https = state.config.is_https();
-    let browser =
-        state
-            .identity
-            .browser_principal(&state.sealer, headers, https, now, now + FLOW_TTL_SECS);
+    let browser = state
+        .identity
+        .browser_principal(&state.sealer, headers, https, FLOW_TTL_SECS);
     let Some(browser) = browser else {
         let return_to = format!("/connect/{sealed}");
         return Err(Box::new(match &state.identity {
@@ -101,48 +100,87 @@ pub async fn continue_to_provider(
     jar: CookieJar,
     Form(form): Form<ContinueForm>,
 ) -> Response {
-    let public_origin = url::Url::parse(&state.config.public_url)
-        .map(|u| u.origin().ascii_serialization())
-        .unwrap_or_default();
-    if !csrf::same_origin(&headers, &public_origin) {
+    let (ticket, principal) = match admit_form(&state, &sealed, &headers, &form.csrf) {
+        Ok(admitted) => admitted,
+        Err(page) => return *page,
+    };
+    let started = match start_flow(&state, &ticket, principal).await {
+        Ok(started) => started,
+        Err(e) => return e.into_response(),
+    };
+    let flow = &started.flow;
+    supersede_older(&state, flow).await;
+    Audit {
+        principal: Some(&flow.principal),
+        provider: Some(&flow.provider),
+        flow_id: Some(&flow.id),
+    }
+    .notice("connect.started", "sign-in started");
+    crate::metrics::sign_in(&flow.provider, "started");
+    let https = state.config.is_https();
+    let jar = jar.add(binding::set_cookie(&flow.id, started.binding_value, https));
+    (StatusCode::SEE_OTHER, jar, [(LOCATION, started.location)]).into_response()
+}
+
+/// The Continue POST passes the page's checks, comes from grantry's own origin, and carries
+/// the form token of its ticket.
+fn admit_form(
+    state: &AppState,
+    sealed: &str,
+    headers: &HeaderMap,
+    form_token: &str,
+) -> Result<(Ticket, Principal), Box<Response>> {
+    if !csrf::same_origin(headers, &state.config.public_url.origin()) {
         security_event(
             "connect.cross_site_post",
             None,
             "cross-site Continue refused",
         );
-        return forbidden_form();
+        return Err(Box::new(forbidden_form()));
     }
-    let (ticket, principal) = match admit(&state, &sealed, &headers) {
-        Ok(admitted) => admitted,
-        Err(page) => return *page,
-    };
-    let now = unix_now();
-    if csrf::check_token(&state.sealer, &ticket.id, &form.csrf, now).is_err() {
+    let (ticket, principal) = admit(state, sealed, headers)?;
+    if csrf::check_token(&state.sealer, &ticket.id, form_token, unix_now()).is_err() {
         security_event(
             "connect.bad_csrf",
             Some(&principal),
             "Continue without a valid form token",
         );
-        return forbidden_form();
+        return Err(Box::new(forbidden_form()));
     }
-    let Some(provider) = state.catalog.get(&ticket.provider) else {
-        return PageError::InvalidLink.into_response();
-    };
-    let flow_id = random_id();
+    Ok((ticket, principal))
+}
+
+/// A stored sign-in, the browser's binding value and where the browser goes next.
+struct Started {
+    flow: Flow,
+    binding_value: String,
+    location: HeaderValue,
+}
+
+/// Builds the provider's authorize URL and stores the flow that its callback will claim.
+async fn start_flow(
+    state: &AppState,
+    ticket: &Ticket,
+    principal: Principal,
+) -> Result<Started, PageError> {
+    let provider = state
+        .catalog
+        .get(&ticket.provider)
+        .ok_or(PageError::InvalidLink)?;
     let oauth_state = random_id();
-    let binding_value = random_id();
-    let start = match oauth::authorize(provider, &state.config.redirect_uri(), &oauth_state) {
-        Ok(start) => start,
-        Err(e) => {
+    let start =
+        oauth::authorize(provider, &state.config.redirect_uri(), &oauth_state).map_err(|e| {
             tracing::error!(provider = %provider.id, error = %e, "cannot build the authorize URL");
-            return PageError::Misconfigured.into_response();
-        }
-    };
+            PageError::Misconfigured
+        })?;
     // The provider's authorize URL, as a header: a URL that cannot be one is the entry's fault.
-    let Ok(location) = HeaderValue::from_str(&start.url) else {
+    let location = HeaderValue::from_str(&start.url).map_err(|_| {
         tracing::error!(provider = %provider.id, "the authorize URL cannot be a Location header");
-        return PageError::Misconfigured.into_response();
-    };
+        PageError::Misconfigured
+    })?;
+    let flow_id = random_id();
+    let binding_value = random_id();
+    let now = unix_now();
     let flow = Flow {
         verifier_sealed: start.pkce_verifier.as_deref().map(|v| {
             state
@@ -152,7 +190,7 @@ pub async fn continue_to_provider(
         id: flow_id,
         ticket_id: ticket.id.clone(),
         principal,
-        provider: provider.id.clone(),
+        provider: provider.id.to_string(),
         state_hash: crate::flows::oauth_state_hash(&oauth_state),
         binding_hash: binding::value_hash(&binding_value),
         status: FlowStatus::Pending,
@@ -160,9 +198,16 @@ pub async fn continue_to_provider(
         expires_at: now + FLOW_TTL_SECS,
         claimed_at: None,
     };
-    if let Err(e) = state.flows.insert(&flow).await {
-        return PageError::Store(e).into_response();
-    }
+    state.flows.insert(&flow).await?;
+    Ok(Started {
+        flow,
+        binding_value,
+        location,
+    })
+}
+
+/// Past `--max-pending-flows`, the principal's oldest pending sign-ins end.
+async fn supersede_older(state: &AppState, flow: &Flow) {
     let keep = state.config.limits.max_pending_flows;
     match state.flows.supersede_pending(&flow.principal, keep).await {
         Ok(0) => {}
@@ -177,16 +222,6 @@ pub async fn continue_to_provider(
         // The new flow stands; the cap is enforced again on the next Continue.
         Err(e) => tracing::warn!(error = %e, "older pending sign-ins not superseded"),
     }
-    Audit {
-        principal: Some(&flow.principal),
-        provider: Some(&flow.provider),
-        flow_id: Some(&flow.id),
-    }
-    .notice("connect.started", "sign-in started");
-    crate::metrics::sign_in(&flow.provider, "started");
-    let https = state.config.is_https();
-    let jar = jar.add(binding::set_cookie(&flow.id, binding_value, https));
-    (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
 }
 
 fn forbidden_form() -> Response {

@@ -4,6 +4,7 @@
 //! provider and an expiry, sealed under purpose "sign-in ticket". It holds nothing readable,
 //! and it is useless on its own: the connect page still checks who is at the browser.
 
+use crate::config::PublicUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::identity::Principal;
@@ -35,6 +36,6 @@ impl Ticket {
 }
 
 /// The connect link for a sealed ticket.
-pub fn link(public_url: &str, sealed_ticket: &str) -> String {
+pub fn link(public_url: &PublicUrl, sealed_ticket: &str) -> String {
     format!("{public_url}/connect/{sealed_ticket}")
 }

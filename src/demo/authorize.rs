@@ -20,7 +20,7 @@ use url::Url;
 use super::codes::{CODE_TTL_SECS, CodeClaims};
 use super::pages::{self, ConsentPage, ErrorPage, ScopeView};
 use super::params::{Params, Repeated, is_form};
-use super::{DEMO_DEFAULT_USER, DEMO_SCOPE, Inner, Shared, bump, codes, now, scope};
+use super::{DEMO_DEFAULT_USER, DEMO_SCOPE, DemoConfig, Inner, Shared, bump, codes, now, scope};
 use crate::seal::{self, Purpose};
 
 /// An authorization request that passed every check.
@@ -128,26 +128,49 @@ pub(super) async fn decide(
 
 /// Checks an authorization request (query of the GET, form of the POST).
 fn validate<'a>(inner: &Inner, params: &'a Params) -> Result<AuthRequest<'a>, Refusal> {
-    let config = &inner.config;
-    let client_id = match params.get("client_id") {
-        Err(_) => {
-            return Err(Refusal::Page(
-                "The client_id parameter was given more than once.",
-            ));
-        }
-        Ok(None) => {
-            return Err(Refusal::Page(
-                "The request does not name a client (client_id).",
-            ));
-        }
-        Ok(Some(id)) if id != config.client_id => {
-            return Err(Refusal::Page(
-                "The client_id is not registered with the demo provider.",
-            ));
-        }
-        Ok(Some(id)) => id,
+    let client_id = registered_client(&inner.config, params)?;
+    let (redirect_uri, redirect_uri_raw) = registered_redirect(&inner.config, params)?;
+    // From here on, errors go back to the client. A repeated state cannot be echoed: send none.
+    let state = params.get("state").unwrap_or(None);
+    let back = |(error, description): OAuthError| Refusal::Redirect {
+        to: error_url(inner, &redirect_uri, error, description, state),
+        error,
     };
-    let redirect_uri_raw = match params.get("redirect_uri") {
+    let (code_challenge, scope) = code_request(params).map_err(back)?;
+    Ok(AuthRequest {
+        client_id,
+        redirect_uri,
+        redirect_uri_raw,
+        scope,
+        state,
+        code_challenge,
+    })
+}
+
+/// An OAuth error code and its description, sent back to the client.
+type OAuthError = (&'static str, &'static str);
+
+fn registered_client<'a>(config: &DemoConfig, params: &'a Params) -> Result<&'a str, Refusal> {
+    match params.get("client_id") {
+        Err(_) => Err(Refusal::Page(
+            "The client_id parameter was given more than once.",
+        )),
+        Ok(None) => Err(Refusal::Page(
+            "The request does not name a client (client_id).",
+        )),
+        Ok(Some(id)) if id != config.client_id => Err(Refusal::Page(
+            "The client_id is not registered with the demo provider.",
+        )),
+        Ok(Some(id)) => Ok(id),
+    }
+}
+
+/// The redirect URI, parsed and as written, if the client registered it.
+fn registered_redirect<'a>(
+    config: &DemoConfig,
+    params: &'a Params,
+) -> Result<(Url, &'a str), Refusal> {
+    let raw = match params.get("redirect_uri") {
         Err(_) => {
             return Err(Refusal::Page(
                 "The redirect_uri parameter was given more than once.",
@@ -161,60 +184,44 @@ fn validate<'a>(inner: &Inner, params: &'a Params) -> Result<AuthRequest<'a>, Re
         }
         Ok(Some(uri)) => uri,
     };
-    let redirect_uri = Url::parse(redirect_uri_raw).map_err(|err| {
+    let parsed = Url::parse(raw).map_err(|err| {
         tracing::error!(error = %err, "demo: a configured redirect URI is not a valid URL");
         Refusal::Page("The registered redirect_uri is not a valid URL; check the configuration.")
     })?;
+    Ok((parsed, raw))
+}
 
-    // From here on, errors go back to the client. A repeated state cannot be echoed: send none.
-    let state = params.get("state").unwrap_or(None);
-    let back = |error: &'static str, description: &'static str| Refusal::Redirect {
-        to: error_url(inner, &redirect_uri, error, description, state),
-        error,
-    };
-    if params.get("state").is_err() {
-        return Err(back(
-            "invalid_request",
-            "a parameter was given more than once",
-        ));
-    }
-    let repeated = |_: Repeated| back("invalid_request", "a parameter was given more than once");
-    match params.get("response_type").map_err(repeated)? {
-        None => return Err(back("invalid_request", "response_type is required")),
+/// The code request's PKCE challenge and scope: `response_type=code`, S256, a known scope,
+/// no parameter twice.
+fn code_request(params: &Params) -> Result<(&str, String), OAuthError> {
+    const REPEATED: OAuthError = ("invalid_request", "a parameter was given more than once");
+    let get = |name: &'static str| params.get(name).map_err(|_: Repeated| REPEATED);
+    get("state")?;
+    match get("response_type")? {
+        None => return Err(("invalid_request", "response_type is required")),
         Some("code") => {}
         Some(_) => {
-            return Err(back(
+            return Err((
                 "unsupported_response_type",
                 "only response_type=code is supported",
             ));
         }
     }
-    let method = params.get("code_challenge_method").map_err(repeated)?;
-    let code_challenge = params.get("code_challenge").map_err(repeated)?;
-    let code_challenge = match (method, code_challenge) {
+    let code_challenge = match (get("code_challenge_method")?, get("code_challenge")?) {
         (Some("S256"), Some(challenge)) => challenge,
-        _ => return Err(back("invalid_request", "PKCE S256 is required")),
+        _ => return Err(("invalid_request", "PKCE S256 is required")),
     };
     if !codes::is_pkce_value(code_challenge) {
-        return Err(back("invalid_request", "code_challenge is malformed"));
+        return Err(("invalid_request", "code_challenge is malformed"));
     }
-    let scope = match params.get("scope").map_err(repeated)? {
+    let scope = match get("scope")? {
         None => DEMO_SCOPE.to_owned(), // RFC 6749 §3.3: a documented default scope.
-        Some(requested) => scope::normalize(requested).ok_or_else(|| {
-            back(
-                "invalid_scope",
-                "the demo offers only the scopes invoices:read and invoices:write",
-            )
-        })?,
+        Some(requested) => scope::normalize(requested).ok_or((
+            "invalid_scope",
+            "the demo offers only the scopes invoices:read and invoices:write",
+        ))?,
     };
-    Ok(AuthRequest {
-        client_id,
-        redirect_uri,
-        redirect_uri_raw,
-        scope,
-        state,
-        code_challenge,
-    })
+    Ok((code_challenge, scope))
 }
 
 /// A demo user name: 1 to 64 characters of `[A-Za-z0-9._@-]`.

@@ -99,6 +99,31 @@ fn redeem_code(
     client_id: String,
     params: &Params,
 ) -> Result<TokenResponse, OAuthError> {
+    let claims = redeemable_code(inner, &client_id, params)?;
+    // Last check, so that only a request that would otherwise succeed uses the code up.
+    use_up(inner, &claims, &client_id)?;
+    bump(&inner.counters.code_redemptions_ok);
+    tracing::info!(
+        client_id = %client_id,
+        user = %claims.user,
+        "demo: authorization code redeemed"
+    );
+    let claims = TokenClaims {
+        user: claims.user,
+        scope: claims.scope,
+        client_id,
+    };
+    let refresh_token = inner.seal(Purpose::DemoRefreshToken, &claims, REFRESH_TOKEN_TTL_SECS);
+    Ok(issue_access_token(inner, claims, refresh_token))
+}
+
+/// The code's claims, when it was issued to this client for this redirect URI and the
+/// verifier answers its challenge.
+fn redeemable_code(
+    inner: &Inner,
+    client_id: &str,
+    params: &Params,
+) -> Result<CodeClaims, OAuthError> {
     let code = required(params, "code")?;
     let redirect_uri = required(params, "redirect_uri")?;
     let verifier = required(params, "code_verifier")?;
@@ -129,15 +154,19 @@ fn redeem_code(
             "code_verifier does not match the code_challenge",
         ));
     }
-    // Last check, so that only a request that would otherwise succeed uses the code up. A
-    // poisoned lock still holds a consistent set (insert and retain do not unwind halfway).
+    Ok(claims)
+}
+
+/// Marks the code used; a code seen before, or one past the memory's cap, is refused.
+fn use_up(inner: &Inner, claims: &CodeClaims, client_id: &str) -> Result<(), OAuthError> {
+    // A poisoned lock still holds a consistent set (insert and retain do not unwind halfway).
     let consumption = inner
         .consumed_codes
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .consume(&claims.id, claims.exp, now());
     match consumption {
-        codes::Consumption::First => {}
+        codes::Consumption::First => Ok(()),
         codes::Consumption::Replayed => {
             // RFC 6749 §4.1.2 asks to revoke tokens issued from a replayed code; stateless
             // demo tokens cannot be, so the replay is refused and logged.
@@ -145,30 +174,17 @@ fn redeem_code(
                 client_id = %client_id,
                 "demo: authorization code presented a second time"
             );
-            return Err(OAuthError::invalid_grant(
+            Err(OAuthError::invalid_grant(
                 "the authorization code was already used",
-            ));
+            ))
         }
         codes::Consumption::Full => {
             tracing::warn!("demo: too many codes redeemed within a minute; refused");
-            return Err(OAuthError::invalid_grant(
+            Err(OAuthError::invalid_grant(
                 "too many codes were redeemed in the last minute; sign in again shortly",
-            ));
+            ))
         }
     }
-    bump(&inner.counters.code_redemptions_ok);
-    tracing::info!(
-        client_id = %client_id,
-        user = %claims.user,
-        "demo: authorization code redeemed"
-    );
-    let claims = TokenClaims {
-        user: claims.user,
-        scope: claims.scope,
-        client_id,
-    };
-    let refresh_token = inner.seal(Purpose::DemoRefreshToken, &claims, REFRESH_TOKEN_TTL_SECS);
-    Ok(issue_access_token(inner, claims, refresh_token))
 }
 
 fn refresh(inner: &Inner, client_id: String, params: &Params) -> Result<TokenResponse, OAuthError> {

@@ -154,10 +154,7 @@ impl TokenKeeper {
             return self.forget(key, grant.version).await;
         };
         match self.ask_provider(provider, &grant, &current).await {
-            Ok(tokens) => {
-                self.keep_refreshed(provider, key, &grant, tokens, current)
-                    .await
-            }
+            Ok(tokens) => self.keep_refreshed(provider, key, &grant, tokens).await,
             Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(&reason) => {
                 tracing::warn!(grant = %key.tag(), "refresh token rejected; the user must sign in again");
                 self.forget(key, grant.version).await
@@ -199,14 +196,14 @@ impl TokenKeeper {
         key: &GrantKey,
         grant: &Grant,
         mut tokens: oauth::TokenSet,
-        used: String,
     ) -> Result<Access, StoreError> {
         tokens.account = grant.tokens.account.clone();
         if tokens.scopes.is_empty() {
             tokens.scopes = grant.tokens.scopes.clone(); // RFC 6749 §5.1: unchanged
         }
-        if tokens.refresh_token.as_deref() != Some(used.as_str()) {
-            tokens.previous_refresh_token = Some(used);
+        // A new refresh token replaced the one held: keep that one for the grace window.
+        if tokens.refresh_token != grant.tokens.refresh_token {
+            tokens.previous_refresh_token = grant.tokens.refresh_token.clone();
             tokens.rotated_at = Some(unix_now());
         }
         if !self.write_refreshed(key, grant, &tokens).await? {
@@ -236,7 +233,7 @@ impl TokenKeeper {
         loop {
             let written = self
                 .grants
-                .replace_if_unchanged(key, grant.version, grant.created_at, tokens, unix_now())
+                .replace_if_unchanged(key, grant, tokens, unix_now())
                 .await;
             match written {
                 Err(e) if attempt < 3 => {

@@ -121,6 +121,14 @@ pub struct Grant {
     pub created_at: i64,
 }
 
+/// Which write of a grant a row is.
+struct Write {
+    version: i64,
+    /// When the grant was first stored (kept through refreshes).
+    created_at: i64,
+    updated_at: i64,
+}
+
 /// Grants with their tokens sealed at rest.
 #[derive(Clone)]
 pub struct Grants {
@@ -161,14 +169,8 @@ impl Grants {
         }))
     }
 
-    fn seal_row(
-        &self,
-        key: &GrantKey,
-        tokens: &TokenSet,
-        version: i64,
-        created_at: i64,
-        now: i64,
-    ) -> GrantRow {
+    /// The row of `key` holding `tokens`, sealed under the current key, as the write `at`.
+    fn seal_row(&self, key: &GrantKey, tokens: &TokenSet, at: Write) -> GrantRow {
         let json = serde_json::to_vec(tokens).expect("tokens serialize");
         GrantRow {
             tokens_sealed: self
@@ -176,9 +178,9 @@ impl Grants {
                 .seal_bytes(Purpose::StoredGrant, &key.binding(), &json),
             access_expires_at: tokens.expires_at,
             scopes: tokens.scopes.join(" "),
-            version,
-            created_at,
-            updated_at: now,
+            version: at.version,
+            created_at: at.created_at,
+            updated_at: at.updated_at,
             key_id: self.sealer.key_ring().current_key_id(),
         }
     }
@@ -195,24 +197,33 @@ impl Grants {
             Some(old) => old.version + 1,
             None => 1,
         };
-        let row = self.seal_row(key, tokens, version, now, now);
+        let at = Write {
+            version,
+            created_at: now,
+            updated_at: now,
+        };
+        let row = self.seal_row(key, tokens, at);
         self.backend.upsert(key, &row).await?;
         self.events.notify(key).await;
         Ok(())
     }
 
-    /// Writes refreshed tokens if nobody else changed the grant since `expected_version`.
+    /// Writes refreshed tokens if nobody else changed the grant since `previous` was read.
     pub async fn replace_if_unchanged(
         &self,
         key: &GrantKey,
-        expected_version: i64,
-        created_at: i64,
+        previous: &Grant,
         tokens: &TokenSet,
         now: i64,
     ) -> Result<bool, StoreError> {
-        let row = self.seal_row(key, tokens, expected_version + 1, created_at, now);
+        let at = Write {
+            version: previous.version + 1,
+            created_at: previous.created_at,
+            updated_at: now,
+        };
+        let row = self.seal_row(key, tokens, at);
         self.backend
-            .compare_and_set(key, expected_version, &row)
+            .compare_and_set(key, previous.version, &row)
             .await
     }
 

@@ -83,19 +83,19 @@ impl Identity {
         }
     }
 
-    /// The person at the browser, if signed in until at least `needed_until`.
+    /// The person at the browser, if signed in for at least `needed_for_secs` more.
     pub fn browser_principal(
         &self,
         sealer: &Sealer,
         headers: &http::HeaderMap,
         https: bool,
-        now: i64,
-        needed_until: i64,
+        needed_for_secs: i64,
     ) -> Option<Principal> {
+        let now = crate::clock::unix_now();
         match self {
             Identity::Dev => Some(dev_principal()),
             Identity::Oidc(_) => session::read(sealer, headers, now, https)
-                .filter(|s| s.expires_at >= needed_until)
+                .filter(|s| s.expires_at >= now + needed_for_secs)
                 .map(|s| s.principal),
         }
     }

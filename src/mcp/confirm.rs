@@ -60,14 +60,7 @@ pub async fn run(
     }
     let now = unix_now();
     if let Some(sealed) = params.request_state.as_deref() {
-        let claims: ConfirmClaims = round_state::open(
-            call.state,
-            Purpose::ConfirmState,
-            sealed,
-            call.principal,
-            call.arguments,
-            now,
-        )?;
+        let claims: ConfirmClaims = round_state::open(call, Purpose::ConfirmState, sealed, now)?;
         if claims.tool != tool {
             return Err(invalid_request_state());
         }

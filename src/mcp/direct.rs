@@ -29,10 +29,11 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::MODERN_VERSION;
 use super::handler::McpHandler;
 use super::headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
 use super::known_meta::KnownMetas;
-use super::{MODERN_VERSION, plain_call};
+use super::plain_call::{self, PlainCall, Retry};
 use crate::identity::Principal;
 use crate::metrics::{self, Outcome};
 use crate::state::AppState;
@@ -124,15 +125,14 @@ impl Direct {
         let responses = responses.map(|r| r.into_iter().collect::<Map<String, Value>>());
         let state = self.state.clone();
         Some(Taken::Call(Box::pin(async move {
-            let result = plain_call::run(
-                &state,
-                &principal,
-                &name,
-                &arguments,
-                request_state.as_deref(),
+            let retry = Retry {
+                request_state: request_state.as_deref(),
                 responses,
-                &capabilities,
-            )
+            };
+            let result = async {
+                let call = PlainCall::new(&state, &principal, &name, &arguments)?;
+                call.run(retry, &capabilities).await
+            }
             .await;
             match result {
                 Ok(answer) => call_answer(&id, answer),

@@ -67,33 +67,13 @@ impl Edge {
         // Only a modern request outside any session is held and answered as SSE here: a
         // legacy session's answers are rmcp's own streams, with headers (`Mcp-Session-Id`)
         // that must reach the client.
-        let mut accepts_sse = legacy::is_modern(request.headers())
-            && request
-                .headers()
-                .get_all(ACCEPT)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .any(|v| v.contains("text/event-stream"));
+        let mut accepts_sse =
+            legacy::is_modern(request.headers()) && accepts_event_stream(&request);
         // Keep the body: if rmcp cannot read it as a message, the answer depends on why.
         let (parts, body) = request.into_parts();
-        let bytes = match axum::body::to_bytes(body, super::MAX_REQUEST_BYTES).await {
+        let bytes = match read_body(body).await {
             Ok(bytes) => bytes,
-            Err(e) if crate::server::deadline::is_timeout(&e) => {
-                return jsonrpc_error(
-                    StatusCode::REQUEST_TIMEOUT,
-                    codes::INVALID_REQUEST,
-                    "Request body not received in time",
-                    Value::Null,
-                );
-            }
-            Err(_) => {
-                return jsonrpc_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    codes::INVALID_REQUEST,
-                    "Request body too large",
-                    Value::Null,
-                );
-            }
+            Err(refusal) => return refusal,
         };
         let in_use = match self.sessions.check_owner(&parts).await {
             Ok(in_use) => in_use,
@@ -128,6 +108,32 @@ impl Edge {
             None => response,
         }
     }
+}
+
+fn accepts_event_stream(request: &Request) -> bool {
+    request
+        .headers()
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/event-stream"))
+}
+
+/// The whole body, or the answer to one too slow (408) or too large (413).
+async fn read_body(body: Body) -> Result<Bytes, Response> {
+    axum::body::to_bytes(body, super::MAX_REQUEST_BYTES)
+        .await
+        .map_err(|e| {
+            let (status, message) = if crate::server::deadline::is_timeout(&e) {
+                (
+                    StatusCode::REQUEST_TIMEOUT,
+                    "Request body not received in time",
+                )
+            } else {
+                (StatusCode::PAYLOAD_TOO_LARGE, "Request body too large")
+            };
+            jsonrpc_error(status, codes::INVALID_REQUEST, message, Value::Null)
+        })
 }
 
 /// rmcp's answer, with the wire mended where it differs from the spec. A session it opened

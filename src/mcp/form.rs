@@ -51,36 +51,10 @@ pub async fn run(
     params: &CallToolRequestParams,
     capabilities: &Value,
 ) -> Result<CallToolResponse, ErrorData> {
-    let given = form.values(call.arguments).map_err(tool_error)?;
     let now = unix_now();
-    let (values, idempotency_key) = match params.request_state.as_deref() {
-        Some(sealed) => {
-            let claims: FormClaims = round_state::open(
-                call.state,
-                Purpose::FormState,
-                sealed,
-                call.principal,
-                call.arguments,
-                now,
-            )?;
-            let answer = answer(params, form.request_key());
-            if answer["action"].as_str() != Some("accept") {
-                return Ok(complete(form.cancelled()));
-            }
-            let mut values = claims.values;
-            for field in &claims.asked {
-                if let Some(value) = answer["content"].get(field) {
-                    values.insert(field.clone(), value.clone());
-                }
-            }
-            (values, claims.idempotency_key)
-        }
-        None => {
-            if let Some(answer) = form.precheck(call).await.map_err(tool_error)? {
-                return Ok(complete(answer));
-            }
-            (given, first_round_key(call, tool, now))
-        }
+    let (values, idempotency_key) = match standing(call, tool, form, params, now).await? {
+        Standing::Attempt(values, key) => (values, key),
+        Standing::Answered(answer) => return Ok(answer),
     };
     let problems = match form
         .attempt(call, &values, &idempotency_key)
@@ -108,6 +82,44 @@ pub async fn run(
     Ok(CallToolResponse::InputRequired(from_json(ask(
         call, form, round,
     ))))
+}
+
+/// Where a call's rounds stand before its attempt.
+enum Standing {
+    /// Attempt with these values under this idempotency key.
+    Attempt(Map<String, Value>, String),
+    /// Answered already (a declined form, a precheck's answer).
+    Answered(CallToolResponse),
+}
+
+/// The values so far: the call's arguments on the first round; on a later one, the sealed
+/// values with the fields the last form asked for taken from its answer.
+async fn standing(
+    call: &Call<'_>,
+    tool: &str,
+    form: &dyn FormTool,
+    params: &CallToolRequestParams,
+    now: i64,
+) -> Result<Standing, ErrorData> {
+    let given = form.values(call.arguments).map_err(tool_error)?;
+    let Some(sealed) = params.request_state.as_deref() else {
+        if let Some(answer) = form.precheck(call).await.map_err(tool_error)? {
+            return Ok(Standing::Answered(complete(answer)));
+        }
+        return Ok(Standing::Attempt(given, first_round_key(call, tool, now)));
+    };
+    let claims: FormClaims = round_state::open(call, Purpose::FormState, sealed, now)?;
+    let answer = answer(params, form.request_key());
+    if answer["action"].as_str() != Some("accept") {
+        return Ok(Standing::Answered(complete(form.cancelled())));
+    }
+    let mut values = claims.values;
+    for field in &claims.asked {
+        if let Some(value) = answer["content"].get(field) {
+            values.insert(field.clone(), value.clone());
+        }
+    }
+    Ok(Standing::Attempt(values, claims.idempotency_key))
 }
 
 /// The idempotency key of a call that needs no form: a client retrying an identical valid

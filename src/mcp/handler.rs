@@ -25,7 +25,7 @@ use super::confirm;
 use super::conformance;
 use super::form;
 use super::legacy;
-use super::plain_call::{self, CallAnswer, LegacyAnswer};
+use super::plain_call::{CallAnswer, LegacyAnswer, PlainCall, Retry};
 use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::{self, Call, Mode, ToolError};
@@ -151,22 +151,10 @@ impl ServerHandler for McpHandler {
         if conformance::is_test_tool(&params.name) {
             return conformance::call(params, ctx, &self.state).await;
         }
-        // The auth layer in front of rmcp put it there; without it nothing runs.
-        let Some(principal) = ctx
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|p| p.extensions.get::<Principal>().cloned())
-        else {
-            return Err(ErrorData::new(
-                codes::INTERNAL_ERROR,
-                "request reached the tools without an authenticated principal",
-                None,
-            ));
-        };
-        let name = params.name.as_ref();
-        let arguments = params.arguments.clone().unwrap_or_default();
+        let principal = authenticated(&ctx)?;
         let capabilities = client_capabilities(&ctx);
-        let in_rounds = tools::Tool::named(name).is_some_and(|t| !matches!(t.mode(), Mode::Plain));
+        let in_rounds =
+            tools::Tool::named(&params.name).is_some_and(|t| !matches!(t.mode(), Mode::Plain));
         if in_rounds && legacy::is_legacy(&ctx) {
             // The same rounds, asked on the call's stream with `elicitation/create`.
             let round = |params: CallToolRequestParams| {
@@ -178,27 +166,21 @@ impl ServerHandler for McpHandler {
         if in_rounds {
             return self.rounds(&principal, &params, &capabilities).await;
         }
+        let arguments = params.arguments.clone().unwrap_or_default();
+        let call = PlainCall::new(&self.state, &principal, &params.name, &arguments)?;
         if legacy::is_legacy(&ctx) {
-            return self
-                .legacy_plain_call(principal, name, &arguments, &capabilities, &ctx)
-                .await;
+            return self.legacy_plain_call(&call, &capabilities, &ctx).await;
         }
-        let responses = params
-            .input_responses
-            .as_ref()
-            .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
-        let call = plain_call::run(
-            &self.state,
-            &principal,
-            name,
-            &arguments,
-            params.request_state.as_deref(),
-            responses,
-            &capabilities,
-        );
+        let retry = Retry {
+            request_state: params.request_state.as_deref(),
+            responses: params
+                .input_responses
+                .as_ref()
+                .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        };
         // rmcp cancels `ct` when the client goes away: stop holding for nobody.
         tokio::select! {
-            result = call => result.map(CallAnswer::into_rmcp),
+            result = call.run(retry, &capabilities) => result.map(CallAnswer::into_rmcp),
             _ = ctx.ct.cancelled() => Err(ErrorData::new(
                 codes::INTERNAL_ERROR,
                 "request cancelled",
@@ -206,6 +188,20 @@ impl ServerHandler for McpHandler {
             )),
         }
     }
+}
+
+/// The caller, as the auth layer in front of rmcp found them; without one nothing runs.
+fn authenticated(ctx: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Principal>().cloned())
+        .ok_or_else(|| {
+            ErrorData::new(
+                codes::INTERNAL_ERROR,
+                "request reached the tools without an authenticated principal",
+                None,
+            )
+        })
 }
 
 impl McpHandler {
@@ -236,26 +232,19 @@ impl McpHandler {
     /// session hears `notifications/elicitation/complete` once the sign-in lands.
     async fn legacy_plain_call(
         &self,
-        principal: Principal,
-        name: &str,
-        arguments: &serde_json::Map<String, Value>,
+        call: &PlainCall<'_>,
         capabilities: &Value,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        match plain_call::run_legacy(&self.state, &principal, name, arguments, capabilities).await?
-        {
+        match call.run_legacy(capabilities).await? {
             LegacyAnswer::Done(answer) => Ok(answer.into_rmcp()),
             LegacyAnswer::SignIn(elicitation) => {
-                let until = std::time::Duration::from_secs(
-                    self.state.config.request_state_ttl_secs.max(0) as u64,
-                );
                 legacy::notify_when_connected(
                     self.state.clone(),
                     &self.completion_notices,
-                    principal,
+                    call.principal().clone(),
                     &elicitation,
                     ctx.peer.clone(),
-                    until,
                 );
                 Err(legacy::url_elicitation_required(&elicitation))
             }

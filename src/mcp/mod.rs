@@ -58,25 +58,7 @@ pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
 /// The `/mcp` route.
 pub fn router(state: AppState) -> Router<AppState> {
     let config = &state.config;
-    let public = url::Url::parse(&config.public_url).expect("public URL validated at start");
-    let public_origin = public.origin().ascii_serialization();
-    let mut hosts = vec![config.listen.to_string(), config.listen.ip().to_string()];
-    if let Some(host) = public.host_str() {
-        hosts.push(host.to_owned());
-        if let Some(port) = public.port() {
-            hosts.push(format!("{host}:{port}"));
-        }
-    }
-    let mut origins = vec![public_origin];
-    if config.listen.ip().is_loopback() {
-        // Loopback names are not a rebinding risk; let local clients use either spelling.
-        let port = config.listen.port();
-        for host in ["localhost", "127.0.0.1", "[::1]"] {
-            hosts.push(format!("{host}:{port}"));
-            origins.push(format!("http://{host}:{port}"));
-        }
-    }
-    origins.extend(config.allowed_origins.iter().cloned());
+    let (hosts, origins) = allowed_hosts_and_origins(config);
     let memory = Arc::new(session_manager(config.elicitation_timeout));
     let sessions = legacy::Sessions::new(
         state.sessions.clone(),
@@ -127,6 +109,31 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(auth::protected_resource_metadata),
         )
         .merge(mcp)
+}
+
+/// The `Host` values `/mcp` answers to (DNS rebinding), and the browser origins allowed to
+/// call it: the public URL's, the listen address's, loopback spellings when listening on
+/// loopback, and `--allowed-origins`.
+fn allowed_hosts_and_origins(config: &crate::config::Config) -> (Vec<String>, Vec<String>) {
+    let public = config.public_url.as_url();
+    let mut hosts = vec![config.listen.to_string(), config.listen.ip().to_string()];
+    if let Some(host) = public.host_str() {
+        hosts.push(host.to_owned());
+        if let Some(port) = public.port() {
+            hosts.push(format!("{host}:{port}"));
+        }
+    }
+    let mut origins = vec![config.public_url.origin()];
+    if config.listen.ip().is_loopback() {
+        // Loopback names are not a rebinding risk; let local clients use either spelling.
+        let port = config.listen.port();
+        for host in ["localhost", "127.0.0.1", "[::1]"] {
+            hosts.push(format!("{host}:{port}"));
+            origins.push(format!("http://{host}:{port}"));
+        }
+    }
+    origins.extend(config.allowed_origins.iter().cloned());
+    (hosts, origins)
 }
 
 /// rmcp's in-memory legacy sessions. One ends after a while with no traffic (a restore from

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::answers::codes;
 use super::answers::{complete_json, from_json, invalid_request_state, strip_nulls, tool_error};
 use super::capabilities::declares_url_elicitation;
-use super::request_state::StateClaims;
+use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
 use crate::config::NoUrlElicitation;
@@ -33,43 +33,11 @@ pub(super) fn mirrors_any(name: &str, arguments: &Map<String, Value>) -> bool {
     })
 }
 
-/// The call: the tool, or the sign-in round it needs. An unknown `name` is an error.
-pub(super) async fn run(
-    state: &AppState,
-    principal: &Principal,
-    name: &str,
-    arguments: &Map<String, Value>,
-    request_state: Option<&str>,
-    responses: Option<Map<String, Value>>,
-    capabilities: &Value,
-) -> Result<CallAnswer, ErrorData> {
-    let call = PlainCall::new(state, principal, name, arguments)?;
-    call.run(request_state, responses, capabilities).await
-}
-
-/// A plain tool call in a legacy-era session (2025-11-25): no `requestState` and no rounds.
-/// The tool runs; a missing connection is a URL elicitation for the caller to send as
-/// `-32042`, and the client's retry of the same call runs the tool again.
-pub(super) async fn run_legacy(
-    state: &AppState,
-    principal: &Principal,
-    name: &str,
-    arguments: &Map<String, Value>,
-    capabilities: &Value,
-) -> Result<LegacyAnswer, ErrorData> {
-    let call = PlainCall::new(state, principal, name, arguments)?;
-    let provider = match call.tool().await? {
-        ToolOutcome::Done(result) => return Ok(LegacyAnswer::Done(CallAnswer::complete(result))),
-        ToolOutcome::NeedsConnection { provider } => provider,
-    };
-    if !declares_url_elicitation(capabilities) {
-        return call
-            .without_url_elicitation(&provider)
-            .map(LegacyAnswer::Done);
-    }
-    Ok(LegacyAnswer::SignIn(sign_in::url_elicitation(
-        state, principal, &provider,
-    )))
+/// What a retry brings back: the round's `requestState` and the client's `inputResponses`.
+#[derive(Default)]
+pub(super) struct Retry<'a> {
+    pub request_state: Option<&'a str>,
+    pub responses: Option<Map<String, Value>>,
 }
 
 /// What a legacy-era plain call comes to.
@@ -114,7 +82,7 @@ impl CallAnswer {
 }
 
 /// One `tools/call` of a grantry tool, through its sign-in rounds.
-struct PlainCall<'a> {
+pub(super) struct PlainCall<'a> {
     state: &'a AppState,
     principal: &'a Principal,
     tool: Tool,
@@ -124,7 +92,7 @@ struct PlainCall<'a> {
 
 impl<'a> PlainCall<'a> {
     /// The call of `name`, which must be one of grantry's tools.
-    fn new(
+    pub(super) fn new(
         state: &'a AppState,
         principal: &'a Principal,
         name: &'a str,
@@ -141,18 +109,19 @@ impl<'a> PlainCall<'a> {
         })
     }
 
-    async fn run(
+    /// The call: the tool, or the sign-in round it needs.
+    pub(super) async fn run(
         &self,
-        request_state: Option<&str>,
-        responses: Option<Map<String, Value>>,
+        retry: Retry<'_>,
         capabilities: &Value,
     ) -> Result<CallAnswer, ErrorData> {
-        let claims = match request_state {
+        let claims = match retry.request_state {
             Some(sealed) => Some(self.open_state(sealed)?),
             None => None,
         };
         if let Some(claims) = &claims
-            && let Answer::Refused(action) = sign_in::answer(responses.as_ref(), &claims.provider)
+            && let Answer::Refused(action) =
+                sign_in::answer(retry.responses.as_ref(), &claims.provider)
         {
             let why = format!("the user chose '{action}'");
             return Ok(CallAnswer::complete(sign_in::not_connected(
@@ -170,13 +139,7 @@ impl<'a> PlainCall<'a> {
             return self.without_url_elicitation(&provider);
         }
         let Some(claims) = claims.filter(|c| c.provider == provider) else {
-            let round = sign_in::first_round(
-                self.state,
-                self.principal,
-                &provider,
-                self.name,
-                self.arguments,
-            );
+            let round = sign_in::first_round(self.state, &provider, self.request());
             return Ok(CallAnswer::InputRequired(round));
         };
         match sign_in::hold(self.state, self.principal, &claims).await {
@@ -211,19 +174,47 @@ impl<'a> PlainCall<'a> {
         }
     }
 
-    fn open_state(&self, sealed: &str) -> Result<StateClaims, ErrorData> {
-        StateClaims::open(
-            &self.state.sealer,
-            sealed,
-            unix_now(),
+    /// A plain tool call in a legacy-era session (2025-11-25): no `requestState` and no
+    /// rounds. The tool runs; a missing connection is a URL elicitation for the caller to
+    /// send as `-32042`, and the client's retry of the same call runs the tool again.
+    pub(super) async fn run_legacy(&self, capabilities: &Value) -> Result<LegacyAnswer, ErrorData> {
+        let provider = match self.tool().await? {
+            ToolOutcome::Done(result) => {
+                return Ok(LegacyAnswer::Done(CallAnswer::complete(result)));
+            }
+            ToolOutcome::NeedsConnection { provider } => provider,
+        };
+        if !declares_url_elicitation(capabilities) {
+            return self
+                .without_url_elicitation(&provider)
+                .map(LegacyAnswer::Done);
+        }
+        Ok(LegacyAnswer::SignIn(sign_in::url_elicitation(
+            self.state,
             self.principal,
-            self.name,
-            self.arguments,
+            &provider,
+        )))
+    }
+
+    pub(super) fn principal(&self) -> &Principal {
+        self.principal
+    }
+
+    fn request(&self) -> ToolRequest<'a> {
+        ToolRequest {
+            principal: self.principal,
+            tool: self.name,
+            arguments: self.arguments,
+        }
+    }
+
+    fn open_state(&self, sealed: &str) -> Result<StateClaims, ErrorData> {
+        StateClaims::open(&self.state.sealer, sealed, unix_now(), self.request()).map_err(
+            |reason| {
+                tracing::info!(%reason, principal = %self.principal.tag(), "requestState refused");
+                invalid_request_state()
+            },
         )
-        .map_err(|reason| {
-            tracing::info!(%reason, principal = %self.principal.tag(), "requestState refused");
-            invalid_request_state()
-        })
     }
 
     async fn tool(&self) -> Result<ToolOutcome, ErrorData> {

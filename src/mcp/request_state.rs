@@ -36,6 +36,14 @@ pub struct StateClaims {
     arguments_digest: String,
 }
 
+/// The request a state answers: who called which tool with which arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolRequest<'a> {
+    pub principal: &'a Principal,
+    pub tool: &'a str,
+    pub arguments: &'a Map<String, Value>,
+}
+
 /// Why a presented state was refused (for the log only).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum StateRejection {
@@ -48,24 +56,24 @@ pub enum StateRejection {
 }
 
 impl StateClaims {
+    /// The state of a round that asks `request`'s caller to sign in to `provider` with the
+    /// ticket `ticket_id` (sealed as `sealed_ticket`, valid until `ticket_expires_at`).
     pub fn new(
         ticket_id: &str,
         sealed_ticket: &str,
         ticket_expires_at: i64,
         provider: &str,
-        principal: &Principal,
-        tool: &str,
-        arguments: &Map<String, Value>,
+        request: ToolRequest<'_>,
     ) -> Self {
         Self {
             ticket_id: ticket_id.to_owned(),
             sealed_ticket: sealed_ticket.to_owned(),
             ticket_expires_at,
             provider: provider.to_owned(),
-            principal_tag: principal.tag(),
+            principal_tag: request.principal.tag(),
             method: METHOD.to_owned(),
-            tool: tool.to_owned(),
-            arguments_digest: arguments_digest(arguments),
+            tool: request.tool.to_owned(),
+            arguments_digest: arguments_digest(request.arguments),
         }
     }
 
@@ -78,17 +86,15 @@ impl StateClaims {
         sealer: &Sealer,
         sealed: &str,
         now: i64,
-        principal: &Principal,
-        tool: &str,
-        arguments: &Map<String, Value>,
+        request: ToolRequest<'_>,
     ) -> Result<Self, StateRejection> {
         let claims: Self = sealer.open_timed(Purpose::RequestState, b"", sealed, now)?;
-        if !crate::seal::constant_time_eq(&claims.principal_tag, &principal.tag()) {
+        if !crate::seal::constant_time_eq(&claims.principal_tag, &request.principal.tag()) {
             return Err(StateRejection::OtherPrincipal);
         }
         if claims.method != METHOD
-            || claims.tool != tool
-            || claims.arguments_digest != arguments_digest(arguments)
+            || claims.tool != request.tool
+            || claims.arguments_digest != arguments_digest(request.arguments)
         {
             return Err(StateRejection::OtherRequest);
         }

@@ -10,7 +10,7 @@ use super::answers::invalid_request_state;
 use super::request_state::arguments_digest;
 use crate::identity::Principal;
 use crate::seal::{Purpose, constant_time_eq};
-use crate::state::AppState;
+use crate::tools::Call;
 
 /// Whose call, with which arguments: what every round state is bound to (flattened into it).
 #[derive(Serialize, Deserialize)]
@@ -40,15 +40,16 @@ pub(super) trait Bound {
     fn binding(&self) -> &Binding;
 }
 
+/// Opens `sealed` as the state of a round of `call`.
 pub(super) fn open<T: DeserializeOwned + Bound>(
-    state: &AppState,
+    call: &Call<'_>,
     purpose: Purpose,
     sealed: &str,
-    principal: &Principal,
-    arguments: &Map<String, Value>,
     now: i64,
 ) -> Result<T, ErrorData> {
-    let claims: T = state
+    let (principal, arguments) = (call.principal, call.arguments);
+    let claims: T = call
+        .state
         .sealer
         .open_timed(purpose, b"", sealed, now)
         .map_err(|e| {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use super::request_state::StateClaims;
+use super::request_state::{StateClaims, ToolRequest};
 use crate::clock::unix_now;
 use crate::connect::ticket::{Ticket, link};
 use crate::flows::FlowStatus;
@@ -31,24 +31,10 @@ pub fn input_key(provider: &str) -> String {
 }
 
 /// A fresh sign-in round: a new ticket and link, and the state the retry must bring back.
-pub fn first_round(
-    state: &AppState,
-    principal: &Principal,
-    provider: &str,
-    tool: &str,
-    arguments: &Map<String, Value>,
-) -> Value {
+pub fn first_round(state: &AppState, provider: &str, request: ToolRequest<'_>) -> Value {
     let now = unix_now();
-    let (ticket, sealed_ticket, expires_at) = new_ticket(state, principal, provider, now);
-    let claims = StateClaims::new(
-        &ticket.id,
-        &sealed_ticket,
-        expires_at,
-        provider,
-        principal,
-        tool,
-        arguments,
-    );
+    let (ticket, sealed_ticket, expires_at) = new_ticket(state, request.principal, provider, now);
+    let claims = StateClaims::new(&ticket.id, &sealed_ticket, expires_at, provider, request);
     input_required(state, &claims, now)
 }
 
@@ -189,6 +175,36 @@ pub enum HoldEnd<'a> {
     StillPending,
 }
 
+/// How the sign-in stands in the store now, if it has ended: connected (with a turn to
+/// finish the call), denied, or never to finish.
+async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Option<HoldEnd<'a>> {
+    let turn = state
+        .hold_turns
+        .acquire()
+        .await
+        .expect("the hold turns are never closed");
+    match state.grants.get(key).await {
+        Ok(Some(_)) => return Some(HoldEnd::Connected(turn)),
+        Ok(None) => {}
+        Err(e) => {
+            crate::metrics::store_error("hold");
+            tracing::warn!(error = %e, "store error while holding a retry");
+        }
+    }
+    let flow = state.flows.latest_for_ticket(ticket_id).await.ok()??;
+    match flow.status {
+        FlowStatus::Denied => Some(HoldEnd::Denied),
+        // That attempt cannot finish any more (its replica may have died redeeming the code):
+        // ask again now (the same link starts a new one) rather than hold the client for
+        // nothing.
+        FlowStatus::Failed | FlowStatus::Superseded => Some(HoldEnd::StillPending),
+        FlowStatus::Redeeming if flow.is_stuck(crate::clock::unix_now()) => {
+            Some(HoldEnd::StillPending)
+        }
+        _ => None,
+    }
+}
+
 /// Waits for the sign-in behind `claims` to finish, at most `--retry-hold`.
 pub async fn hold<'a>(
     state: &'a AppState,
@@ -217,33 +233,9 @@ pub async fn hold<'a>(
     loop {
         // Subscribe before reading, so a grant landing in between still wakes us.
         let mut waiter = state.grants.events().subscribe();
-        let turn = state
-            .hold_turns
-            .acquire()
-            .await
-            .expect("the hold turns are never closed");
-        match state.grants.get(&key).await {
-            Ok(Some(_)) => return HoldEnd::Connected(turn),
-            Ok(None) => {}
-            Err(e) => {
-                crate::metrics::store_error("hold");
-                tracing::warn!(error = %e, "store error while holding a retry");
-            }
+        if let Some(end) = settled(state, &key, &claims.ticket_id).await {
+            return end;
         }
-        if let Ok(Some(flow)) = state.flows.latest_for_ticket(&claims.ticket_id).await {
-            match flow.status {
-                FlowStatus::Denied => return HoldEnd::Denied,
-                // That attempt cannot finish any more (its replica may have died redeeming
-                // the code): ask again now (the same link starts a new one) rather than hold
-                // the client for nothing.
-                FlowStatus::Failed | FlowStatus::Superseded => return HoldEnd::StillPending,
-                FlowStatus::Redeeming if flow.is_stuck(crate::clock::unix_now()) => {
-                    return HoldEnd::StillPending;
-                }
-                _ => {}
-            }
-        }
-        drop(turn);
         if Instant::now() >= deadline {
             return HoldEnd::StillPending;
         }

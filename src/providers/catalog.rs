@@ -34,6 +34,8 @@ mod pkce;
 
 use entry::{EntryFile, demo_entry, resolve};
 
+use super::ProviderId;
+
 /// How a provider takes PKCE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -84,7 +86,7 @@ pub enum AdapterKind {
 /// One provider, fully resolved.
 #[derive(Clone)]
 pub struct Provider {
-    pub id: String,
+    pub id: ProviderId,
     pub display_name: String,
     pub authorize_url: Url,
     pub token_url: Url,
@@ -135,7 +137,7 @@ impl std::fmt::Debug for Provider {
 struct CatalogFile {
     default: Option<String>,
     #[serde(default)]
-    providers: BTreeMap<String, EntryFile>,
+    providers: BTreeMap<ProviderId, EntryFile>,
 }
 
 /// The built-in entries: every billing provider grantry has an adapter for.
@@ -149,8 +151,8 @@ pub struct CatalogError(pub String);
 /// The providers grantry can connect, and which one `list_invoices` uses.
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    providers: BTreeMap<String, Provider>,
-    default: String,
+    providers: BTreeMap<ProviderId, Provider>,
+    default: ProviderId,
 }
 
 impl Catalog {
@@ -161,7 +163,7 @@ impl Catalog {
     pub fn load(
         demo_base: Option<&str>,
         file: Option<&Path>,
-        allow_insecure: &[String],
+        allow_insecure: &[ProviderId],
     ) -> Result<Self, CatalogError> {
         let parsed = match file {
             Some(path) => {
@@ -184,21 +186,16 @@ impl Catalog {
         demo_base: Option<&str>,
         file: CatalogFile,
         env: impl Fn(&str) -> Option<String>,
-        allow_insecure: &[String],
+        allow_insecure: &[ProviderId],
     ) -> Result<Self, CatalogError> {
         let builtin: CatalogFile =
             toml::from_str(BUILTIN).expect("the built-in catalog is valid TOML");
-        let templates: Vec<String> = builtin.providers.keys().cloned().collect();
         let mut entries = builtin.providers;
+        let templates: Vec<ProviderId> = entries.keys().cloned().collect();
         if let Some(base) = demo_base {
-            entries.insert("demo".to_owned(), demo_entry(base));
+            entries.insert(demo_id(), demo_entry(base));
         }
         for (id, entry) in file.providers {
-            if !valid_id(&id) {
-                return Err(CatalogError(format!(
-                    "providers.{id}: an id is 1-32 characters of a-z, 0-9, - and _"
-                )));
-            }
             if !templates.contains(&id) && id != "demo" && entry.client_id.is_none() {
                 return Err(CatalogError(format!(
                     "providers.{id}.client_id is required"
@@ -223,28 +220,7 @@ impl Catalog {
                 "--allow-insecure-provider: `{unknown}` names no provider in the catalog"
             )));
         }
-        let default = match file.default {
-            Some(id) if providers.contains_key(&id) => id,
-            Some(id) => {
-                return Err(CatalogError(format!(
-                    "default = \"{id}\" names no provider in the catalog (is its client_id set?)"
-                )));
-            }
-            None if providers.contains_key("demo") => "demo".to_owned(),
-            None if providers.len() == 1 => providers.keys().next().cloned().unwrap_or_default(),
-            None if providers.is_empty() => {
-                return Err(CatalogError(
-                    "no providers: enable the demo provider or give one a client_id with --providers"
-                        .into(),
-                ));
-            }
-            None => {
-                return Err(CatalogError(
-                    "several providers and no `default = \"id\"` naming the one offered first"
-                        .into(),
-                ));
-            }
-        };
+        let default = choose_default(file.default, &providers)?;
         Ok(Self { providers, default })
     }
 
@@ -263,11 +239,37 @@ impl Catalog {
     }
 }
 
-fn valid_id(id: &str) -> bool {
-    (1..=32).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+/// The provider the file names as `default`, else the demo, else the only one.
+fn choose_default(
+    named: Option<String>,
+    providers: &BTreeMap<ProviderId, Provider>,
+) -> Result<ProviderId, CatalogError> {
+    if let Some(id) = named {
+        return match providers.get_key_value(id.as_str()) {
+            Some((offered, _)) => Ok(offered.clone()),
+            None => Err(CatalogError(format!(
+                "default = \"{id}\" names no provider in the catalog (is its client_id set?)"
+            ))),
+        };
+    }
+    if providers.contains_key("demo") {
+        return Ok(demo_id());
+    }
+    let mut ids = providers.keys();
+    match (ids.next(), ids.next()) {
+        (Some(only), None) => Ok(only.clone()),
+        (None, _) => Err(CatalogError(
+            "no providers: enable the demo provider or give one a client_id with --providers"
+                .into(),
+        )),
+        (Some(_), Some(_)) => Err(CatalogError(
+            "several providers and no `default = \"id\"` naming the one offered first".into(),
+        )),
+    }
+}
+
+fn demo_id() -> ProviderId {
+    "demo".parse().expect("`demo` is an id")
 }
 
 #[cfg(test)]

@@ -4,12 +4,14 @@
 pub mod adapters;
 pub mod catalog;
 pub mod http;
+pub mod id;
 pub mod invoice;
 pub mod oauth;
 pub mod revocation;
 pub mod upstream;
 
 pub use catalog::{Catalog, CatalogError, PkceMode, Provider, TokenAuth};
+pub use id::ProviderId;
 pub use upstream::Upstream;
 
 use serde::{Deserialize, Serialize};

@@ -120,12 +120,16 @@ pub async fn serve(
             }
         };
         crate::metrics::connections_open(slots.open());
-        tokio::spawn(connection(
+        let admitted = Admitted {
             stream,
             peer,
+            slot,
+            slots: slots.clone(),
+        };
+        tokio::spawn(connection(
+            admitted,
             app.clone(),
             settings.clone(),
-            (slot, slots.clone()),
             stop_rx.clone(),
         ));
     }
@@ -136,15 +140,27 @@ pub async fn serve(
     stop_tx.closed().await;
 }
 
-/// Serves one connection until it ends, its deadline passes, or shutdown finishes it.
-async fn connection(
+/// An accepted connection and the place it holds under the caps.
+struct Admitted {
     stream: TcpStream,
     peer: SocketAddr,
+    slot: Slot,
+    slots: Arc<Slots>,
+}
+
+/// Serves one connection until it ends, its deadline passes, or shutdown finishes it.
+async fn connection(
+    admitted: Admitted,
     app: Router,
     settings: Arc<Settings>,
-    (slot, slots): (Slot, Arc<Slots>),
     mut stop: watch::Receiver<()>,
 ) {
+    let Admitted {
+        stream,
+        peer,
+        slot,
+        slots,
+    } = admitted;
     let _ = stream.set_nodelay(true);
     let activity = Activity::new();
     let io = TokioIo::new(Watched::new(stream, activity.clone()));

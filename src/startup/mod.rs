@@ -40,68 +40,34 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
     keys::prepare_data_dir(&config.data_dir)?;
     let ring = keys::load_key_ring(&config)?;
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
-    let Stores {
-        flows,
-        grants,
-        bus,
-        counters,
-        leases,
-        sessions,
-    } = {
-        // The store and the durability check each open a connection: side by side, start-up
-        // waits for one connection's set-up (a TLS handshake, on PostgreSQL), not two.
-        let (stores, durable) = tokio::join!(
-            open_stores(&config.store, &config.store_prefix),
-            crate::store::durability::check(&config.store, config.allow_volatile_store),
-        );
-        let stores = stores?;
-        durable?;
-        stores
-    };
-    keys::check_no_key_retired_in_use(&sealer, grants.as_ref()).await?;
-    let demo_base = format!("{}/demo", config.public_url);
+    let stores = open_durable_stores(&config).await?;
+    keys::check_no_key_retired_in_use(&sealer, stores.grants.as_ref()).await?;
     let http = crate::providers::http::client();
-    let mut catalog = Catalog::load(
-        config.demo.then_some(demo_base.as_str()),
-        config.providers_file.as_deref(),
-        &config.allow_insecure_providers,
-    )?;
-    catalog.settle_pkce(&http).await;
-    let demo = config.demo.then(|| {
-        let demo_config = DemoConfig {
-            access_token_ttl_secs: config.demo_token_ttl_secs,
-            ..DemoConfig::new(demo_base.clone(), vec![config.redirect_uri()])
-        };
-        DemoProvider::new(demo_config, sealer.clone())
-    });
+    let Offered {
+        catalog,
+        demo,
+        upstream,
+    } = offered_providers(&config, &sealer, &http).await?;
     let identity = Identity::start(&config, http.clone()).await?;
-    let limiter = Limiter::start(counters, config.limits.clone());
-    // Benchmarks only: the demo billing API answered inside the process.
-    let upstream = match demo.as_ref().filter(|_| config.demo_api_in_process) {
-        Some(demo) => Upstream::in_process(
-            http.clone(),
-            axum::Router::new().nest("/demo", demo.router()),
-        ),
-        None => Upstream::network(http.clone()),
-    };
-    let grants = Grants::new(grants, sealer.clone(), GrantEvents::new(bus));
+    let limiter = Limiter::start(stores.counters, config.limits.clone());
+    let grants = Grants::new(stores.grants, sealer.clone(), GrantEvents::new(stores.bus));
     let tokens = TokenKeeper {
         grants: grants.clone(),
-        leases: leases.clone(),
+        leases: stores.leases.clone(),
         http: http.clone(),
         redirect_uri: config.redirect_uri().into(),
     };
     Ok(AppState::new(Inner {
         grants,
         tokens,
-        flows,
+        flows: stores.flows,
         sealer,
         catalog,
         http,
         identity,
         limiter,
-        leases,
-        sessions,
+        leases: stores.leases,
+        sessions: stores.sessions,
         demo,
         held_retries: crate::quota::Quota::new(
             config.max_held_retries,
@@ -112,6 +78,60 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         upstream,
         config,
     }))
+}
+
+/// The store's backends, once the store is known to keep what it acknowledges.
+async fn open_durable_stores(config: &Config) -> Result<Stores, StartError> {
+    // The store and the durability check each open a connection: side by side, start-up
+    // waits for one connection's set-up (a TLS handshake, on PostgreSQL), not two.
+    let (stores, durable) = tokio::join!(
+        open_stores(&config.store, &config.store_prefix),
+        crate::store::durability::check(&config.store, config.allow_volatile_store),
+    );
+    let stores = stores?;
+    durable?;
+    Ok(stores)
+}
+
+/// The providers offered, the demo provider when it is on, and how their APIs are reached.
+struct Offered {
+    catalog: Catalog,
+    demo: Option<DemoProvider>,
+    upstream: Upstream,
+}
+
+async fn offered_providers(
+    config: &Config,
+    sealer: &Arc<Sealer>,
+    http: &reqwest::Client,
+) -> Result<Offered, StartError> {
+    let demo_base = format!("{}/demo", config.public_url);
+    let mut catalog = Catalog::load(
+        config.demo.then_some(demo_base.as_str()),
+        config.providers_file.as_deref(),
+        &config.allow_insecure_providers,
+    )?;
+    catalog.settle_pkce(http).await;
+    let demo = config.demo.then(|| {
+        let demo_config = DemoConfig {
+            access_token_ttl_secs: config.demo_token_ttl_secs,
+            ..DemoConfig::new(demo_base.clone(), vec![config.redirect_uri()])
+        };
+        DemoProvider::new(demo_config, sealer.clone())
+    });
+    // Benchmarks only: the demo billing API answered inside the process.
+    let upstream = match demo.as_ref().filter(|_| config.demo_api_in_process) {
+        Some(demo) => Upstream::in_process(
+            http.clone(),
+            axum::Router::new().nest("/demo", demo.router()),
+        ),
+        None => Upstream::network(http.clone()),
+    };
+    Ok(Offered {
+        catalog,
+        demo,
+        upstream,
+    })
 }
 
 /// The grants of `config`'s store, sealed with its keys: for `grantry keys` commands.

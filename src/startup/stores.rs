@@ -30,7 +30,7 @@ use crate::sessions::{
     redis::RedisSessions,
     sql::{PostgresSessions, SqliteSessions},
 };
-use crate::store::{self, StoreError};
+use crate::store::{self, StoreError, StoreUrl};
 
 /// The backends behind one `--store` URL.
 #[derive(Clone)]
@@ -47,18 +47,13 @@ pub struct Stores {
     pub sessions: Arc<dyn SessionBackend>,
 }
 
-/// Opens the store named by `url` (`sqlite:`, `postgres:`/`postgresql:`, `redis:`/`rediss:`),
-/// brings its schema up to date, and builds every backend on it. Redis keys start with
-/// `redis_prefix`.
-pub async fn open_stores(url: &str, redis_prefix: &str) -> Result<Stores, StoreError> {
-    let scheme = url.split(':').next().unwrap_or_default();
-    match scheme {
-        "sqlite" => sqlite(url).await,
-        "postgres" | "postgresql" => postgres(url).await,
-        "redis" | "rediss" => redis(url, redis_prefix).await,
-        other => Err(StoreError::Unavailable(format!(
-            "unknown store scheme `{other}`: use sqlite://, postgres:// or redis://"
-        ))),
+/// Opens the store, brings its schema up to date, and builds every backend on it. Redis keys
+/// start with `redis_prefix`.
+pub async fn open_stores(store: &StoreUrl, redis_prefix: &str) -> Result<Stores, StoreError> {
+    match store {
+        StoreUrl::Sqlite(url) => sqlite(url).await,
+        StoreUrl::Postgres(url) => postgres(url).await,
+        StoreUrl::Redis(url) => redis(url, redis_prefix).await,
     }
 }
 

@@ -6,16 +6,15 @@
 
 use sqlx::Connection;
 
-use super::StoreError;
+use super::{StoreError, StoreUrl};
 
 /// Checks the store at `url`; with `allow_volatile`, problems are logged instead of fatal.
-pub async fn check(url: &str, allow_volatile: bool) -> Result<(), StoreError> {
-    if url.starts_with("postgres") {
-        return check_postgres(url, allow_volatile).await;
-    }
-    if !url.starts_with("redis") {
-        return Ok(());
-    }
+pub async fn check(store: &StoreUrl, allow_volatile: bool) -> Result<(), StoreError> {
+    let url = match store {
+        StoreUrl::Postgres(url) => return check_postgres(url, allow_volatile).await,
+        StoreUrl::Sqlite(_) => return Ok(()),
+        StoreUrl::Redis(url) => url,
+    };
     let problems = match problems(url).await {
         Ok(problems) => problems,
         Err(e) => vec![format!(

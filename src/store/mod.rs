@@ -7,6 +7,9 @@
 //! `--store` URL on these connections.
 
 pub mod durability;
+mod url;
+
+pub use url::StoreUrl;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -33,8 +36,8 @@ pub(crate) use pool_backend;
 
 /// A store operation that failed, with its cause. The message never carries a secret: the
 /// drivers' messages name what failed (a refused connection, a timeout, the server's error
-/// text), never the URL's credentials, and grantry logs store URLs only through
-/// [`loggable_url`].
+/// text), never the URL's credentials, and grantry shows store URLs only through
+/// [`StoreUrl`]'s `Display`.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("store unavailable: {0}")]
@@ -53,19 +56,6 @@ pub enum StoreError {
 
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// The store URL as logs may show it: no credentials, no query (which may carry some).
-pub fn loggable_url(url: &str) -> String {
-    let url = url.split('?').next().unwrap_or_default();
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
-        None => url.to_owned(),
-    }
-}
 
 /// The key prefix of every Redis key grantry writes.
 pub const DEFAULT_REDIS_PREFIX: &str = "grantry:";
@@ -135,24 +125,4 @@ fn make_private(database: &std::path::Path) -> Result<(), StoreError> {
         crate::data_dir::tighten(std::path::Path::new(&companion), 0o600).map_err(unavailable)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn logged_store_urls_carry_no_credentials() {
-        use super::loggable_url;
-        assert_eq!(
-            loggable_url("postgres://app:s3cret@db.example:5432/grantry?sslmode=require"),
-            "postgres://…@db.example:5432/grantry"
-        );
-        assert_eq!(
-            loggable_url("redis://:pw@cache:6379/0"),
-            "redis://…@cache:6379/0"
-        );
-        assert_eq!(
-            loggable_url("sqlite://./grantry-data/grantry.db"),
-            "sqlite://./grantry-data/grantry.db"
-        );
-    }
 }

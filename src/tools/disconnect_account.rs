@@ -12,7 +12,7 @@ use super::{
     Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
 };
 use crate::audit::Audit;
-use crate::grants::GrantKey;
+use crate::grants::{Grant, GrantKey};
 use crate::providers::{Provider, revocation};
 
 pub const NAME: &str = "disconnect_account";
@@ -85,7 +85,7 @@ impl ConfirmTool for DisconnectAccount {
         Ok(Prepared::Ask(Question {
             // Which connection: a reconnection since is another one.
             subject: Subject {
-                provider: provider.id.clone(),
+                provider: provider.id.to_string(),
                 what: grant.created_at.to_string(),
             },
             title: format!("Disconnect {}", provider.display_name),
@@ -175,11 +175,17 @@ async fn remove_and_revoke(
         flow_id: None,
     }
     .notice("grant.removed", "disconnected by the user");
+    Ok(ToolResult::text(revoke(call, provider, &grant).await))
+}
+
+/// Asks the provider to revoke the grant's tokens; what the user is told about it.
+async fn revoke(call: &Call<'_>, provider: &Provider, grant: &Grant) -> String {
+    let name = &provider.display_name;
     let (token, is_refresh) = match grant.tokens.refresh_token.as_deref() {
         Some(refresh) => (refresh, true),
         None => (grant.tokens.access_token.as_str(), false),
     };
-    let text = match revocation::revoke(&state.http, provider, token, is_refresh).await {
+    match revocation::revoke(&call.state.http, provider, token, is_refresh).await {
         Ok(true) => {
             format!("Disconnected {name}. {name} confirmed that grantry's access is revoked.")
         }
@@ -201,6 +207,5 @@ async fn remove_and_revoke(
                  settings."
             )
         }
-    };
-    Ok(ToolResult::text(text))
+    }
 }

@@ -59,8 +59,7 @@ pub fn input_schema() -> Value {
 
 /// Checks `values`; the invoice, or every problem at once (each field at most once).
 pub fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let mut problem = |field, message| problems.push(Problem { field, message });
+    let mut problems = Problems::default();
     let text = |name: &str| {
         values
             .get(name)
@@ -68,57 +67,44 @@ pub fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Problem>>
             .map(str::trim)
             .filter(|s| !s.is_empty())
     };
-    let email = text("email").filter(|e| is_email(e));
-    if email.is_none() {
-        problem("email", "Enter a valid email address.");
-    }
-    let name = text("customer_name").filter(|n| n.chars().count() <= 200);
-    if name.is_none() {
-        problem(
-            "customer_name",
-            "Enter the customer's name (at most 200 characters).",
-        );
-    }
-    let currency = text("currency")
-        .map(str::to_ascii_uppercase)
-        .filter(|c| CURRENCIES.contains(&c.as_str()));
-    if currency.is_none() {
-        problem(
-            "currency",
-            "Choose a currency from the list (an ISO 4217 code such as EUR).",
-        );
-    }
-    let amount = values.get("amount").and_then(|a| {
-        let as_currency = currency.as_deref().unwrap_or("EUR");
-        minor_units(a, as_currency).filter(|m| *m > 0 && *m <= 100_000_000_000)
-    });
-    if amount.is_none() {
-        problem(
-            "amount",
-            "Enter an amount greater than zero with at most the currency's decimals, like 120.50.",
-        );
-    }
-    let due = text("due_date").filter(|d| is_date_from_today(d));
-    if due.is_none() {
-        problem(
-            "due_date",
-            "Enter a due date of today or later, as YYYY-MM-DD.",
-        );
-    }
-    let description = match values.get("description") {
-        None | Some(Value::Null) => Some(None),
-        Some(Value::String(d)) if d.chars().count() <= 500 => {
-            Some(Some(d.trim().to_owned()).filter(|d| !d.is_empty()))
-        }
-        Some(_) => None,
-    };
-    if description.is_none() {
-        problem("description", "Keep the description under 500 characters.");
-    }
+    let email = problems.unless(
+        text("email").filter(|e| is_email(e)),
+        "email",
+        "Enter a valid email address.",
+    );
+    let name = problems.unless(
+        text("customer_name").filter(|n| n.chars().count() <= 200),
+        "customer_name",
+        "Enter the customer's name (at most 200 characters).",
+    );
+    let currency = problems.unless(
+        text("currency")
+            .map(str::to_ascii_uppercase)
+            .filter(|c| CURRENCIES.contains(&c.as_str())),
+        "currency",
+        "Choose a currency from the list (an ISO 4217 code such as EUR).",
+    );
+    let as_currency = currency.as_deref().unwrap_or("EUR");
+    let amount = problems.unless(
+        values
+            .get("amount")
+            .and_then(|a| minor_units(a, as_currency))
+            .filter(|m| *m > 0 && *m <= 100_000_000_000),
+        "amount",
+        "Enter an amount greater than zero with at most the currency's decimals, like 120.50.",
+    );
+    let due = problems.unless(
+        text("due_date").filter(|d| is_date_from_today(d)),
+        "due_date",
+        "Enter a due date of today or later, as YYYY-MM-DD.",
+    );
+    let description = problems.unless(
+        description(values.get("description")),
+        "description",
+        "Keep the description under 500 characters.",
+    );
     match (email, name, amount, currency, due, description) {
-        (Some(email), Some(name), Some(amount), Some(currency), Some(due), Some(description))
-            if problems.is_empty() =>
-        {
+        (Some(email), Some(name), Some(amount), Some(currency), Some(due), Some(description)) => {
             Ok(NewInvoice {
                 customer_email: email.to_owned(),
                 customer_name: name.to_owned(),
@@ -128,7 +114,37 @@ pub fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Problem>>
                 description,
             })
         }
-        _ => Err(problems),
+        _ => Err(problems.0),
+    }
+}
+
+/// The problems found so far.
+#[derive(Default)]
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    /// `value`, or a problem with `field` when there is none.
+    fn unless<T>(
+        &mut self,
+        value: Option<T>,
+        field: &'static str,
+        message: &'static str,
+    ) -> Option<T> {
+        if value.is_none() {
+            self.0.push(Problem { field, message });
+        }
+        value
+    }
+}
+
+/// The optional description: absent, or a string of at most 500 characters (`None`: neither).
+fn description(value: Option<&Value>) -> Option<Option<String>> {
+    match value {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(d)) if d.chars().count() <= 500 => {
+            Some(Some(d.trim().to_owned()).filter(|d| !d.is_empty()))
+        }
+        Some(_) => None,
     }
 }
 

@@ -11,6 +11,7 @@ use crate::providers::invoice::ApiError;
 
 pub const NAME: &str = "list_invoices";
 
+/// The tool as `tools/list` shows it. Long because it is data: the schemas, field by field.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
@@ -139,7 +140,7 @@ pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         })),
         Called::SignInNeeded => {
             return Ok(ToolOutcome::NeedsConnection {
-                provider: provider.id.clone(),
+                provider: provider.id.to_string(),
             });
         }
         Called::Unavailable(after) => target::unavailable(provider, after, doing),

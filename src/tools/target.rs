@@ -66,7 +66,7 @@ pub async fn connected<'a>(
 pub fn key(principal: &Principal, provider: &Provider) -> GrantKey {
     GrantKey {
         principal: principal.clone(),
-        provider: provider.id.clone(),
+        provider: provider.id.to_string(),
     }
 }
 

@@ -153,7 +153,7 @@ impl ConfirmTool for VoidInvoice {
         }
         Ok(Prepared::Ask(Question {
             subject: Subject {
-                provider: target.provider.id.clone(),
+                provider: target.provider.id.to_string(),
                 what: target.invoice_id,
             },
             title: format!("Void invoice {}", invoice.number),

@@ -29,10 +29,12 @@ impl Backend {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().unwrap();
                 let url = format!("sqlite://{}", dir.path().join("store.db").display());
-                let stores =
-                    grantry::startup::open_stores(&url, grantry::store::DEFAULT_REDIS_PREFIX)
-                        .await
-                        .unwrap();
+                let stores = grantry::startup::open_stores(
+                    &url.parse().unwrap(),
+                    grantry::store::DEFAULT_REDIS_PREFIX,
+                )
+                .await
+                .unwrap();
                 Some(Fresh {
                     stores,
                     cleanup: Cleanup::Dir(dir),
@@ -41,7 +43,7 @@ impl Backend {
             Backend::Postgres => {
                 let database = servers::fresh_postgres().await?;
                 let stores = grantry::startup::open_stores(
-                    &database.url,
+                    &database.url.parse().unwrap(),
                     grantry::store::DEFAULT_REDIS_PREFIX,
                 )
                 .await
@@ -56,9 +58,10 @@ impl Backend {
                     return None;
                 }
                 let prefix = format!("grantry-test-{}:", servers::random_suffix());
-                let stores = grantry::startup::open_stores(&servers::redis_url(), &prefix)
-                    .await
-                    .unwrap();
+                let stores =
+                    grantry::startup::open_stores(&servers::redis_url().parse().unwrap(), &prefix)
+                        .await
+                        .unwrap();
                 Some(Fresh {
                     stores,
                     cleanup: Cleanup::Prefix(servers::TempPrefix { prefix }),

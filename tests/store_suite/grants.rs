@@ -70,15 +70,16 @@ async fn versions_guard_every_rewrite(stores: &Stores) {
     let grants = grants(stores);
     let k = key("dave");
     grants.store_new(&k, &tokens("v1"), 100).await.unwrap();
+    let first = grants.get(&k).await.unwrap().unwrap();
     assert!(
         grants
-            .replace_if_unchanged(&k, 1, 100, &tokens("v2"), 200)
+            .replace_if_unchanged(&k, &first, &tokens("v2"), 200)
             .await
             .unwrap()
     );
     assert!(
         !grants
-            .replace_if_unchanged(&k, 1, 100, &tokens("stale"), 300)
+            .replace_if_unchanged(&k, &first, &tokens("stale"), 300)
             .await
             .unwrap(),
         "a stale version loses"

@@ -104,6 +104,32 @@ impl Oidc {
         transaction: &LoginTransaction,
         code: &str,
     ) -> Result<Principal, LoginError> {
+        let id_token = self.redeem(transaction, code).await?;
+        let claims: IdClaims = self
+            .verify_jwt(&id_token, &self.settings.client_id)
+            .await
+            .map_err(|e| {
+                LoginError::IdToken(match e {
+                    JwtError::Expired => "expired",
+                    JwtError::Invalid(reason) => reason,
+                    JwtError::Key(_) => "unknown or unavailable signing key",
+                    JwtError::Algorithm => "algorithm not allowed",
+                    JwtError::Malformed => "malformed",
+                })
+            })?;
+        self.check_id_claims(&claims, &transaction.nonce)?;
+        Ok(Principal {
+            issuer: claims.iss,
+            subject: claims.sub,
+        })
+    }
+
+    /// The ID token the issuer's token endpoint gives for the code.
+    async fn redeem(
+        &self,
+        transaction: &LoginTransaction,
+        code: &str,
+    ) -> Result<String, LoginError> {
         let response = self
             .http
             .post(&self.metadata.token_endpoint)
@@ -126,23 +152,16 @@ impl Oidc {
             .map_err(|e| LoginError::Unavailable(e.to_string()))?;
         let tokens: TokenResponse = serde_json::from_slice(&body)
             .map_err(|_| LoginError::IdToken("unreadable token response"))?;
-        let id_token = tokens.id_token.ok_or(LoginError::IdToken("no ID token"))?;
-        let claims: IdClaims = self
-            .verify_jwt(&id_token, &self.settings.client_id)
-            .await
-            .map_err(|e| {
-                LoginError::IdToken(match e {
-                    JwtError::Expired => "expired",
-                    JwtError::Invalid(reason) => reason,
-                    JwtError::Key(_) => "unknown or unavailable signing key",
-                    JwtError::Algorithm => "algorithm not allowed",
-                    JwtError::Malformed => "malformed",
-                })
-            })?;
+        tokens.id_token.ok_or(LoginError::IdToken("no ID token"))
+    }
+
+    /// What a verified signature leaves to check: the nonce of this login, the authorized
+    /// party, a subject.
+    fn check_id_claims(&self, claims: &IdClaims, nonce: &str) -> Result<(), LoginError> {
         let nonce_ok = claims
             .nonce
             .as_deref()
-            .is_some_and(|n| crate::seal::constant_time_eq(n, &transaction.nonce));
+            .is_some_and(|n| crate::seal::constant_time_eq(n, nonce));
         if !nonce_ok {
             return Err(LoginError::IdToken("nonce does not match"));
         }
@@ -158,10 +177,7 @@ impl Oidc {
         if claims.sub.is_empty() {
             return Err(LoginError::IdToken("empty subject"));
         }
-        Ok(Principal {
-            issuer: claims.iss,
-            subject: claims.sub,
-        })
+        Ok(())
     }
 }
 

@@ -134,30 +134,10 @@ fn root_uris(answer: Option<&Value>) -> Option<Vec<&str>> {
 }
 
 pub(super) fn call(round: &Round<'_>) -> Result<CallToolResponse, ErrorData> {
-    let fresh = || Some(seal(round, &Claims::default()));
     let answer = |key: &str| round.response(key);
     let response = match round.tool {
-        "test_missing_capability" => {
-            if !round.declares("sampling") {
-                return Err(missing("sampling"));
-            }
-            match sampled(answer("q")) {
-                Some(text) => done(format!("Sampled: {text}")),
-                None => input_required(json!({"q": sampling("Say hi", 10)}), None),
-            }
-        }
-        "test_streaming_elicitation" => {
-            if !round.declares("elicitation") {
-                return Err(missing("elicitation"));
-            }
-            match accepted(answer("answer"), "answer") {
-                Some(text) => done(format!("Answered: {text}")),
-                None => input_required(
-                    json!({"answer": elicit("Answer?", "answer", "string")}),
-                    None,
-                ),
-            }
-        }
+        "test_missing_capability" => missing_capability(round)?,
+        "test_streaming_elicitation" => streaming_elicitation(round)?,
         // Completes on `user_name` alone: this fixture keeps no state between rounds.
         "test_input_required_result_elicitation" => match accepted(answer("user_name"), "name") {
             Some(name) => done(format!("Hello, {name}!")),
@@ -177,66 +157,13 @@ pub(super) fn call(round: &Round<'_>) -> Result<CallToolResponse, ErrorData> {
             Some(uris) => done(format!("Client roots: {}", uris.join(", "))),
             None => input_required(json!({"client_roots": roots()}), None),
         },
-        "test_input_required_result_request_state" => {
-            let confirmed = answer("confirm").is_some_and(|a| {
-                a["action"] == "accept" && a["content"]["ok"] == Value::Bool(true)
-            });
-            if round.claims.is_some() && confirmed {
-                done("Confirmed with requestState: state-ok")
-            } else {
-                input_required(
-                    json!({"confirm": elicit("Please confirm", "ok", "boolean")}),
-                    fresh(),
-                )
-            }
-        }
+        "test_input_required_result_request_state" => confirm_with_state(round, true),
         // Only the sealed state matters here: the suite appends to it and expects an error,
         // which `open` already gave. Any state that opens, with an accepted answer, completes.
-        "test_input_required_result_tampered_state" => {
-            let accepted = answer("confirm").is_some_and(|a| a["action"] == "accept");
-            if round.claims.is_some() && accepted {
-                done("Confirmed with requestState: state-ok")
-            } else {
-                input_required(
-                    json!({"confirm": elicit("Please confirm", "ok", "boolean")}),
-                    fresh(),
-                )
-            }
-        }
-        "test_input_required_result_multiple_inputs" => {
-            let name = accepted(answer("user_name"), "name");
-            let greeting = sampled(answer("greeting"));
-            let roots_given = root_uris(answer("client_roots")).is_some();
-            match (&round.claims, name, greeting, roots_given) {
-                (Some(_), Some(name), Some(greeting), true) => done(format!("{greeting} {name}")),
-                _ => input_required(
-                    json!({
-                        "user_name": elicit("What is your name?", "name", "string"),
-                        "greeting": sampling("Generate a greeting", 50),
-                        "client_roots": roots(),
-                    }),
-                    fresh(),
-                ),
-            }
-        }
+        "test_input_required_result_tampered_state" => confirm_with_state(round, false),
+        "test_input_required_result_multiple_inputs" => multiple_inputs(round),
         "test_input_required_result_multi_round" => multi_round(round),
-        "test_input_required_result_capabilities" => {
-            let mut requests = serde_json::Map::new();
-            if round.declares("sampling") {
-                requests.insert("q".into(), sampling("Say hi", 10));
-            }
-            if round.declares("elicitation") {
-                requests.insert("e".into(), elicit("Name?", "name", "string"));
-            }
-            if requests.is_empty() {
-                return Err(missing("sampling"));
-            }
-            if round.responses.is_empty() {
-                input_required(Value::Object(requests), None)
-            } else {
-                done("Answered what the client could answer.")
-            }
-        }
+        "test_input_required_result_capabilities" => by_capabilities(round)?,
         other => {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {other}"),
@@ -245,6 +172,81 @@ pub(super) fn call(round: &Round<'_>) -> Result<CallToolResponse, ErrorData> {
         }
     };
     Ok(response)
+}
+
+fn missing_capability(round: &Round<'_>) -> Result<CallToolResponse, ErrorData> {
+    if !round.declares("sampling") {
+        return Err(missing("sampling"));
+    }
+    Ok(match sampled(round.response("q")) {
+        Some(text) => done(format!("Sampled: {text}")),
+        None => input_required(json!({"q": sampling("Say hi", 10)}), None),
+    })
+}
+
+fn streaming_elicitation(round: &Round<'_>) -> Result<CallToolResponse, ErrorData> {
+    if !round.declares("elicitation") {
+        return Err(missing("elicitation"));
+    }
+    Ok(match accepted(round.response("answer"), "answer") {
+        Some(text) => done(format!("Answered: {text}")),
+        None => input_required(
+            json!({"answer": elicit("Answer?", "answer", "string")}),
+            None,
+        ),
+    })
+}
+
+/// Completes once a sealed state comes back with an accepted confirmation (`ok` true, when
+/// `needs_ok`).
+fn confirm_with_state(round: &Round<'_>, needs_ok: bool) -> CallToolResponse {
+    let confirmed = round.response("confirm").is_some_and(|a| {
+        a["action"] == "accept" && (!needs_ok || a["content"]["ok"] == Value::Bool(true))
+    });
+    if round.claims.is_some() && confirmed {
+        done("Confirmed with requestState: state-ok")
+    } else {
+        input_required(
+            json!({"confirm": elicit("Please confirm", "ok", "boolean")}),
+            Some(seal(round, &Claims::default())),
+        )
+    }
+}
+
+fn multiple_inputs(round: &Round<'_>) -> CallToolResponse {
+    let name = accepted(round.response("user_name"), "name");
+    let greeting = sampled(round.response("greeting"));
+    let roots_given = root_uris(round.response("client_roots")).is_some();
+    match (&round.claims, name, greeting, roots_given) {
+        (Some(_), Some(name), Some(greeting), true) => done(format!("{greeting} {name}")),
+        _ => input_required(
+            json!({
+                "user_name": elicit("What is your name?", "name", "string"),
+                "greeting": sampling("Generate a greeting", 50),
+                "client_roots": roots(),
+            }),
+            Some(seal(round, &Claims::default())),
+        ),
+    }
+}
+
+/// Asks what the declared capabilities allow, and completes on any answer.
+fn by_capabilities(round: &Round<'_>) -> Result<CallToolResponse, ErrorData> {
+    let mut requests = serde_json::Map::new();
+    if round.declares("sampling") {
+        requests.insert("q".into(), sampling("Say hi", 10));
+    }
+    if round.declares("elicitation") {
+        requests.insert("e".into(), elicit("Name?", "name", "string"));
+    }
+    if requests.is_empty() {
+        return Err(missing("sampling"));
+    }
+    Ok(if round.responses.is_empty() {
+        input_required(Value::Object(requests), None)
+    } else {
+        done("Answered what the client could answer.")
+    })
 }
 
 /// Round 1 asks a name, round 2 a colour; each round's state is sealed afresh.

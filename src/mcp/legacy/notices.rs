@@ -85,7 +85,7 @@ impl Drop for NoticeSlot {
 }
 
 /// Sends `notifications/elicitation/complete` to the session once `principal` has connected
-/// `elicitation.provider`, waiting at most `until` (the link's lifetime). Past the bounds of
+/// `elicitation.provider`, waiting at most as long as its link lives. Past the bounds of
 /// `notices`, the client simply learns by retrying.
 pub fn notify_when_connected(
     state: AppState,
@@ -93,11 +93,12 @@ pub fn notify_when_connected(
     principal: Principal,
     elicitation: &UrlElicitation,
     peer: Peer<RoleServer>,
-    until: Duration,
 ) {
     let Some(slot) = notices.take(principal.tag()) else {
         return;
     };
+    // As long as the link stays valid.
+    let until = Duration::from_secs(state.config.request_state_ttl_secs.max(0) as u64);
     let key = GrantKey {
         principal,
         provider: elicitation.provider.clone(),

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ErrorCode, ErrorData,
+    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitResult, ErrorCode,
+    ErrorData,
 };
 use rmcp::service::{RequestContext, ServiceError};
 use serde_json::{Map, Value};
@@ -39,7 +40,6 @@ where
     F: FnMut(CallToolRequestParams) -> Fut,
     Fut: Future<Output = Result<CallToolResponse, ErrorData>>,
 {
-    let timeout = state.config.elicitation_timeout;
     // In a legacy session every request names its session.
     let Some(session) = request_session(ctx) else {
         return Err(internal("a legacy call outside a session"));
@@ -62,44 +62,55 @@ where
             }
             let ask: ElicitRequestParams =
                 serde_json::from_value(question["params"].clone()).map_err(internal)?;
-            let holder = crate::seal::random_id();
-            let ttl_ms = (timeout + LEASE_MARGIN).as_millis() as i64;
-            match state.leases.try_acquire(&lease, &holder, ttl_ms).await {
-                Ok(true) => {}
-                Ok(false) => return Ok(unasked(ANOTHER_QUESTION)),
-                Err(e) => {
-                    crate::metrics::store_error("session");
-                    tracing::error!(error = %e, "store unavailable before asking a question");
-                    return Ok(unasked(STORE_DOWN));
-                }
-            }
-            let answer = ctx
-                .peer
-                .create_elicitation_with_timeout(ask, Some(timeout))
-                .await;
-            if let Err(e) = state.leases.release(&lease, &holder).await {
-                tracing::warn!(error = %e, "a question's lease was not released; it expires");
-            }
-            match answer {
+            match ask_one(state, ctx, &lease, ask).await {
                 Ok(answer) => {
                     answers.insert(key, serde_json::to_value(answer).map_err(internal)?);
                 }
-                Err(ServiceError::Timeout { .. }) => {
-                    return Ok(unasked(&format!(
-                        "No answer came within {} seconds",
-                        timeout.as_secs()
-                    )));
-                }
-                Err(e) => {
-                    tracing::info!(error = %e, "elicitation/create failed; nothing changed");
-                    return Ok(unasked("The question could not be asked"));
-                }
+                Err(why) => return Ok(unasked(&why)),
             }
         }
         params.request_state = required["requestState"].as_str().map(str::to_owned);
         params.input_responses = Some(from_json(Value::Object(answers)));
     }
     Err(internal("too many rounds"))
+}
+
+/// Asks one question while holding the session's question lease: the answer, or why there
+/// is none.
+async fn ask_one(
+    state: &AppState,
+    ctx: &RequestContext<RoleServer>,
+    lease: &str,
+    ask: ElicitRequestParams,
+) -> Result<ElicitResult, String> {
+    let timeout = state.config.elicitation_timeout;
+    let holder = crate::seal::random_id();
+    let ttl_ms = (timeout + LEASE_MARGIN).as_millis() as i64;
+    match state.leases.try_acquire(lease, &holder, ttl_ms).await {
+        Ok(true) => {}
+        Ok(false) => return Err(ANOTHER_QUESTION.to_owned()),
+        Err(e) => {
+            crate::metrics::store_error("session");
+            tracing::error!(error = %e, "store unavailable before asking a question");
+            return Err(STORE_DOWN.to_owned());
+        }
+    }
+    let answer = ctx
+        .peer
+        .create_elicitation_with_timeout(ask, Some(timeout))
+        .await;
+    if let Err(e) = state.leases.release(lease, &holder).await {
+        tracing::warn!(error = %e, "a question's lease was not released; it expires");
+    }
+    answer.map_err(|e| match e {
+        ServiceError::Timeout { .. } => {
+            format!("No answer came within {} seconds", timeout.as_secs())
+        }
+        e => {
+            tracing::info!(error = %e, "elicitation/create failed; nothing changed");
+            "The question could not be asked".to_owned()
+        }
+    })
 }
 
 /// A question's lease outlives its timeout by this much.

@@ -2,6 +2,18 @@ use super::*;
 use crate::seal::KeyRing;
 use serde_json::json;
 
+fn req<'a>(
+    principal: &'a Principal,
+    tool: &'a str,
+    arguments: &'a Map<String, Value>,
+) -> ToolRequest<'a> {
+    ToolRequest {
+        principal,
+        tool,
+        arguments,
+    }
+}
+
 const NOW: i64 = 1_800_000_000;
 
 fn sealer() -> Sealer {
@@ -45,20 +57,23 @@ fn state_binds_principal_tool_arguments_and_expiry() {
         "g1.ticket",
         NOW + 600,
         "demo",
-        &alice,
-        "list_invoices",
-        &a,
+        req(&alice, "list_invoices", &a),
     );
     let sealed = claims.seal(&s, NOW, 600);
 
-    let opened = StateClaims::open(&s, &sealed, NOW, &alice, "list_invoices", &a).unwrap();
+    let opened = StateClaims::open(&s, &sealed, NOW, req(&alice, "list_invoices", &a)).unwrap();
     assert_eq!(opened, claims);
     assert_eq!(
-        StateClaims::open(&s, &sealed, NOW, &principal("bob"), "list_invoices", &a),
+        StateClaims::open(
+            &s,
+            &sealed,
+            NOW,
+            req(&principal("bob"), "list_invoices", &a)
+        ),
         Err(StateRejection::OtherPrincipal)
     );
     assert_eq!(
-        StateClaims::open(&s, &sealed, NOW, &alice, "other_tool", &a),
+        StateClaims::open(&s, &sealed, NOW, req(&alice, "other_tool", &a)),
         Err(StateRejection::OtherRequest)
     );
     assert_eq!(
@@ -66,18 +81,16 @@ fn state_binds_principal_tool_arguments_and_expiry() {
             &s,
             &sealed,
             NOW,
-            &alice,
-            "list_invoices",
-            &args(json!({"status": "all"}))
+            req(&alice, "list_invoices", &args(json!({"status": "all"})))
         ),
         Err(StateRejection::OtherRequest)
     );
     assert!(matches!(
-        StateClaims::open(&s, &sealed, NOW + 3600, &alice, "list_invoices", &a),
+        StateClaims::open(&s, &sealed, NOW + 3600, req(&alice, "list_invoices", &a)),
         Err(StateRejection::Seal(crate::seal::OpenError::Expired))
     ));
     let tampered = format!("{sealed}-TAMPERED");
-    assert!(StateClaims::open(&s, &tampered, NOW, &alice, "list_invoices", &a).is_err());
+    assert!(StateClaims::open(&s, &tampered, NOW, req(&alice, "list_invoices", &a)).is_err());
 }
 
 #[test]
@@ -85,7 +98,9 @@ fn a_ticket_does_not_open_as_a_request_state() {
     let s = sealer();
     let alice = principal("alice");
     let ticket = crate::connect::ticket::Ticket::new(&alice, "demo").seal(&s, NOW, 600);
-    assert!(StateClaims::open(&s, &ticket, NOW, &alice, "list_invoices", &Map::new()).is_err());
+    assert!(
+        StateClaims::open(&s, &ticket, NOW, req(&alice, "list_invoices", &Map::new())).is_err()
+    );
 }
 
 #[test]
@@ -97,9 +112,7 @@ fn sealed_state_holds_nothing_readable() {
         "g1.ticket",
         NOW + 600,
         "demo",
-        &alice,
-        "list_invoices",
-        &Map::new(),
+        req(&alice, "list_invoices", &Map::new()),
     );
     let sealed = claims.seal(&s, NOW, 600);
     assert!(!sealed.contains("alice"));

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use reqwest::Method;
 use serde_json::json;
 
-use super::http_json::{Auth, endpoint, get_json, send_json};
+use super::http_json::{Auth, JsonRequest, endpoint, get_json, send_json};
 use super::{Api, Page};
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, NewInvoice, StatusFilter};
 
@@ -64,8 +64,15 @@ pub async fn create_invoice(
         "description": new.description,
     });
     let headers = [("idempotency-key", idempotency_key)];
-    let raw: DemoInvoice =
-        send_json(api, Method::POST, url, Auth::Bearer, &headers, Some(&body)).await?;
+    let raw: DemoInvoice = send_json(
+        api,
+        &JsonRequest {
+            headers: &headers,
+            body: Some(&body),
+            ..JsonRequest::new(Method::POST, url)
+        },
+    )
+    .await?;
     normalize(raw)
 }
 
@@ -76,7 +83,7 @@ pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
 
 pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     let url = endpoint(&api.provider.api_base, &["invoices", id, "void"])?;
-    normalize(send_json(api, Method::POST, url, Auth::Bearer, &[], None).await?)
+    normalize(send_json(api, &JsonRequest::new(Method::POST, url)).await?)
 }
 
 fn normalize(raw: DemoInvoice) -> Result<Invoice, ApiError> {

@@ -33,54 +33,96 @@ pub async fn get_json<T: DeserializeOwned>(
     auth: Auth,
     headers: &[(&str, &str)],
 ) -> Result<T, ApiError> {
-    send_json(api, reqwest::Method::GET, url, auth, headers, None).await
+    let request = JsonRequest {
+        auth,
+        headers,
+        ..JsonRequest::new(reqwest::Method::GET, url)
+    };
+    send_json(api, &request).await
+}
+
+/// One request to a provider's JSON API.
+pub struct JsonRequest<'a> {
+    pub method: reqwest::Method,
+    pub url: Url,
+    pub auth: Auth,
+    pub headers: &'a [(&'a str, &'a str)],
+    pub body: Option<&'a serde_json::Value>,
+}
+
+impl JsonRequest<'_> {
+    /// A request with a bearer token, no extra header and no body.
+    pub fn new(method: reqwest::Method, url: Url) -> Self {
+        Self {
+            method,
+            url,
+            auth: Auth::Bearer,
+            headers: &[],
+            body: None,
+        }
+    }
+}
+
+/// What one answer means for the call.
+enum Verdict {
+    Success,
+    Failed(ApiError),
+    /// Busy: try again after this long.
+    Retry(Duration, ApiError),
 }
 
 /// Sends a request with an optional JSON body. Only requests that are safe to repeat come
 /// here (reads, idempotency-keyed creates, voids), so 429 and 5xx are retried like reads.
 pub async fn send_json<T: DeserializeOwned>(
     api: &Api<'_>,
-    method: reqwest::Method,
-    url: Url,
-    auth: Auth,
-    headers: &[(&str, &str)],
-    body: Option<&serde_json::Value>,
+    request: &JsonRequest<'_>,
 ) -> Result<T, ApiError> {
-    let mut last = ApiError::Unavailable("no attempt made".into());
-    for attempt in 0..ATTEMPTS {
-        let mut request = api
-            .upstream
-            .http()
-            .request(method.clone(), url.clone())
-            .header("accept", "application/json");
-        if let Some(body) = body {
-            request = request.json(body);
+    let mut attempt = 0;
+    loop {
+        let response = api.upstream.send(build(api, request)).await?;
+        match judge(&response, attempt) {
+            Verdict::Success => return decode(response).await,
+            Verdict::Failed(e) => return Err(e),
+            // A provider asking for longer than we would hold the user is told so at once.
+            Verdict::Retry(wait, busy) if wait > MAX_WAIT || attempt + 1 == ATTEMPTS => {
+                return Err(busy);
+            }
+            Verdict::Retry(wait, _) => tokio::time::sleep(wait).await,
         }
-        request = match auth {
-            Auth::Bearer => request.bearer_auth(api.access_token),
-            Auth::Zoho => request.header(
-                "authorization",
-                format!("Zoho-oauthtoken {}", api.access_token),
-            ),
-        };
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let response = api.upstream.send(request).await?;
-        let status = response.status();
-        if status == reqwest::StatusCode::UNAUTHORIZED {
-            return Err(ApiError::Unauthorized);
-        }
-        if status == reqwest::StatusCode::FORBIDDEN {
-            return Err(ApiError::Forbidden);
-        }
-        if status == reqwest::StatusCode::NOT_FOUND {
-            return Err(ApiError::NotFound);
-        }
-        if matches!(status.as_u16(), 400 | 409 | 422) {
-            return Err(ApiError::Rejected(status.as_u16()));
-        }
-        if status.as_u16() == 429 || status.is_server_error() {
+        attempt += 1;
+    }
+}
+
+fn build(api: &Api<'_>, request: &JsonRequest<'_>) -> reqwest::RequestBuilder {
+    let mut built = api
+        .upstream
+        .http()
+        .request(request.method.clone(), request.url.clone())
+        .header("accept", "application/json");
+    if let Some(body) = request.body {
+        built = built.json(body);
+    }
+    built = match request.auth {
+        Auth::Bearer => built.bearer_auth(api.access_token),
+        Auth::Zoho => built.header(
+            "authorization",
+            format!("Zoho-oauthtoken {}", api.access_token),
+        ),
+    };
+    for (name, value) in request.headers {
+        built = built.header(*name, *value);
+    }
+    built
+}
+
+fn judge(response: &reqwest::Response, attempt: u32) -> Verdict {
+    let status = response.status();
+    match status.as_u16() {
+        401 => Verdict::Failed(ApiError::Unauthorized),
+        403 => Verdict::Failed(ApiError::Forbidden),
+        404 => Verdict::Failed(ApiError::NotFound),
+        code @ (400 | 409 | 422) => Verdict::Failed(ApiError::Rejected(code)),
+        code if code == 429 || status.is_server_error() => {
             let asked = response
                 .headers()
                 .get(RETRY_AFTER)
@@ -88,35 +130,30 @@ pub async fn send_json<T: DeserializeOwned>(
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(|secs| secs.min(MAX_RETRY_AFTER_SECS));
             let backoff = Duration::from_millis(200 << attempt);
-            let wait = asked.map_or(backoff, Duration::from_secs);
-            last = ApiError::Busy {
-                status: status.as_u16(),
+            let busy = ApiError::Busy {
+                status: code,
                 retry_after_secs: asked.unwrap_or(1).max(1),
             };
-            // A provider asking for longer than we would hold the user is told so at once.
-            if wait > MAX_WAIT || attempt + 1 == ATTEMPTS {
-                return Err(last);
-            }
-            tokio::time::sleep(wait).await;
-            continue;
+            Verdict::Retry(asked.map_or(backoff, Duration::from_secs), busy)
         }
-        if !status.is_success() {
-            return Err(ApiError::Unavailable(format!("HTTP {}", status.as_u16())));
-        }
-        let body = read_capped(response)
-            .await
-            .map_err(|e| ApiError::Unavailable(e.to_string()))?;
-        // Position only: serde's message can quote the provider's data (customer names).
-        return serde_json::from_slice(&body).map_err(|e| {
-            ApiError::BadResponse(format!(
-                "unexpected JSON ({:?} at line {} column {})",
-                e.classify(),
-                e.line(),
-                e.column()
-            ))
-        });
+        _ if status.is_success() => Verdict::Success,
+        code => Verdict::Failed(ApiError::Unavailable(format!("HTTP {code}"))),
     }
-    Err(last)
+}
+
+async fn decode<T: DeserializeOwned>(response: reqwest::Response) -> Result<T, ApiError> {
+    let body = read_capped(response)
+        .await
+        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
+    // Position only: serde's message can quote the provider's data (customer names).
+    serde_json::from_slice(&body).map_err(|e| {
+        ApiError::BadResponse(format!(
+            "unexpected JSON ({:?} at line {} column {})",
+            e.classify(),
+            e.line(),
+            e.column()
+        ))
+    })
 }
 
 /// `base` with `segments` appended to its path.

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use reqwest::Method;
 
-use super::http_json::{Auth, endpoint, get_json, send_json};
+use super::http_json::{Auth, JsonRequest, endpoint, get_json, send_json};
 use super::{Api, Page, amount, iso_date, page_number, unknown_status};
 use crate::providers::Account;
 use crate::providers::invoice::{
@@ -123,7 +123,15 @@ pub async fn create_invoice(
         ("xero-tenant-id", tenant.id.as_str()),
         ("Idempotency-Key", idempotency_key),
     ];
-    one(send_json(api, Method::POST, url, Auth::Bearer, &headers, Some(&body)).await?)
+    one(send_json(
+        api,
+        &JsonRequest {
+            headers: &headers,
+            body: Some(&body),
+            ..JsonRequest::new(Method::POST, url)
+        },
+    )
+    .await?)
 }
 
 pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
@@ -138,7 +146,15 @@ pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> 
     let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices", id])?;
     let body = serde_json::json!({"Invoices": [{"InvoiceID": id, "Status": "VOIDED"}]});
     let headers = [("xero-tenant-id", tenant.id.as_str())];
-    one(send_json(api, Method::POST, url, Auth::Bearer, &headers, Some(&body)).await?)
+    one(send_json(
+        api,
+        &JsonRequest {
+            headers: &headers,
+            body: Some(&body),
+            ..JsonRequest::new(Method::POST, url)
+        },
+    )
+    .await?)
 }
 
 /// The one invoice of a create, get or update answer.

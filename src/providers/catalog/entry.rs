@@ -8,6 +8,7 @@ use url::Url;
 
 use super::{AdapterKind, CatalogError, PkceMode, Provider, RevokeBody, TokenAuth};
 use crate::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET};
+use crate::providers::ProviderId;
 
 /// A catalog entry as written in TOML: every field optional so an entry can override a part.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -146,7 +147,7 @@ pub(super) fn is_loopback(url: &Url) -> bool {
 /// Turns a merged entry into a provider, naming the first missing or bad field.
 /// `insecure_allowed`: plain http to a host that is not loopback is accepted (tests only).
 pub(super) fn resolve(
-    id: &str,
+    id: &ProviderId,
     entry: EntryFile,
     env: &impl Fn(&str) -> Option<String>,
     insecure_allowed: bool,
@@ -165,25 +166,13 @@ pub(super) fn resolve(
             .map(|u| parse_url(id, field, &u, insecure_allowed))
             .transpose()
     };
-    let client_secret = match entry.client_secret_env {
-        Some(var) => Some(env(&var).ok_or_else(|| {
-            CatalogError(format!(
-                "providers.{id}.client_secret_env: the environment variable {var} is not set"
-            ))
-        })?),
-        None => entry.client_secret,
-    };
+    let client_secret = client_secret(id, entry.client_secret_env, entry.client_secret, env)?;
     let iss_parameter_supported = entry.iss_parameter_supported.unwrap_or(false);
     if iss_parameter_supported && entry.issuer.is_none() {
         return Err(CatalogError(format!(
             "providers.{id}.issuer is required when iss_parameter_supported is true"
         )));
     }
-    // grantry is a confidential client everywhere: every token request authenticates.
-    if client_secret.is_none() {
-        return Err(need("client_secret_env"));
-    }
-    let token_auth = entry.token_auth.unwrap_or(TokenAuth::Basic);
     let lifetime = entry.default_token_lifetime_secs.unwrap_or(3600);
     if !(60..=365 * 24 * 3600).contains(&lifetime) {
         return Err(CatalogError(format!(
@@ -191,8 +180,8 @@ pub(super) fn resolve(
         )));
     }
     Ok(Provider {
-        id: id.to_owned(),
-        display_name: entry.display_name.unwrap_or_else(|| id.to_owned()),
+        id: id.clone(),
+        display_name: entry.display_name.unwrap_or_else(|| id.to_string()),
         authorize_url: url("authorize_url", entry.authorize_url)?,
         token_url: url("token_url", entry.token_url)?,
         revoke_url: optional_url("revoke_url", entry.revoke_url)?,
@@ -202,15 +191,34 @@ pub(super) fn resolve(
         issuer: entry.issuer,
         iss_parameter_supported,
         client_id: entry.client_id.ok_or_else(|| need("client_id"))?,
-        client_secret,
+        client_secret: Some(client_secret),
         scopes: entry.scopes.unwrap_or_default(),
         scope_separator: entry.scope_separator.unwrap_or_else(|| " ".into()),
         pkce: entry.pkce.unwrap_or(PkceMode::Required),
-        token_auth,
+        token_auth: entry.token_auth.unwrap_or(TokenAuth::Basic),
         extra_authorize_params: entry.extra_authorize_params.unwrap_or_default(),
         default_token_lifetime_secs: lifetime,
         refresh_rotates: entry.refresh_rotates.unwrap_or(true),
         refresh_grace_secs: entry.refresh_grace_secs.unwrap_or(0).max(0),
         adapter: entry.adapter.ok_or_else(|| need("adapter"))?,
     })
+}
+
+/// The client secret, from the environment variable the entry names or the entry itself:
+/// grantry is a confidential client everywhere, so every token request authenticates.
+fn client_secret(
+    id: &ProviderId,
+    variable: Option<String>,
+    written: Option<String>,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<String, CatalogError> {
+    match variable {
+        Some(var) => env(&var).ok_or_else(|| {
+            CatalogError(format!(
+                "providers.{id}.client_secret_env: the environment variable {var} is not set"
+            ))
+        }),
+        None => written
+            .ok_or_else(|| CatalogError(format!("providers.{id}.client_secret_env is required"))),
+    }
 }

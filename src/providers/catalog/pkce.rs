@@ -10,6 +10,7 @@ use url::Url;
 
 use super::entry::is_loopback;
 use super::{Catalog, PkceMode, Provider};
+use crate::providers::ProviderId;
 use crate::providers::http::read_capped;
 
 /// How long reading one metadata document may take at start.
@@ -31,7 +32,7 @@ impl Catalog {
             .filter(|p| p.pkce == PkceMode::Off)
             .collect();
         let found = futures::future::join_all(off.iter().map(|p| advertises_s256(http, p))).await;
-        let upgraded: Vec<String> = off
+        let upgraded: Vec<ProviderId> = off
             .iter()
             .zip(found)
             .filter(|(_, s256)| *s256)

@@ -79,8 +79,11 @@ fn bad_urls_and_ids_are_named() {
     )
     .unwrap_err();
     assert!(err.0.contains("providers.demo.token_url"), "{err}");
-    let err = Catalog::build(None, parse("[providers.\"Bad Id\"]\n"), no_env, &[]).unwrap_err();
-    assert!(err.0.contains("Bad Id"), "{err}");
+    let err = toml::from_str::<CatalogFile>("[providers.\"Bad Id\"]\n").unwrap_err();
+    assert!(
+        err.to_string().contains("`Bad Id` is not a provider id"),
+        "{err}"
+    );
     let err = toml::from_str::<CatalogFile>("[providers.x]\ntokn_url = \"x\"\n").unwrap_err();
     assert!(err.to_string().contains("tokn_url"));
 }
@@ -139,9 +142,9 @@ fn plain_http_off_loopback_is_refused_naming_the_entry_and_key_unless_allowed() 
     ] {
         assert!(Catalog::build(None, parse(&entry(loopback)), env, &[]).is_ok());
     }
-    let allowed = ["acme".to_owned()];
+    let allowed = ["acme".parse().unwrap()];
     assert!(Catalog::build(None, parse(&entry("http://a.example/token")), env, &allowed).is_ok());
-    let unknown = ["nobody".to_owned()];
+    let unknown = ["nobody".parse().unwrap()];
     let err =
         Catalog::build(None, parse(&entry("https://a.example/t")), env, &unknown).unwrap_err();
     assert!(err.0.contains("`nobody` names no provider"), "{err}");

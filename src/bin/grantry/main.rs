@@ -3,9 +3,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use grantry::config::{Cli, Command, Config, KeysCommand, LogFormat, ServeArgs};
-use tracing_subscriber::EnvFilter;
+use grantry::config::{Cli, Command, Config, IdentityMode, KeysCommand, ServeArgs};
+use grantry::store::StoreUrl;
+
+mod keys;
+mod logging;
 
 // glibc's malloc and free were about 12 % of a sign-in round's CPU under load (perf); mimalloc's
 // per-thread free lists make the many small, short-lived allocations of a request cheaper.
@@ -13,7 +15,7 @@ use tracing_subscriber::EnvFilter;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::load();
     match cli.command {
         Some(Command::Keys(KeysCommand::Generate)) => {
             println!("{}", grantry::seal::generate_key());
@@ -27,19 +29,21 @@ fn main() -> ExitCode {
     }
 }
 
-#[path = "main/keys.rs"]
-mod keys;
+/// The configuration these options give, or the exit of a refused one (status 2).
+fn configure(args: ServeArgs) -> Result<Config, ExitCode> {
+    Config::resolve(args).map_err(|e| {
+        eprintln!("grantry: {e}");
+        ExitCode::from(2)
+    })
+}
 
 fn migrate(args: ServeArgs) -> ExitCode {
-    let config = match Config::resolve(args) {
+    let config = match configure(args) {
         Ok(config) => config,
-        Err(e) => {
-            eprintln!("grantry: {e}");
-            return ExitCode::from(2);
-        }
+        Err(refused) => return refused,
     };
     install_tls_provider();
-    if config.store.starts_with("sqlite")
+    if matches!(config.store, StoreUrl::Sqlite(_))
         && let Err(e) = grantry::data_dir::prepare(&config.data_dir)
     {
         eprintln!(
@@ -55,10 +59,7 @@ fn migrate(args: ServeArgs) -> ExitCode {
     ));
     match opened {
         Ok(_) => {
-            println!(
-                "store {} is up to date",
-                grantry::store::loggable_url(&config.store)
-            );
+            println!("store {} is up to date", config.store);
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -71,14 +72,11 @@ fn migrate(args: ServeArgs) -> ExitCode {
 pub(crate) use grantry::providers::http::install_tls_provider;
 
 fn serve(args: ServeArgs) -> ExitCode {
-    let config = match Config::resolve(args) {
+    let config = match configure(args) {
         Ok(config) => config,
-        Err(e) => {
-            eprintln!("grantry: {e}");
-            return ExitCode::from(2);
-        }
+        Err(refused) => return refused,
     };
-    init_tracing(config.log_format);
+    logging::init(config.log_format);
     install_tls_provider();
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
     match runtime.block_on(run(config)) {
@@ -119,12 +117,12 @@ async fn run(config: Config) -> Result<(), String> {
     tracing::info!(
         mcp = %state.config.mcp_url(),
         demo = state.config.demo,
-        store = %grantry::store::loggable_url(&state.config.store),
+        store = %state.config.store,
         max_connections = settings.max_connections,
         max_connections_per_address = settings.limits.max_connections_per_address,
         "grantry is listening"
     );
-    if state.config.demo && state.config.identity == grantry::config::IdentityMode::Oidc {
+    if state.config.demo && state.config.identity == IdentityMode::Oidc {
         tracing::warn!(
             "--demo is on with oidc identity: every user is offered \"Demo Billing\", whose \
              client secret is public; leave it off (the default) outside a trial"
@@ -159,45 +157,6 @@ fn open_files() -> grantry::server::OpenFiles {
             }
         }
     }
-}
-
-fn init_tracing(format: LogFormat) {
-    use tracing_subscriber::Layer as _;
-    use tracing_subscriber::filter::filter_fn;
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-
-    let filter = EnvFilter::try_from_env("GRANTRY_LOG")
-        .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
-    // rmcp's debug events print whole JSON-RPC messages, requestState included: whatever the
-    // filter says (even `rmcp::service=trace`), nothing below info from rmcp is written. Its
-    // warning for each error answer prints the error's data, which for a legacy `-32042` is
-    // the connect link: those are dropped too (grantry logs its own errors without it).
-    let cap_rmcp = filter_fn(|meta| {
-        if !meta.target().starts_with("rmcp") {
-            return true;
-        }
-        let fields = meta.fields();
-        let error_answer = fields.field("id").is_some() && fields.field("error").is_some();
-        *meta.level() <= tracing::Level::INFO && !error_answer
-    });
-    // Colours only on a terminal: a log file or journal gets plain text.
-    use std::io::IsTerminal as _;
-    let fmt = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
-    let fmt = match format {
-        LogFormat::Json => fmt.json().boxed(),
-        LogFormat::Text => fmt.boxed(),
-    };
-    // Global filters, not per-layer ones: per-layer filtering lost events here after
-    // filtered-out `log` records (sqlx's), so the audit line of a callback went missing.
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(cap_rmcp)
-        .with(fmt)
-        .init();
 }
 
 async fn shutdown_signal() {

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use grantry::config::{Config, ServeArgs};
+use grantry::config::ServeArgs;
 use grantry::grants::Grants;
 use grantry::startup::maintenance_grants;
 
@@ -19,12 +19,9 @@ where
     F: FnOnce(Grants) -> Fut,
     Fut: std::future::Future<Output = Result<(), String>>,
 {
-    let config = match Config::resolve(args) {
+    let config = match super::configure(args) {
         Ok(config) => config,
-        Err(e) => {
-            eprintln!("grantry: {e}");
-            return ExitCode::from(2);
-        }
+        Err(refused) => return refused,
     };
     super::install_tls_provider();
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");

@@ -1,0 +1,245 @@
+//! Every option of `grantry serve`, declared once: the field is the TOML key of the `--config`
+//! file, its `long` the flag, its `env` the variable, its `default_value` the default (which
+//! `--help` shows). Values are parsed into their types here; `Config::resolve` checks the
+//! options against each other.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Args};
+
+use super::values::{
+    CommaList, Origin, ProxyRange, PublicUrl, Scope, at_least_one, per_minute, seconds,
+};
+use super::{IdentityMode, LogFormat, NoUrlElicitation, Secret};
+use crate::providers::ProviderId;
+use crate::store::StoreUrl;
+
+/// Options of `grantry serve`. Each is also an environment variable and a key of the TOML file
+/// named by `--config` (the key is the long flag with `_` for `-`); a flag or variable wins
+/// over the file, the file over the default.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// TOML file with any of the settings below.
+    #[arg(long, env = "GRANTRY_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(
+        long,
+        env = "GRANTRY_LISTEN",
+        value_name = "ADDR",
+        default_value = "127.0.0.1:8080"
+    )]
+    pub listen: SocketAddr,
+    /// URL where users and clients reach grantry; links and the OAuth redirect URI are built
+    /// from it [default: http:// + the listen address].
+    #[arg(long, env = "GRANTRY_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<PublicUrl>,
+    /// Directory for the embedded SQLite store and a generated key.
+    #[arg(
+        long,
+        env = "GRANTRY_DATA_DIR",
+        value_name = "DIR",
+        default_value = "./grantry-data"
+    )]
+    pub data_dir: PathBuf,
+    /// Store URL: sqlite://PATH, postgres://… or redis://… (rediss://…)
+    /// [default: sqlite://{data_dir}/grantry.db].
+    #[arg(
+        long,
+        env = "GRANTRY_STORE",
+        value_name = "URL",
+        hide_env_values = true,
+        hide_default_value = true
+    )]
+    pub store: Option<StoreUrl>,
+    /// Prefix of every key grantry writes to a Redis store.
+    #[arg(
+        long,
+        env = "GRANTRY_STORE_PREFIX",
+        value_name = "PREFIX",
+        default_value = crate::store::DEFAULT_REDIS_PREFIX
+    )]
+    pub store_prefix: String,
+    /// Start on a store that could lose acknowledged grants (PostgreSQL without
+    /// synchronous_commit; Redis without AOF fsync on every write, or with eviction) instead of
+    /// refusing.
+    #[arg(long, env = "GRANTRY_ALLOW_VOLATILE_STORE", value_name = "BOOL",
+          default_value_t = false, action = ArgAction::Set)]
+    pub allow_volatile_store: bool,
+    /// Identity mode.
+    #[arg(long, env = "GRANTRY_IDENTITY", value_enum, default_value_t = IdentityMode::Dev)]
+    pub identity: IdentityMode,
+    /// OpenID Connect issuer (oidc identity): MCP access tokens come from it and browsers
+    /// sign in at it. https, or http on a loopback address.
+    #[arg(long, env = "GRANTRY_OIDC_ISSUER", value_name = "URL")]
+    pub oidc_issuer: Option<String>,
+    /// Client id grantry uses for the browser login at the issuer (oidc identity). Its secret
+    /// is read from the environment variable GRANTRY_OIDC_CLIENT_SECRET only.
+    #[arg(long, env = "GRANTRY_OIDC_CLIENT_ID", value_name = "ID")]
+    pub oidc_client_id: Option<String>,
+    /// Read from GRANTRY_OIDC_CLIENT_SECRET (never a flag: command lines are visible to every
+    /// local user).
+    #[arg(skip = std::env::var("GRANTRY_OIDC_CLIENT_SECRET").ok().map(Secret))]
+    pub oidc_client_secret: Option<Secret>,
+    /// Scopes every MCP access token must carry, comma-separated (oidc identity) [default: none].
+    #[arg(long, env = "GRANTRY_OIDC_SCOPES", value_name = "SCOPES")]
+    pub oidc_scopes: Option<CommaList<Scope>>,
+    /// MCP requests per minute allowed to one principal.
+    #[arg(long, env = "GRANTRY_RATE_MCP_PRINCIPAL", value_name = "N",
+          default_value = "600", value_parser = per_minute)]
+    pub rate_mcp_principal: u32,
+    /// MCP requests per minute allowed from one client address.
+    #[arg(long, env = "GRANTRY_RATE_MCP_IP", value_name = "N",
+          default_value = "1200", value_parser = per_minute)]
+    pub rate_mcp_ip: u32,
+    /// Browser requests per minute (connect, login, callback) allowed from one client address.
+    #[arg(long, env = "GRANTRY_RATE_BROWSER_IP", value_name = "N",
+          default_value = "60", value_parser = per_minute)]
+    pub rate_browser_ip: u32,
+    /// Requests per minute to the demo provider (/demo: its pages, token endpoint and billing
+    /// API, grantry's own calls to it included) allowed from one client address.
+    #[arg(long, env = "GRANTRY_RATE_DEMO_IP", value_name = "N",
+          default_value = "600", value_parser = per_minute)]
+    pub rate_demo_ip: u32,
+    /// Proxies whose X-Forwarded-For is believed, comma-separated addresses or CIDR ranges
+    /// (e.g. 127.0.0.1/32,10.0.0.0/8); the client is the rightmost entry not among them
+    /// [default: none: the peer address counts].
+    #[arg(long, env = "GRANTRY_TRUSTED_PROXIES", value_name = "CIDRS")]
+    pub trusted_proxies: Option<CommaList<ProxyRange>>,
+    /// Sign-ins a principal may have waiting for the provider at once; starting one more
+    /// supersedes the oldest.
+    #[arg(long, env = "GRANTRY_MAX_PENDING_FLOWS", value_name = "N",
+          default_value = "5", value_parser = per_minute)]
+    pub max_pending_flows: u32,
+    /// TOML provider catalog: client ids for the built-in providers (stripe, xero, quickbooks,
+    /// freshbooks, zoho, sage), overrides of any of their fields, new generic providers.
+    #[arg(long, env = "GRANTRY_PROVIDERS", value_name = "FILE")]
+    pub providers: Option<PathBuf>,
+    /// Providers (catalog ids, comma-separated) allowed plain http URLs to hosts that are not
+    /// loopback, for test setups only: their client secret, codes and tokens cross the
+    /// network in cleartext [default: none].
+    #[arg(long, env = "GRANTRY_ALLOW_INSECURE_PROVIDER", value_name = "IDS")]
+    pub allow_insecure_provider: Option<CommaList<ProviderId>>,
+    /// Seconds a retried tool call waits for a pending sign-in before asking again (at most
+    /// 300: clients give up on a round after about 60).
+    #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS",
+          default_value = "45", value_parser = seconds(0, 300))]
+    pub retry_hold: Duration,
+    /// Legacy-era (2025-11-25) sessions this process keeps in memory at once; past it an idle
+    /// one (of the principal holding most) makes room, and only when none is idle does a new
+    /// one (or one restored from the store) get 503.
+    #[arg(long, env = "GRANTRY_MAX_LEGACY_SESSIONS", value_name = "N",
+          default_value = "2048", value_parser = at_least_one)]
+    pub max_legacy_sessions: usize,
+    /// Legacy-era sessions one principal may keep in this process's memory at once; past it
+    /// their own least recently used idle session makes room.
+    #[arg(long, env = "GRANTRY_MAX_LEGACY_SESSIONS_PER_PRINCIPAL", value_name = "N",
+          default_value = "32", value_parser = at_least_one)]
+    pub max_legacy_sessions_per_principal: usize,
+    /// Seconds a legacy-era (2025-11-25) form or confirmation question, asked with
+    /// elicitation/create, waits for its answer; unanswered, nothing is changed.
+    #[arg(long, env = "GRANTRY_ELICITATION_TIMEOUT", value_name = "SECONDS",
+          default_value = "300", value_parser = seconds(1, 3600))]
+    pub elicitation_timeout: Duration,
+    /// Retries this process holds open at once while their sign-ins are pending; past it a
+    /// retry is asked again at once.
+    #[arg(long, env = "GRANTRY_MAX_HELD_RETRIES", value_name = "N",
+          default_value = "1024", value_parser = at_least_one)]
+    pub max_held_retries: usize,
+    /// Retries one principal may have held open at once in this process; past it their
+    /// retry is asked again at once.
+    #[arg(long, env = "GRANTRY_MAX_HELD_RETRIES_PER_PRINCIPAL", value_name = "N",
+          default_value = "32", value_parser = at_least_one)]
+    pub max_held_retries_per_principal: usize,
+    /// Sealing keys, comma-separated base64url (32 bytes each); the first seals, all open.
+    /// Prefer the environment variable. [default: a key generated in the data directory]
+    #[arg(
+        long,
+        env = "GRANTRY_KEYS",
+        value_name = "KEYS",
+        hide_env_values = true,
+        hide_default_value = true
+    )]
+    pub keys: Option<CommaList<String>>,
+    /// Start even if the data directory's generated sealing key file is readable by group or
+    /// others (a warning instead of a refusal).
+    #[arg(long, env = "GRANTRY_ALLOW_READABLE_KEY_FILE", value_name = "BOOL",
+          default_value_t = false, action = ArgAction::Set)]
+    pub allow_readable_key_file: bool,
+    /// Seconds a requestState and its sign-in link stay valid.
+    #[arg(long, env = "GRANTRY_REQUEST_STATE_TTL", value_name = "SECONDS",
+          default_value = "600", value_parser = seconds(30, 86_400))]
+    pub request_state_ttl: Duration,
+    /// Serve the built-in demo provider under /demo [default: true with dev identity, false
+    /// with oidc: its client secret is public and it would be offered to real users].
+    #[arg(long, env = "GRANTRY_DEMO", value_name = "BOOL", action = ArgAction::Set)]
+    pub demo: Option<bool>,
+    /// Lifetime of the demo provider's access tokens, in seconds.
+    #[arg(long, env = "GRANTRY_DEMO_TOKEN_TTL", value_name = "SECONDS",
+          default_value = "3600", value_parser = seconds(1, 86_400))]
+    pub demo_token_ttl: Duration,
+    /// Extra browser origins allowed to call /mcp, comma-separated (the public URL's origin is
+    /// always allowed) [default: none].
+    #[arg(long, env = "GRANTRY_ALLOWED_ORIGINS", value_name = "ORIGINS")]
+    pub allowed_origins: Option<CommaList<Origin>>,
+    /// What a client without URL elicitation gets when a sign-in is needed: `spec` (-32021)
+    /// or `link` (a tool error carrying the connect link).
+    #[arg(long, env = "GRANTRY_NO_URL_ELICITATION", value_enum,
+          default_value_t = NoUrlElicitation::Spec)]
+    pub no_url_elicitation: NoUrlElicitation,
+    /// For benchmarks: the demo adapter calls the demo billing API inside the process rather
+    /// than over loopback HTTP, so a benchmark shows grantry's own cost per call.
+    #[arg(long, env = "GRANTRY_DEMO_API_IN_PROCESS", value_name = "BOOL",
+          default_value_t = false, action = ArgAction::Set)]
+    pub demo_api_in_process: bool,
+    /// Answer well-formed discover, tools/list and plain tools/call requests without rmcp's
+    /// per-request machinery (same answers, several times the throughput); `false` sends
+    /// every request through rmcp.
+    #[arg(long, env = "GRANTRY_MCP_DIRECT_PATH", value_name = "BOOL",
+          default_value_t = true, action = ArgAction::Set)]
+    pub mcp_direct_path: bool,
+    /// Seconds a client has to send a whole request head, from the connection's accept or
+    /// from the head's first byte.
+    #[arg(long, env = "GRANTRY_HEADER_READ_TIMEOUT", value_name = "SECONDS",
+          default_value = "10", value_parser = seconds(1, 300))]
+    pub header_read_timeout: Duration,
+    /// Seconds a client has to send a whole request body, from the end of its head.
+    #[arg(long, env = "GRANTRY_BODY_READ_TIMEOUT", value_name = "SECONDS",
+          default_value = "30", value_parser = seconds(1, 600))]
+    pub body_read_timeout: Duration,
+    /// Seconds a keep-alive connection may wait for its next request before it is closed; keep
+    /// it above the idle timeout of the proxy in front.
+    #[arg(long, env = "GRANTRY_IDLE_TIMEOUT", value_name = "SECONDS",
+          default_value = "180", value_parser = seconds(1, 3600))]
+    pub idle_timeout: Duration,
+    /// Connections open at once; past it a new one is answered 503 and closed
+    /// [default: the open-file limit less 512, at most 8192].
+    #[arg(long, env = "GRANTRY_MAX_CONNECTIONS", value_name = "N", value_parser = at_least_one)]
+    pub max_connections: Option<usize>,
+    /// Connections open at once from one client address (IPv6: one /64); a trusted proxy's
+    /// count only towards --max-connections.
+    #[arg(long, env = "GRANTRY_MAX_CONNECTIONS_PER_ADDRESS", value_name = "N",
+          default_value = "256", value_parser = at_least_one)]
+    pub max_connections_per_address: usize,
+    /// Log format.
+    #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+impl ServeArgs {
+    /// The options as these flags (and the environment) give them, without a subcommand:
+    /// for tests, benchmarks and tools that build a configuration in code.
+    pub fn from_flags<I, T>(flags: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::FromArgMatches as _;
+        let command = Self::augment_args(clap::Command::new("grantry"));
+        let argv = std::iter::once(std::ffi::OsString::from("grantry"))
+            .chain(flags.into_iter().map(Into::into));
+        Self::from_arg_matches(&command.try_get_matches_from(argv)?)
+    }
+}

@@ -1,0 +1,175 @@
+//! The typed values of the settings, each parsed once where it is read (flag, variable or
+//! file), with an error that says what is wrong with it.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use url::Url;
+
+/// The base URL where users and clients reach grantry: http or https, no path, no query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicUrl(Url);
+
+impl PublicUrl {
+    /// `http://` and the listen address: the default when none is given.
+    pub fn of_listen_address(listen: std::net::SocketAddr) -> Self {
+        Self(Url::parse(&format!("http://{listen}")).expect("an address makes a URL"))
+    }
+
+    pub fn as_url(&self) -> &Url {
+        &self.0
+    }
+
+    /// Its origin as browsers send it in `Origin` (`https://host[:port]`).
+    pub fn origin(&self) -> String {
+        self.0.origin().ascii_serialization()
+    }
+
+    /// Whether it is https (then cookies carry `Secure` and the `__Host-` prefix).
+    pub fn is_https(&self) -> bool {
+        self.0.scheme() == "https"
+    }
+}
+
+/// Written without a trailing slash, so `format!("{public_url}/mcp")` is a URL.
+impl fmt::Display for PublicUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.as_str().trim_end_matches('/'))
+    }
+}
+
+impl FromStr for PublicUrl {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let url = Url::parse(text).map_err(|e| format!("`{text}` is not a URL: {e}"))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err("must be an http or https URL".into());
+        }
+        if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+            return Err("must not carry a query, a fragment or credentials".into());
+        }
+        if url.path() != "/" {
+            return Err(
+                "must be an origin without a path (grantry serves its routes at the root)".into(),
+            );
+        }
+        Ok(Self(url))
+    }
+}
+
+/// A browser origin allowed to call `/mcp`: `scheme://host[:port]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin(String);
+
+impl Origin {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for Origin {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let url = Url::parse(text).map_err(|e| format!("`{text}` is not an origin: {e}"))?;
+        if url.path() != "/" || url.query().is_some() || url.host().is_none() {
+            return Err(format!("`{text}` is not an origin (scheme://host[:port])"));
+        }
+        Ok(Self(text.to_owned()))
+    }
+}
+
+/// A proxy whose `X-Forwarded-For` is believed: an address or a CIDR range (an address is a
+/// range of one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProxyRange(pub ipnet::IpNet);
+
+impl FromStr for ProxyRange {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        text.parse::<ipnet::IpNet>()
+            .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+            .map(Self)
+            .map_err(|_| format!("`{text}` is not an address or a CIDR range"))
+    }
+}
+
+/// An OAuth scope (RFC 6749 §3.3 scope-token): written into `WWW-Authenticate` as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope(pub String);
+
+impl FromStr for Scope {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let scope_char = |c: char| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c);
+        if text.is_empty() || !text.chars().all(scope_char) {
+            return Err(format!(
+                "`{text}` is not a scope (printable ASCII without spaces, `\"` or `\\`)"
+            ));
+        }
+        Ok(Self(text.to_owned()))
+    }
+}
+
+/// A comma-separated list (`a, b,c`): items trimmed, empty ones skipped, each parsed. In the
+/// TOML file it is an array (or the same comma-separated string).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommaList<T>(pub Vec<T>);
+
+impl<T> Default for CommaList<T> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<T: FromStr<Err: fmt::Display>> FromStr for CommaList<T> {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(|item| T::from_str(item).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()
+            .map(Self)
+    }
+}
+
+/// A value parser for whole seconds within `min..=max`, read as a `Duration`.
+pub fn seconds(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |text| {
+        let value: u64 = text
+            .parse()
+            .map_err(|_| format!("`{text}` is not a whole number of seconds"))?;
+        if (min..=max).contains(&value) {
+            Ok(Duration::from_secs(value))
+        } else {
+            Err(format!("must be between {min} and {max} seconds"))
+        }
+    }
+}
+
+/// A value parser for a count of at least one.
+pub fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a count")),
+    }
+}
+
+/// A value parser for a per-minute rate of at least one.
+pub fn per_minute(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a number of requests")),
+    }
+}
