@@ -25,10 +25,10 @@
 //! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them |
 //! | | [`audit`] | audit events: hashed ids, never a secret |
 //! | identity | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
-//! | providers | [`providers`] | the catalog (built-in billing providers), the OAuth client, revocation, one invoice adapter per provider API |
-//! | settings | [`config`] | flags, environment and TOML, validated at start |
-//! | | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
-//! | store | [`store`] | the store's foundations: its error, the SQLite/PostgreSQL pools with their migrations, the Redis connection, durability checks at start |
+//! | settings | [`config`] | every option declared once (flag, variable, TOML key, default), typed and checked at start |
+//! | providers | [`providers`] | the catalog (built-in billing providers), the OAuth client, revocation, one invoice adapter per provider API; provider ids |
+//! | demo | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
+//! | store | [`store`] | the store's foundations: its URL, its error, the SQLite/PostgreSQL pools with their migrations, the Redis connection, durability checks at start |
 //! | leaves | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
 //! | | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
 //! | | [`data_dir`] | the data directory and its files, private to grantry's user (0700, 0600) |

@@ -419,3 +419,47 @@ fn the_reader_sees_what_it_should() {
         ["crate::a::B", "crate::c::d", "crate::c::e::F"]
     );
 }
+
+/// The layers as `lib.rs`'s map states them: a row naming a layer starts one, a row without
+/// a name adds its modules to the layer above it.
+fn layers_in_the_map() -> Vec<Vec<String>> {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let mut layers: Vec<Vec<String>> = Vec::new();
+    for row in lib.lines().filter_map(|l| l.strip_prefix("//! |")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (name, modules) = (cells[0], cells.get(1).copied().unwrap_or_default());
+        if name == "layer" || name.starts_with("---") {
+            continue;
+        }
+        let mut named: Vec<String> = modules
+            .split("[`")
+            .skip(1)
+            .filter_map(|part| part.split("`]").next())
+            .map(str::to_owned)
+            .collect();
+        if modules == "this file" {
+            named.push("lib".to_owned());
+        }
+        match layers.last_mut() {
+            Some(layer) if name.is_empty() => layer.extend(named),
+            _ => layers.push(named),
+        }
+    }
+    for layer in &mut layers {
+        layer.sort();
+    }
+    layers
+}
+
+#[test]
+fn the_map_in_lib_rs_states_these_layers() {
+    let expected: Vec<Vec<String>> = LAYERS
+        .iter()
+        .map(|layer| {
+            let mut modules: Vec<String> = layer.iter().map(|m| (*m).to_owned()).collect();
+            modules.sort();
+            modules
+        })
+        .collect();
+    assert_eq!(layers_in_the_map(), expected);
+}
