@@ -4,6 +4,10 @@
 //!
 //! `cargo run --release --example bare_axum -- 127.0.0.1:9001`
 
+// Benchmark scaffolding, not product: an unwrap that fails is the run's failure, and nothing
+// here is anyone's API.
+#![allow(clippy::unwrap_used, unreachable_pub)]
+
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;

@@ -12,6 +12,10 @@
 //! (non-zero if it failed): the benchmark uses it to connect the account before its
 //! grant-present scenarios.
 
+// Benchmark scaffolding, not product: an unwrap that fails is the run's failure, and nothing
+// here is anyone's API.
+#![allow(clippy::unwrap_used, unreachable_pub)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

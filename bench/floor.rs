@@ -16,6 +16,10 @@
 //!
 //! `GRANTRY_KEYS=… floor STORE_URL STORE_PREFIX 127.0.0.1:9002`
 
+// Benchmark scaffolding, not product: an unwrap that fails is the run's failure, and nothing
+// here is anyone's API.
+#![allow(clippy::unwrap_used, unreachable_pub)]
+
 use std::sync::Arc;
 
 use axum::Router;

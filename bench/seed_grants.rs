@@ -5,6 +5,10 @@
 //! `GRANTRY_KEYS=… seed_grants STORE_URL STORE_PREFIX FROM COUNT` writes users FROM..FROM+COUNT
 //! (so a store can be grown in steps) and prints how long it took.
 
+// Benchmark scaffolding, not product: an unwrap that fails is the run's failure, and nothing
+// here is anyone's API.
+#![allow(clippy::unwrap_used, unreachable_pub)]
+
 use std::time::Instant;
 
 use futures::StreamExt;

@@ -5,6 +5,10 @@
 //! `lib.rs`'s map states. A folder's front door (`mod.rs`, or the file beside the folder) and
 //! the files inside it are one package: a file may use what its ancestors define.
 
+// Test scaffolding, not product: an unwrap that fails is the run's failure, and nothing
+// here is anyone's API.
+#![allow(clippy::unwrap_used, unreachable_pub)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

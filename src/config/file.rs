@@ -18,7 +18,7 @@ pub struct FileError {
 
 /// `command` with every key of the file at `path` as the default of its option, in every
 /// subcommand that takes the serve options.
-pub fn with_file_defaults(command: Command, path: &Path) -> Result<Command, FileError> {
+pub(super) fn with_file_defaults(command: Command, path: &Path) -> Result<Command, FileError> {
     let error = |problem: String| FileError {
         path: path.to_owned(),
         problem,

@@ -140,7 +140,7 @@ impl<T: FromStr<Err: fmt::Display>> FromStr for CommaList<T> {
 }
 
 /// A value parser for whole seconds within `min..=max`, read as a `Duration`.
-pub fn seconds(
+pub(super) fn seconds(
     min: u64,
     max: u64,
 ) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
@@ -157,7 +157,7 @@ pub fn seconds(
 }
 
 /// A value parser for a count of at least one.
-pub fn at_least_one(text: &str) -> Result<usize, String> {
+pub(super) fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
@@ -166,7 +166,7 @@ pub fn at_least_one(text: &str) -> Result<usize, String> {
 }
 
 /// A value parser for a per-minute rate of at least one.
-pub fn per_minute(text: &str) -> Result<u32, String> {
+pub(super) fn per_minute(text: &str) -> Result<u32, String> {
     match text.parse::<u32>() {
         Ok(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),

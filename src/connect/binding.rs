@@ -16,7 +16,7 @@ use crate::flows::FLOW_TTL_SECS;
 use crate::seal::digest;
 
 /// The cookie's name for one flow.
-pub fn cookie_name(flow_id: &str, https: bool) -> String {
+pub(super) fn cookie_name(flow_id: &str, https: bool) -> String {
     keyed_name(
         "grantry-bind",
         "grantry/binding-cookie-name/v1",
@@ -26,22 +26,27 @@ pub fn cookie_name(flow_id: &str, https: bool) -> String {
 }
 
 /// The hash of a cookie value, as the flow stores it.
-pub fn value_hash(value: &str) -> String {
+pub(super) fn value_hash(value: &str) -> String {
     digest("grantry/binding-cookie/v1", &[value.as_bytes()])
 }
 
 /// The `Set-Cookie` for a new flow.
-pub fn set_cookie(flow_id: &str, value: String, https: bool) -> Cookie<'static> {
+pub(super) fn set_cookie(flow_id: &str, value: String, https: bool) -> Cookie<'static> {
     host_cookie(cookie_name(flow_id, https), value, https, FLOW_TTL_SECS)
 }
 
 /// The cookie that removes a flow's binding once the callback is done.
-pub fn removal(flow_id: &str, https: bool) -> Cookie<'static> {
+pub(super) fn removal(flow_id: &str, https: bool) -> Cookie<'static> {
     host_cookie(cookie_name(flow_id, https), String::new(), https, 0)
 }
 
 /// Whether the browser sent the binding cookie whose hash the flow stored.
-pub fn matches(headers: &HeaderMap, flow_id: &str, https: bool, expected_hash: &str) -> bool {
+pub(super) fn matches(
+    headers: &HeaderMap,
+    flow_id: &str,
+    https: bool,
+    expected_hash: &str,
+) -> bool {
     let jar = CookieJar::from_headers(headers);
     jar.get(&cookie_name(flow_id, https))
         .is_some_and(|c| crate::seal::constant_time_eq(&value_hash(c.value()), expected_hash))

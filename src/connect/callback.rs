@@ -24,7 +24,7 @@ use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::store::StoreError;
 
-pub async fn handle(
+pub(super) async fn handle(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
@@ -210,12 +210,15 @@ fn issuer_ok(provider: &Provider, iss: Option<&str>) -> bool {
 }
 
 #[derive(Deserialize)]
-pub struct ConnectedQuery {
+pub(super) struct ConnectedQuery {
     provider: Option<String>,
 }
 
 /// The clean page the callback redirects to (its URL carries no code or state).
-pub async fn connected(State(state): State<AppState>, Query(q): Query<ConnectedQuery>) -> Response {
+pub(super) async fn connected(
+    State(state): State<AppState>,
+    Query(q): Query<ConnectedQuery>,
+) -> Response {
     let name = q
         .provider
         .as_deref()

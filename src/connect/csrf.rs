@@ -8,7 +8,7 @@ use crate::seal::{OpenError, Purpose, Sealer};
 const CSRF_TTL_SECS: i64 = 15 * 60;
 
 /// A token for the connect form of ticket `ticket_id`.
-pub fn token(sealer: &Sealer, ticket_id: &str, now: i64) -> String {
+pub(super) fn token(sealer: &Sealer, ticket_id: &str, now: i64) -> String {
     sealer.seal_timed(
         Purpose::CsrfToken,
         ticket_id.as_bytes(),
@@ -19,7 +19,7 @@ pub fn token(sealer: &Sealer, ticket_id: &str, now: i64) -> String {
 }
 
 /// Checks the form's token.
-pub fn check_token(
+pub(super) fn check_token(
     sealer: &Sealer,
     ticket_id: &str,
     token: &str,
@@ -33,7 +33,7 @@ pub fn check_token(
 /// Our pages send `Referrer-Policy: no-referrer`, under which browsers send `Origin: null` on
 /// the form's POST; `null` is accepted unless fetch metadata says the POST is cross-site (the
 /// sealed token is the real check).
-pub fn same_origin(headers: &HeaderMap, public_origin: &str) -> bool {
+pub(super) fn same_origin(headers: &HeaderMap, public_origin: &str) -> bool {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if header("sec-fetch-site").is_some_and(|site| site == "cross-site" || site == "same-site") {
         return false;

@@ -13,7 +13,7 @@ use crate::store::StoreError;
 
 /// A browser route's refusal or failure.
 #[derive(Debug, thiserror::Error)]
-pub enum PageError {
+pub(super) enum PageError {
     /// A link that does not open (forged, expired, cut short).
     #[error("invalid sign-in link")]
     InvalidLink,
@@ -51,7 +51,7 @@ pub enum PageError {
 
 impl PageError {
     /// How a claimed flow ends when its callback stops with this error.
-    pub fn flow_status(&self) -> FlowStatus {
+    pub(super) fn flow_status(&self) -> FlowStatus {
         match self {
             PageError::NotCompleted { denied: true } => FlowStatus::Denied,
             _ => FlowStatus::Failed,
@@ -59,7 +59,7 @@ impl PageError {
     }
 
     /// The security event this error is (`event`, what happened), if it may be an attack.
-    pub fn alarm(&self) -> Option<(&'static str, &'static str)> {
+    pub(super) fn alarm(&self) -> Option<(&'static str, &'static str)> {
         match self {
             PageError::OtherBrowser => Some((
                 "callback.binding_mismatch",

@@ -37,7 +37,7 @@ fn cookie_name(oauth_state: &str, https: bool) -> String {
 }
 
 /// Sends the browser to the issuer to sign in, to come back to `return_to`.
-pub fn start(
+pub(super) fn start(
     oidc: &Oidc,
     sealer: &Sealer,
     return_to: &str,
@@ -85,7 +85,7 @@ pub fn start(
 }
 
 /// `GET /login/callback`.
-pub async fn callback(
+pub(super) async fn callback(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,

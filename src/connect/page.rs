@@ -62,7 +62,7 @@ fn admit(
     Ok((ticket, browser))
 }
 
-pub async fn show(
+pub(super) async fn show(
     State(state): State<AppState>,
     Path(sealed): Path<String>,
     headers: HeaderMap,
@@ -89,11 +89,11 @@ pub async fn show(
 }
 
 #[derive(Deserialize)]
-pub struct ContinueForm {
+pub(super) struct ContinueForm {
     csrf: String,
 }
 
-pub async fn continue_to_provider(
+pub(super) async fn continue_to_provider(
     State(state): State<AppState>,
     Path(sealed): Path<String>,
     headers: HeaderMap,

@@ -3,7 +3,7 @@
 
 /// The callback's query, each parameter at most once.
 #[derive(Default)]
-pub struct CallbackQuery {
+pub(super) struct CallbackQuery {
     pub state: Option<String>,
     pub code: Option<String>,
     pub error: Option<String>,
@@ -16,7 +16,7 @@ pub struct CallbackQuery {
 
 const MAX_PARAM_LEN: usize = 2048;
 
-pub fn parse_query(raw: Option<&str>) -> Option<CallbackQuery> {
+pub(super) fn parse_query(raw: Option<&str>) -> Option<CallbackQuery> {
     let mut q = CallbackQuery::default();
     for (name, value) in url::form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
         if value.len() > MAX_PARAM_LEN {

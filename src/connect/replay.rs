@@ -20,7 +20,7 @@ use crate::flows::{Flow, FlowStatus, REDEEM_DEADLINE_SECS};
 use crate::state::AppState;
 
 /// The page for a callback that found its flow already claimed.
-pub async fn already_used(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Response {
+pub(super) async fn already_used(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Response {
     let audit = Audit {
         principal: Some(&flow.principal),
         provider: Some(&flow.provider),

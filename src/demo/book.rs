@@ -58,7 +58,7 @@ pub(super) enum VoidError {
 
 impl Book {
     /// The user's invoices: seeded ones, then created ones, with voids applied.
-    pub fn invoices(&self, user: &str) -> Vec<DemoInvoice> {
+    pub(super) fn invoices(&self, user: &str) -> Vec<DemoInvoice> {
         let mut all = self.seeded(user);
         let ledger = self.ledger.lock().expect("demo book lock");
         if let Some(book) = ledger.users.get(user) {
@@ -86,7 +86,7 @@ impl Book {
 
     /// Creates `invoice` for `user` (`make` gets how many the user created before), or returns
     /// the one already created under `key`.
-    pub fn create(
+    pub(super) fn create(
         &self,
         user: &str,
         key: &str,
@@ -119,7 +119,7 @@ impl Book {
     }
 
     /// Voids the user's invoice `id` (voiding twice is fine; a paid one cannot be voided).
-    pub fn void(&self, user: &str, id: &str) -> Result<DemoInvoice, VoidError> {
+    pub(super) fn void(&self, user: &str, id: &str) -> Result<DemoInvoice, VoidError> {
         let current = self
             .invoices(user)
             .into_iter()
@@ -141,7 +141,7 @@ impl Book {
     }
 
     /// Created invoices kept now, and users remembered.
-    pub fn kept(&self) -> (usize, usize) {
+    pub(super) fn kept(&self) -> (usize, usize) {
         let ledger = self.ledger.lock().expect("demo book lock");
         (ledger.created.len(), ledger.users.len())
     }

@@ -5,7 +5,7 @@ use crate::identity::Principal;
 use crate::store::StoreError;
 
 /// The columns every SQL backend selects, in this order.
-pub const COLUMNS: &str = "id, ticket_id, principal_iss, principal_sub, provider, verifier_sealed, \
+pub(super) const COLUMNS: &str = "id, ticket_id, principal_iss, principal_sub, provider, verifier_sealed, \
      state_hash, binding_hash, status, created_at, expires_at, claimed_at";
 
 #[derive(sqlx::FromRow)]
@@ -48,7 +48,7 @@ impl TryFrom<FlowRecord> for Flow {
 }
 
 /// What a failed claim found instead.
-pub fn missed_claim(flow: Flow, now: i64) -> super::Claim {
+pub(super) fn missed_claim(flow: Flow, now: i64) -> super::Claim {
     if flow.status == FlowStatus::Pending && flow.expires_at < now {
         super::Claim::Expired
     } else {

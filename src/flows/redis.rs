@@ -32,7 +32,7 @@ table.insert(all, 1, outcome)
 return all
 ";
 
-/// Marks a flow failed if it is still redeeming and was claimed before ARGV[1]; 1 if it did.
+/// Marks a flow failed if it is still redeeming and was claimed before `ARGV[1]`; 1 if it did.
 const FAIL_STUCK: &str = r"
 if redis.call('HGET', KEYS[1], 'status') ~= 'redeeming' then return 0 end
 local claimed_at = redis.call('HGET', KEYS[1], 'claimed_at')
@@ -41,7 +41,7 @@ redis.call('HSET', KEYS[1], 'status', 'failed')
 return 1
 ";
 
-/// Marks one flow superseded if it is still pending and ARGV[1] is 1; says what it did.
+/// Marks one flow superseded if it is still pending and `ARGV[1]` is 1; says what it did.
 const SUPERSEDE: &str = r"
 local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= 'pending' then return 'done' end

@@ -4,7 +4,7 @@ use super::{GrantKey, GrantRow};
 use crate::identity::Principal;
 
 #[derive(sqlx::FromRow)]
-pub struct GrantRecord {
+pub(super) struct GrantRecord {
     principal_iss: String,
     principal_sub: String,
     provider: String,
@@ -13,7 +13,7 @@ pub struct GrantRecord {
 }
 
 impl GrantRecord {
-    pub fn into_parts(self) -> (GrantKey, GrantRow) {
+    pub(super) fn into_parts(self) -> (GrantKey, GrantRow) {
         (
             GrantKey {
                 principal: Principal {

@@ -25,7 +25,7 @@ redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[
 return version
 ";
 
-/// Replaces the row only while it has the expected version (ARGV[11]).
+/// Replaces the row only while it has the expected version (`ARGV[11]`).
 const COMPARE_AND_SET: &str = r"
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[11] then return 0 end
 redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[2],

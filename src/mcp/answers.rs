@@ -12,25 +12,25 @@ use serde_json::{Value, json};
 use crate::tools::{ToolError, ToolResult};
 
 /// JSON-RPC error codes, by name.
-pub mod codes {
+pub(super) mod codes {
     use rmcp::model::ErrorCode;
 
     /// The body is not JSON.
-    pub const PARSE_ERROR: ErrorCode = ErrorCode::PARSE_ERROR;
+    pub(crate) const PARSE_ERROR: ErrorCode = ErrorCode::PARSE_ERROR;
     /// The JSON is not one request.
-    pub const INVALID_REQUEST: ErrorCode = ErrorCode::INVALID_REQUEST;
+    pub(crate) const INVALID_REQUEST: ErrorCode = ErrorCode::INVALID_REQUEST;
     /// The method does not exist (in this era).
-    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode::METHOD_NOT_FOUND;
+    pub(crate) const METHOD_NOT_FOUND: ErrorCode = ErrorCode::METHOD_NOT_FOUND;
     /// The params, or a `requestState`, do not hold.
-    pub const INVALID_PARAMS: ErrorCode = ErrorCode::INVALID_PARAMS;
+    pub(crate) const INVALID_PARAMS: ErrorCode = ErrorCode::INVALID_PARAMS;
     /// Something on grantry's side failed; `data.retryable` says whether to try again.
-    pub const INTERNAL_ERROR: ErrorCode = ErrorCode::INTERNAL_ERROR;
+    pub(crate) const INTERNAL_ERROR: ErrorCode = ErrorCode::INTERNAL_ERROR;
     /// The client did not declare a capability the call needs (2026-07-28).
-    pub const MISSING_CAPABILITY: ErrorCode = ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY;
+    pub(crate) const MISSING_CAPABILITY: ErrorCode = ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY;
     /// A protocol version grantry does not speak; `data.supported` names those it does.
-    pub const UNSUPPORTED_VERSION: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
+    pub(crate) const UNSUPPORTED_VERSION: ErrorCode = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
     /// The legacy era's "open this URL first" (2025-11-25).
-    pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+    pub(crate) const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 }
 
 /// Builds an rmcp value from its wire JSON. The JSON is grantry's own and always well formed.

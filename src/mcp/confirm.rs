@@ -41,7 +41,7 @@ impl round_state::Bound for ConfirmClaims {
 }
 
 /// One call of a destructive tool named `tool`, through its confirmation round.
-pub async fn run(
+pub(super) async fn run(
     call: &Call<'_>,
     tool: &str,
     confirm: &dyn ConfirmTool,

@@ -100,7 +100,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn tools() -> Vec<Tool> {
+pub(super) fn tools() -> Vec<Tool> {
     FIXTURES
         .iter()
         .chain(legacy::FIXTURES)
@@ -115,7 +115,7 @@ pub fn tools() -> Vec<Tool> {
         .collect()
 }
 
-pub fn is_test_tool(name: &str) -> bool {
+pub(super) fn is_test_tool(name: &str) -> bool {
     FIXTURES.iter().any(|(fixture, _)| *fixture == name) || legacy::is_fixture(name)
 }
 
@@ -140,7 +140,7 @@ impl Round<'_> {
     }
 }
 
-pub async fn call(
+pub(super) async fn call(
     params: CallToolRequestParams,
     ctx: RequestContext<RoleServer>,
     state: &AppState,

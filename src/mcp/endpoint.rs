@@ -17,14 +17,14 @@ use super::headers::MCP_METHOD;
 use crate::metrics;
 use crate::state::AppState;
 
-pub struct Endpoint {
+pub(super) struct Endpoint {
     pub state: AppState,
     pub edge: Edge,
 }
 
 impl Endpoint {
     /// Answers one request to `/mcp`. Every request is counted, refusals by admission too.
-    pub async fn serve(self: Arc<Self>, mut request: Request) -> Response {
+    pub(super) async fn serve(self: Arc<Self>, mut request: Request) -> Response {
         let method = metrics::method_label(
             request
                 .headers()

@@ -44,7 +44,7 @@ impl round_state::Bound for FormClaims {
 }
 
 /// One call of the form tool named `tool`, through its rounds.
-pub async fn run(
+pub(super) async fn run(
     call: &Call<'_>,
     tool: &str,
     form: &dyn FormTool,

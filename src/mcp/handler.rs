@@ -253,7 +253,7 @@ impl McpHandler {
 }
 
 /// Keeps the handler cheap to hand to rmcp's per-request factory.
-pub fn factory(
+pub(super) fn factory(
     handler: McpHandler,
 ) -> impl Fn() -> Result<McpHandler, std::io::Error> + Send + Sync + 'static {
     move || Ok(handler.clone())

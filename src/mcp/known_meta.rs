@@ -39,7 +39,7 @@ impl Meta<'_> {
 
 /// `_meta` texts found to hold, with the client capabilities each declares.
 #[derive(Default)]
-pub struct KnownMetas {
+pub(super) struct KnownMetas {
     entries: RwLock<Entries>,
 }
 
@@ -53,7 +53,7 @@ struct Entries {
 impl KnownMetas {
     /// The client capabilities of `meta` if it holds (see [`Meta::holds`]); `None` when it
     /// does not, which sends the request to rmcp.
-    pub fn capabilities(&self, meta: &RawValue) -> Option<Arc<Value>> {
+    pub(super) fn capabilities(&self, meta: &RawValue) -> Option<Arc<Value>> {
         let text = meta.get();
         {
             let entries = self

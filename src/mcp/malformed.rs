@@ -32,7 +32,7 @@ const LEGACY_METHODS: [&str; 5] = [
 
 /// The `-32602` for a method grantry serves (in the request's era) whose params rmcp could
 /// not read; `None` for a method it does not serve (that one is `-32601`).
-pub fn invalid_params(method: &str, legacy: bool) -> Option<ErrorData> {
+pub(super) fn invalid_params(method: &str, legacy: bool) -> Option<ErrorData> {
     let served: &[&str] = if legacy {
         &LEGACY_METHODS
     } else {
@@ -49,7 +49,7 @@ pub fn invalid_params(method: &str, legacy: bool) -> Option<ErrorData> {
 
 /// What a body rmcp could not read as a message is.
 #[derive(Debug, PartialEq)]
-pub struct Unreadable {
+pub(super) struct Unreadable {
     pub code: ErrorCode,
     pub message: &'static str,
     /// The request's id, when it is one a response may carry.
@@ -58,7 +58,7 @@ pub struct Unreadable {
 
 /// Reads a body rmcp refused as not a message; `None` when it is a well-formed request after
 /// all (then rmcp's refusal was about something else, such as the content type).
-pub fn classify(body: &[u8]) -> Option<Unreadable> {
+pub(super) fn classify(body: &[u8]) -> Option<Unreadable> {
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
         return Some(unreadable(codes::PARSE_ERROR, "Parse error", Value::Null));
     };

@@ -15,7 +15,7 @@ mod answers;
 pub mod auth;
 mod capabilities;
 mod confirm;
-/// The conformance suite's fixture tools: only in a build with the `conformance` feature.
+// The conformance suite's fixture tools: only in a build with the `conformance` feature.
 #[cfg(feature = "conformance")]
 mod conformance;
 mod direct;

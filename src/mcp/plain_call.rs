@@ -18,7 +18,7 @@ use crate::metrics::Outcome;
 use crate::state::AppState;
 use crate::tools::{self, Mode, Tool, ToolError, ToolOutcome, ToolResult};
 
-/// Whether `tools/call` of `name` runs through [`run`]: one of grantry's own tools (never a
+/// Whether `tools/call` of `name` runs through [`PlainCall::run`]: one of grantry's own tools (never a
 /// conformance fixture) with no form or confirmation round.
 pub(super) fn is_plain_tool(name: &str) -> bool {
     Tool::named(name).is_some_and(|tool| matches!(tool.mode(), Mode::Plain))

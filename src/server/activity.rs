@@ -26,14 +26,14 @@ const NONE: u64 = u64::MAX;
 
 /// The two deadlines a connection that is not busy runs against.
 #[derive(Debug, Clone, Copy)]
-pub struct Timeouts {
+pub(super) struct Timeouts {
     pub header_read: Duration,
     pub idle: Duration,
 }
 
 /// Why a connection was closed by its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expired {
+pub(super) enum Expired {
     /// A request head (or a fresh connection's first one) did not arrive in time.
     Header,
     /// A keep-alive connection sent nothing for the idle timeout.
@@ -41,7 +41,7 @@ pub enum Expired {
 }
 
 impl Expired {
-    pub fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             Expired::Header => "header",
             Expired::Idle => "idle",
@@ -50,7 +50,7 @@ impl Expired {
 }
 
 /// One connection's activity. Times are milliseconds since the accept.
-pub struct Activity {
+pub(super) struct Activity {
     accepted: Instant,
     in_flight: AtomicU32,
     /// When the current request head began to arrive (`NONE`: no byte yet).
@@ -62,7 +62,7 @@ pub struct Activity {
 }
 
 impl Activity {
-    pub fn new() -> Arc<Self> {
+    pub(super) fn new() -> Arc<Self> {
         Arc::new(Self {
             accepted: Instant::now(),
             in_flight: AtomicU32::new(0),
@@ -87,7 +87,7 @@ impl Activity {
 
     /// A request's head is complete: the connection is busy until the returned guard drops
     /// (with the answer's body).
-    pub fn request_started(self: &Arc<Self>) -> Busy {
+    pub(super) fn request_started(self: &Arc<Self>) -> Busy {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         self.head_started.store(NONE, Ordering::Relaxed);
         self.served.store(1, Ordering::Relaxed);
@@ -114,7 +114,7 @@ impl Activity {
 }
 
 /// Resolves when the connection has passed its deadline without being busy.
-pub async fn expiry(activity: &Activity, timeouts: Timeouts) -> Expired {
+pub(super) async fn expiry(activity: &Activity, timeouts: Timeouts) -> Expired {
     loop {
         let now = activity.now_ms();
         let wait = match activity.deadline(&timeouts) {
@@ -128,7 +128,7 @@ pub async fn expiry(activity: &Activity, timeouts: Timeouts) -> Expired {
 }
 
 /// Marks a request in flight; dropped when its answer's body is done (or dropped).
-pub struct Busy(Arc<Activity>);
+pub(super) struct Busy(Arc<Activity>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
@@ -150,7 +150,7 @@ pin_project_lite::pin_project! {
 }
 
 impl<T> Watched<T> {
-    pub fn new(inner: T, activity: Arc<Activity>) -> Self {
+    pub(super) fn new(inner: T, activity: Arc<Activity>) -> Self {
         Self { inner, activity }
     }
 }

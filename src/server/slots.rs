@@ -11,16 +11,20 @@ use crate::limits::counted_as;
 use crate::quota::{Exceeded, Place, Quota};
 
 /// One open connection's place; given back when dropped.
-pub type Slot = Place<IpAddr>;
+pub(super) type Slot = Place<IpAddr>;
 
 /// The connection caps.
-pub struct Slots {
+pub(super) struct Slots {
     quota: Arc<Quota<IpAddr>>,
     trusted_proxies: Vec<IpNet>,
 }
 
 impl Slots {
-    pub fn new(max_total: usize, max_per_address: usize, trusted_proxies: Vec<IpNet>) -> Self {
+    pub(super) fn new(
+        max_total: usize,
+        max_per_address: usize,
+        trusted_proxies: Vec<IpNet>,
+    ) -> Self {
         Self {
             quota: Quota::new(max_total, max_per_address),
             trusted_proxies,
@@ -28,19 +32,19 @@ impl Slots {
     }
 
     /// A place for a connection from `peer`, if both caps allow one.
-    pub fn take(&self, peer: IpAddr) -> Result<Slot, Exceeded> {
+    pub(super) fn take(&self, peer: IpAddr) -> Result<Slot, Exceeded> {
         let trusted = self.trusted_proxies.iter().any(|net| net.contains(&peer));
         self.quota.take((!trusted).then(|| counted_as(peer)))
     }
 
     /// Connections open now.
-    pub fn open(&self) -> usize {
+    pub(super) fn open(&self) -> usize {
         self.quota.taken()
     }
 }
 
 /// The metric label of a refusal.
-pub fn label(exceeded: Exceeded) -> &'static str {
+pub(super) fn label(exceeded: Exceeded) -> &'static str {
     match exceeded {
         Exceeded::Total => "total",
         Exceeded::Share => "address",

@@ -40,7 +40,7 @@ where
     }
 }
 
-pub fn status(args: ServeArgs) -> ExitCode {
+pub(crate) fn status(args: ServeArgs) -> ExitCode {
     with_grants(args, |grants| async move {
         let ring = grants.key_ids();
         println!("keys in the ring (the first seals): {}", ring.join(", "));
@@ -61,7 +61,7 @@ pub fn status(args: ServeArgs) -> ExitCode {
     })
 }
 
-pub fn rewrap(args: ServeArgs) -> ExitCode {
+pub(crate) fn rewrap(args: ServeArgs) -> ExitCode {
     with_grants(args, |grants| async move {
         let (mut total, mut batches) = (0, 0);
         loop {

@@ -5,7 +5,7 @@ use grantry::config::LogFormat;
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber.
-pub fn init(format: LogFormat) {
+pub(crate) fn init(format: LogFormat) {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::filter_fn;
     use tracing_subscriber::layer::SubscriberExt;

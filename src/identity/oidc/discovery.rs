@@ -30,7 +30,7 @@ pub enum DiscoveryError {
 
 /// Fetches and checks `{issuer}/.well-known/openid-configuration`, retrying a few times so
 /// that grantry and its issuer may start together.
-pub async fn discover(
+pub(super) async fn discover(
     http: &reqwest::Client,
     issuer: &str,
 ) -> Result<IssuerMetadata, DiscoveryError> {

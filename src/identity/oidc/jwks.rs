@@ -22,7 +22,7 @@ const MAX_AGE: Duration = Duration::from_secs(3600);
 const STALE_GRACE: Duration = Duration::from_secs(24 * 3600);
 
 /// One verification key and the algorithm the issuer pinned it to, if any.
-pub struct VerifyingKey {
+pub(super) struct VerifyingKey {
     pub key: DecodingKey,
     pub algorithm: Option<Algorithm>,
 }
@@ -48,7 +48,7 @@ pub enum KeyError {
     Unavailable(String),
 }
 
-pub struct Jwks {
+pub(super) struct Jwks {
     uri: String,
     http: reqwest::Client,
     cached: RwLock<Cached>,
@@ -56,7 +56,7 @@ pub struct Jwks {
 }
 
 impl Jwks {
-    pub fn new(uri: String, http: reqwest::Client) -> Self {
+    pub(super) fn new(uri: String, http: reqwest::Client) -> Self {
         Self {
             uri,
             http,
@@ -66,7 +66,7 @@ impl Jwks {
     }
 
     /// The key for `kid`, refetching the set when it is unknown or stale.
-    pub async fn key(&self, kid: Option<&str>) -> Result<Arc<VerifyingKey>, KeyError> {
+    pub(super) async fn key(&self, kid: Option<&str>) -> Result<Arc<VerifyingKey>, KeyError> {
         if let Some(key) = self.lookup(kid, MAX_AGE).await {
             return Ok(key);
         }

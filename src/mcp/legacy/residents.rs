@@ -31,7 +31,7 @@ pub enum Crowded {
 }
 
 /// The sessions in memory here, by id.
-pub struct Residents {
+pub(super) struct Residents {
     cap: usize,
     share: usize,
     state: Mutex<State>,
@@ -55,7 +55,7 @@ struct Resident {
 
 /// A place made for one more session of `owner`; given back unless [`Residents::settle`]
 /// names the session that took it.
-pub struct Reservation {
+pub(super) struct Reservation {
     residents: Arc<Residents>,
     owner: String,
     settled: bool,
@@ -70,7 +70,7 @@ pub struct InUse {
 }
 
 impl Residents {
-    pub fn new(cap: usize, share: usize) -> Arc<Self> {
+    pub(super) fn new(cap: usize, share: usize) -> Arc<Self> {
         Arc::new(Self {
             cap,
             share,
@@ -80,7 +80,7 @@ impl Residents {
 
     /// Makes room in memory for one more session of `owner`, evicting idle sessions from
     /// rmcp's memory where the share or the cap says so.
-    pub async fn make_room(
+    pub(super) async fn make_room(
         self: &Arc<Self>,
         owner: &str,
         memory: &LocalSessionManager,
@@ -116,7 +116,7 @@ impl Residents {
     }
 
     /// The session `id` took the place `reservation` made.
-    pub fn settle(&self, mut reservation: Reservation, id: &str) {
+    pub(super) fn settle(&self, mut reservation: Reservation, id: &str) {
         let mut state = self.state();
         state.unreserve(&reservation.owner);
         state.resident(id, &reservation.owner);
@@ -125,7 +125,7 @@ impl Residents {
 
     /// A request of `owner` (checked against the store) uses the session `id`, which is in
     /// memory or is about to be restored into a place made for it.
-    pub fn use_session(self: &Arc<Self>, id: &str, owner: &str) -> InUse {
+    pub(super) fn use_session(self: &Arc<Self>, id: &str, owner: &str) -> InUse {
         let mut state = self.state();
         let resident = state.resident(id, owner);
         resident.in_use += 1;

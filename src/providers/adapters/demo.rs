@@ -27,7 +27,7 @@ struct DemoInvoice {
     due: Option<String>,
 }
 
-pub async fn list_invoices(
+pub(super) async fn list_invoices(
     api: &Api<'_>,
     filter: StatusFilter,
     cursor: Option<&str>,
@@ -49,7 +49,7 @@ pub async fn list_invoices(
     })
 }
 
-pub async fn create_invoice(
+pub(super) async fn create_invoice(
     api: &Api<'_>,
     new: &NewInvoice,
     idempotency_key: &str,
@@ -76,12 +76,12 @@ pub async fn create_invoice(
     normalize(raw)
 }
 
-pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+pub(super) async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     let url = endpoint(&api.provider.api_base, &["invoices", id])?;
     normalize(get_json(api, url, Auth::Bearer, &[]).await?)
 }
 
-pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+pub(super) async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     let url = endpoint(&api.provider.api_base, &["invoices", id, "void"])?;
     normalize(send_json(api, &JsonRequest::new(Method::POST, url)).await?)
 }

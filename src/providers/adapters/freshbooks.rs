@@ -67,7 +67,7 @@ struct Money {
     code: String,
 }
 
-pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
+pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
     let url = endpoint(
         &api.provider.api_base,
         &["auth", "api", "v1", "users", "me"],
@@ -85,7 +85,7 @@ pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
         .ok_or_else(|| ApiError::BadResponse("the user belongs to no FreshBooks business".into()))
 }
 
-pub async fn list_invoices(
+pub(super) async fn list_invoices(
     api: &Api<'_>,
     filter: StatusFilter,
     cursor: Option<&str>,

@@ -21,13 +21,13 @@ const MAX_WAIT: Duration = Duration::from_secs(2);
 
 /// How the token goes in the request.
 #[derive(Clone, Copy)]
-pub enum Auth {
+pub(super) enum Auth {
     Bearer,
     /// `Authorization: Zoho-oauthtoken …`.
     Zoho,
 }
 
-pub async fn get_json<T: DeserializeOwned>(
+pub(super) async fn get_json<T: DeserializeOwned>(
     api: &Api<'_>,
     url: Url,
     auth: Auth,
@@ -42,7 +42,7 @@ pub async fn get_json<T: DeserializeOwned>(
 }
 
 /// One request to a provider's JSON API.
-pub struct JsonRequest<'a> {
+pub(super) struct JsonRequest<'a> {
     pub method: reqwest::Method,
     pub url: Url,
     pub auth: Auth,
@@ -52,7 +52,7 @@ pub struct JsonRequest<'a> {
 
 impl JsonRequest<'_> {
     /// A request with a bearer token, no extra header and no body.
-    pub fn new(method: reqwest::Method, url: Url) -> Self {
+    pub(super) fn new(method: reqwest::Method, url: Url) -> Self {
         Self {
             method,
             url,
@@ -73,7 +73,7 @@ enum Verdict {
 
 /// Sends a request with an optional JSON body. Only requests that are safe to repeat come
 /// here (reads, idempotency-keyed creates, voids), so 429 and 5xx are retried like reads.
-pub async fn send_json<T: DeserializeOwned>(
+pub(super) async fn send_json<T: DeserializeOwned>(
     api: &Api<'_>,
     request: &JsonRequest<'_>,
 ) -> Result<T, ApiError> {
@@ -157,7 +157,7 @@ async fn decode<T: DeserializeOwned>(response: reqwest::Response) -> Result<T, A
 }
 
 /// `base` with `segments` appended to its path.
-pub fn endpoint(base: &Url, segments: &[&str]) -> Result<Url, ApiError> {
+pub(super) fn endpoint(base: &Url, segments: &[&str]) -> Result<Url, ApiError> {
     let mut url = base.clone();
     url.path_segments_mut()
         .map_err(|_| ApiError::BadResponse("api_base cannot take a path".into()))?

@@ -57,7 +57,10 @@ struct Reference {
     name: Option<String>,
 }
 
-pub async fn pick_account(api: &Api<'_>, hints: &CallbackHints) -> Result<Account, ApiError> {
+pub(super) async fn pick_account(
+    api: &Api<'_>,
+    hints: &CallbackHints,
+) -> Result<Account, ApiError> {
     let realm = hints
         .realm_id
         .as_deref()
@@ -76,7 +79,7 @@ pub async fn pick_account(api: &Api<'_>, hints: &CallbackHints) -> Result<Accoun
     })
 }
 
-pub async fn list_invoices(
+pub(super) async fn list_invoices(
     api: &Api<'_>,
     filter: StatusFilter,
     cursor: Option<&str>,

@@ -45,7 +45,7 @@ struct Named {
     displayed_as: Option<String>,
 }
 
-pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
+pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
     let url = endpoint(&api.provider.api_base, &["v3.1", "businesses"])?;
     let businesses: Vec<Business> = get_json(api, url, Auth::Bearer, &[]).await?;
     businesses
@@ -58,7 +58,7 @@ pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
         .ok_or_else(|| ApiError::BadResponse("the user has no Sage business".into()))
 }
 
-pub async fn list_invoices(
+pub(super) async fn list_invoices(
     api: &Api<'_>,
     filter: StatusFilter,
     cursor: Option<&str>,

@@ -29,7 +29,7 @@ struct StripeInvoice {
     due_date: Option<i64>,
 }
 
-pub async fn list_invoices(
+pub(super) async fn list_invoices(
     api: &Api<'_>,
     filter: StatusFilter,
     cursor: Option<&str>,

@@ -50,7 +50,7 @@ struct Contact {
     name: Option<String>,
 }
 
-pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
+pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
     let url = endpoint(&api.provider.api_base, &["connections"])?;
     let connections: Vec<Connection> = get_json(api, url, Auth::Bearer, &[]).await?;
     connections
@@ -63,7 +63,7 @@ pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
         .ok_or_else(|| ApiError::BadResponse("the grant reaches no Xero organisation".into()))
 }
 
-pub async fn list_invoices(
+pub(super) async fn list_invoices(
     api: &Api<'_>,
     filter: StatusFilter,
     cursor: Option<&str>,
@@ -96,7 +96,7 @@ pub async fn list_invoices(
     })
 }
 
-pub async fn create_invoice(
+pub(super) async fn create_invoice(
     api: &Api<'_>,
     new: &NewInvoice,
     idempotency_key: &str,
@@ -134,14 +134,14 @@ pub async fn create_invoice(
     .await?)
 }
 
-pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+pub(super) async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     let tenant = api.account()?;
     let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices", id])?;
     one(get_json(api, url, Auth::Bearer, &[("xero-tenant-id", &tenant.id)]).await?)
 }
 
 /// Xero voids by updating the invoice's status to VOIDED.
-pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+pub(super) async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     let tenant = api.account()?;
     let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices", id])?;
     let body = serde_json::json!({"Invoices": [{"InvoiceID": id, "Status": "VOIDED"}]});

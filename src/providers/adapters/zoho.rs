@@ -49,7 +49,7 @@ struct ZohoInvoice {
 
 /// Before the code is redeemed: an account in another data centre can only redeem its code
 /// there, so it is refused by name rather than failing at the token endpoint.
-pub fn check_region(provider: &Provider, hints: &CallbackHints) -> Result<(), ApiError> {
+pub(super) fn check_region(provider: &Provider, hints: &CallbackHints) -> Result<(), ApiError> {
     let Some(server) = &hints.accounts_server else {
         return Ok(());
     };
@@ -66,7 +66,7 @@ pub fn check_region(provider: &Provider, hints: &CallbackHints) -> Result<(), Ap
     Ok(())
 }
 
-pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
+pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
     let url = endpoint(&api.provider.api_base, &["invoice", "v3", "organizations"])?;
     let answer: Organizations = get_json(api, url, Auth::Zoho, &[]).await?;
     let mut organizations = answer.organizations;
@@ -86,7 +86,7 @@ pub async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
     })
 }
 
-pub async fn list_invoices(
+pub(super) async fn list_invoices(
     api: &Api<'_>,
     filter: StatusFilter,
     cursor: Option<&str>,
