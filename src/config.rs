@@ -81,6 +81,8 @@ pub struct Config {
     /// Catalog ids allowed plain http to hosts that are not loopback (test setups).
     pub allow_insecure_providers: Vec<ProviderId>,
     pub retry_hold: Duration,
+    /// Between a held retry's reads of the store (events wake it sooner).
+    pub hold_poll_interval: Duration,
     /// How long a legacy-era `elicitation/create` question waits for its answer.
     pub elicitation_timeout: Duration,
     /// Legacy-era sessions this process keeps in memory at once.
@@ -152,6 +154,7 @@ impl Config {
             providers_file: args.providers,
             allow_insecure_providers: args.allow_insecure_provider.unwrap_or_default().0,
             retry_hold: args.retry_hold,
+            hold_poll_interval: args.hold_poll_interval,
             elicitation_timeout: args.elicitation_timeout,
             max_legacy_sessions: args.max_legacy_sessions,
             max_legacy_sessions_per_principal: args.max_legacy_sessions_per_principal,

@@ -127,6 +127,12 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_RETRY_HOLD", value_name = "SECONDS",
           default_value = "45", value_parser = seconds(0, 300))]
     pub retry_hold: Duration,
+    /// Seconds between a held retry's reads of the store. A landed grant wakes its held
+    /// retries at once, on any replica, by an event; this read is the safety net for an event
+    /// lost on the way.
+    #[arg(long, env = "GRANTRY_HOLD_POLL_INTERVAL", value_name = "SECONDS",
+          default_value = "2", value_parser = seconds(1, 300))]
+    pub hold_poll_interval: Duration,
     /// Legacy-era (2025-11-25) sessions this process keeps in memory at once; past it an idle
     /// one (of the principal holding most) makes room, and only when none is idle does a new
     /// one (or one restored from the store) get 503.

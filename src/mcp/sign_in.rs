@@ -7,8 +7,6 @@
 //! sign-in is still pending the request is held (the edge layer keeps the connection alive)
 //! until the grant lands or the hold passes, then the same link is offered again.
 
-use std::time::Duration;
-
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
@@ -20,10 +18,6 @@ use crate::grants::GrantKey;
 use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::ToolResult;
-
-/// Re-reads the store at least this often while holding, in case a wake-up event was missed
-/// (events normally wake a held retry at once, on any replica).
-pub(super) const HOLD_POLL: Duration = Duration::from_secs(2);
 
 /// The `inputRequests` key of the sign-in request for `provider`.
 pub fn input_key(provider: &str) -> String {
@@ -241,7 +235,7 @@ pub async fn hold<'a>(
         }
         tokio::select! {
             _ = waiter.changed(&key) => {}
-            _ = tokio::time::sleep(HOLD_POLL) => {}
+            _ = tokio::time::sleep(state.config.hold_poll_interval) => {}
             _ = tokio::time::sleep_until(deadline) => {}
         }
     }

@@ -35,7 +35,7 @@ async fn connect(session: &LegacySession, server: &Server) -> Value {
         "{url}"
     );
     let signed_in = Browser::new().sign_in(url, true).await;
-    assert!(signed_in.final_page.body.contains("connected"));
+    signed_in.assert_connected();
     elicitation
 }
 
@@ -77,7 +77,7 @@ async fn a_legacy_session_signs_in_through_32042_hears_completion_and_the_retry_
     assert_eq!(server.count_rows("grants").await, 0);
 
     let signed_in = Browser::new().sign_in(url, true).await;
-    assert!(signed_in.final_page.body.contains("connected"));
+    signed_in.assert_connected();
     let notice = listening
         .await
         .unwrap()

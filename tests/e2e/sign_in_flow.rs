@@ -29,12 +29,7 @@ async fn sign_in_then_retry_returns_invoices_and_later_calls_complete_at_once() 
             .starts_with(&format!("{}/demo/authorize?", server.base))
     );
     assert!(signed_in.callback_url.contains("/oauth/callback?"));
-    assert_eq!(signed_in.final_page.status, StatusCode::OK);
-    assert!(
-        signed_in.final_page.body.contains("connected"),
-        "{}",
-        signed_in.final_page.body
-    );
+    signed_in.assert_connected();
     assert!(
         !signed_in.final_page.url.contains("code="),
         "the last page URL is clean"
@@ -135,7 +130,8 @@ async fn a_retry_while_pending_is_held_then_asked_again_with_the_same_link() {
 
 #[tokio::test]
 async fn a_held_retry_completes_as_soon_as_the_callback_lands() {
-    let server = Server::start(&["--retry-hold", "30"]).await;
+    // No poll within the hold: only the grant-landed event can wake the retry in time.
+    let server = Server::start(&["--retry-hold", "30", "--hold-poll-interval", "300"]).await;
     let mcp = std::sync::Arc::new(Mcp::new(server.mcp_url()));
     let first = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
@@ -145,19 +141,20 @@ async fn a_held_retry_completes_as_soon_as_the_callback_lands() {
     let waiting = {
         let mcp = mcp.clone();
         tokio::spawn(async move {
-            let started = Instant::now();
             let answer = mcp
                 .retry("list_invoices", json!({}), accept(&key), &state)
                 .await;
-            (answer, started.elapsed())
+            (answer, Instant::now())
         })
     };
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    server.wait_until_holding(1).await;
     Browser::new().sign_in(&link, true).await;
-    let (answer, held) = waiting.await.unwrap();
+    let landed = Instant::now();
+    let (answer, woke) = waiting.await.unwrap();
+    let latency = woke.saturating_duration_since(landed);
     assert!(
-        held < Duration::from_secs(15),
-        "woke on the grant, not the hold: {held:?}"
+        latency < Duration::from_secs(1),
+        "woke {latency:?} after the callback: by the event, not the poll or the hold"
     );
     let r = answer.result();
     assert_eq!(r["resultType"], "complete", "{}", answer.raw);
@@ -333,7 +330,7 @@ async fn a_client_without_url_elicitation_gets_the_link_as_text_when_asked_to() 
         "handing out a link writes nothing"
     );
     let signed_in = Browser::new().sign_in(&link, true).await;
-    assert!(signed_in.final_page.body.contains("connected"));
+    signed_in.assert_connected();
     let again = mcp
         .call_tool("list_invoices", json!({}), no_elicitation)
         .await;

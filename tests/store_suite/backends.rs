@@ -1,7 +1,6 @@
 //! Opening each backend fresh for one test, and cleaning up after it.
 
-#[path = "../common/servers.rs"]
-mod servers;
+use grantry_test_servers as servers;
 
 use grantry::startup::Stores;
 

@@ -128,7 +128,7 @@ pub fn notify_when_connected(
             }
             tokio::select! {
                 _ = waiter.changed(&key) => {}
-                _ = tokio::time::sleep(crate::mcp::sign_in::HOLD_POLL) => {}
+                _ = tokio::time::sleep(state.config.hold_poll_interval) => {}
                 _ = tokio::time::sleep_until(deadline) => return,
             }
         }

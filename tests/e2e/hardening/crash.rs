@@ -73,7 +73,7 @@ async fn a_replayed_callback_names_the_flow_its_user_and_provider_in_the_alarm()
     let server = Server::start(&["--log-format", "json"]).await;
     let (link, _, _) = Mcp::new(server.mcp_url()).first_round().await;
     let signed_in = Browser::new().sign_in(&link, true).await;
-    assert!(signed_in.final_page.body.contains("account is connected"));
+    signed_in.assert_connected();
     server.execute("UPDATE flows SET status = 'failed'").await;
     // Someone else replays the callback URL.
     let replay = Browser::new().get(&signed_in.callback_url).await;

@@ -6,7 +6,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::support::{Server, oidc};
+use crate::support::{Server, oidc, with_room_in_the_window};
 
 /// A client that shows redirects rather than following them (the code is in one).
 fn no_redirects() -> reqwest::Client {
@@ -153,15 +153,6 @@ async fn oversized_invoice_fields_are_refused_not_kept() {
         .unwrap();
     assert_eq!(refused.status(), 422);
     assert_eq!(server.demo_stats().await["invoices_kept"], 0);
-}
-
-/// Waits, if need be, until at least `room` seconds of the current one-minute rate-limit
-/// window are left, so that a handful of requests all count in one window.
-pub async fn with_room_in_the_window(room: u64) {
-    let second = std::time::UNIX_EPOCH.elapsed().unwrap().as_secs() % 60;
-    if second + room > 60 {
-        tokio::time::sleep(std::time::Duration::from_secs(61 - second)).await;
-    }
 }
 
 #[tokio::test]

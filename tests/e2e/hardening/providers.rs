@@ -102,9 +102,5 @@ async fn pkce_off_is_logged_and_metadata_advertising_s256_gets_pkce_anyway() {
         "{}",
         signed_in.authorize_url
     );
-    assert!(
-        signed_in.final_page.body.contains("account is connected"),
-        "{}",
-        signed_in.final_page.body
-    );
+    signed_in.assert_connected();
 }

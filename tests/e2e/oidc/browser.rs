@@ -44,11 +44,7 @@ async fn another_users_browser_is_refused_and_the_owner_still_finishes() {
         "the page says who is connecting"
     );
     let signed_in = alices.sign_in(&link, true).await;
-    assert!(
-        signed_in.final_page.body.contains("connected"),
-        "{}",
-        signed_in.final_page.body
-    );
+    signed_in.assert_connected();
     let retry = mcp
         .retry("list_invoices", json!({}), accept(&key), &state)
         .await;
@@ -167,11 +163,7 @@ async fn a_forwarded_provider_authorize_url_fails_before_any_token_request() {
 
     // Alice starts again from her link and finishes.
     let done = alices.sign_in(&link, true).await;
-    assert!(
-        done.final_page.body.contains("connected"),
-        "{}",
-        done.final_page.body
-    );
+    done.assert_connected();
 }
 
 #[tokio::test]

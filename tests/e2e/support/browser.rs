@@ -127,6 +127,30 @@ pub struct SignIn {
     pub final_page: Page,
 }
 
+impl SignIn {
+    /// The sign-in ended on grantry's "Account connected" page, and on nothing else (a refusal
+    /// page such as "Account not connected" also says "connected").
+    #[track_caller]
+    pub fn assert_connected(&self) {
+        let page = &self.final_page;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        assert!(
+            page.url.contains("/connected?provider="),
+            "ended on {}: {}",
+            page.url,
+            page.body
+        );
+        assert!(
+            page.body.contains("<title>Account connected")
+                && page
+                    .body
+                    .contains("account is connected. Return to your assistant"),
+            "not the success page: {}",
+            page.body
+        );
+    }
+}
+
 impl Default for Browser {
     fn default() -> Self {
         Self::new()

@@ -9,9 +9,17 @@ pub mod legacy;
 pub mod mcp;
 pub mod oidc;
 pub mod server;
-#[path = "../../common/servers.rs"]
-pub mod servers;
+pub use grantry_test_servers as servers;
 
 pub use browser::Browser;
 pub use mcp::Mcp;
 pub use server::Server;
+
+/// Waits, if need be, until at least `room` seconds of the current one-minute rate-limit
+/// window are left, so that a handful of requests all count in one window.
+pub async fn with_room_in_the_window(room: u64) {
+    let second = std::time::UNIX_EPOCH.elapsed().unwrap().as_secs() % 60;
+    if second + room > 60 {
+        tokio::time::sleep(std::time::Duration::from_secs(61 - second)).await;
+    }
+}

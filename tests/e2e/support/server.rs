@@ -261,6 +261,27 @@ impl Server {
         response.text().await.unwrap()
     }
 
+    /// The value of an unlabelled metric (a gauge or counter), if `/metrics` shows it.
+    pub async fn metric(&self, name: &str) -> Option<f64> {
+        let text = self.metrics().await;
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    /// Waits (at most 10 s) until this replica holds `count` retries open.
+    pub async fn wait_until_holding(&self, count: u32) {
+        for _ in 0..200 {
+            if self.metric("grantry_held_retries").await == Some(f64::from(count)) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!(
+            "{count} held retries never showed in /metrics:\n{}",
+            self.metrics().await
+        );
+    }
+
     /// The demo provider's counters.
     pub async fn demo_stats(&self) -> serde_json::Value {
         reqwest::get(format!("{}/demo/stats", self.base))

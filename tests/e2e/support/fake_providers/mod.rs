@@ -6,7 +6,11 @@
 //!
 //! Real providers cannot be reached from CI, and their sandboxes need accounts; these fakes
 //! serve the documented shapes so each adapter is exercised end to end through the URLs a
-//! `--providers` file overrides.
+//! `--providers` file overrides. They check what the real ones check: the client's
+//! authentication in the provider's own way (`token_auth` of the built-in catalog: HTTP Basic,
+//! the form body, or Stripe's secret key as the Basic user), the PKCE verifier against the
+//! challenge, the `redirect_uri` against the authorization request's, and for a revocation
+//! that the token is one they issued, carried as the provider expects (form, JSON, query).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,8 +58,73 @@ struct Tokens {
     /// refresh tokens already rotated away → family.
     used_refresh: HashMap<String, u64>,
     revoked_families: HashSet<u64>,
-    codes: HashMap<String, String>,
+    /// Unredeemed codes, with what their authorization request said.
+    codes: HashMap<String, CodeRequest>,
     next: u64,
+}
+
+/// What a code was issued for: the token request must match it.
+struct CodeRequest {
+    provider: String,
+    redirect_uri: String,
+    /// The PKCE S256 challenge, when the request had one.
+    code_challenge: Option<String>,
+}
+
+/// The client every fake provider registered: `client-{provider}` with this secret.
+const CLIENT_SECRET: &str = "fake-client-secret";
+
+/// How each provider authenticates its client, as the built-in catalog says (`token_auth`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ClientAuth {
+    /// `client_secret_basic`.
+    Basic,
+    /// `client_secret_post`.
+    Post,
+    /// Stripe: HTTP Basic with the secret key as the user name.
+    SecretKey,
+}
+
+fn client_auth(provider: &str) -> ClientAuth {
+    match provider {
+        "stripe" => ClientAuth::SecretKey,
+        "xero" | "quickbooks" => ClientAuth::Basic,
+        _ => ClientAuth::Post,
+    }
+}
+
+/// Whether the request authenticates `provider`'s client in the provider's way, and in no
+/// other (RFC 6749 §2.3: one method per request).
+fn client_authenticated(
+    provider: &str,
+    headers: &HeaderMap,
+    body: &HashMap<String, String>,
+) -> bool {
+    use base64::Engine as _;
+    let client_id = format!("client-{provider}");
+    let basic = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+        .and_then(|b| String::from_utf8(b).ok());
+    let in_body = (body.get("client_id"), body.get("client_secret"));
+    match client_auth(provider) {
+        ClientAuth::Basic => {
+            basic == Some(format!("{client_id}:{CLIENT_SECRET}")) && in_body == (None, None)
+        }
+        ClientAuth::SecretKey => basic == Some(format!("{CLIENT_SECRET}:")) && in_body.1.is_none(),
+        ClientAuth::Post => {
+            basic.is_none() && in_body == (Some(&client_id), Some(&CLIENT_SECRET.to_owned()))
+        }
+    }
+}
+
+/// RFC 7636 S256: the challenge a verifier answers.
+fn s256(verifier: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier))
 }
 
 /// Invoices written through the fake's API (Xero's shape).
@@ -175,7 +244,20 @@ async fn authorize(
     let mut tokens = fake.tokens.lock().unwrap();
     tokens.next += 1;
     let code = format!("code-{provider}-{}-{}", tokens.next, rand::random::<u64>());
-    tokens.codes.insert(code.clone(), provider.clone());
+    if query.get("client_id") != Some(&format!("client-{provider}")) {
+        return (StatusCode::BAD_REQUEST, "unknown client_id").into_response();
+    }
+    let code_challenge = match query.get("code_challenge_method").map(String::as_str) {
+        Some("S256") => query.get("code_challenge").cloned(),
+        Some(_) => return (StatusCode::BAD_REQUEST, "only S256").into_response(),
+        None => None,
+    };
+    let request = CodeRequest {
+        provider: provider.clone(),
+        redirect_uri: query["redirect_uri"].clone(),
+        code_challenge,
+    };
+    tokens.codes.insert(code.clone(), request);
     super::leaks::record("provider code", [code.as_str()]);
     let mut back = url::Url::parse(&query["redirect_uri"]).unwrap();
     back.query_pairs_mut()
@@ -211,10 +293,22 @@ fn issue(tokens: &mut Tokens, provider: &str, family: u64, ttl: i64) -> Value {
     body
 }
 
-async fn token(State(fake): State<Fake>, Path(provider): Path<String>, body: String) -> Response {
+async fn token(
+    State(fake): State<Fake>,
+    Path(provider): Path<String>,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
     let form: HashMap<String, String> = url::form_urlencoded::parse(body.as_bytes())
         .into_owned()
         .collect();
+    if !client_authenticated(&provider, &headers, &form) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({"error": "invalid_client"})),
+        )
+            .into_response();
+    }
     let settings = fake.settings.lock().unwrap().clone();
     let invalid_grant = || {
         (
@@ -228,7 +322,20 @@ async fn token(State(fake): State<Fake>, Path(provider): Path<String>, body: Str
             let issued = {
                 let mut tokens = fake.tokens.lock().unwrap();
                 let code = form.get("code").cloned().unwrap_or_default();
-                if tokens.codes.remove(&code).as_deref() != Some(provider.as_str()) {
+                // Used up whatever follows (RFC 6749 §4.1.2), then checked.
+                let Some(request) = tokens.codes.remove(&code) else {
+                    return invalid_grant();
+                };
+                let verifier = form.get("code_verifier");
+                let pkce_ok = match (&request.code_challenge, verifier) {
+                    (Some(challenge), Some(verifier)) => s256(verifier) == *challenge,
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                };
+                if request.provider != provider
+                    || form.get("redirect_uri") != Some(&request.redirect_uri)
+                    || !pkce_ok
+                {
                     return invalid_grant();
                 }
                 fake.counters
@@ -284,9 +391,54 @@ async fn token(State(fake): State<Fake>, Path(provider): Path<String>, body: Str
     }
 }
 
-async fn revoke(State(fake): State<Fake>, body: String) -> StatusCode {
-    fake.counters.revocations.fetch_add(1, Ordering::SeqCst);
-    let _ = body;
+/// RFC 7009, as each provider takes it: the token in a form body (with the client's
+/// credentials where its token endpoint takes them there), in JSON (Intuit), or in the query
+/// (Zoho, which asks for nothing else). A token this fake never issued is answered 200, as the
+/// RFC says, and is not counted; a revoked refresh token ends its whole family.
+async fn revoke(
+    State(fake): State<Fake>,
+    Path(provider): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: String,
+) -> StatusCode {
+    let fields: HashMap<String, String> = match provider.as_str() {
+        "quickbooks" => serde_json::from_str::<HashMap<String, String>>(&body).unwrap_or_default(),
+        "zoho" => query,
+        _ => url::form_urlencoded::parse(body.as_bytes())
+            .into_owned()
+            .collect(),
+    };
+    let authenticated = provider == "zoho"
+        || client_authenticated(&provider, &headers, &{
+            let mut credentials = fields.clone();
+            credentials.retain(|name, _| name.starts_with("client_"));
+            credentials
+        });
+    if !authenticated {
+        return StatusCode::UNAUTHORIZED;
+    }
+    let Some(token) = fields.get("token") else {
+        return StatusCode::BAD_REQUEST;
+    };
+    let mut tokens = fake.tokens.lock().unwrap();
+    let family = tokens
+        .refresh
+        .get(token)
+        .or_else(|| tokens.used_refresh.get(token))
+        .copied()
+        .or_else(|| {
+            tokens
+                .access
+                .get(token)
+                .filter(|(p, _, _)| *p == provider)
+                .map(|(_, family, _)| *family)
+        });
+    if let Some(family) = family {
+        tokens.revoked_families.insert(family);
+        tokens.refresh.retain(|_, f| *f != family);
+        fake.counters.revocations.fetch_add(1, Ordering::SeqCst);
+    }
     StatusCode::OK
 }
 

@@ -1,9 +1,10 @@
-#![allow(dead_code)] // shared by two test binaries, each using a part
 //! The PostgreSQL and Redis servers tests use, each test with its own database or key prefix.
 //!
 //! `GRANTRY_TEST_POSTGRES` (default `postgres://postgres@127.0.0.1:5432/postgres`) and
 //! `GRANTRY_TEST_REDIS` (default `redis://127.0.0.1:6379`). A missing server makes a test say
 //! it skipped and why; under `CI=true` it fails the run instead.
+//!
+//! Test scaffolding: an unwrap that fails is the test's failure.
 
 use sqlx::Connection;
 
