@@ -13,7 +13,7 @@ use grantry::connect::ticket::Ticket;
 use grantry::identity::Principal;
 use grantry::identity::oidc::login::LoginTransaction;
 use grantry::identity::session;
-use grantry::mcp::request_state::StateClaims;
+use grantry::mcp::request_state::{StateClaims, ToolRequest};
 use grantry::seal::Purpose;
 use grantry_fuzz::sealer;
 use libfuzzer_sys::fuzz_target;
@@ -48,9 +48,11 @@ fuzz_target!(|input: &[u8]| {
             sealer,
             &state,
             NOW,
-            &principal,
-            "list_invoices",
-            &Map::new(),
+            ToolRequest {
+                principal: &principal,
+                tool: "list_invoices",
+                arguments: &Map::new(),
+            },
         )
         .is_ok(),
         Ticket::open(sealer, &ticket, NOW).is_ok(),

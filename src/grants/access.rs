@@ -127,7 +127,6 @@ impl TokenKeeper {
         let outcome = self
             .refresh_holding_lease(&provider, &key, seen_version)
             .await;
-        crate::metrics::refresh(&provider.id, refresh_label(&outcome));
         let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded));
         let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
         if settled || !replay_is_risky {
@@ -143,13 +142,32 @@ impl TokenKeeper {
         key: &GrantKey,
         seen_version: i64,
     ) -> Result<Access, StoreError> {
-        // Someone may have refreshed (or reconnected) between our read and the lease.
-        let Some(grant) = self.grants.get(key).await? else {
-            return Ok(Access::SignInNeeded);
+        // Someone may have refreshed (or reconnected) between our read and the lease: then
+        // there is nothing to refresh, and nothing to count.
+        let grant = match self.grants.get(key).await {
+            Ok(Some(grant)) => grant,
+            Ok(None) => return Ok(Access::SignInNeeded),
+            Err(e) => {
+                crate::metrics::refresh(&provider.id, "store_error");
+                return Err(e);
+            }
         };
         if grant.version != seen_version && is_fresh(&grant) {
             return Ok(token(grant));
         }
+        let outcome = self.refresh_grant(provider, key, grant).await;
+        crate::metrics::refresh(&provider.id, refresh_label(&outcome));
+        outcome
+    }
+
+    /// Asks the provider for new tokens for `grant` and keeps them, or forgets a grant the
+    /// provider no longer honours.
+    async fn refresh_grant(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        grant: Grant,
+    ) -> Result<Access, StoreError> {
         let Some(current) = grant.tokens.refresh_token.clone() else {
             return self.forget(key, grant.version).await;
         };

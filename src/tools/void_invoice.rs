@@ -169,6 +169,18 @@ impl ConfirmTool for VoidInvoice {
         if target.provider.id != subject.provider || target.invoice_id != subject.what {
             return Err(confirmed_elsewhere());
         }
+        // A yes acts once: a confirmation sent again (a client retrying a lost answer, a
+        // replay) finds the invoice void and changes nothing more.
+        match Self::with_invoice(call, &target, false).await? {
+            Ok(invoice) if invoice.status == InvoiceStatus::Void => {
+                return Ok(ToolResult::text(format!(
+                    "Invoice {} is already void; nothing was changed.",
+                    invoice.number
+                )));
+            }
+            Ok(_) => {}
+            Err(answer) => return Ok(answer),
+        }
         let voided = Self::with_invoice(call, &target, true).await?;
         Ok(match voided {
             Ok(invoice) => {

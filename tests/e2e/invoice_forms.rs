@@ -271,7 +271,7 @@ async fn void_invoice_voids_only_on_an_explicit_yes_for_that_invoice() {
         .retry(
             "void_invoice",
             json!({"provider": "xero", "invoice_id": id}),
-            yes,
+            yes.clone(),
             &state,
         )
         .await;
@@ -281,6 +281,23 @@ async fn void_invoice_voids_only_on_an_explicit_yes_for_that_invoice() {
         "{text}"
     );
     assert_eq!(status_at_xero(), "VOIDED");
+    assert_eq!(fake.written.lock().unwrap().voids, 1);
+    // The spent confirmation sent again acts no more, and says so.
+    let replayed = mcp
+        .retry(
+            "void_invoice",
+            json!({"provider": "xero", "invoice_id": id}),
+            yes,
+            &state,
+        )
+        .await;
+    assert_eq!(
+        replayed.result()["content"][0]["text"],
+        format!("Invoice {number} is already void; nothing was changed."),
+        "{}",
+        replayed.raw
+    );
+    assert_eq!(fake.written.lock().unwrap().voids, 1, "voided once");
 }
 
 #[tokio::test]
@@ -367,4 +384,38 @@ async fn writes_refresh_once_on_a_refused_token_as_listing_does() {
     let text = done.result()["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("Voided invoice"), "{text}");
     assert_eq!(refreshes(), 3);
+}
+
+#[tokio::test]
+async fn writing_at_a_provider_grantry_cannot_write_to_changes_nothing_and_says_so() {
+    let (server, fake, _dir) = grantry_with_fakes("stripe", &[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    connect(&server, &mcp, "stripe").await;
+    let mut invoice = good_invoice();
+    invoice["provider"] = json!("stripe");
+    let create = mcp
+        .call_tool("create_invoice", invoice, url_and_form())
+        .await;
+    let result = create.result();
+    assert_eq!(result["resultType"], "complete", "{}", create.raw);
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        result["content"][0]["text"],
+        "grantry cannot create invoices at Stripe yet; nothing was created."
+    );
+    let void = mcp
+        .call_tool(
+            "void_invoice",
+            json!({"provider": "stripe", "invoice_id": "in_1"}),
+            url_and_form(),
+        )
+        .await;
+    let result = void.result();
+    assert_eq!(result["isError"], true, "{}", void.raw);
+    assert_eq!(
+        result["content"][0]["text"],
+        "grantry cannot void invoices at Stripe yet; nothing was changed."
+    );
+    let written = fake.written.lock().unwrap();
+    assert!(written.created.is_empty() && written.voids == 0);
 }

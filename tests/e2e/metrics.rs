@@ -162,3 +162,59 @@ async fn a_held_retry_shows_in_the_gauge_until_the_sign_in_lands() {
         "the held retry was answered as a stream"
     );
 }
+
+/// With `--log-format json` every line is JSON, and an audit line names its subjects only by
+/// hashes: the principal's tag, the flow's digest (one sign-in's events share it), the
+/// provider's id; never the subject, a token or a code.
+#[tokio::test]
+async fn audit_lines_are_json_with_hashed_ids_only() {
+    use grantry::identity::{DEV_ISSUER, DEV_SUBJECT, Principal};
+    let server = Server::start(&["--log-format", "json"]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let (link, _, _) = mcp.first_round().await;
+    let browser = Browser::new();
+    browser.sign_in(&link, true).await.assert_connected();
+    assert!(server.log_shows("grant.stored").await);
+    let secrets = browser.seen().secrets();
+    let tag = Principal {
+        issuer: DEV_ISSUER.to_owned(),
+        subject: DEV_SUBJECT.to_owned(),
+    }
+    .tag();
+    let log = server.log();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+        .collect();
+    let audit: Vec<&Value> = lines
+        .iter()
+        .filter(|line| line["target"] == "grantry::audit")
+        .collect();
+    let events: Vec<&str> = audit
+        .iter()
+        .map(|line| line["fields"]["event"].as_str().unwrap())
+        .collect();
+    assert!(
+        events.contains(&"connect.started") && events.contains(&"grant.stored"),
+        "{events:?}"
+    );
+    let digest = |v: &Value| {
+        v.as_str()
+            .is_some_and(|s| s.len() == 43 && !s.contains(' '))
+    };
+    let mut flows = Vec::new();
+    for line in &audit {
+        let fields = &line["fields"];
+        assert_eq!(fields["principal"], tag.as_str(), "{line}");
+        assert_eq!(fields["provider"], "demo", "{line}");
+        assert!(digest(&fields["flow"]), "a flow digest: {line}");
+        flows.push(fields["flow"].clone());
+        let text = line.to_string();
+        assert!(!text.contains(DEV_SUBJECT), "no raw subject: {text}");
+        for secret in &secrets {
+            assert!(!text.contains(secret.as_str()), "no secret: {text}");
+        }
+    }
+    flows.dedup();
+    assert_eq!(flows.len(), 1, "one sign-in, one flow digest: {flows:?}");
+}

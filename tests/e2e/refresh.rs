@@ -74,6 +74,10 @@ async fn one_refresh_for_a_hundred_concurrent_calls(store: &[String]) {
         "exactly one refresh"
     );
     assert_eq!(fake.counters.family_revocations.load(Ordering::SeqCst), 0);
+    let refreshed = [("provider", "xero"), ("outcome", "refreshed")];
+    let counted = a.counter("grantry_refreshes_total", &refreshed).await
+        + b.counter("grantry_refreshes_total", &refreshed).await;
+    assert_eq!(counted, 1.0, "the one refresh, counted once");
 }
 
 async fn invalid_grant_asks_for_a_new_sign_in(store: &[String]) {
@@ -89,6 +93,8 @@ async fn invalid_grant_asks_for_a_new_sign_in(store: &[String]) {
         .unwrap();
     assert_eq!(request["params"]["mode"], "url");
     assert!(b.log_shows("grant.removed").await);
+    let signed_out = [("provider", "xero"), ("outcome", "signed_out")];
+    assert_eq!(b.counter("grantry_refreshes_total", &signed_out).await, 1.0);
     let again = list(&a).await;
     assert_eq!(
         again["resultType"], "input_required",

@@ -62,13 +62,13 @@ async fn a_redis_that_could_lose_grants_is_refused_unless_allowed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_grantry"))
-        .args(["--listen", "127.0.0.1:18123", "--data-dir"])
-        .arg(dir.path())
-        .args(["--store", &servers::redis_url()])
-        .env_remove("GRANTRY_ALLOW_VOLATILE_STORE")
-        .output()
-        .unwrap();
+    let out = crate::support::server::exit_of(
+        Command::new(env!("CARGO_BIN_EXE_grantry"))
+            .args(["--listen", "127.0.0.1:18123", "--data-dir"])
+            .arg(dir.path())
+            .args(["--store", &servers::redis_url()])
+            .env_remove("GRANTRY_ALLOW_VOLATILE_STORE"),
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -209,12 +209,12 @@ async fn postgres_without_synchronous_commit_is_refused_unless_allowed() {
         .unwrap();
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_grantry"))
-        .args(["--listen", "127.0.0.1:18124", "--data-dir"])
-        .arg(dir.path())
-        .args(["--store", url])
-        .output()
-        .unwrap();
+    let out = crate::support::server::exit_of(
+        Command::new(env!("CARGO_BIN_EXE_grantry"))
+            .args(["--listen", "127.0.0.1:18124", "--data-dir"])
+            .arg(dir.path())
+            .args(["--store", url]),
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("synchronous_commit"), "{err}");

@@ -3,13 +3,14 @@
 use std::process::Command;
 
 use crate::support::Server;
+use crate::support::server::exit_of;
 
 fn grantry(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_grantry"))
-        .args(args)
-        .env_remove("GRANTRY_KEYS")
-        .output()
-        .unwrap()
+    exit_of(
+        Command::new(env!("CARGO_BIN_EXE_grantry"))
+            .args(args)
+            .env_remove("GRANTRY_KEYS"),
+    )
 }
 
 #[test]

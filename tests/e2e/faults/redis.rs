@@ -133,6 +133,18 @@ async fn redis_down_mid_flow_fails_closed_and_recovers_by_itself() {
     assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
     let outage = started.elapsed();
     eprintln!("three requests against a dead Redis took {outage:?}");
+    // Each failure counted once, where it was answered.
+    let errors = "grantry_store_errors_total";
+    assert_eq!(
+        server.counter(errors, &[("area", "connect")]).await,
+        2.0,
+        "the callback and the Continue"
+    );
+    assert_eq!(
+        server.counter(errors, &[("area", "mcp")]).await,
+        1.0,
+        "the tool call"
+    );
     assert!(
         outage < Duration::from_secs(20),
         "bounded, no hanging: {outage:?}"

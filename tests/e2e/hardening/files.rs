@@ -42,10 +42,12 @@ async fn under_the_usual_umask_the_store_and_its_companions_are_private() {
     // A data directory grantry creates itself is 0700.
     let root = tempfile::tempdir().unwrap();
     let fresh = root.path().join("fresh");
-    let migrated = Command::new(env!("CARGO_BIN_EXE_grantry"))
-        .args(["migrate", "--data-dir", fresh.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let migrated =
+        crate::support::server::exit_of(Command::new(env!("CARGO_BIN_EXE_grantry")).args([
+            "migrate",
+            "--data-dir",
+            fresh.to_str().unwrap(),
+        ]));
     assert!(migrated.status.success(), "{migrated:?}");
     assert_eq!(mode(&fresh), 0o700);
     assert_eq!(mode(&fresh.join("grantry.db")), 0o600);

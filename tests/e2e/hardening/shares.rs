@@ -142,3 +142,45 @@ async fn one_principals_held_retries_never_turn_anothers_into_immediate_re_asks(
     }
     assert_eq!(answered_at_once, 2, "two of hers past her share");
 }
+
+#[tokio::test]
+async fn past_the_held_retry_cap_a_retry_is_asked_again_at_once() {
+    let server = oidc_server(&[
+        "--max-held-retries",
+        "2",
+        "--max-held-retries-per-principal",
+        "2",
+        "--retry-hold",
+        "5",
+    ])
+    .await;
+    let alice = Arc::new(Mcp::with_bearer(
+        server.mcp_url(),
+        token_for(&server, "alice").await,
+    ));
+    let bob = Arc::new(Mcp::with_bearer(
+        server.mcp_url(),
+        token_for(&server, "bob").await,
+    ));
+    let (_, state, key) = alice.first_round().await;
+    let hers: Vec<_> = (0..2)
+        .map(|_| alice.held_retry(key.clone(), state.clone()))
+        .collect();
+    server.wait_until_holding(2).await;
+    // Bob's share is untouched, but the process holds all it may: asked again at once.
+    let (link, state, key) = bob.first_round().await;
+    let started = Instant::now();
+    let answer = bob.held_retry(key, state).await.unwrap();
+    assert!(!answer.is_sse(), "not held");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let (again, _, _) = answer.sign_in_round();
+    assert_eq!(again, link, "the same link, asked again");
+    assert!(server.log_shows("too many held retries").await);
+    assert!(
+        server.log_shows("cap=Total").await,
+        "the total cap, not a share"
+    );
+    for retry in hers {
+        assert!(retry.await.unwrap().is_sse(), "hers were held");
+    }
+}

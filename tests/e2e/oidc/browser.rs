@@ -166,6 +166,71 @@ async fn a_forwarded_provider_authorize_url_fails_before_any_token_request() {
     done.assert_connected();
 }
 
+/// The browser that pressed Continue brings the callback back, but signed in to grantry as
+/// someone else by then (here: Alice's binding cookie beside Bob's session): refused as
+/// `callback.identity_mismatch`, before any code is redeemed.
+#[tokio::test]
+async fn a_callback_from_the_starting_browser_now_signed_in_as_another_user_is_refused() {
+    let server = oidc_server(&[]).await;
+    let p = provider();
+    let (alice, bob) = (user("alice"), user("bob"));
+    let alice_token = access_token(&p.issuer, &alice, &server.mcp_url(), "test-client").await;
+    let mcp = Mcp::with_bearer(server.mcp_url(), alice_token);
+    let (link, state, key) = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await
+        .sign_in_round();
+    let alices = Browser::new();
+    let page = alices.open_signing_in_as(&link, &alice).await;
+    let authorize_url = alices.submit(&page.form()).await.location().unwrap();
+    let callback = alices.decide_at_provider(&authorize_url, true).await;
+    let bobs = Browser::new();
+    let _ = bobs.open_signing_in_as(&link, &bob).await;
+
+    let cookie = |browser: &Browser, prefix: &str| {
+        browser
+            .cookies(&server.base)
+            .into_iter()
+            .find(|(name, _)| name.starts_with(prefix))
+            .map(|(name, value)| format!("{name}={value}"))
+            .unwrap_or_else(|| panic!("no {prefix} cookie"))
+    };
+    let header = format!(
+        "{}; {}",
+        cookie(&alices, "grantry-bind"),
+        cookie(&bobs, "grantry-session")
+    );
+    let tokens_before = server.demo_stats().await["token_requests"]
+        .as_u64()
+        .unwrap();
+    let landed = reqwest::Client::new()
+        .get(&callback)
+        .header("cookie", header)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(landed.status(), StatusCode::FORBIDDEN);
+    assert!(
+        landed
+            .text()
+            .await
+            .unwrap()
+            .contains("This sign-in belongs to someone else")
+    );
+    assert_eq!(
+        server.demo_stats().await["token_requests"]
+            .as_u64()
+            .unwrap(),
+        tokens_before,
+        "no code was redeemed"
+    );
+    assert!(server.log_shows("callback.identity_mismatch").await);
+    let retry = mcp
+        .retry("list_invoices", json!({}), accept(&key), &state)
+        .await;
+    assert_eq!(retry.result()["resultType"], "input_required");
+}
+
 #[tokio::test]
 async fn a_login_callback_without_its_cookie_or_state_signs_nobody_in() {
     let server = oidc_server(&[]).await;

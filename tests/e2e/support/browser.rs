@@ -6,6 +6,7 @@ use reqwest::header::{HeaderMap, LOCATION};
 
 pub struct Browser {
     http: reqwest::Client,
+    jar: std::sync::Arc<reqwest::cookie::Jar>,
     /// Every URL requested and every cookie value set: the secrets a log must never show.
     seen: std::sync::Mutex<Seen>,
 }
@@ -159,14 +160,27 @@ impl Default for Browser {
 
 impl Browser {
     pub fn new() -> Self {
+        let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
         Self {
             http: reqwest::Client::builder()
-                .cookie_store(true)
+                .cookie_provider(jar.clone())
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),
+            jar,
             seen: Default::default(),
         }
+    }
+
+    /// The cookies this browser would send to `url`, as `(name, value)`.
+    pub fn cookies(&self, url: &str) -> Vec<(String, String)> {
+        use reqwest::cookie::CookieStore as _;
+        let header = self.jar.cookies(&url.parse().unwrap());
+        let text = header.as_ref().map(|h| h.to_str().unwrap()).unwrap_or("");
+        text.split("; ")
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect()
     }
 
     pub async fn get(&self, url: &str) -> Page {

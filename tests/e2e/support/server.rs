@@ -88,8 +88,7 @@ async fn spawn(
 }
 
 /// Runs grantry with `args` (and a fresh data directory, unless they name one) expecting it
-/// to refuse to start: its output once it exits. One still running after 20 s is killed and
-/// fails the test, rather than hanging it.
+/// to refuse to start: its output once it exits.
 pub fn refusal(args: &[&str]) -> std::process::Output {
     let data_dir = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_grantry"));
@@ -99,10 +98,17 @@ pub fn refusal(args: &[&str]) -> std::process::Output {
     if !args.contains(&"--data-dir") {
         command.arg("--data-dir").arg(data_dir.path());
     }
-    let mut child = command
+    command
         .args(args)
         .env_remove("GRANTRY_KEYS")
-        .env("FAKE_SECRET", "fake-client-secret")
+        .env("FAKE_SECRET", "fake-client-secret");
+    exit_of(&mut command)
+}
+
+/// Runs a grantry command that must end by itself (a refusal, `migrate`, `keys`): its output.
+/// One still running after 20 s is killed and fails the test, rather than hanging it.
+pub fn exit_of(command: &mut Command) -> std::process::Output {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -113,7 +119,7 @@ pub fn refusal(args: &[&str]) -> std::process::Output {
             let _ = child.kill();
             let output = child.wait_with_output().unwrap();
             panic!(
-                "grantry started instead of refusing: {}",
+                "grantry still running after 20 s: {}",
                 String::from_utf8_lossy(&output.stderr)
             );
         }
@@ -266,6 +272,22 @@ impl Server {
         let text = self.metrics().await;
         text.lines()
             .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    /// The value of the series of `name` carrying every one of `labels` (summed over the
+    /// series that match; 0 when none does, as for a counter never incremented).
+    pub async fn counter(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let text = self.metrics().await;
+        text.lines()
+            .filter_map(|line| {
+                let rest = line.strip_prefix(name)?.strip_prefix('{')?;
+                let (series, value) = rest.split_once("} ")?;
+                let wanted = labels
+                    .iter()
+                    .all(|(k, v)| series.split(',').any(|pair| pair == format!("{k}=\"{v}\"")));
+                wanted.then(|| value.parse::<f64>().ok()).flatten()
+            })
+            .sum()
     }
 
     /// Waits (at most 10 s) until this replica holds `count` retries open.

@@ -64,7 +64,19 @@ pub(super) async fn api_write(
         return (StatusCode::NOT_FOUND, "no such invoice").into_response();
     };
     if one["Status"] == "VOIDED" {
+        // Xero refuses to change a voided invoice (a ValidationException).
+        if invoice["Status"] == "VOIDED" {
+            return (
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({"Type": "ValidationException",
+                    "Message": "Invoice not of valid status for modification"})),
+            )
+                .into_response();
+        }
         invoice["Status"] = json!("VOIDED");
+        let voided = invoice.clone();
+        written.voids += 1;
+        return axum::Json(json!({"Invoices": [voided]})).into_response();
     }
     axum::Json(json!({"Invoices": [invoice.clone()]})).into_response()
 }

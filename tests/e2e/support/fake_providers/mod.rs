@@ -133,6 +133,8 @@ pub struct Written {
     /// Created invoices, by id.
     pub created: HashMap<String, Value>,
     pub by_idempotency_key: HashMap<String, String>,
+    /// Invoices voided.
+    pub voids: u32,
 }
 
 #[derive(Clone)]
