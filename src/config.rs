@@ -3,12 +3,14 @@
 //! `options` declares each option once; `Config::resolve` checks them against each other. Every
 //! error names the setting at fault, as the user would spell it.
 
+mod bridge;
 mod cli;
 mod file;
 mod identity;
 mod options;
 mod values;
 
+pub use bridge::{BridgeArgs, StaticHeader};
 pub use cli::{
     Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation, Secret,
 };

@@ -13,6 +13,7 @@
 //! |---|---|---|
 //! | routes | this file | `app(state)`: every route, the store cleanup |
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
+//! | | [`bridge`] | `grantry bridge`: a local stdio MCP server that speaks to a remote one for clients that cannot sign in by themselves (opens links, relays questions, waits for the sign-in) |
 //! | protocols | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC |
@@ -38,6 +39,7 @@
 #![forbid(unsafe_code)]
 
 pub mod audit;
+pub mod bridge;
 pub mod clock;
 pub mod config;
 pub mod connect;

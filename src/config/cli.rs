@@ -5,8 +5,8 @@ use std::ffi::OsString;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use super::ServeArgs;
 use super::file::{FileError, with_file_defaults};
+use super::{BridgeArgs, ServeArgs};
 
 /// Command line of the `grantry` binary.
 #[derive(Debug, Parser)]
@@ -63,7 +63,7 @@ impl Cli {
             Some(Command::Keys(KeysCommand::Status(args) | KeysCommand::Rewrap(args))) => {
                 Some(args)
             }
-            Some(Command::Keys(KeysCommand::Generate)) => None,
+            Some(Command::Keys(KeysCommand::Generate) | Command::Bridge(_)) => None,
         }
     }
 }
@@ -88,6 +88,9 @@ pub enum Command {
     /// Manage sealing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// A local stdio MCP server for clients that cannot sign in by themselves: it forwards to
+    /// a remote server, opens sign-in links in the browser and relays the server's questions.
+    Bridge(Box<BridgeArgs>),
 }
 
 #[derive(Debug, Subcommand)]

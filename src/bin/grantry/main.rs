@@ -3,7 +3,9 @@
 
 use std::process::ExitCode;
 
-use grantry::config::{Cli, Command, Config, IdentityMode, KeysCommand, ServeArgs};
+use grantry::config::{
+    BridgeArgs, Cli, Command, Config, IdentityMode, KeysCommand, LogFormat, ServeArgs,
+};
 use grantry::store::StoreUrl;
 
 mod keys;
@@ -25,6 +27,7 @@ fn main() -> ExitCode {
         Some(Command::Keys(KeysCommand::Rewrap(args))) => keys::rewrap(*args),
         Some(Command::Serve(args)) => serve(*args),
         Some(Command::Migrate(args)) => migrate(*args),
+        Some(Command::Bridge(args)) => bridge(*args),
         None => serve(cli.serve),
     }
 }
@@ -70,6 +73,20 @@ fn migrate(args: ServeArgs) -> ExitCode {
 }
 
 pub(crate) use grantry::providers::http::install_tls_provider;
+
+/// `grantry bridge`: stdout carries the MCP stream, so logs go to stderr only (as always).
+fn bridge(args: BridgeArgs) -> ExitCode {
+    logging::init(LogFormat::Text);
+    install_tls_provider();
+    let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
+    match runtime.block_on(grantry::bridge::run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("grantry bridge: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
 
 fn serve(args: ServeArgs) -> ExitCode {
     let config = match configure(args) {

@@ -1,0 +1,151 @@
+//! Sign-in links: which ones the bridge will open (https, or http on loopback; no
+//! credentials; not absurdly long), and opening them in the user's browser.
+
+use std::net::IpAddr;
+use std::process::Stdio;
+
+use url::{Host, Url};
+
+/// Longer links are refused: no sign-in page needs one, and a terminal or an opener may not
+/// take it whole.
+pub(super) const MAX_LINK_LENGTH: usize = 4096;
+
+/// Why a link from the server is not opened.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub(super) enum LinkRefusal {
+    #[error("the link is {0} characters long (at most {MAX_LINK_LENGTH})")]
+    TooLong(usize),
+    #[error("the link is not a URL")]
+    NotAUrl,
+    #[error("the link's scheme is {0:?}; only https (or http to this machine) is opened")]
+    Scheme(String),
+    #[error("the link is plain http to another machine; only https is opened there")]
+    PlainHttp,
+    #[error("the link carries a user name or password")]
+    Credentials,
+}
+
+/// A link that may be opened.
+pub(super) fn check(link: &str) -> Result<Url, LinkRefusal> {
+    if link.len() > MAX_LINK_LENGTH {
+        return Err(LinkRefusal::TooLong(link.len()));
+    }
+    let url = Url::parse(link).map_err(|_| LinkRefusal::NotAUrl)?;
+    match url.scheme() {
+        "https" => {}
+        "http" if is_loopback(&url) => {}
+        "http" => return Err(LinkRefusal::PlainHttp),
+        other => return Err(LinkRefusal::Scheme(other.to_owned())),
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(LinkRefusal::Credentials);
+    }
+    Ok(url)
+}
+
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
+        Some(Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
+        Some(Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+/// Why the browser could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("could not run {program}: {source}")]
+pub(super) struct OpenError {
+    program: String,
+    source: std::io::Error,
+}
+
+/// Opens `link` with `open_with`, else `$BROWSER`, else the platform's opener. Does not wait
+/// for the browser: the program is reaped in the background.
+pub(super) fn open(link: &Url, open_with: Option<&str>) -> Result<(), OpenError> {
+    let (program, args) = opener(open_with);
+    let mut command = tokio::process::Command::new(&program);
+    command
+        .args(args)
+        .arg(link.as_str())
+        .stdin(Stdio::null())
+        // stdout is the MCP stream: nothing else may write there.
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    // A group of its own: a client that stops the bridge with its process group does not
+    // close the page the user is signing in on.
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command.spawn().map_err(|source| OpenError {
+        program: program.clone(),
+        source,
+    })?;
+    tokio::spawn(async move {
+        match child.wait().await {
+            Ok(status) if !status.success() => {
+                tracing::warn!(%program, %status, "the link opener failed");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(%program, error = %e, "the link opener was lost"),
+        }
+    });
+    Ok(())
+}
+
+/// The program and its leading arguments.
+fn opener(open_with: Option<&str>) -> (String, Vec<&'static str>) {
+    if let Some(program) = open_with {
+        return (program.to_owned(), Vec::new());
+    }
+    // $BROWSER may list several programs, separated by colons; the first is used.
+    if let Some(first) = std::env::var("BROWSER")
+        .ok()
+        .and_then(|list| list.split(':').next().map(str::to_owned))
+        .filter(|first| !first.is_empty())
+    {
+        return (first, Vec::new());
+    }
+    if cfg!(target_os = "macos") {
+        ("open".into(), Vec::new())
+    } else if cfg!(windows) {
+        // `start` would read `&` in the link as a command separator.
+        ("rundll32".into(), vec!["url.dll,FileProtocolHandler"])
+    } else {
+        ("xdg-open".into(), Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_or_loopback_http_links_without_credentials_are_opened() {
+        assert!(check("https://connector.example.com/connect/abc").is_ok());
+        assert!(check("http://127.0.0.1:8080/connect/abc").is_ok());
+        assert!(check("http://localhost:8080/connect/abc").is_ok());
+        assert!(check("http://[::1]/connect").is_ok());
+        assert_eq!(
+            check("javascript:alert(1)"),
+            Err(LinkRefusal::Scheme("javascript".into()))
+        );
+        assert_eq!(
+            check("file:///etc/passwd"),
+            Err(LinkRefusal::Scheme("file".into()))
+        );
+        assert_eq!(
+            check("http://connector.example.com/connect"),
+            Err(LinkRefusal::PlainHttp)
+        );
+        assert_eq!(
+            check("https://user:pw@connector.example.com/"),
+            Err(LinkRefusal::Credentials)
+        );
+        assert_eq!(check("not a link"), Err(LinkRefusal::NotAUrl));
+        let long = format!(
+            "https://connector.example.com/{}",
+            "a".repeat(MAX_LINK_LENGTH)
+        );
+        assert!(matches!(check(&long), Err(LinkRefusal::TooLong(_))));
+    }
+}
