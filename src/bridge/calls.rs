@@ -15,6 +15,8 @@ use super::{Bridge, for_client, upstream_params};
 
 /// Rounds of one call before the bridge gives up on a server that keeps asking.
 const MAX_ROUNDS: usize = 32;
+/// The pause before asking again, while waiting, a server that answered at once.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
 /// How often a waiting call reports progress, when the client gave a progress token.
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 /// A link opened this recently is not opened again.
@@ -35,7 +37,10 @@ pub(super) async fn call(bridge: &Bridge, params: Value) -> Outcome {
     let mut progress = Progress::of(&params);
     let mut params = params;
     let mut waiting: Option<Waiting> = None;
-    for _ in 0..MAX_ROUNDS {
+    let mut rounds = 0;
+    // Rounds while a sign-in is awaited are bounded by `--wait`; the others by MAX_ROUNDS.
+    while waiting.is_some() || rounds < MAX_ROUNDS {
+        rounds += usize::from(waiting.is_none());
         let until = waiting.as_ref().map(|w| w.until);
         let sent = upstream_params(&profile, params.clone());
         let result = match send(bridge, sent, until, &mut progress).await {
@@ -51,6 +56,11 @@ pub(super) async fn call(bridge: &Bridge, params: Value) -> Outcome {
         }
         if profile.era == Era::Modern && client_answers_itself(&profile, &result) {
             return Ok(result);
+        }
+        if let Some(until) = until {
+            // Asked again while waiting: a server that does not hold the retry would be
+            // asked in a tight loop.
+            tokio::time::sleep_until(until.min(Instant::now() + RETRY_PAUSE)).await;
         }
         let responses = match answer_round(bridge, &profile, &result, &mut waiting).await {
             Ok(responses) => responses,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -300,3 +302,77 @@ def test_closing_stdin_ends_the_bridge_cleanly(grantry):
     bridge.stdin.close()
     assert bridge.wait(timeout=10) == 0
     assert bridge.stdout.read() == b""
+
+
+class SeedServer:
+    """The seed article's billing example (bench/python/seed_billing.py) on the Python SDK's
+    server: the bridge against a server that is not grantry."""
+
+    def __init__(self, granted: bool):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        script = Path(__file__).resolve().parents[2] / "bench/python/seed_billing.py"
+        env = {**os.environ, "BENCH_GRANTED": "1" if granted else "0"}
+        self.process = subprocess.Popen([sys.executable, str(script), f"127.0.0.1:{self.port}"], env=env)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("the seed server did not start")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def recording_opener(tmp_path: Path) -> tuple[str, Path]:
+    """An opener that only writes down the links it is given: the seed's sign-in page
+    (billing.example.com) cannot be reached from here."""
+    record = tmp_path / "links.txt"
+    script = tmp_path / "record-link"
+    script.write_text(f'#!/bin/sh\necho "$1" >> {record}\n')
+    script.chmod(0o755)
+    return str(script), record
+
+
+def test_the_seed_servers_answer_passes_through_once_granted(tmp_path):
+    seed = SeedServer(granted=True)
+    bridge = Bridge(tmp_path, seed.url)
+
+    async def main():
+        async with Client(bridge.params, mode="legacy", cache=None) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == {"list_invoices"}
+            result = await client.call_tool("list_invoices", {})
+            assert result.is_error is not True, result
+            assert result.content[0].text == "2 open invoices."
+
+    try:
+        anyio.run(main)
+    finally:
+        seed.stop()
+
+
+def test_the_seed_servers_sign_in_link_is_opened_once_and_given_back_when_the_wait_ends(tmp_path):
+    seed = SeedServer(granted=False)
+    bridge = Bridge(tmp_path, seed.url, wait=3)
+    program, record = recording_opener(tmp_path)
+    bridge.params.args[bridge.params.args.index(opener())] = program
+
+    async def main():
+        async with Client(bridge.params, mode="legacy", cache=None) as client:
+            with anyio.fail_after(20):
+                result = await client.call_tool("list_invoices", {})
+            assert result.is_error is True
+            assert "https://billing.example.com/connect?flow=" in result.content[0].text
+
+    try:
+        anyio.run(main)
+    finally:
+        seed.stop()
+    # The seed asks again with the same link on every retry (it never holds one); the
+    # bridge opened it once.
+    links = record.read_text().splitlines()
+    assert len(links) == 1 and links[0].startswith("https://billing.example.com/connect?flow=")
