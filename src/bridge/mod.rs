@@ -11,7 +11,9 @@
 //! - [`upstream`] (with [`sse`]): the server's side
 //! - [`calls`]: a `tools/call`'s rounds: sign-in, questions, waiting, progress
 //! - [`links`]: which links are opened, and opening them
+//! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache
 
+mod auth;
 mod calls;
 mod links;
 mod profile;
@@ -54,7 +56,7 @@ where
 {
     let (client, writer) = ClientLink::new(output);
     let bridge = Arc::new(Bridge {
-        upstream: Upstream::new(args.url.clone(), &args.headers),
+        upstream: upstream(&args),
         client,
         open_with: args.open_with.clone(),
         wait: args.wait,
@@ -76,6 +78,25 @@ where
     // Whatever was already answered still reaches the client.
     let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
     Ok(())
+}
+
+fn upstream(args: &BridgeArgs) -> Upstream {
+    let mut upstream = Upstream::new(args.url.clone(), &args.headers);
+    if args
+        .headers
+        .iter()
+        .any(|h| h.name == http::header::AUTHORIZATION)
+    {
+        return upstream;
+    }
+    match args.token_cache.clone().or_else(auth::default_dir) {
+        Some(dir) => upstream.authorize_with(&dir, args.client_id.clone(), args.open_with.clone()),
+        None => tracing::warn!(
+            "no per-user config directory for the token cache: MCP authorization is off \
+             (set --token-cache)"
+        ),
+    }
+    upstream
 }
 
 pub(crate) struct Bridge {

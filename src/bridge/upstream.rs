@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use url::Url;
 
+use super::auth::{AuthError, Authorizer};
 use super::profile::MODERN;
 use super::sse::Events;
 use crate::config::StaticHeader;
@@ -33,11 +34,15 @@ pub(super) enum UpstreamError {
     Unreachable { url: String, reason: String },
     #[error("no answer from the server in time")]
     TimedOut,
-    #[error(
-        "the server asks for authorization (HTTP 401); give an access token with \
-         --header 'Authorization: Bearer …'"
-    )]
-    Unauthorized,
+    #[error("the server refused the credentials given with --header (HTTP 401)")]
+    Unauthorized {
+        /// The `WWW-Authenticate` challenge.
+        challenge: Option<String>,
+        /// The bearer token sent, if the bridge's own.
+        sent: Option<String>,
+    },
+    #[error("the server asks for authorization (HTTP 401), which did not succeed: {0}")]
+    Authorization(#[from] AuthError),
     #[error("the server answered HTTP {0} without a JSON-RPC answer")]
     Status(StatusCode),
     #[error("the server's answer is not a JSON-RPC answer: {0}")]
@@ -58,6 +63,8 @@ pub(super) struct Upstream {
     next_id: AtomicU64,
     /// Per tool name, as the server's last `tools/list` declared them.
     mirrors: Mutex<HashMap<String, Vec<Mirror>>>,
+    /// MCP authorization, unless `--header` gives the credentials.
+    authorizer: Option<Authorizer>,
 }
 
 impl Upstream {
@@ -77,7 +84,24 @@ impl Upstream {
             headers,
             next_id: AtomicU64::new(1),
             mirrors: Mutex::new(HashMap::new()),
+            authorizer: None,
         }
+    }
+
+    /// Answers the server's 401s with MCP authorization, keeping tokens under `cache_dir`.
+    pub(super) fn authorize_with(
+        &mut self,
+        cache_dir: &std::path::Path,
+        client_id: Option<String>,
+        open_with: Option<String>,
+    ) {
+        self.authorizer = Some(Authorizer::new(
+            self.http.clone(),
+            self.url.clone(),
+            cache_dir,
+            client_id,
+            open_with,
+        ));
     }
 
     /// Sends `method` with `params` (whose `_meta` the caller made) and waits for its answer
@@ -90,8 +114,7 @@ impl Upstream {
         on_notification: &(dyn Fn(Value) + Sync),
     ) -> Result<Reply, UpstreamError> {
         let deadline = deadline.unwrap_or_else(|| Instant::now() + REQUEST_TIMEOUT);
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let exchange = self.exchange(id, method, params, on_notification);
+        let exchange = self.authorized_exchange(method, params, on_notification);
         let reply = tokio::time::timeout_at(deadline, exchange)
             .await
             .map_err(|_| UpstreamError::TimedOut)??;
@@ -103,14 +126,43 @@ impl Upstream {
         Ok(reply)
     }
 
-    async fn exchange(
+    /// One exchange; after a 401, authorization (or a refresh) and the exchange once more.
+    async fn authorized_exchange(
         &self,
-        id: u64,
         method: &str,
         params: Value,
         on_notification: &(dyn Fn(Value) + Sync),
     ) -> Result<Reply, UpstreamError> {
-        let headers = self.headers_for(method, &params);
+        let first = self.exchange(method, &params, on_notification).await;
+        let (Err(UpstreamError::Unauthorized { challenge, sent }), Some(authorizer)) =
+            (&first, &self.authorizer)
+        else {
+            return first;
+        };
+        authorizer
+            .renew(challenge.as_deref(), sent.as_deref())
+            .await?;
+        self.exchange(method, &params, on_notification).await
+    }
+
+    async fn exchange(
+        &self,
+        method: &str,
+        params: &Value,
+        on_notification: &(dyn Fn(Value) + Sync),
+    ) -> Result<Reply, UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut headers = self.headers_for(method, params);
+        let sent = match &self.authorizer {
+            Some(authorizer) => authorizer.access_token().await,
+            None => None,
+        };
+        if let Some(token) = &sent
+            && let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {token}"))
+        {
+            value.set_sensitive(true);
+            headers.insert(http::header::AUTHORIZATION, value);
+        }
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let response = self
             .http
@@ -122,7 +174,12 @@ impl Upstream {
             .map_err(|e| self.unreachable(&e))?;
         let status = response.status();
         if status == StatusCode::UNAUTHORIZED {
-            return Err(UpstreamError::Unauthorized);
+            let challenge = response
+                .headers()
+                .get(http::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            return Err(UpstreamError::Unauthorized { challenge, sent });
         }
         let is_sse = response
             .headers()

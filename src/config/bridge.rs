@@ -29,10 +29,23 @@ pub struct BridgeArgs {
     #[arg(long, value_name = "SECONDS", default_value = "50", value_parser = seconds(1, 3600))]
     pub wait: Duration,
 
-    /// A header sent with every request to the server, as "Name: value" (repeatable): a
-    /// static `Authorization: Bearer …`, for instance. Its value is never logged.
+    /// A header sent with every request to the server, as "Name: value" (repeatable). A
+    /// static `Authorization` here turns the bridge's own MCP authorization off. Its value is
+    /// never logged.
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header)]
     pub headers: Vec<StaticHeader>,
+
+    /// The public client id to authorize as, registered at the server's authorization server
+    /// with the redirect URI http://127.0.0.1/callback (any port). Default: register one
+    /// dynamically where the authorization server allows it.
+    #[arg(long, value_name = "ID")]
+    pub client_id: Option<String>,
+
+    /// Where tokens are kept, one 0600 file per server URL. Default: grantry/bridge in the
+    /// per-user config directory ($XDG_CONFIG_HOME or ~/.config; ~/Library/Application
+    /// Support on macOS; %APPDATA% on Windows).
+    #[arg(long, value_name = "DIR")]
+    pub token_cache: Option<std::path::PathBuf>,
 }
 
 /// One `--header`: its value is marked sensitive, so `Debug` never shows it.

@@ -1,27 +1,45 @@
 #!/usr/bin/env node
-// `grantry bridge --open-with` for the tests: opens the link in headless Chromium and signs
-// in as a person would: Continue on grantry's connect page, then Approve (or Deny, when
-// GRANTRY_TEST_DECISION=deny) at the demo provider. Appends one JSON line to the file named
-// by GRANTRY_TEST_OPENED: the link and the heading of the page it ended on.
+// `grantry bridge --open-with` for the tests: opens the link in headless Chromium and goes
+// through whatever pages come, as a person would: the OpenID provider's sign-in form (as
+// GRANTRY_TEST_LOGIN, default alice), grantry's connect page (Continue), the demo provider's
+// consent (Approve, or Deny when GRANTRY_TEST_DECISION=deny); it stops on any other page
+// (grantry's "connected" page, the bridge's own loopback page). Appends one JSON line to the
+// file named by GRANTRY_TEST_OPENED: the link and the heading of the page it ended on.
 import { appendFileSync } from 'node:fs';
 import { launchChromium } from './support.mjs';
 
 const [link] = process.argv.slice(2);
 const decision = process.env.GRANTRY_TEST_DECISION ?? 'approve';
-const browser = await launchChromium();
+const login = process.env.GRANTRY_TEST_LOGIN ?? 'alice';
 const record = (outcome) => {
   if (process.env.GRANTRY_TEST_OPENED) {
     appendFileSync(process.env.GRANTRY_TEST_OPENED, `${JSON.stringify({ link, outcome })}\n`);
   }
 };
+
+/** Clicks `selector` and waits until the page has moved on. */
+async function submit(page, selector) {
+  const before = page.url();
+  await Promise.all([page.waitForURL((url) => url.href !== before), page.click(selector)]);
+}
+
+const browser = await launchChromium();
 try {
   const page = await (await browser.newContext()).newPage();
   await page.goto(link);
-  await Promise.all([page.waitForURL(/\/demo\/authorize/), page.click('button[type=submit]')]);
-  await Promise.all([
-    page.waitForURL(/\/(connected|oauth\/callback)/),
-    page.click(`button[value=${decision}]`),
-  ]);
+  for (let step = 0; step < 10; step++) {
+    const url = page.url();
+    if (/\/interaction\//.test(url) && (await page.$('input[name=login]'))) {
+      await page.fill('input[name=login]', login);
+      await submit(page, 'button[type=submit], input[type=submit]');
+    } else if (/\/connect\//.test(url)) {
+      await submit(page, 'button[type=submit]');
+    } else if (/\/demo\/authorize/.test(url)) {
+      await submit(page, `button[value=${decision}]`);
+    } else {
+      break;
+    }
+  }
   record((await page.textContent('h1')).trim());
 } catch (e) {
   record(`error: ${e.message}`);

@@ -24,6 +24,9 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientSession
 
 from conftest import BINARY, free_port, sign_in
+from oidc_fixture import GRANTRY_CLIENT_ID, GRANTRY_CLIENT_SECRET
+from conftest import Grantry
+from test_oidc import oidc, user  # noqa: F401 (a fixture)
 from test_forms import GOOD, created, scripted
 
 
@@ -37,11 +40,14 @@ def opener() -> str:
 class Bridge:
     """How to launch the bridge for one test: its stderr and the opener's record in files."""
 
-    def __init__(self, tmp_path: Path, server_url: str, wait: int = 30, decision: str = "approve"):
+    def __init__(self, tmp_path: Path, server_url: str, wait: int = 30, decision: str = "approve",
+                 login: str = "alice"):
         self.stderr = tmp_path / "bridge.log"
         self.opened_log = tmp_path / "opened.jsonl"
         self.opened_log.touch()
-        args = ["bridge", server_url, "--open-with", opener(), "--wait", str(wait)]
+        self.token_cache = tmp_path / "tokens"
+        args = ["bridge", server_url, "--open-with", opener(), "--wait", str(wait),
+                "--token-cache", str(self.token_cache)]
         # stdio_client gives the child our stderr; a shell sends it to a file of this test.
         self.params = StdioServerParameters(
             command="/bin/sh",
@@ -51,6 +57,7 @@ class Bridge:
                 "BRIDGE_STDERR": str(self.stderr),
                 "GRANTRY_TEST_OPENED": str(self.opened_log),
                 "GRANTRY_TEST_DECISION": decision,
+                "GRANTRY_TEST_LOGIN": login,
                 "GRANTRY_LOG": "grantry=trace",
             },
         )
@@ -376,3 +383,44 @@ def test_the_seed_servers_sign_in_link_is_opened_once_and_given_back_when_the_wa
     # bridge opened it once.
     links = record.read_text().splitlines()
     assert len(links) == 1 and links[0].startswith("https://billing.example.com/connect?flow=")
+
+
+@pytest.fixture
+def grantry_oidc(oidc):
+    """grantry with `oidc` identity whose tokens must carry `invoices`, which its Protected
+    Resource Metadata says (the bridge asks for what it advertises)."""
+    server = Grantry(
+        ["--identity", "oidc", "--oidc-issuer", oidc.issuer, "--oidc-client-id", GRANTRY_CLIENT_ID,
+         "--oidc-scopes", "invoices", "--demo", "true"],
+        env={"GRANTRY_OIDC_CLIENT_SECRET": GRANTRY_CLIENT_SECRET},
+    )
+    yield server
+    server.stop()
+
+
+def test_for_an_oidc_grantry_the_bridge_authorizes_then_signs_in_and_keeps_its_tokens(oidc, grantry_oidc, tmp_path):
+    name = user("alice")
+    bridge = Bridge(tmp_path, grantry_oidc.mcp_url, login=name)
+
+    async def list_invoices() -> list:
+        async with Client(bridge.params, mode="legacy", cache=None) as client:
+            return invoices(await client.call_tool("list_invoices", {"status": "all"}))
+
+    assert len(anyio.run(list_invoices)) == 5
+    # The bridge signed in at the issuer (its loopback page), then grantry's sign-in ran.
+    outcomes = [o["outcome"] for o in bridge.opened(2)]
+    assert outcomes == ["Signed in", "Account connected"], outcomes
+    (cache,) = bridge.token_cache.iterdir()
+    assert cache.stat().st_mode & 0o777 == 0o600
+    assert bridge.token_cache.stat().st_mode & 0o777 == 0o700
+    access = json.loads(cache.read_text())["access_token"]
+
+    # A new bridge uses the kept tokens: nothing is opened.
+    assert len(anyio.run(list_invoices)) == 5
+    assert len(bridge.opened()) == 2
+
+    # A damaged cache means signing in at the issuer again, and only that.
+    cache.write_text("{ damaged")
+    assert len(anyio.run(list_invoices)) == 5
+    assert [o["outcome"] for o in bridge.opened(3)][2:] == ["Signed in"]
+    assert access not in bridge.log(), "a token reached the bridge's log"

@@ -1,0 +1,123 @@
+//! The token cache: one file per server URL in the user's config directory, 0600 in a 0700
+//! directory. A file that cannot be read as tokens is treated as absent (and replaced by
+//! the next authorization).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+use url::Url;
+
+/// What the bridge keeps for one server: the client it registered (or was given) and the
+/// tokens of the last authorization.
+#[derive(Clone, Serialize, Deserialize)]
+pub(in crate::bridge) struct Tokens {
+    pub(in crate::bridge) client_id: String,
+    pub(in crate::bridge) token_endpoint: Url,
+    pub(in crate::bridge) resource: String,
+    pub(in crate::bridge) access_token: String,
+    pub(in crate::bridge) refresh_token: Option<String>,
+    /// Unix seconds.
+    pub(in crate::bridge) expires_at: Option<i64>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("client_id", &self.client_id)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(in crate::bridge) struct TokenCache {
+    path: PathBuf,
+}
+
+impl TokenCache {
+    /// The cache file for `server` under `dir`.
+    pub(in crate::bridge) fn new(dir: &Path, server: &Url) -> Self {
+        let digest = Sha256::digest(server.as_str().as_bytes());
+        let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        Self {
+            path: dir.join(format!("{name}.json")),
+        }
+    }
+
+    pub(in crate::bridge) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(in crate::bridge) fn load(&self) -> Option<Tokens> {
+        let text = std::fs::read(&self.path).ok()?;
+        match serde_json::from_slice(&text) {
+            Ok(tokens) => Some(tokens),
+            Err(_) => {
+                tracing::warn!(path = %self.path.display(), "the token cache is unreadable; authorizing again");
+                None
+            }
+        }
+    }
+
+    pub(in crate::bridge) fn store(&self, tokens: &Tokens) -> std::io::Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        crate::data_dir::prepare(dir)?;
+        // Written beside, then renamed: a reader never sees half a file.
+        let partial = self.path.with_extension("json.partial");
+        let _ = std::fs::remove_file(&partial);
+        crate::data_dir::private_file(&partial)?;
+        let mut file = std::fs::OpenOptions::new().write(true).open(&partial)?;
+        file.write_all(&serde_json::to_vec(tokens).map_err(std::io::Error::other)?)?;
+        file.sync_all()?;
+        std::fs::rename(&partial, &self.path)
+    }
+}
+
+/// The default cache directory: the platform's per-user config directory.
+pub(in crate::bridge) fn default_dir() -> Option<PathBuf> {
+    let env = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = if cfg!(windows) {
+        env("APPDATA")
+    } else if cfg!(target_os = "macos") {
+        env("HOME").map(|home| home.join("Library/Application Support"))
+    } else {
+        env("XDG_CONFIG_HOME").or_else(|| env("HOME").map(|home| home.join(".config")))
+    };
+    base.map(|base| base.join("grantry").join("bridge"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    #[test]
+    fn tokens_are_kept_private_and_a_damaged_file_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache_dir = dir.path().join("bridge");
+        let server = Url::parse("https://connector.example.com/mcp").unwrap();
+        let cache = TokenCache::new(&cache_dir, &server);
+        assert!(cache.load().is_none());
+        let tokens = Tokens {
+            client_id: "c".into(),
+            token_endpoint: Url::parse("https://id.example.com/token").unwrap(),
+            resource: server.to_string(),
+            access_token: "secret-access".into(),
+            refresh_token: Some("secret-refresh".into()),
+            expires_at: Some(1),
+        };
+        cache.store(&tokens).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(cache.path()), 0o600);
+        assert_eq!(mode(&cache_dir), 0o700);
+        assert_eq!(cache.load().unwrap().access_token, "secret-access");
+        assert!(!format!("{tokens:?}").contains("secret"));
+        std::fs::write(cache.path(), b"{not json").unwrap();
+        assert!(cache.load().is_none());
+    }
+}

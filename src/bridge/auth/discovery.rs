@@ -1,0 +1,197 @@
+//! Where to authorize: the server's Protected Resource Metadata (RFC 9728, named by its 401)
+//! and its authorization server's metadata (RFC 8414, or OpenID Connect discovery); and a
+//! public client registered there (RFC 7591) when none was given.
+
+use serde_json::{Value, json};
+use url::Url;
+
+use super::AuthError;
+
+/// What one authorization needs to know.
+pub(super) struct Endpoints {
+    pub(super) issuer: String,
+    pub(super) authorization_endpoint: Url,
+    pub(super) token_endpoint: Url,
+    registration_endpoint: Option<Url>,
+    /// The server as the resource indicator (RFC 8707), as its metadata names it.
+    pub(super) resource: String,
+    /// The scopes to ask for (space-separated; may be empty).
+    pub(super) scope: String,
+}
+
+pub(super) async fn discover(
+    http: &reqwest::Client,
+    server: &Url,
+    challenge: Option<&str>,
+) -> Result<Endpoints, AuthError> {
+    let metadata_url = challenge
+        .and_then(|c| parameter(c, "resource_metadata"))
+        .and_then(|u| Url::parse(&u).ok())
+        .unwrap_or_else(|| well_known(server, "oauth-protected-resource"));
+    let resource = get_json(http, &metadata_url, "the Protected Resource Metadata").await?;
+    let issuer = resource["authorization_servers"][0]
+        .as_str()
+        .and_then(|i| Url::parse(i).ok())
+        .ok_or_else(|| missing("the Protected Resource Metadata", "authorization_servers"))?;
+    let server_metadata = authorization_server(http, &issuer).await?;
+    let endpoint = |name: &'static str| {
+        server_metadata[name]
+            .as_str()
+            .and_then(|u| Url::parse(u).ok())
+            .ok_or_else(|| missing("the authorization server's metadata", name))
+    };
+    let scope = challenge
+        .and_then(|c| parameter(c, "scope"))
+        .or_else(|| scopes(&resource["scopes_supported"]))
+        .unwrap_or_default();
+    Ok(Endpoints {
+        issuer: server_metadata["issuer"]
+            .as_str()
+            .unwrap_or(issuer.as_str())
+            .to_owned(),
+        authorization_endpoint: endpoint("authorization_endpoint")?,
+        token_endpoint: endpoint("token_endpoint")?,
+        registration_endpoint: endpoint("registration_endpoint").ok(),
+        resource: resource["resource"]
+            .as_str()
+            .unwrap_or(server.as_str())
+            .to_owned(),
+        scope,
+    })
+}
+
+/// Registers a public native client for `redirect_uri`; its client id.
+pub(super) async fn register(
+    http: &reqwest::Client,
+    endpoints: &Endpoints,
+    redirect_uri: &str,
+) -> Result<String, AuthError> {
+    let endpoint = endpoints
+        .registration_endpoint
+        .as_ref()
+        .ok_or(AuthError::NoRegistration)?;
+    let request = json!({
+        "client_name": "grantry bridge",
+        "application_type": "native",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    });
+    let response = http
+        .post(endpoint.clone())
+        .json(&request)
+        .send()
+        .await
+        .map_err(|e| AuthError::Registration(crate::providers::http::transport_reason(&e)))?;
+    let status = response.status();
+    let body: Value = response.json().await.unwrap_or(Value::Null);
+    match body["client_id"].as_str() {
+        Some(id) if status.is_success() => Ok(id.to_owned()),
+        _ => Err(AuthError::Registration(format!(
+            "HTTP {status}, {}",
+            body["error"].as_str().unwrap_or("no client_id")
+        ))),
+    }
+}
+
+/// RFC 8414's metadata, else OpenID Connect discovery's.
+async fn authorization_server(http: &reqwest::Client, issuer: &Url) -> Result<Value, AuthError> {
+    let oauth = well_known(issuer, "oauth-authorization-server");
+    if let Ok(metadata) = get_json(http, &oauth, "the authorization server's metadata").await {
+        return Ok(metadata);
+    }
+    let mut openid = issuer.clone();
+    openid.set_path(&format!(
+        "{}/.well-known/openid-configuration",
+        issuer.path().trim_end_matches('/')
+    ));
+    get_json(http, &openid, "the authorization server's metadata").await
+}
+
+/// `/.well-known/NAME` inserted before the URL's path (RFC 8414 §3, RFC 9728 §3).
+fn well_known(url: &Url, name: &str) -> Url {
+    let mut known = url.clone();
+    let path = url.path().trim_end_matches('/');
+    known.set_path(&format!("/.well-known/{name}{path}"));
+    known.set_query(None);
+    known
+}
+
+async fn get_json(
+    http: &reqwest::Client,
+    url: &Url,
+    what: &'static str,
+) -> Result<Value, AuthError> {
+    let failed = |reason: String| AuthError::Discovery { what, reason };
+    let response = http
+        .get(url.clone())
+        .header("accept", "application/json")
+        .send()
+        .await
+        .map_err(|e| failed(crate::providers::http::transport_reason(&e)))?;
+    if !response.status().is_success() {
+        return Err(failed(format!("{url} answered HTTP {}", response.status())));
+    }
+    response
+        .json()
+        .await
+        .map_err(|_| failed(format!("{url} is not JSON")))
+}
+
+fn missing(what: &'static str, field: &str) -> AuthError {
+    AuthError::Discovery {
+        what,
+        reason: format!("no usable {field}"),
+    }
+}
+
+fn scopes(list: &Value) -> Option<String> {
+    let names: Vec<&str> = list.as_array()?.iter().filter_map(Value::as_str).collect();
+    (!names.is_empty()).then(|| names.join(" "))
+}
+
+/// A parameter of a `WWW-Authenticate: Bearer` challenge (quoted or not).
+fn parameter(challenge: &str, name: &str) -> Option<String> {
+    let start = challenge.find(&format!("{name}="))? + name.len() + 1;
+    let rest = &challenge[start..];
+    let value = match rest.strip_prefix('"') {
+        Some(quoted) => &quoted[..quoted.find('"')?],
+        None => rest.split([',', ' ']).next()?,
+    };
+    Some(value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenge_parameters_are_read_quoted_or_not() {
+        let challenge = r#"Bearer error="invalid_token", resource_metadata="https://c.example/.well-known/oauth-protected-resource/mcp", scope="invoices profile""#;
+        assert_eq!(
+            parameter(challenge, "resource_metadata").unwrap(),
+            "https://c.example/.well-known/oauth-protected-resource/mcp"
+        );
+        assert_eq!(parameter(challenge, "scope").unwrap(), "invoices profile");
+        assert_eq!(
+            parameter("Bearer scope=invoices, x=y", "scope").unwrap(),
+            "invoices"
+        );
+        assert!(parameter("Bearer", "scope").is_none());
+    }
+
+    #[test]
+    fn well_known_urls_go_before_the_path() {
+        let server = Url::parse("https://c.example/mcp").unwrap();
+        assert_eq!(
+            well_known(&server, "oauth-protected-resource").as_str(),
+            "https://c.example/.well-known/oauth-protected-resource/mcp"
+        );
+        let issuer = Url::parse("https://id.example/").unwrap();
+        assert_eq!(
+            well_known(&issuer, "oauth-authorization-server").as_str(),
+            "https://id.example/.well-known/oauth-authorization-server"
+        );
+    }
+}
