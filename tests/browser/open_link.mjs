@@ -4,16 +4,17 @@
 // GRANTRY_TEST_LOGIN, default alice), grantry's connect page (Continue), the demo provider's
 // consent (Approve, or Deny when GRANTRY_TEST_DECISION=deny); it stops on any other page
 // (grantry's "connected" page, the bridge's own loopback page). Appends one JSON line to the
-// file named by GRANTRY_TEST_OPENED: the link and the heading of the page it ended on.
+// file named by GRANTRY_TEST_OPENED: the link, the heading of the page it ended on and that
+// page's URL.
 import { appendFileSync } from 'node:fs';
 import { launchChromium } from './support.mjs';
 
 const [link] = process.argv.slice(2);
 const decision = process.env.GRANTRY_TEST_DECISION ?? 'approve';
 const login = process.env.GRANTRY_TEST_LOGIN ?? 'alice';
-const record = (outcome) => {
+const record = (outcome, final) => {
   if (process.env.GRANTRY_TEST_OPENED) {
-    appendFileSync(process.env.GRANTRY_TEST_OPENED, `${JSON.stringify({ link, outcome })}\n`);
+    appendFileSync(process.env.GRANTRY_TEST_OPENED, `${JSON.stringify({ link, outcome, final })}\n`);
   }
 };
 
@@ -40,7 +41,7 @@ try {
       break;
     }
   }
-  record((await page.textContent('h1')).trim());
+  record((await page.textContent('h1')).trim(), page.url());
 } catch (e) {
   record(`error: ${e.message}`);
 } finally {

@@ -15,6 +15,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
@@ -58,7 +59,7 @@ class Bridge:
                 "GRANTRY_TEST_OPENED": str(self.opened_log),
                 "GRANTRY_TEST_DECISION": decision,
                 "GRANTRY_TEST_LOGIN": login,
-                "GRANTRY_LOG": "grantry=trace",
+                "GRANTRY_LOG": "trace",
             },
         )
 
@@ -413,7 +414,9 @@ def test_for_an_oidc_grantry_the_bridge_authorizes_then_signs_in_and_keeps_its_t
     (cache,) = bridge.token_cache.iterdir()
     assert cache.stat().st_mode & 0o777 == 0o600
     assert bridge.token_cache.stat().st_mode & 0o777 == 0o700
-    access = json.loads(cache.read_text())["access_token"]
+    kept = json.loads(cache.read_text())
+    # The authorization code, from the loopback redirect the browser ended on.
+    (code,) = parse_qs(urlsplit(bridge.opened()[0]["final"]).query)["code"]
 
     # A new bridge uses the kept tokens: nothing is opened.
     assert len(anyio.run(list_invoices)) == 5
@@ -423,4 +426,37 @@ def test_for_an_oidc_grantry_the_bridge_authorizes_then_signs_in_and_keeps_its_t
     cache.write_text("{ damaged")
     assert len(anyio.run(list_invoices)) == 5
     assert [o["outcome"] for o in bridge.opened(3)][2:] == ["Signed in"]
-    assert access not in bridge.log(), "a token reached the bridge's log"
+    log = bridge.log()
+    for secret in [kept["access_token"], kept.get("refresh_token"), code]:
+        assert not secret or secret not in log, "a token or code reached the bridge's trace log"
+
+
+@pytest.mark.parametrize("kind", ["no elicitation", "form only", "url capable"])
+def test_every_kind_of_client_lists_invoices_from_an_oidc_grantry(oidc, grantry_oidc, tmp_path, monkeypatch, kind):
+    name = user("alice")
+    bridge = Bridge(tmp_path, grantry_oidc.mcp_url, login=name)
+    callback = None
+    if kind == "form only":
+        form_only(monkeypatch)
+        callback = scripted([], [])
+    elif kind == "url capable":
+        async def callback(ctx, params):
+            # The client shows the link; the person (Chromium, as `name`) opens it.
+            assert isinstance(params, types.ElicitRequestURLParams), params
+            env = {**bridge.params.env, "GRANTRY_TEST_OPENED": str(tmp_path / "shown.jsonl")}
+            await anyio.run_process([opener(), params.url], env=env)
+            return types.ElicitResult(action="accept")
+
+    async def main():
+        async with Client(bridge.params, mode="legacy", elicitation_callback=callback, cache=None) as client:
+            assert len(invoices(await client.call_tool("list_invoices", {"status": "all"}))) == 5
+
+    anyio.run(main)
+    opened = [o["outcome"] for o in bridge.opened(1 if kind == "url capable" else 2)]
+    if kind == "url capable":
+        # The bridge opened only its own sign-in at the issuer; the client showed grantry's.
+        assert opened == ["Signed in"]
+        assert [json.loads(l)["outcome"] for l in (tmp_path / "shown.jsonl").read_text().splitlines()] == [
+            "Account connected"]
+    else:
+        assert opened == ["Signed in", "Account connected"]
