@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -460,3 +461,67 @@ def test_every_kind_of_client_lists_invoices_from_an_oidc_grantry(oidc, grantry_
             "Account connected"]
     else:
         assert opened == ["Signed in", "Account connected"]
+
+
+def test_a_waiting_call_reports_progress_when_the_client_asked_for_it(grantry, tmp_path):
+    bridge = Bridge(tmp_path, grantry.mcp_url)
+    reported: list = []
+
+    async def on_progress(progress, total, message):
+        reported.append((progress, message))
+
+    async def main():
+        async with Client(bridge.params, mode="legacy", cache=None) as client:
+            result = await client.call_tool("list_invoices", {"status": "all"}, progress_callback=on_progress)
+            assert len(invoices(result)) == 5
+
+    anyio.run(main)
+    assert reported, "no notifications/progress while the sign-in was awaited"
+    assert [p for p, _ in reported] == sorted(p for p, _ in reported)
+    assert all(m == "Waiting for the sign-in in your browser" for _, m in reported)
+
+
+def test_a_pre_registered_client_id_is_used_and_a_refused_token_means_signing_in_again(oidc, grantry_oidc, tmp_path):
+    # test-client: public, redirect URI http://127.0.0.1/callback (any port), no refresh token.
+    name = user("alice")
+    bridge = Bridge(tmp_path, grantry_oidc.mcp_url, login=name)
+    bridge.params.args.extend(["--client-id", "test-client"])
+
+    async def list_invoices() -> list:
+        async with Client(bridge.params, mode="legacy", cache=None) as client:
+            return invoices(await client.call_tool("list_invoices", {"status": "all"}))
+
+    assert len(anyio.run(list_invoices)) == 5
+    # A token the server refuses (as after a revocation), with no refresh token to fall back on.
+    (cache,) = bridge.token_cache.iterdir()
+    kept = json.loads(cache.read_text())
+    cache.write_text(json.dumps({**kept, "access_token": "refused-by-the-server"}))
+    assert len(anyio.run(list_invoices)) == 5
+    opened = bridge.opened(3)
+    assert "client_id=test-client" in opened[0]["link"]
+    assert [o["outcome"] for o in opened] == ["Signed in", "Account connected", "Signed in"]
+
+
+def test_a_token_about_to_expire_is_refreshed_without_a_new_sign_in(oidc, grantry_oidc, tmp_path):
+    # refreshing-client: public, access tokens of 2 s, a refresh token with every code.
+    name = user("alice")
+    bridge = Bridge(tmp_path, grantry_oidc.mcp_url, login=name)
+    bridge.params.args.extend(["--client-id", "refreshing-client"])
+
+    async def list_invoices() -> list:
+        async with Client(bridge.params, mode="legacy", cache=None) as client:
+            return invoices(await client.call_tool("list_invoices", {"status": "all"}))
+
+    def token_requests() -> int:
+        with urllib.request.urlopen(f"{oidc.issuer}/test/stats") as stats:
+            return json.load(stats)["token_requests"][oidc.issuer]
+
+    assert len(anyio.run(list_invoices)) == 5
+    (cache,) = bridge.token_cache.iterdir()
+    first = json.loads(cache.read_text())
+    assert first["refresh_token"]
+    before = token_requests()
+    assert len(anyio.run(list_invoices)) == 5
+    assert token_requests() > before, "no refresh at the token endpoint"
+    assert json.loads(cache.read_text())["access_token"] != first["access_token"]
+    assert [o["outcome"] for o in bridge.opened(2)] == ["Signed in", "Account connected"]

@@ -25,6 +25,7 @@
 // - Open dynamic client registration at /reg. PKCE S256 is required of every client.
 // - Static clients: `grantry` (confidential, client_secret_basic or _post, any redirect URI
 //   http://127.0.0.1:<port>/login/callback or http://localhost:<port>/login/callback);
+//   `refreshing-client` (public, access tokens of 2 s, and a refresh token with every code);
 //   `test-client`, `expiring-client`, `opaque-client` (public, redirect URI
 //   http://127.0.0.1/callback, on any port).
 // - No consent screen: consent is granted as requested. /interaction/:uid signs in the
@@ -72,7 +73,9 @@ const { createMemoryAdapter } = await import('oidc-provider/lib/adapters/memory_
 
 const GRANTRY_REDIRECT = /^http:\/\/(127\.0\.0\.1|localhost):\d{1,5}\/login\/callback$/;
 const TEST_REDIRECT = /^http:\/\/127\.0\.0\.1(:\d{1,5})?\/callback$/;
-const PUBLIC_CLIENTS = ['test-client', 'expiring-client', 'opaque-client'];
+const PUBLIC_CLIENTS = ['test-client', 'expiring-client', 'opaque-client', 'refreshing-client'];
+// Clients whose access tokens live 2 s.
+const SHORT_LIVED = new Set(['expiring-client', 'refreshing-client']);
 // Scopes that say something about the OpenID session, not about a resource.
 const NOT_RESOURCE_SCOPES = new Set(['openid', 'offline_access']);
 
@@ -156,7 +159,8 @@ function configuration(jwks, port) {
       ...PUBLIC_CLIENTS.map((clientId) => ({
         client_id: clientId,
         token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code'],
+        grant_types: clientId === 'refreshing-client'
+          ? ['authorization_code', 'refresh_token'] : ['authorization_code'],
         response_types: ['code'],
         redirect_uris: ['http://127.0.0.1/callback'],
       })),
@@ -174,6 +178,12 @@ function configuration(jwks, port) {
       };
     },
     pkce: { required: () => true },
+    // The default needs offline_access (and a consent prompt); refreshing-client gets a refresh
+    // token with every code, so a test can watch a public client refresh.
+    async issueRefreshToken(ctx, client, code) {
+      if (!client.grantTypeAllowed('refresh_token')) return false;
+      return code.scopes.has('offline_access') || client.clientId === 'refreshing-client';
+    },
     clientBasedCORS: () => true,
     interactions: {
       policy: loginPolicy(),
@@ -181,7 +191,7 @@ function configuration(jwks, port) {
     },
     ttl: {
       AccessToken: (ctx, token, client) => token.resourceServer?.accessTokenTTL
-        ?? (client?.clientId === 'expiring-client' ? 2 : 3600),
+        ?? (SHORT_LIVED.has(client?.clientId) ? 2 : 3600),
       AuthorizationCode: 60,
       ClientCredentials: 600,
       IdToken: 3600,
@@ -224,7 +234,7 @@ function configuration(jwks, port) {
           return {
             scope: resourceScope(ctx),
             audience: resourceIndicator,
-            accessTokenTTL: client?.clientId === 'expiring-client' ? 2 : 3600,
+            accessTokenTTL: SHORT_LIVED.has(client?.clientId) ? 2 : 3600,
             accessTokenFormat: client?.clientId === 'opaque-client' ? 'opaque' : 'jwt',
             jwt: { sign: { alg: 'RS256' } },
           };
