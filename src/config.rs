@@ -10,7 +10,7 @@ mod identity;
 mod options;
 mod values;
 
-pub use bridge::{BridgeArgs, StaticHeader};
+pub use bridge::{BridgeArgs, StaticHeader, is_loopback};
 pub use cli::{
     Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation, Secret,
 };

@@ -80,7 +80,7 @@ async fn learn_tool(bridge: &Bridge, profile: &ClientProfile, params: &Value) {
     if bridge.upstream.knows_tool(tool) {
         return;
     }
-    if let Err(e) = bridge.send(profile, "tools/list", json!({})).await {
+    if let Err(e) = bridge.send(profile, "tools/list", json!({}), None).await {
         tracing::debug!(error = %e, "could not list the tools before a call");
     }
 }
@@ -182,13 +182,20 @@ async fn sign_in(
     waiting: &mut Option<Waiting>,
 ) -> Result<Value, Stop> {
     let link = params["url"].as_str().unwrap_or_default();
-    let url = links::check(link).map_err(|refusal| {
+    let url = links::check(link, bridge.upstream.is_local()).map_err(|refusal| {
         tracing::warn!(%refusal, "refused to open a link from the server");
         wire::tool_error(format!(
             "grantry bridge did not open the sign-in link the server sent: {refusal}. \
              Nothing was opened."
         ))
     })?;
+    // One link per call: a server that names another one while the first is awaited gets no
+    // second tab; the user is given the new link instead.
+    if let Some(waiting) = waiting
+        && waiting.link != url.as_str()
+    {
+        return Err(not_connected_yet(url.as_str()));
+    }
     let message = params["message"].as_str().unwrap_or("Sign in to continue.");
     let response = if profile.url {
         ask_to_open(bridge, params, &url).await?
@@ -266,8 +273,8 @@ fn next_round(params: &mut Value, responses: Map<String, Value>, request_state: 
 fn not_connected_yet(link: &str) -> Value {
     wire::tool_error(format!(
         "The account is not connected yet. Sign in here: {link}\n\
-         (grantry bridge opened this link in the browser; if no page appeared, open it \
-         yourself.) Ask again once the page says the account is connected."
+         (If no page with it appeared, open the link yourself.) Ask again once the page says \
+         the account is connected."
     ))
 }
 

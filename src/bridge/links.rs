@@ -1,10 +1,10 @@
-//! Sign-in links: which ones the bridge will open (https, or http on loopback; no
-//! credentials; not absurdly long), and opening them in the user's browser.
+//! Sign-in links: which ones the bridge will open (https; http only to this machine, and only
+//! from a server on this machine; no credentials; not absurdly long), and opening them in
+//! the user's browser.
 
-use std::net::IpAddr;
 use std::process::Stdio;
 
-use url::{Host, Url};
+use url::Url;
 
 /// Longer links are refused: no sign-in page needs one, and a terminal or an opener may not
 /// take it whole.
@@ -19,21 +19,24 @@ pub(super) enum LinkRefusal {
     NotAUrl,
     #[error("the link's scheme is {0:?}; only https (or http to this machine) is opened")]
     Scheme(String),
-    #[error("the link is plain http to another machine; only https is opened there")]
+    #[error(
+        "the link is plain http; only https is opened (http only to this machine, from a server on this machine)"
+    )]
     PlainHttp,
     #[error("the link carries a user name or password")]
     Credentials,
 }
 
-/// A link that may be opened.
-pub(super) fn check(link: &str) -> Result<Url, LinkRefusal> {
+/// A link that may be opened. Plain http is for a server on this machine (`local`) linking to
+/// this machine: a remote server must not steer the browser at local services.
+pub(super) fn check(link: &str, local: bool) -> Result<Url, LinkRefusal> {
     if link.len() > MAX_LINK_LENGTH {
         return Err(LinkRefusal::TooLong(link.len()));
     }
     let url = Url::parse(link).map_err(|_| LinkRefusal::NotAUrl)?;
     match url.scheme() {
         "https" => {}
-        "http" if is_loopback(&url) => {}
+        "http" if local && crate::config::is_loopback(&url) => {}
         "http" => return Err(LinkRefusal::PlainHttp),
         other => return Err(LinkRefusal::Scheme(other.to_owned())),
     }
@@ -41,15 +44,6 @@ pub(super) fn check(link: &str) -> Result<Url, LinkRefusal> {
         return Err(LinkRefusal::Credentials);
     }
     Ok(url)
-}
-
-fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
-        Some(Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
-        Some(Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        None => false,
-    }
 }
 
 /// Why the browser could not be started.
@@ -121,31 +115,36 @@ mod tests {
 
     #[test]
     fn only_https_or_loopback_http_links_without_credentials_are_opened() {
-        assert!(check("https://connector.example.com/connect/abc").is_ok());
-        assert!(check("http://127.0.0.1:8080/connect/abc").is_ok());
-        assert!(check("http://localhost:8080/connect/abc").is_ok());
-        assert!(check("http://[::1]/connect").is_ok());
+        assert!(check("https://connector.example.com/connect/abc", true).is_ok());
+        assert!(check("http://127.0.0.1:8080/connect/abc", true).is_ok());
+        assert!(check("http://localhost:8080/connect/abc", true).is_ok());
+        assert!(check("http://[::1]/connect", true).is_ok());
         assert_eq!(
-            check("javascript:alert(1)"),
+            check("javascript:alert(1)", true),
             Err(LinkRefusal::Scheme("javascript".into()))
         );
         assert_eq!(
-            check("file:///etc/passwd"),
+            check("file:///etc/passwd", true),
             Err(LinkRefusal::Scheme("file".into()))
         );
         assert_eq!(
-            check("http://connector.example.com/connect"),
+            check("http://connector.example.com/connect", true),
             Err(LinkRefusal::PlainHttp)
         );
         assert_eq!(
-            check("https://user:pw@connector.example.com/"),
+            check("https://user:pw@connector.example.com/", true),
             Err(LinkRefusal::Credentials)
         );
-        assert_eq!(check("not a link"), Err(LinkRefusal::NotAUrl));
+        assert_eq!(check("not a link", true), Err(LinkRefusal::NotAUrl));
         let long = format!(
             "https://connector.example.com/{}",
             "a".repeat(MAX_LINK_LENGTH)
         );
-        assert!(matches!(check(&long), Err(LinkRefusal::TooLong(_))));
+        assert!(matches!(check(&long, true), Err(LinkRefusal::TooLong(_))));
+        assert_eq!(
+            check("http://127.0.0.1:8080/connect/abc", false),
+            Err(LinkRefusal::PlainHttp),
+            "a remote server's link to this machine"
+        );
     }
 }

@@ -36,6 +36,10 @@ use stdio::ClientLink;
 use upstream::Upstream;
 use wire::{Incoming, Outcome};
 
+/// The longest an `initialize` waits for the server's description (clients give their
+/// handshake 10 to 60 seconds).
+const HANDSHAKE_WAIT: Duration = Duration::from_secs(8);
+
 /// Why the bridge stopped other than by its input closing.
 #[derive(Debug, thiserror::Error)]
 pub enum BridgeError {
@@ -56,7 +60,7 @@ where
 {
     let (client, writer) = ClientLink::new(output);
     let bridge = Arc::new(Bridge {
-        upstream: upstream(&args),
+        upstream: connect_upstream(&args),
         client,
         open_with: args.open_with.clone(),
         wait: args.wait,
@@ -65,7 +69,12 @@ where
         in_flight: Mutex::new(HashMap::new()),
     });
     tracing::info!(server = %args.url, "grantry bridge: serving MCP on stdio");
-    bridge.check_server().await;
+    // Not awaited: a server that first wants a sign-in must not keep the client's
+    // `initialize` unread meanwhile.
+    tokio::spawn({
+        let bridge = Arc::clone(&bridge);
+        async move { bridge.check_server().await }
+    });
     let mut lines = BufReader::new(input).lines();
     while let Some(line) = lines.next_line().await? {
         if !line.trim().is_empty() {
@@ -80,7 +89,7 @@ where
     Ok(())
 }
 
-fn upstream(args: &BridgeArgs) -> Upstream {
+fn connect_upstream(args: &BridgeArgs) -> Upstream {
     let mut upstream = Upstream::new(args.url.clone(), &args.headers);
     if args
         .headers
@@ -116,7 +125,10 @@ impl Bridge {
     /// Says at start whether the server answers, without stopping if it does not.
     async fn check_server(&self) {
         let profile = ClientProfile::unknown();
-        match self.send(&profile, "server/discover", json!({})).await {
+        match self
+            .send(&profile, "server/discover", json!({}), None)
+            .await
+        {
             Ok(Ok(_)) => tracing::info!("the server answers server/discover"),
             Ok(Err(error)) => tracing::warn!(%error, "the server refused server/discover"),
             Err(e) => tracing::error!(
@@ -152,6 +164,11 @@ impl Bridge {
         let key = id.to_string();
         let bridge = Arc::clone(self);
         let mut in_flight = self.in_flight();
+        if in_flight.contains_key(&key) {
+            let error = wire::error(-32600, "a request with this id is still being answered");
+            self.client.send(&wire::answer(&id, Err(error)));
+            return;
+        }
         let task = tokio::spawn(async move {
             let outcome = bridge.answer(&method, params).await;
             bridge.in_flight().remove(&id.to_string());
@@ -176,7 +193,11 @@ impl Bridge {
             .handshake
             .lock()
             .expect("handshake lock is never poisoned") = Some(profile.clone());
-        let discovered = match self.send(&profile, "server/discover", json!({})).await {
+        // Within the time a client gives its handshake; a server still waiting for a sign-in
+        // is described by the defaults meanwhile.
+        let until = tokio::time::Instant::now() + self.wait.min(HANDSHAKE_WAIT);
+        let discover = self.send(&profile, "server/discover", json!({}), Some(until));
+        let discovered = match discover.await {
             Ok(Ok(result)) => result,
             Ok(Err(error)) => {
                 tracing::warn!(%error, "the server refused server/discover");
@@ -193,7 +214,7 @@ impl Bridge {
     /// Passes a request to the server and its answer back.
     async fn forward(&self, method: &str, params: Value) -> Outcome {
         let profile = self.profile_for(&params);
-        match self.send(&profile, method, params).await {
+        match self.send(&profile, method, params, None).await {
             Ok(Ok(result)) => Ok(for_client(&profile, result)),
             Ok(Err(error)) => Err(error),
             Err(e) => Err(wire::error(-32603, format!("grantry bridge: {e}"))),
@@ -205,10 +226,11 @@ impl Bridge {
         profile: &ClientProfile,
         method: &str,
         params: Value,
+        until: Option<tokio::time::Instant>,
     ) -> Result<upstream::Reply, upstream::UpstreamError> {
         let params = upstream_params(profile, params);
         self.upstream
-            .request(method, params, None, &|note| self.client.send(&note))
+            .request(method, params, until, &|note| self.client.send(&note))
             .await
     }
 

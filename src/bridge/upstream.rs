@@ -27,19 +27,19 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 /// The server's JSON-RPC answer: its `result`, or its `error` object.
 pub(super) type Reply = Result<Value, Value>;
 
-/// Why no answer came from the server. Never carries a token or a header value.
+/// Why no answer came from the server. Never shows a token or a header value.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum UpstreamError {
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
     #[error("no answer from the server in time")]
     TimedOut,
-    #[error("the server refused the credentials given with --header (HTTP 401)")]
+    #[error("the server refused the request's credentials (HTTP 401)")]
     Unauthorized {
         /// The `WWW-Authenticate` challenge.
         challenge: Option<String>,
         /// The bearer token sent, if the bridge's own.
-        sent: Option<String>,
+        sent: Option<SentToken>,
     },
     #[error("the server asks for authorization (HTTP 401), which did not succeed: {0}")]
     Authorization(#[from] AuthError),
@@ -47,6 +47,15 @@ pub(super) enum UpstreamError {
     Status(StatusCode),
     #[error("the server's answer is not a JSON-RPC answer: {0}")]
     Garbled(String),
+}
+
+/// The bearer token a refused request carried; `Debug` does not show it.
+pub(super) struct SentToken(pub(super) String);
+
+impl std::fmt::Debug for SentToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SentToken(…)")
+    }
 }
 
 /// One argument a tool mirrors into a header (SEP-2243 `x-mcp-header`).
@@ -140,7 +149,10 @@ impl Upstream {
             return first;
         };
         authorizer
-            .renew(challenge.as_deref(), sent.as_deref())
+            .renew(
+                challenge.as_deref(),
+                sent.as_ref().map(|token| token.0.as_str()),
+            )
             .await?;
         self.exchange(method, &params, on_notification).await
     }
@@ -179,7 +191,10 @@ impl Upstream {
                 .get(http::header::WWW_AUTHENTICATE)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            return Err(UpstreamError::Unauthorized { challenge, sent });
+            return Err(UpstreamError::Unauthorized {
+                challenge,
+                sent: sent.map(SentToken),
+            });
         }
         let is_sse = response
             .headers()
@@ -274,6 +289,11 @@ impl Upstream {
             };
             insert_encoded(headers, mirror.header.clone(), &value);
         }
+    }
+
+    /// Whether the server is on this machine (its links to this machine may then be opened).
+    pub(super) fn is_local(&self) -> bool {
+        crate::config::is_loopback(&self.url)
     }
 
     /// Whether the mirrored arguments of `tool` are known (after a `tools/list`).

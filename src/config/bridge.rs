@@ -13,7 +13,7 @@ use super::values::seconds;
 /// `grantry bridge URL [OPTIONS]`.
 #[derive(Debug, Clone, Args)]
 pub struct BridgeArgs {
-    /// The remote server's MCP endpoint, e.g. https://connector.example.com/mcp (https, or
+    /// The remote server's MCP endpoint, e.g. `https://connector.example.com/mcp` (https, or
     /// http on a loopback address).
     #[arg(value_name = "URL", value_parser = server_url)]
     pub url: Url,
@@ -36,12 +36,13 @@ pub struct BridgeArgs {
     pub headers: Vec<StaticHeader>,
 
     /// The public client id to authorize as, registered at the server's authorization server
-    /// with the redirect URI http://127.0.0.1/callback (any port). Default: register one
+    /// with the redirect URI `http://127.0.0.1/callback` (any port). Default: register one
     /// dynamically where the authorization server allows it.
     #[arg(long, value_name = "ID")]
     pub client_id: Option<String>,
 
-    /// Where tokens are kept, one 0600 file per server URL. Default: grantry/bridge in the
+    /// Where tokens are kept, one 0600 file per server URL (a directory it creates is 0700).
+    /// Default: grantry/bridge in the
     /// per-user config directory ($XDG_CONFIG_HOME or ~/.config; ~/Library/Application
     /// Support on macOS; %APPDATA% on Windows).
     #[arg(long, value_name = "DIR")]
@@ -55,17 +56,22 @@ pub struct StaticHeader {
     pub value: HeaderValue,
 }
 
-fn server_url(text: &str) -> Result<Url, String> {
-    let url = Url::parse(text).map_err(|e| format!("not a URL: {e}"))?;
-    let loopback = match url.host() {
+/// Whether `url` names this machine (a loopback address, or `localhost`): where plain http
+/// is acceptable, for the server and for the links the bridge opens.
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(name)) => name == "localhost",
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
         None => false,
-    };
+    }
+}
+
+fn server_url(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|e| format!("not a URL: {e}"))?;
     match url.scheme() {
         "https" => {}
-        "http" if loopback => {}
+        "http" if is_loopback(&url) => {}
         "http" => return Err("http is for loopback addresses only; use https".into()),
         other => return Err(format!("the scheme must be https, not {other}")),
     }

@@ -62,7 +62,11 @@ impl TokenCache {
 
     pub(in crate::bridge) fn store(&self, tokens: &Tokens) -> std::io::Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        crate::data_dir::prepare(dir)?;
+        // A directory made here is 0700; one that exists (perhaps the user's own) keeps its
+        // mode: the file itself is 0600.
+        if !dir.exists() {
+            crate::data_dir::prepare(dir)?;
+        }
         // Written beside, then renamed: a reader never sees half a file.
         let partial = self.path.with_extension("json.partial");
         let _ = std::fs::remove_file(&partial);

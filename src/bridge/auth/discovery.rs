@@ -13,50 +13,93 @@ pub(super) struct Endpoints {
     pub(super) authorization_endpoint: Url,
     pub(super) token_endpoint: Url,
     registration_endpoint: Option<Url>,
-    /// The server as the resource indicator (RFC 8707), as its metadata names it.
+    /// The server the bridge talks to, as the resource indicator (RFC 8707).
     pub(super) resource: String,
     /// The scopes to ask for (space-separated; may be empty).
     pub(super) scope: String,
+    /// The server says it puts `iss` in every authorization response (RFC 9207).
+    pub(super) sends_iss: bool,
 }
+
+/// Every request of discovery, registration and the token endpoint gives up after this.
+pub(super) const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 pub(super) async fn discover(
     http: &reqwest::Client,
     server: &Url,
     challenge: Option<&str>,
 ) -> Result<Endpoints, AuthError> {
+    let local = crate::config::is_loopback(server);
     let metadata_url = challenge
         .and_then(|c| parameter(c, "resource_metadata"))
         .and_then(|u| Url::parse(&u).ok())
         .unwrap_or_else(|| well_known(server, "oauth-protected-resource"));
+    secure(&metadata_url, local, "resource_metadata")?;
     let resource = get_json(http, &metadata_url, "the Protected Resource Metadata").await?;
+    check_resource(&resource, server)?;
     let issuer = resource["authorization_servers"][0]
         .as_str()
         .and_then(|i| Url::parse(i).ok())
         .ok_or_else(|| missing("the Protected Resource Metadata", "authorization_servers"))?;
-    let server_metadata = authorization_server(http, &issuer).await?;
+    secure(&issuer, local, "authorization_servers")?;
+    let metadata = authorization_server(http, &issuer).await?;
+    // RFC 8414 §3.3: the metadata must be the issuer's own.
+    if metadata["issuer"].as_str().map(without_slash) != Some(without_slash(issuer.as_str())) {
+        return Err(AuthError::Discovery {
+            what: "the authorization server's metadata",
+            reason: "its issuer is not the authorization server the resource names".into(),
+        });
+    }
     let endpoint = |name: &'static str| {
-        server_metadata[name]
+        let url = metadata[name]
             .as_str()
             .and_then(|u| Url::parse(u).ok())
-            .ok_or_else(|| missing("the authorization server's metadata", name))
+            .ok_or_else(|| missing("the authorization server's metadata", name))?;
+        secure(&url, local, name)?;
+        Ok::<Url, AuthError>(url)
     };
     let scope = challenge
         .and_then(|c| parameter(c, "scope"))
         .or_else(|| scopes(&resource["scopes_supported"]))
         .unwrap_or_default();
     Ok(Endpoints {
-        issuer: server_metadata["issuer"]
-            .as_str()
-            .unwrap_or(issuer.as_str())
-            .to_owned(),
+        issuer: metadata["issuer"].as_str().unwrap_or_default().to_owned(),
         authorization_endpoint: endpoint("authorization_endpoint")?,
         token_endpoint: endpoint("token_endpoint")?,
         registration_endpoint: endpoint("registration_endpoint").ok(),
-        resource: resource["resource"]
-            .as_str()
-            .unwrap_or(server.as_str())
-            .to_owned(),
+        // The server the bridge talks to, whatever else its metadata might claim.
+        resource: server.to_string(),
         scope,
+        sends_iss: metadata["authorization_response_iss_parameter_supported"] == true,
+    })
+}
+
+/// RFC 9728 §3.3: the metadata must describe the server the bridge talks to, or a token for
+/// another server (one the user trusts) could be asked for and then sent here.
+fn check_resource(metadata: &Value, server: &Url) -> Result<(), AuthError> {
+    match metadata["resource"].as_str() {
+        Some(named) if without_slash(named) == without_slash(server.as_str()) => Ok(()),
+        _ => Err(AuthError::Discovery {
+            what: "the Protected Resource Metadata",
+            reason: format!("its resource is not {server}"),
+        }),
+    }
+}
+
+fn without_slash(url: &str) -> &str {
+    url.trim_end_matches('/')
+}
+
+/// https, or http to this machine for a server on this machine: codes, verifiers and tokens
+/// never travel in the clear.
+fn secure(url: &Url, local: bool, name: &str) -> Result<(), AuthError> {
+    let loopback_http = url.scheme() == "http" && local && crate::config::is_loopback(url);
+    if url.scheme() == "https" || loopback_http {
+        return Ok(());
+    }
+    Err(AuthError::Discovery {
+        what: "the authorization metadata",
+        reason: format!("{name} is not https: {url}"),
     })
 }
 
@@ -80,6 +123,7 @@ pub(super) async fn register(
     });
     let response = http
         .post(endpoint.clone())
+        .timeout(TIMEOUT)
         .json(&request)
         .send()
         .await
@@ -126,6 +170,7 @@ async fn get_json(
     let failed = |reason: String| AuthError::Discovery { what, reason };
     let response = http
         .get(url.clone())
+        .timeout(TIMEOUT)
         .header("accept", "application/json")
         .send()
         .await
@@ -179,6 +224,20 @@ mod tests {
             "invoices"
         );
         assert!(parameter("Bearer", "scope").is_none());
+    }
+
+    #[test]
+    fn metadata_for_another_server_or_in_the_clear_is_refused() {
+        let server = Url::parse("https://c.example/mcp").unwrap();
+        assert!(check_resource(&json!({"resource": "https://c.example/mcp"}), &server).is_ok());
+        assert!(check_resource(&json!({"resource": "https://c.example/mcp/"}), &server).is_ok());
+        assert!(check_resource(&json!({"resource": "https://bank.example/mcp"}), &server).is_err());
+        assert!(check_resource(&json!({}), &server).is_err());
+        let plain = Url::parse("http://id.example/token").unwrap();
+        assert!(secure(&plain, false, "token_endpoint").is_err());
+        let local = Url::parse("http://127.0.0.1:9/token").unwrap();
+        assert!(secure(&local, true, "token_endpoint").is_ok());
+        assert!(secure(&local, false, "token_endpoint").is_err());
     }
 
     #[test]

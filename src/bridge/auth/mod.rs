@@ -53,7 +53,11 @@ pub(super) struct Authorizer {
     cache: TokenCache,
     client_id: Option<String>,
     open_with: Option<String>,
-    tokens: tokio::sync::Mutex<Option<Tokens>>,
+    /// The current tokens: read without waiting, so requests with a good token never wait
+    /// for a sign-in in progress.
+    tokens: std::sync::Mutex<Option<Tokens>>,
+    /// One refresh or sign-in at a time.
+    renewing: tokio::sync::Mutex<()>,
 }
 
 #[derive(Deserialize)]
@@ -72,7 +76,7 @@ impl Authorizer {
         open_with: Option<String>,
     ) -> Self {
         let cache = TokenCache::new(cache_dir, &server);
-        let tokens = tokio::sync::Mutex::new(cache.load());
+        let tokens = std::sync::Mutex::new(cache.load());
         Self {
             http,
             server,
@@ -80,25 +84,40 @@ impl Authorizer {
             client_id,
             open_with,
             tokens,
+            renewing: tokio::sync::Mutex::new(()),
         }
+    }
+
+    fn current(&self) -> Option<Tokens> {
+        self.tokens
+            .lock()
+            .expect("tokens lock is never poisoned")
+            .clone()
     }
 
     /// The access token to send now, refreshed first if it is about to expire.
     pub(super) async fn access_token(&self) -> Option<String> {
-        let mut tokens = self.tokens.lock().await;
-        let current = tokens.clone()?;
+        let current = self.current()?;
         let now = crate::clock::unix_now();
-        if current
+        let expiring = current
             .expires_at
-            .is_some_and(|at| at - EXPIRY_MARGIN_SECS <= now)
-            && current.refresh_token.is_some()
-        {
-            match self.refresh(&current).await {
-                Ok(renewed) => self.keep(&mut tokens, renewed),
-                Err(e) => tracing::info!("could not refresh the token ({e}); using it as it is"),
+            .is_some_and(|at| at - EXPIRY_MARGIN_SECS <= now);
+        if !expiring || current.refresh_token.is_none() {
+            return Some(current.access_token);
+        }
+        let _turn = self.renewing.lock().await;
+        // Refreshed by another request while this one waited for its turn.
+        let latest = self.current()?;
+        if latest.access_token != current.access_token {
+            return Some(latest.access_token);
+        }
+        match self.refresh(&latest).await {
+            Ok(renewed) => Some(self.keep(renewed)),
+            Err(e) => {
+                tracing::info!("could not refresh the token ({e}); using it as it is");
+                Some(latest.access_token)
             }
         }
-        tokens.as_ref().map(|t| t.access_token.clone())
     }
 
     /// After a 401 to `rejected` (the token sent, if any): refresh, or authorize again.
@@ -107,34 +126,36 @@ impl Authorizer {
         challenge: Option<&str>,
         rejected: Option<&str>,
     ) -> Result<(), AuthError> {
-        let mut tokens = self.tokens.lock().await;
-        // Another request renewed it while this one waited for the lock.
-        if let Some(current) = tokens.as_ref()
+        let _turn = self.renewing.lock().await;
+        let current = self.current();
+        // Another request renewed it while this one waited for its turn.
+        if let Some(current) = &current
             && Some(current.access_token.as_str()) != rejected
         {
             return Ok(());
         }
-        if let Some(current) = tokens.clone()
-            && current.refresh_token.is_some()
-        {
+        if let Some(current) = current.filter(|t| t.refresh_token.is_some()) {
             match self.refresh(&current).await {
                 Ok(renewed) => {
-                    self.keep(&mut tokens, renewed);
+                    self.keep(renewed);
                     return Ok(());
                 }
                 Err(e) => tracing::info!("the refresh was refused ({e}); authorizing again"),
             }
         }
         let fresh = self.authorize(challenge).await?;
-        self.keep(&mut tokens, fresh);
+        self.keep(fresh);
         Ok(())
     }
 
-    fn keep(&self, slot: &mut Option<Tokens>, tokens: Tokens) {
+    /// Keeps `tokens` in memory and in the cache; their access token.
+    fn keep(&self, tokens: Tokens) -> String {
         if let Err(e) = self.cache.store(&tokens) {
             tracing::warn!(path = %self.cache.path().display(), error = %e, "could not keep the tokens");
         }
-        *slot = Some(tokens);
+        let access = tokens.access_token.clone();
+        *self.tokens.lock().expect("tokens lock is never poisoned") = Some(tokens);
+        access
     }
 
     /// The whole authorization: discovery, a client, the browser, the code, the tokens.
@@ -149,7 +170,8 @@ impl Authorizer {
         let state = crate::seal::random_id();
         let redirect_uri = loopback.redirect_uri.clone();
         let link = authorization_link(&endpoints, &client_id, &redirect_uri, &state, &challenge);
-        let link = links::check(link.as_str()).map_err(AuthError::Link)?;
+        let link = links::check(link.as_str(), crate::config::is_loopback(&self.server))
+            .map_err(AuthError::Link)?;
         eprintln!(
             "grantry bridge: {} asks you to sign in. Opening {link}",
             self.server
@@ -157,11 +179,11 @@ impl Authorizer {
         if let Err(e) = links::open(&link, self.open_with.as_deref()) {
             tracing::warn!("{e}; open the link yourself");
         }
-        let response = tokio::time::timeout(AUTHORIZE_TIMEOUT, loopback.response())
+        let response = tokio::time::timeout(AUTHORIZE_TIMEOUT, loopback.response(&state))
             .await
             .map_err(|_| AuthError::TimedOut)?
             .ok_or(AuthError::TimedOut)?;
-        let code = check_response(&response, &state, &endpoints.issuer)?;
+        let code = check_response(&response, &endpoints)?;
         let form = [
             ("grant_type", "authorization_code"),
             ("code", code),
@@ -207,6 +229,7 @@ impl Authorizer {
         let response = self
             .http
             .post(endpoint.clone())
+            .timeout(discovery::TIMEOUT)
             .form(form)
             .send()
             .await
@@ -251,23 +274,24 @@ fn authorization_link(
     link
 }
 
-/// The code of an authorization response for this `state` (and this issuer, RFC 9207).
+/// The code of an authorization response (its `state` was checked by the listener), from
+/// this issuer (RFC 9207: `iss` required where the server says it sends it).
 fn check_response<'a>(
     response: &'a loopback::Response,
-    state: &str,
-    issuer: &str,
+    endpoints: &Endpoints,
 ) -> Result<&'a str, AuthError> {
-    if response.get("state").map(String::as_str) != Some(state) {
-        return Err(AuthError::Refused(
-            "a response to another request (state)".into(),
-        ));
-    }
-    if let Some(iss) = response.get("iss")
-        && iss.trim_end_matches('/') != issuer.trim_end_matches('/')
-    {
-        return Err(AuthError::Refused(
-            "a response from another issuer (iss)".into(),
-        ));
+    match response.get("iss") {
+        Some(iss) if iss.trim_end_matches('/') != endpoints.issuer.trim_end_matches('/') => {
+            return Err(AuthError::Refused(
+                "a response from another issuer (iss)".into(),
+            ));
+        }
+        None if endpoints.sends_iss => {
+            return Err(AuthError::Refused(
+                "a response without its issuer (iss)".into(),
+            ));
+        }
+        _ => {}
     }
     if let Some(error) = response.get("error") {
         return Err(AuthError::Refused(error.clone()));
