@@ -58,6 +58,11 @@ impl ClientLink {
         );
         let (answer, answered) = oneshot::channel();
         self.waiting().insert(id.clone(), answer);
+        // A call cancelled while it waits leaves no entry behind.
+        let _forget = Forget {
+            link: self,
+            id: &id,
+        };
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         answered.await.map_err(|_| ClientGone::Closed)
     }
@@ -77,6 +82,18 @@ impl ClientLink {
 
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Outcome>>> {
         self.waiting.lock().expect("waiting lock is never poisoned")
+    }
+}
+
+/// Removes a request's wait for its answer when the request is done or dropped.
+struct Forget<'a> {
+    link: &'a ClientLink,
+    id: &'a str,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.link.waiting().remove(self.id);
     }
 }
 
