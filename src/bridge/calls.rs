@@ -92,7 +92,14 @@ async fn send(
     until: Option<Instant>,
     progress: &mut Progress,
 ) -> Result<Reply, UpstreamError> {
-    let forward = |note: Value| bridge.client.send(&note);
+    // While the bridge reports its own waiting progress on the client's token, the server's
+    // progress on that token is not passed on: the client's values must keep increasing.
+    let own_progress = until.is_some() && progress.token.is_some();
+    let forward = |note: Value| {
+        if !(own_progress && note["method"] == "notifications/progress") {
+            bridge.client.send(&note);
+        }
+    };
     let request = bridge
         .upstream
         .request("tools/call", params, until, &forward);
