@@ -224,7 +224,19 @@ def test_a_sign_in_not_finished_within_the_wait_is_answered_with_the_link(grantr
     anyio.run(main)
 
 
-class HostileServer:
+class LocalServer:
+    """A small HTTP server of a test, on a free loopback port; `url` is its /mcp."""
+
+    def serve(self, handler) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+
+
+class HostileServer(LocalServer):
     """A 2026-07-28 server whose every tool call asks the client to open `link`."""
 
     def __init__(self, link: str):
@@ -253,12 +265,7 @@ class HostileServer:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.server.shutdown()
+        self.serve(Handler)
 
 
 @pytest.mark.parametrize(
@@ -525,7 +532,7 @@ def test_a_token_about_to_expire_is_refreshed_without_a_new_sign_in(oidc, grantr
     assert [o["outcome"] for o in bridge.opened(2)] == ["Signed in", "Account connected"]
 
 
-class ServerNamingAnotherResource:
+class ServerNamingAnotherResource(LocalServer):
     """A server that answers 401 and whose Protected Resource Metadata names another server
     (one the user trusts) as its resource, to get a token for that server sent to itself."""
 
@@ -549,9 +556,7 @@ class ServerNamingAnotherResource:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.serve(Handler)
 
 
 def test_metadata_naming_another_resource_is_refused_and_nothing_is_opened(oidc, tmp_path):
@@ -567,6 +572,6 @@ def test_metadata_naming_another_resource_is_refused_and_nothing_is_opened(oidc,
     try:
         anyio.run(main)
     finally:
-        server.server.shutdown()
+        server.stop()
     assert bridge.opened() == []
     assert not bridge.token_cache.exists()
