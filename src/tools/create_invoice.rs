@@ -10,7 +10,7 @@ use super::{
 };
 use crate::grants::Called;
 use crate::providers::Provider;
-use crate::providers::adapters::{self, Api};
+use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, NewInvoice};
 
 pub const NAME: &str = "create_invoice";
@@ -71,12 +71,7 @@ impl CreateInvoice {
         let created = state
             .tokens
             .call(provider, &key, |token, account| async move {
-                let api = Api {
-                    upstream: &state.upstream,
-                    provider,
-                    access_token: &token,
-                    account: account.as_ref(),
-                };
+                let api = target::api(state, provider, &token, account.as_ref());
                 adapters::create_invoice(&api, new, idempotency_key).await
             })
             .await?;

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
 use crate::grants::Called;
 use crate::providers::StatusFilter;
-use crate::providers::adapters::{self, Api};
+use crate::providers::adapters;
 use crate::providers::invoice::ApiError;
 
 pub const NAME: &str = "list_invoices";
@@ -117,12 +117,7 @@ pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         .call(provider, &key, |token, account| {
             let args = &args;
             async move {
-                let api = Api {
-                    upstream: &state.upstream,
-                    provider,
-                    access_token: &token,
-                    account: account.as_ref(),
-                };
+                let api = target::api(state, provider, &token, account.as_ref());
                 let page =
                     adapters::list_invoices(&api, args.status, args.cursor.as_deref()).await?;
                 Ok((page, account))

@@ -4,7 +4,8 @@
 use super::{Call, ToolResult};
 use crate::grants::{Grant, GrantKey};
 use crate::identity::Principal;
-use crate::providers::Provider;
+use crate::providers::adapters::Api;
+use crate::providers::{Account, Provider};
 use crate::state::AppState;
 use crate::store::StoreError;
 
@@ -67,6 +68,21 @@ pub fn key(principal: &Principal, provider: &Provider) -> GrantKey {
     GrantKey {
         principal: principal.clone(),
         provider: provider.id.to_string(),
+    }
+}
+
+/// The adapters' view of one provider call: this token, for this account, at `provider`.
+pub fn api<'a>(
+    state: &'a AppState,
+    provider: &'a Provider,
+    token: &'a str,
+    account: Option<&'a Account>,
+) -> Api<'a> {
+    Api {
+        upstream: &state.upstream,
+        provider,
+        access_token: token,
+        account,
     }
 }
 

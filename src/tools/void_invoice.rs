@@ -11,7 +11,7 @@ use super::{
 };
 use crate::grants::Called;
 use crate::providers::Provider;
-use crate::providers::adapters::{self, Api};
+use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus};
 
 pub const NAME: &str = "void_invoice";
@@ -91,12 +91,7 @@ impl VoidInvoice {
         let called = state
             .tokens
             .call(provider, &key, |token, account| async move {
-                let api = Api {
-                    upstream: &state.upstream,
-                    provider,
-                    access_token: &token,
-                    account: account.as_ref(),
-                };
+                let api = target::api(state, provider, &token, account.as_ref());
                 if void {
                     adapters::void_invoice(&api, id).await
                 } else {
