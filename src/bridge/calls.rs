@@ -33,7 +33,7 @@ type Stop = Value;
 
 pub(super) async fn call(bridge: &Bridge, params: Value) -> Outcome {
     let profile = bridge.profile_for(&params);
-    learn_tool(bridge, &profile, &params).await;
+    learn_mirrors(bridge, &profile).await;
     let mut progress = Progress::of(&params);
     let mut params = params;
     let mut waiting: Option<Waiting> = None;
@@ -74,10 +74,9 @@ pub(super) async fn call(bridge: &Bridge, params: Value) -> Outcome {
     )))
 }
 
-/// Learns which arguments the tool mirrors into headers, if a `tools/list` has not told yet.
-async fn learn_tool(bridge: &Bridge, profile: &ClientProfile, params: &Value) {
-    let tool = params["name"].as_str().unwrap_or_default();
-    if bridge.upstream.knows_tool(tool) {
+/// Learns which arguments tools mirror into headers, if no `tools/list` has told yet.
+async fn learn_mirrors(bridge: &Bridge, profile: &ClientProfile) {
+    if bridge.upstream.knows_mirrors() {
         return;
     }
     if let Err(e) = bridge.send(profile, "tools/list", json!({}), None).await {

@@ -8,13 +8,14 @@
 //! - [`stdio`]: the client's side, lines in and out, the bridge's requests to the client
 //! - [`wire`]: the JSON-RPC messages of that side
 //! - [`profile`]: what the client speaks (handshake era or 2026-07-28) and declared
-//! - [`upstream`] (with [`sse`]): the server's side
+//! - [`upstream`] (with [`sse`] and [`headers`]): the server's side
 //! - [`calls`]: a `tools/call`'s rounds: sign-in, questions, waiting, progress
 //! - [`links`]: which links are opened, and opening them
 //! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache
 
 mod auth;
 mod calls;
+mod headers;
 mod links;
 mod profile;
 mod sse;

@@ -2,19 +2,16 @@
 //! routing headers, `Mcp-Param-*` for arguments a tool mirrors, answers as JSON or as an SSE
 //! stream whose notifications are handed on).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use base64::Engine as _;
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use url::Url;
 
 use super::auth::{AuthError, Authorizer};
-use super::profile::MODERN;
+use super::headers::{self, Mirrors};
 use super::sse::Events;
 use crate::config::StaticHeader;
 
@@ -58,20 +55,13 @@ impl std::fmt::Debug for SentToken {
     }
 }
 
-/// One argument a tool mirrors into a header (SEP-2243 `x-mcp-header`).
-#[derive(Debug, Clone)]
-struct Mirror {
-    argument: String,
-    header: HeaderName,
-}
-
 pub(super) struct Upstream {
     http: reqwest::Client,
     url: Url,
     headers: HeaderMap,
     next_id: AtomicU64,
-    /// Per tool name, as the server's last `tools/list` declared them.
-    mirrors: Mutex<HashMap<String, Vec<Mirror>>>,
+    /// The arguments each tool mirrors into headers.
+    mirrors: Mirrors,
     /// MCP authorization, unless `--header` gives the credentials.
     authorizer: Option<Authorizer>,
 }
@@ -92,7 +82,7 @@ impl Upstream {
             url,
             headers,
             next_id: AtomicU64::new(1),
-            mirrors: Mutex::new(HashMap::new()),
+            mirrors: Mirrors::default(),
             authorizer: None,
         }
     }
@@ -130,7 +120,7 @@ impl Upstream {
         if method == "tools/list"
             && let Ok(result) = &reply
         {
-            self.learn_mirrors(result);
+            self.mirrors.learn(result);
         }
         Ok(reply)
     }
@@ -164,7 +154,7 @@ impl Upstream {
         on_notification: &(dyn Fn(Value) + Sync),
     ) -> Result<Reply, UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut headers = self.headers_for(method, params);
+        let mut headers = headers::for_request(&self.headers, &self.mirrors, method, params);
         let sent = match &self.authorizer {
             Some(authorizer) => authorizer.access_token().await,
             None => None,
@@ -252,101 +242,14 @@ impl Upstream {
         }
     }
 
-    /// The routing headers of 2026-07-28, the `--header`s, and the mirrored arguments.
-    fn headers_for(&self, method: &str, params: &Value) -> HeaderMap {
-        let mut headers = self.headers.clone();
-        let fixed = [
-            ("content-type", "application/json"),
-            ("accept", "application/json, text/event-stream"),
-            ("mcp-protocol-version", MODERN),
-        ];
-        for (name, value) in fixed {
-            headers.insert(name, HeaderValue::from_static(value));
-        }
-        insert_encoded(&mut headers, HeaderName::from_static("mcp-method"), method);
-        let name = match method {
-            "tools/call" | "prompts/get" => params["name"].as_str(),
-            "resources/read" => params["uri"].as_str(),
-            _ => None,
-        };
-        if let Some(name) = name {
-            insert_encoded(&mut headers, HeaderName::from_static("mcp-name"), name);
-        }
-        if method == "tools/call" {
-            self.mirror_arguments(&mut headers, params);
-        }
-        headers
-    }
-
-    fn mirror_arguments(&self, headers: &mut HeaderMap, params: &Value) {
-        let tool = params["name"].as_str().unwrap_or_default();
-        let mirrors = self.mirrors.lock().expect("mirrors lock is never poisoned");
-        for mirror in mirrors.get(tool).into_iter().flatten() {
-            let value = match &params["arguments"][&mirror.argument] {
-                Value::Null => continue,
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            insert_encoded(headers, mirror.header.clone(), &value);
-        }
-    }
-
     /// Whether the server is on this machine (its links to this machine may then be opened).
     pub(super) fn is_local(&self) -> bool {
         crate::config::is_loopback(&self.url)
     }
 
-    /// Whether the mirrored arguments of `tool` are known (after a `tools/list`).
-    pub(super) fn knows_tool(&self, tool: &str) -> bool {
-        let mirrors = self.mirrors.lock().expect("mirrors lock is never poisoned");
-        mirrors.contains_key(tool)
-    }
-
-    fn learn_mirrors(&self, result: &Value) {
-        let Some(tools) = result["tools"].as_array() else {
-            return;
-        };
-        let mut mirrors = self.mirrors.lock().expect("mirrors lock is never poisoned");
-        for tool in tools {
-            let Some(name) = tool["name"].as_str() else {
-                continue;
-            };
-            mirrors.insert(name.to_owned(), mirrors_of(tool));
-        }
-    }
-}
-
-fn mirrors_of(tool: &Value) -> Vec<Mirror> {
-    let Some(properties) = tool["inputSchema"]["properties"].as_object() else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .filter_map(|(argument, schema)| {
-            let header = schema["x-mcp-header"].as_str()?;
-            let header = HeaderName::try_from(format!("mcp-param-{header}")).ok()?;
-            Some(Mirror {
-                argument: argument.clone(),
-                header,
-            })
-        })
-        .collect()
-}
-
-/// Sets a header, base64-wrapped (`=?base64?…?=`) when the value is not plain visible ASCII.
-fn insert_encoded(headers: &mut HeaderMap, name: HeaderName, value: &str) {
-    let plain = !value.is_empty()
-        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && !value.starts_with(' ')
-        && !value.ends_with(' ');
-    let value = if plain {
-        HeaderValue::from_str(value).ok()
-    } else {
-        let encoded = base64::engine::general_purpose::STANDARD.encode(value);
-        HeaderValue::from_str(&format!("=?base64?{encoded}?=")).ok()
-    };
-    if let Some(value) = value {
-        headers.insert(name, value);
+    /// Whether a `tools/list` told which arguments each tool mirrors into headers.
+    pub(super) fn knows_mirrors(&self) -> bool {
+        self.mirrors.known()
     }
 }
 
@@ -373,34 +276,5 @@ fn reply_of(mut message: Value, id: u64) -> Result<Reply, UpstreamError> {
         (Some(result), None) => Ok(Ok(result)),
         (None, Some(error)) => Ok(Err(error)),
         _ => Err(UpstreamError::Garbled("neither result nor error".into())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn header_values_outside_visible_ascii_are_base64_wrapped() {
-        let mut headers = HeaderMap::new();
-        let name = HeaderName::from_static("mcp-param-provider");
-        insert_encoded(&mut headers, name.clone(), "xero");
-        assert_eq!(headers[&name], "xero");
-        insert_encoded(&mut headers, name.clone(), "Zürich");
-        assert_eq!(headers[&name], "=?base64?WsO8cmljaA==?=");
-        insert_encoded(&mut headers, name.clone(), " padded");
-        assert_eq!(headers[&name], "=?base64?IHBhZGRlZA==?=");
-    }
-
-    #[test]
-    fn a_tools_x_mcp_header_arguments_are_learned() {
-        let tool = json!({"name": "list_invoices", "inputSchema": {"properties": {
-            "provider": {"type": "string", "x-mcp-header": "Provider"},
-            "status": {"type": "string"},
-        }}});
-        let mirrors = mirrors_of(&tool);
-        assert_eq!(mirrors.len(), 1);
-        assert_eq!(mirrors[0].argument, "provider");
-        assert_eq!(mirrors[0].header, "mcp-param-provider");
     }
 }

@@ -1,0 +1,169 @@
+//! The headers of a 2026-07-28 POST: the routing headers (`Mcp-Method`, `Mcp-Name`), the
+//! arguments a tool mirrors into `Mcp-Param-*` (SEP-2243 `x-mcp-header`, as the server's
+//! `tools/list` declares them), values outside visible ASCII base64-wrapped.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use base64::Engine as _;
+use http::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::profile::MODERN;
+
+/// One argument a tool mirrors into a header.
+#[derive(Debug, Clone)]
+struct Mirror {
+    argument: String,
+    header: HeaderName,
+}
+
+/// The mirrored arguments per tool, as the server's last `tools/list` declared them; `None`
+/// until a listing was seen.
+#[derive(Default)]
+pub(super) struct Mirrors(Mutex<Option<HashMap<String, Vec<Mirror>>>>);
+
+impl Mirrors {
+    /// Whether a `tools/list` was seen (a tool it did not list mirrors nothing).
+    pub(super) fn known(&self) -> bool {
+        self.lock().is_some()
+    }
+
+    /// Learns from a `tools/list` result.
+    pub(super) fn learn(&self, result: &Value) {
+        let Some(tools) = result["tools"].as_array() else {
+            return;
+        };
+        let mut known = self.lock();
+        let mirrors = known.get_or_insert_with(HashMap::new);
+        for tool in tools {
+            if let Some(name) = tool["name"].as_str() {
+                mirrors.insert(name.to_owned(), mirrors_of(tool));
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<HashMap<String, Vec<Mirror>>>> {
+        self.0.lock().expect("mirrors lock is never poisoned")
+    }
+}
+
+/// `base` (the `--header`s) with this revision's headers for `method` and `params`.
+pub(super) fn for_request(
+    base: &HeaderMap,
+    mirrors: &Mirrors,
+    method: &str,
+    params: &Value,
+) -> HeaderMap {
+    let mut headers = base.clone();
+    let fixed = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", MODERN),
+    ];
+    for (name, value) in fixed {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    insert_encoded(&mut headers, HeaderName::from_static("mcp-method"), method);
+    let name = match method {
+        "tools/call" | "prompts/get" => params["name"].as_str(),
+        "resources/read" => params["uri"].as_str(),
+        _ => None,
+    };
+    if let Some(name) = name {
+        insert_encoded(&mut headers, HeaderName::from_static("mcp-name"), name);
+    }
+    if method == "tools/call" {
+        mirror_arguments(&mut headers, mirrors, params);
+    }
+    headers
+}
+
+fn mirror_arguments(headers: &mut HeaderMap, mirrors: &Mirrors, params: &Value) {
+    let tool = params["name"].as_str().unwrap_or_default();
+    let known = mirrors.lock();
+    let declared = known.as_ref().and_then(|m| m.get(tool));
+    for mirror in declared.into_iter().flatten() {
+        let value = match &params["arguments"][&mirror.argument] {
+            Value::Null => continue,
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        insert_encoded(headers, mirror.header.clone(), &value);
+    }
+}
+
+fn mirrors_of(tool: &Value) -> Vec<Mirror> {
+    let Some(properties) = tool["inputSchema"]["properties"].as_object() else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter_map(|(argument, schema)| {
+            let header = schema["x-mcp-header"].as_str()?;
+            let header = HeaderName::try_from(format!("mcp-param-{header}")).ok()?;
+            Some(Mirror {
+                argument: argument.clone(),
+                header,
+            })
+        })
+        .collect()
+}
+
+/// Sets a header, base64-wrapped (`=?base64?…?=`) when the value is not plain visible ASCII.
+fn insert_encoded(headers: &mut HeaderMap, name: HeaderName, value: &str) {
+    let plain = !value.is_empty()
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !value.starts_with(' ')
+        && !value.ends_with(' ');
+    let value = if plain {
+        HeaderValue::from_str(value).ok()
+    } else {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(value);
+        HeaderValue::from_str(&format!("=?base64?{encoded}?=")).ok()
+    };
+    if let Some(value) = value {
+        headers.insert(name, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn header_values_outside_visible_ascii_are_base64_wrapped() {
+        let mut headers = HeaderMap::new();
+        let name = HeaderName::from_static("mcp-param-provider");
+        insert_encoded(&mut headers, name.clone(), "xero");
+        assert_eq!(headers[&name], "xero");
+        insert_encoded(&mut headers, name.clone(), "Zürich");
+        assert_eq!(headers[&name], "=?base64?WsO8cmljaA==?=");
+        insert_encoded(&mut headers, name.clone(), " padded");
+        assert_eq!(headers[&name], "=?base64?IHBhZGRlZA==?=");
+    }
+
+    #[test]
+    fn a_tools_x_mcp_header_arguments_are_mirrored_once_listed() {
+        let mirrors = Mirrors::default();
+        assert!(!mirrors.known());
+        mirrors.learn(
+            &json!({"tools": [{"name": "list_invoices", "inputSchema": {"properties": {
+                "provider": {"type": "string", "x-mcp-header": "Provider"},
+                "status": {"type": "string"},
+            }}}]}),
+        );
+        assert!(mirrors.known());
+        let call =
+            json!({"name": "list_invoices", "arguments": {"provider": "xero", "status": "all"}});
+        let headers = for_request(&HeaderMap::new(), &mirrors, "tools/call", &call);
+        assert_eq!(headers["mcp-param-provider"], "xero");
+        assert_eq!(headers["mcp-name"], "list_invoices");
+        assert!(
+            !headers
+                .keys()
+                .any(|name| name.as_str() == "mcp-param-status")
+        );
+    }
+}
