@@ -236,6 +236,23 @@ class LocalServer:
         self.server.shutdown()
 
 
+def assert_call_refused(bridge: Bridge, server: "LocalServer", says: str) -> None:
+    """list_invoices through `bridge` to `server` is a tool error saying `says`, and nothing
+    was opened."""
+
+    async def main():
+        async with Client(bridge.params, mode="legacy", cache=None) as client:
+            result = await client.call_tool("list_invoices", {})
+            assert result.is_error is True
+            assert says in result.content[0].text
+
+    try:
+        anyio.run(main)
+    finally:
+        server.stop()
+    assert bridge.opened() == []
+
+
 class HostileServer(LocalServer):
     """A 2026-07-28 server whose every tool call asks the client to open `link`."""
 
@@ -280,19 +297,7 @@ class HostileServer(LocalServer):
 )
 def test_a_link_that_is_not_safe_to_open_is_refused_and_nothing_is_opened(tmp_path, link):
     server = HostileServer(link)
-    bridge = Bridge(tmp_path, server.url)
-
-    async def main():
-        async with Client(bridge.params, mode="legacy", cache=None) as client:
-            result = await client.call_tool("list_invoices", {})
-            assert result.is_error is True
-            assert "did not open the sign-in link" in result.content[0].text
-
-    try:
-        anyio.run(main)
-    finally:
-        server.stop()
-    assert bridge.opened() == []
+    assert_call_refused(Bridge(tmp_path, server.url), server, "did not open the sign-in link")
 
 
 def test_a_server_that_is_down_gets_clear_errors_and_the_bridge_keeps_running(tmp_path):
@@ -562,16 +567,5 @@ class ServerNamingAnotherResource(LocalServer):
 def test_metadata_naming_another_resource_is_refused_and_nothing_is_opened(oidc, tmp_path):
     server = ServerNamingAnotherResource(oidc.issuer)
     bridge = Bridge(tmp_path, server.url)
-
-    async def main():
-        async with Client(bridge.params, mode="legacy", cache=None) as client:
-            result = await client.call_tool("list_invoices", {})
-            assert result.is_error is True
-            assert "its resource is not" in result.content[0].text
-
-    try:
-        anyio.run(main)
-    finally:
-        server.stop()
-    assert bridge.opened() == []
+    assert_call_refused(bridge, server, "its resource is not")
     assert not bridge.token_cache.exists()
