@@ -178,9 +178,11 @@ async fn connect(floor: &Floor) {
         previous_refresh_token: None,
         rotated_at: None,
     };
+    let demo =
+        grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").expect("the demo entry");
     floor
         .grants
-        .store_new(&floor.connected, &tokens, now)
+        .store_signed_in(&floor.connected, &demo, &tokens, now)
         .await
         .expect("the floor's grant is stored");
 }

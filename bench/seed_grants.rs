@@ -43,11 +43,13 @@ async fn main() {
     let grants = grantry::startup::maintenance_grants(&config)
         .await
         .expect("the store opens");
+    let demo =
+        grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").expect("the demo entry");
     let started = Instant::now();
     let now = grantry::clock::unix_now();
     futures::stream::iter(from..from + count)
         .for_each_concurrent(CONCURRENCY, |i| {
-            let grants = &grants;
+            let (grants, demo) = (&grants, &demo);
             async move {
                 let key = GrantKey {
                     principal: Principal {
@@ -66,7 +68,7 @@ async fn main() {
                     rotated_at: None,
                 };
                 grants
-                    .store_new(&key, &tokens, now)
+                    .store_signed_in(&key, demo, &tokens, now)
                     .await
                     .unwrap_or_else(|e| panic!("writing grant {i}: {e}"));
             }

@@ -9,6 +9,7 @@ mod file;
 mod identity;
 mod options;
 mod values;
+pub mod webhooks;
 
 pub use bridge::{BridgeArgs, StaticHeader, is_loopback};
 pub use cli::{
@@ -110,6 +111,26 @@ pub struct Config {
     pub no_url_elicitation: NoUrlElicitation,
     pub log_format: LogFormat,
     pub connections: ConnectionLimits,
+    pub lifecycle: Lifecycle,
+}
+
+/// Connection lifecycle: where events go, how deliveries are retried, the keep-alive.
+#[derive(Debug, Clone)]
+pub struct Lifecycle {
+    pub endpoints: Vec<webhooks::Endpoint>,
+    pub retries: webhooks::RetrySchedule,
+    /// `None`: no background refreshes.
+    pub keepalive: Option<KeepAlive>,
+    pub expiry_warning_secs: i64,
+}
+
+/// The keep-alive scheduler's pace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeepAlive {
+    pub interval: Duration,
+    pub concurrency: usize,
+    /// Refreshes per second per provider.
+    pub rate_per_provider: u32,
 }
 
 impl Config {
@@ -142,7 +163,9 @@ impl Config {
             .store
             .clone()
             .unwrap_or_else(|| StoreUrl::sqlite_in(&args.data_dir));
+        let lifecycle = lifecycle(&args, |name| std::env::var(name).ok())?;
         Ok(Self {
+            lifecycle,
             limits: limits(&args),
             connections: connections(&args),
             listen: args.listen,
@@ -190,6 +213,23 @@ fn limits(args: &ServeArgs) -> Limits {
             .collect(),
         max_pending_flows: args.max_pending_flows,
     }
+}
+
+fn lifecycle(
+    args: &ServeArgs,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<Lifecycle, ConfigError> {
+    let targets = args.webhook_url.clone().unwrap_or_default().0;
+    Ok(Lifecycle {
+        endpoints: webhooks::resolve(&targets, var)?,
+        retries: args.webhook_retries.clone(),
+        keepalive: args.keepalive.then_some(KeepAlive {
+            interval: args.keepalive_interval,
+            concurrency: args.keepalive_concurrency,
+            rate_per_provider: args.keepalive_rate,
+        }),
+        expiry_warning_secs: i64::from(args.expiry_warning) * 86_400,
+    })
 }
 
 fn connections(args: &ServeArgs) -> ConnectionLimits {

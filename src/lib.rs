@@ -20,7 +20,8 @@
 //! | shared state | [`state`] | the shared state every route and tool works with |
 //! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the open-file limit |
 //! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
-//! | | [`grants`] | users' tokens, sealed at rest, versioned; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
+//! | | [`grants`] | users' tokens, sealed at rest, versioned; connection health; the keep-alive scheduler; lifecycle writes with their events; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
+//! | | [`outbox`] | the transactional outbox: lifecycle events per webhook endpoint, claimed by one replica, signed (Standard Webhooks) and delivered with retries |
 //! | | [`leases`] | exclusive leases in the store (single-flight refresh across replicas, single-use marks) |
 //! | | [`limits`] | rate limits counted in the store, shared by the replicas |
 //! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them |
@@ -53,6 +54,7 @@ pub mod leases;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;
+pub mod outbox;
 pub mod providers;
 pub mod quota;
 pub mod seal;
@@ -181,6 +183,11 @@ pub fn spawn_store_cleanup(state: AppState) {
             report_cleanup("flows", flows);
             report_cleanup("legacy sessions", state.sessions.delete_expired().await);
             report_cleanup("leases", state.leases.delete_expired().await);
+            let delivered_before = unix_now() - outbox::DELIVERED_RETENTION_SECS;
+            report_cleanup(
+                "delivered webhook events",
+                state.outbox.prune_delivered(delivered_before).await,
+            );
         }
     });
 }

@@ -12,12 +12,17 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 mod connections;
 mod handles;
+mod lifecycle;
 
 pub use connections::{
     CONNECTIONS_EXPIRED, CONNECTIONS_REFUSED, OPEN_CONNECTIONS, connection_expired,
     connection_refused, connections_open,
 };
 use handles::McpSeries;
+pub use lifecycle::{
+    CONNECTIONS, DELIVERIES, EVENTS, OUTBOX_OLDEST, OUTBOX_PARKED, OUTBOX_PENDING,
+    connections_in_state, delivery, lifecycle_event, outbox_depth,
+};
 
 /// MCP requests, by method and outcome.
 pub const MCP_REQUESTS: &str = "grantry_mcp_requests_total";
@@ -70,6 +75,7 @@ pub fn install() -> PrometheusHandle {
             };
             describe();
             connections::describe();
+            lifecycle::describe();
             mcp_series();
             // Present from the first scrape, not from the first held retry.
             metrics::gauge!(HELD_RETRIES).set(0.0);
@@ -206,11 +212,13 @@ pub fn sign_in(provider: &str, outcome: &'static str) {
         .increment(1);
 }
 
-/// A refresh ended: `refreshed`, `signed_out` (the provider refused the refresh token),
+/// A refresh ended: `refreshed`, `needs_reauth` (the provider refused the refresh token),
 /// `unavailable` (the provider could not be reached or answered oddly) or `store_error`.
-pub fn refresh(provider: &str, outcome: &'static str) {
-    metrics::counter!(REFRESHES, "provider" => provider.to_owned(), "outcome" => outcome)
-        .increment(1);
+/// `trigger`: `on_use` (a tool needed the token) or `keepalive` (the scheduler).
+pub fn refresh(provider: &str, trigger: &'static str, outcome: &'static str) {
+    metrics::counter!(REFRESHES, "provider" => provider.to_owned(), "trigger" => trigger,
+        "outcome" => outcome)
+    .increment(1);
 }
 
 /// A legacy-era session was opened (and stored).

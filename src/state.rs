@@ -31,6 +31,10 @@ pub struct Inner {
     pub leases: Arc<dyn crate::leases::LeaseBackend>,
     /// Legacy-era MCP sessions (see [`crate::sessions`]).
     pub sessions: Arc<dyn crate::sessions::SessionBackend>,
+    /// Lifecycle events waiting for delivery (see [`crate::outbox`]).
+    pub outbox: Arc<dyn crate::outbox::OutboxBackend>,
+    /// Rung when this replica writes an event, so its deliverer sends it at once.
+    pub outbox_wake: Arc<tokio::sync::Notify>,
     pub demo: Option<DemoProvider>,
     /// Places for retries held open while a sign-in is pending, shared fairly by principal
     /// (keyed by the principal's tag).

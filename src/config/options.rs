@@ -12,6 +12,7 @@ use clap::{ArgAction, Args};
 use super::values::{
     CommaList, Origin, ProxyRange, PublicUrl, Scope, at_least_one, per_minute, seconds,
 };
+use super::webhooks::{DEFAULT_RETRY_SCHEDULE, EndpointTarget, RetrySchedule};
 use super::{IdentityMode, LogFormat, NoUrlElicitation, Secret};
 use crate::providers::ProviderId;
 use crate::store::StoreUrl;
@@ -229,6 +230,40 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_MAX_CONNECTIONS_PER_ADDRESS", value_name = "N",
           default_value = "256", value_parser = at_least_one)]
     pub max_connections_per_address: usize,
+    /// Webhook endpoints for connection lifecycle events, comma-separated NAME=URL (https, or
+    /// http to a loopback address). Each endpoint's Standard Webhooks secret (`whsec_…`; two,
+    /// space-separated, while rotating) is read from GRANTRY_WEBHOOK_SECRET_<NAME> only
+    /// [default: none: no events are queued].
+    #[arg(long, env = "GRANTRY_WEBHOOK_URL", value_name = "NAME=URL")]
+    pub webhook_url: Option<CommaList<EndpointTarget>>,
+    /// Seconds between a webhook delivery's attempts, comma-separated; after the last one a
+    /// delivery is parked (`grantry events retry` sends it again). A 4xx other than 408 and
+    /// 429 is parked after three attempts, a 410 at once.
+    #[arg(long, env = "GRANTRY_WEBHOOK_RETRIES", value_name = "SECONDS,…",
+          default_value = DEFAULT_RETRY_SCHEDULE)]
+    pub webhook_retries: RetrySchedule,
+    /// Refresh grants in the background before their provider's refresh-token idle window
+    /// closes (one scheduler across the replicas).
+    #[arg(long, env = "GRANTRY_KEEPALIVE", value_name = "BOOL",
+          default_value_t = true, action = ArgAction::Set)]
+    pub keepalive: bool,
+    /// Seconds between the keep-alive scheduler's rounds.
+    #[arg(long, env = "GRANTRY_KEEPALIVE_INTERVAL", value_name = "SECONDS",
+          default_value = "30", value_parser = seconds(1, 3600))]
+    pub keepalive_interval: Duration,
+    /// Keep-alive refreshes under way at once.
+    #[arg(long, env = "GRANTRY_KEEPALIVE_CONCURRENCY", value_name = "N",
+          default_value = "4", value_parser = at_least_one)]
+    pub keepalive_concurrency: usize,
+    /// Keep-alive refreshes per second to any one provider.
+    #[arg(long, env = "GRANTRY_KEEPALIVE_RATE", value_name = "N",
+          default_value = "5", value_parser = per_minute)]
+    pub keepalive_rate: u32,
+    /// Days before a connection's hard expiry (QuickBooks: five years after sign-in) that
+    /// `connection.expiring` is sent.
+    #[arg(long, env = "GRANTRY_EXPIRY_WARNING", value_name = "DAYS",
+          default_value = "30", value_parser = per_minute)]
+    pub expiry_warning: u32,
     /// Log format.
     #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,

@@ -157,7 +157,10 @@ async fn finish(
         principal: flow.principal.clone(),
         provider: provider.id.to_string(),
     };
-    state.grants.store_new(&key, &tokens, unix_now()).await?;
+    state
+        .grants
+        .store_signed_in(&key, provider, &tokens, unix_now())
+        .await?;
     Ok(())
 }
 

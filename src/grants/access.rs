@@ -2,16 +2,18 @@
 //! refreshed first when it is about to expire, by one caller across all replicas (see
 //! [`TokenKeeper::refresh`]).
 //!
-//! Only `invalid_grant` (the refresh token is dead) removes a grant, and only if nobody
-//! refreshed or reconnected it meanwhile, so a lost race never disconnects a user. Other
-//! refusals (`invalid_client`: grantry's own credentials) and outages keep the grant and fail
-//! the call with a retryable error.
+//! `invalid_grant` (the refresh token is dead) marks the connection `needs_reauth`, and only
+//! if nobody refreshed or reconnected it meanwhile, so a lost race never signs a user out; the
+//! grant is kept (its id and history survive) until the user reconnects or disconnects. Other
+//! refusals (`invalid_client`: grantry's own credentials) and outages mark it
+//! `refresh_failing` and fail the call with a retryable error.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::health::{ReauthReason, State};
 use super::{Grant, GrantKey, Grants};
 use crate::clock::unix_now;
 use crate::leases::LeaseBackend;
@@ -41,10 +43,28 @@ pub enum Access {
         account: Option<Account>,
         version: i64,
     },
-    /// No grant, or it can no longer be refreshed: the user must sign in.
-    SignInNeeded,
+    /// No grant, or it can no longer be used (and why): the user must sign in.
+    SignInNeeded(Option<ReauthReason>),
     /// The provider could not be reached, or refused grantry itself; try again later.
     Unavailable(String),
+}
+
+/// What asked for a refresh, for the metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// A tool needed the token.
+    OnUse,
+    /// The keep-alive scheduler, before the provider's idle window closes.
+    KeepAlive,
+}
+
+impl Trigger {
+    fn label(self) -> &'static str {
+        match self {
+            Self::OnUse => "on_use",
+            Self::KeepAlive => "keepalive",
+        }
+    }
 }
 
 impl TokenKeeper {
@@ -55,12 +75,18 @@ impl TokenKeeper {
         key: &GrantKey,
     ) -> Result<Access, StoreError> {
         let Some(grant) = self.grants.get(key).await? else {
-            return Ok(Access::SignInNeeded);
+            return Ok(Access::SignInNeeded(None));
         };
+        if !grant.is_usable() {
+            return Ok(signed_out(&grant));
+        }
+        let grants = self.grants.clone();
+        let (touched, used_at) = (key.clone(), grant.used_at);
+        tokio::spawn(async move { grants.touch(&touched, used_at, unix_now()).await });
         if is_fresh(&grant) {
             return Ok(token(grant));
         }
-        self.refresh(provider, key, grant).await
+        self.refresh(provider, key, grant, Trigger::OnUse).await
     }
 
     /// Refreshes `grant`, once across every replica: the caller that takes the grant's lease
@@ -79,6 +105,7 @@ impl TokenKeeper {
         provider: &Provider,
         key: &GrantKey,
         grant: Grant,
+        trigger: Trigger,
     ) -> Result<Access, StoreError> {
         let lease = lease_name(key);
         let holder = random_id();
@@ -92,7 +119,7 @@ impl TokenKeeper {
                 let work = tokio::spawn(self.clone().refresh_as_holder(
                     provider.clone(),
                     key.clone(),
-                    grant.version,
+                    (grant.version, trigger),
                     (lease, holder),
                 ));
                 return work.await.unwrap_or_else(|e| {
@@ -101,7 +128,8 @@ impl TokenKeeper {
             }
             tokio::time::sleep(REFRESH_POLL).await;
             match self.grants.get(key).await? {
-                None => return Ok(Access::SignInNeeded),
+                None => return Ok(Access::SignInNeeded(None)),
+                Some(current) if !current.is_usable() => return Ok(signed_out(&current)),
                 Some(current) if current.version != grant.version && is_fresh(&current) => {
                     return Ok(token(current));
                 }
@@ -121,13 +149,13 @@ impl TokenKeeper {
         self,
         provider: Provider,
         key: GrantKey,
-        seen_version: i64,
+        (seen_version, trigger): (i64, Trigger),
         (lease, holder): (String, String),
     ) -> Result<Access, StoreError> {
         let outcome = self
-            .refresh_holding_lease(&provider, &key, seen_version)
+            .refresh_holding_lease(&provider, &key, (seen_version, trigger))
             .await;
-        let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded));
+        let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded(_)));
         let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
         if settled || !replay_is_risky {
             self.leases.release(&lease, &holder).await?;
@@ -140,28 +168,32 @@ impl TokenKeeper {
         &self,
         provider: &Provider,
         key: &GrantKey,
-        seen_version: i64,
+        (seen_version, trigger): (i64, Trigger),
     ) -> Result<Access, StoreError> {
         // Someone may have refreshed (or reconnected) between our read and the lease: then
         // there is nothing to refresh, and nothing to count.
         let grant = match self.grants.get(key).await {
             Ok(Some(grant)) => grant,
-            Ok(None) => return Ok(Access::SignInNeeded),
+            Ok(None) => return Ok(Access::SignInNeeded(None)),
             Err(e) => {
-                crate::metrics::refresh(&provider.id, "store_error");
+                crate::metrics::refresh(&provider.id, trigger.label(), "store_error");
                 return Err(e);
             }
         };
+        if !grant.is_usable() {
+            return Ok(signed_out(&grant));
+        }
         if grant.version != seen_version && is_fresh(&grant) {
             return Ok(token(grant));
         }
         let outcome = self.refresh_grant(provider, key, grant).await;
-        crate::metrics::refresh(&provider.id, refresh_label(&outcome));
+        crate::metrics::refresh(&provider.id, trigger.label(), refresh_label(&outcome));
         outcome
     }
 
-    /// Asks the provider for new tokens for `grant` and keeps them, or forgets a grant the
-    /// provider no longer honours.
+    /// Asks the provider for new tokens for `grant` and keeps them; marks a grant the
+    /// provider no longer honours `needs_reauth`, one it could not refresh now
+    /// `refresh_failing`.
     async fn refresh_grant(
         &self,
         provider: &Provider,
@@ -169,16 +201,26 @@ impl TokenKeeper {
         grant: Grant,
     ) -> Result<Access, StoreError> {
         let Some(current) = grant.tokens.refresh_token.clone() else {
-            return self.forget(key, grant.version).await;
+            return self
+                .needs_reauth(provider, key, &grant, ReauthReason::NoRefreshToken)
+                .await;
         };
         match self.ask_provider(provider, &grant, &current).await {
             Ok(tokens) => self.keep_refreshed(provider, key, &grant, tokens).await,
             Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(&reason) => {
                 tracing::warn!(grant = %key.tag(), "refresh token rejected; the user must sign in again");
-                self.forget(key, grant.version).await
+                self.needs_reauth(provider, key, &grant, ReauthReason::InvalidGrant)
+                    .await
             }
             Err(e) => {
                 tracing::warn!(grant = %key.tag(), error = %e, "refresh failed; keeping the grant");
+                let noted = self
+                    .grants
+                    .note_refresh_failed(key, provider, &grant, &e.to_string(), unix_now())
+                    .await;
+                if let Err(store) = noted {
+                    tracing::warn!(grant = %key.tag(), error = %store, "recording a failed refresh failed");
+                }
                 Ok(Access::Unavailable(e.to_string()))
             }
         }
@@ -224,9 +266,9 @@ impl TokenKeeper {
             tokens.previous_refresh_token = grant.tokens.refresh_token.clone();
             tokens.rotated_at = Some(unix_now());
         }
-        if !self.write_refreshed(key, grant, &tokens).await? {
+        if !self.write_refreshed(provider, key, grant, &tokens).await? {
             let newer = self.newer(key).await?;
-            if matches!(newer, Access::SignInNeeded) {
+            if matches!(newer, Access::SignInNeeded(_)) {
                 // Disconnected meanwhile: the tokens just issued must not stay alive.
                 revocation::revoke_in_background(&self.http, provider, &tokens);
             }
@@ -243,6 +285,7 @@ impl TokenKeeper {
     /// provider may have rotated, so these tokens may be the only ones that still work.
     async fn write_refreshed(
         &self,
+        provider: &Provider,
         key: &GrantKey,
         grant: &Grant,
         tokens: &oauth::TokenSet,
@@ -251,7 +294,7 @@ impl TokenKeeper {
         loop {
             let written = self
                 .grants
-                .replace_if_unchanged(key, grant, tokens, unix_now())
+                .store_refreshed(key, provider, grant, tokens, unix_now())
                 .await;
             match written {
                 Err(e) if attempt < 3 => {
@@ -264,20 +307,21 @@ impl TokenKeeper {
         }
     }
 
-    /// Removes a dead grant at `version`; if it changed meanwhile, the newer one is used
-    /// instead.
-    pub async fn forget(&self, key: &GrantKey, version: i64) -> Result<Access, StoreError> {
-        if self.grants.delete_if_unchanged(key, version).await? {
-            crate::audit::Audit {
-                principal: Some(&key.principal),
-                provider: Some(&key.provider),
-                flow_id: None,
-            }
-            .notice(
-                "grant.removed",
-                "the provider refused the grant; grant removed",
-            );
-            return Ok(Access::SignInNeeded);
+    /// Marks a grant the provider no longer honours `needs_reauth` (kept until the user
+    /// reconnects or disconnects); if it changed meanwhile, the newer one is used instead.
+    pub async fn needs_reauth(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        grant: &Grant,
+        reason: ReauthReason,
+    ) -> Result<Access, StoreError> {
+        if self
+            .grants
+            .mark_needs_reauth(key, provider, grant, reason, unix_now())
+            .await?
+        {
+            return Ok(Access::SignInNeeded(Some(reason)));
         }
         self.newer(key).await
     }
@@ -285,8 +329,9 @@ impl TokenKeeper {
     /// Someone else refreshed or reconnected meanwhile: theirs is the grant to use.
     async fn newer(&self, key: &GrantKey) -> Result<Access, StoreError> {
         Ok(match self.grants.get(key).await? {
+            Some(grant) if !grant.is_usable() => signed_out(&grant),
             Some(grant) => token(grant),
-            None => Access::SignInNeeded,
+            None => Access::SignInNeeded(None),
         })
     }
 }
@@ -302,7 +347,7 @@ const REFRESH_POLL: Duration = Duration::from_millis(100);
 fn refresh_label(outcome: &Result<Access, StoreError>) -> &'static str {
     match outcome {
         Ok(Access::Token { .. }) => "refreshed",
-        Ok(Access::SignInNeeded) => "signed_out",
+        Ok(Access::SignInNeeded(_)) => "needs_reauth",
         Ok(Access::Unavailable(_)) => "unavailable",
         Err(_) => "store_error",
     }
@@ -311,6 +356,12 @@ fn refresh_label(outcome: &Result<Access, StoreError>) -> &'static str {
 /// The lease that serializes refreshes (and disconnection) of one grant.
 pub fn lease_name(key: &GrantKey) -> String {
     format!("refresh:{}", key.tag())
+}
+
+/// The answer for a grant that needs the user to reconnect, with why.
+fn signed_out(grant: &Grant) -> Access {
+    debug_assert_eq!(grant.state, State::NeedsReauth);
+    Access::SignInNeeded(grant.health.reason.as_deref().and_then(ReauthReason::parse))
 }
 
 fn is_fresh(grant: &Grant) -> bool {

@@ -1,12 +1,14 @@
 //! Calling a provider's API with a grant's token: the one loop every tool that calls a
 //! provider goes through. A 401 gets one refresh and one more try; a 401 after that, or a 403
-//! (a disconnected tenant, a withdrawn scope), removes the grant, so the user is asked to
-//! connect again (unless the grant changed meanwhile: then the newer one is tried).
+//! (a disconnected tenant, a withdrawn scope), marks the connection `needs_reauth`, so the
+//! user is asked to connect again (unless the grant changed meanwhile: then the newer one is
+//! tried).
 
 use std::future::Future;
 
 use super::GrantKey;
-use super::access::{Access, TokenKeeper};
+use super::access::{Access, TokenKeeper, Trigger};
+use super::health::ReauthReason;
 use crate::providers::invoice::ApiError;
 use crate::providers::{Account, Provider};
 use crate::store::StoreError;
@@ -16,8 +18,8 @@ use crate::store::StoreError;
 pub enum Called<T> {
     /// The API answered.
     Done(T),
-    /// No usable grant (none, dead, or access withdrawn): the user must connect again.
-    SignInNeeded,
+    /// No usable grant (none, dead, or access withdrawn, and why): the user must connect.
+    SignInNeeded(Option<ReauthReason>),
     /// The provider could not be refreshed with or answered now; try again later (after so
     /// many seconds, when it said).
     Unavailable(Option<u64>),
@@ -49,7 +51,7 @@ impl TokenKeeper {
                     account,
                     version,
                 } => (token, account, version),
-                Access::SignInNeeded => return Ok(Called::SignInNeeded),
+                Access::SignInNeeded(why) => return Ok(Called::SignInNeeded(why)),
                 Access::Unavailable(_) => return Ok(Called::Unavailable(None)),
             };
             match api(token, account).await {
@@ -63,7 +65,8 @@ impl TokenKeeper {
                     if grant.version != version {
                         continue; // someone refreshed since our token was refused: use theirs
                     }
-                    if let Access::Unavailable(_) = self.refresh(provider, key, grant).await? {
+                    let refreshed = self.refresh(provider, key, grant, Trigger::OnUse).await?;
+                    if let Access::Unavailable(_) = refreshed {
                         return Ok(Called::Unavailable(None));
                     }
                 }
@@ -72,8 +75,18 @@ impl TokenKeeper {
                 // would end at once on it).
                 Err(refused @ (ApiError::Unauthorized | ApiError::Forbidden)) => {
                     tracing::warn!(provider = %provider.id, error = %refused, "the provider refused the grant; asking to connect again");
-                    if let Access::SignInNeeded = self.forget(key, version).await? {
-                        return Ok(Called::SignInNeeded);
+                    let why = match refused {
+                        ApiError::Forbidden => ReauthReason::AccessWithdrawn,
+                        _ => ReauthReason::TokenRefused,
+                    };
+                    let Some(grant) = self.grants.get(key).await?.filter(|g| g.version == version)
+                    else {
+                        continue; // changed meanwhile: try the newer one
+                    };
+                    if let Access::SignInNeeded(why) =
+                        self.needs_reauth(provider, key, &grant, why).await?
+                    {
+                        return Ok(Called::SignInNeeded(why));
                     }
                 }
                 Err(ApiError::Busy {

@@ -1,18 +1,23 @@
 //! Grants: the tokens a user gave grantry for one provider, stored sealed and keyed by
-//! (principal, provider).
+//! (principal, provider), with the connection's health ([`health`]).
 //!
 //! Backends store opaque rows ([`GrantRow`]); [`Grants`] seals and opens the tokens (with the
 //! row's key in the associated data), bumps the version for compare-and-set writes, and tells
 //! waiting retries when a grant lands ([`events`]; across replicas by PostgreSQL
 //! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]). The token lifecycle
 //! is here too: [`TokenKeeper`] refreshes once across replicas ([`access`]) and runs the one
-//! loop every provider call goes through ([`calls`]).
+//! loop every provider call goes through ([`calls`]); the keep-alive refreshes grants before
+//! their provider forgets them ([`keepalive`]). Every change of a connection's life is written
+//! with its lifecycle event, in one store write ([`lifecycle`], into `outbox`).
 
 pub mod access;
 pub mod bus_postgres;
 pub mod bus_redis;
 pub mod calls;
 pub mod events;
+pub mod health;
+pub mod keepalive;
+pub mod lifecycle;
 mod record;
 pub mod redis;
 pub mod sql;
@@ -22,12 +27,15 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::identity::Principal;
+use crate::outbox::Delivery;
 use crate::providers::oauth::TokenSet;
 use crate::seal::{Purpose, Sealer};
 use crate::store::StoreError;
 pub use access::{Access, TokenKeeper};
 pub use calls::Called;
 pub use events::{EventBus, GrantEvents};
+pub use health::{Health, ReauthReason, State};
+pub use lifecycle::Lifecycle;
 
 /// Which grant: a principal's connection to one provider.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -73,6 +81,16 @@ pub struct GrantRow {
     pub updated_at: i64,
     /// Hex id of the key the tokens are sealed under ('' when unknown).
     pub key_id: String,
+    /// Stable across reconnects ('' on rows from before it: see [`Grant::connection_id`]).
+    pub connection_id: String,
+    /// [`State`] as text.
+    pub state: String,
+    /// [`Health`] as JSON.
+    pub health: String,
+    /// When the keep-alive next looks at the grant (0: never).
+    pub keepalive_at: i64,
+    /// When a tool last used it (0: not since it was recorded).
+    pub used_at: i64,
 }
 
 /// How many grants each key seals.
@@ -82,19 +100,43 @@ pub type KeyUsage = Vec<(String, i64)>;
 #[async_trait]
 pub trait GrantBackend: Send + Sync {
     async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError>;
-    /// Inserts or replaces the row (a new sign-in); the row's version must be one more than
-    /// any earlier row's.
-    async fn upsert(&self, key: &GrantKey, row: &GrantRow) -> Result<(), StoreError>;
-    /// Replaces the row only if it still has `expected_version`; tells whether it did.
+    /// Inserts or replaces the row (a sign-in); the row's version must be one more than any
+    /// earlier row's. `events` are added to the outbox in the same write.
+    async fn upsert(
+        &self,
+        key: &GrantKey,
+        row: &GrantRow,
+        events: &[Delivery],
+    ) -> Result<(), StoreError>;
+    /// Replaces the row only if it still has `expected_version`, with `events` in the same
+    /// write; tells whether it did (and so whether the events were written).
     async fn compare_and_set(
         &self,
         key: &GrantKey,
         expected_version: i64,
         row: &GrantRow,
+        events: &[Delivery],
     ) -> Result<bool, StoreError>;
-    async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError>;
-    /// Deletes the row only if it still has `version` (nobody refreshed or reconnected since).
-    async fn delete_if_version(&self, key: &GrantKey, version: i64) -> Result<bool, StoreError>;
+    /// Deletes the row only if it still has `version` (nobody refreshed or reconnected since),
+    /// with `events` in the same write; tells whether it did.
+    async fn delete_if_version(
+        &self,
+        key: &GrantKey,
+        version: i64,
+        events: &[Delivery],
+    ) -> Result<bool, StoreError>;
+    /// Records a use at `at` (no new version: it changes no token and no state).
+    async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError>;
+    /// Moves the keep-alive's next look to `at` while the row has `version` (no new version).
+    async fn reschedule(&self, key: &GrantKey, version: i64, at: i64) -> Result<(), StoreError>;
+    /// Up to `limit` rows the keep-alive should look at by `now`, the most overdue first.
+    async fn due_for_keepalive(
+        &self,
+        now: i64,
+        limit: usize,
+    ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError>;
+    /// How many grants each (provider, state) has.
+    async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>, StoreError>;
     /// How many rows each key id seals.
     async fn key_usage(&self) -> Result<KeyUsage, StoreError>;
     /// Up to `limit` rows sealed under a key other than `key_id`.
@@ -118,15 +160,30 @@ pub struct RewrapReport {
 pub struct Grant {
     pub tokens: TokenSet,
     pub version: i64,
+    /// When the connection was first made (kept through refreshes and reconnects).
     pub created_at: i64,
+    /// The last write of its tokens (a sign-in or a refresh).
+    pub updated_at: i64,
+    pub connection_id: String,
+    pub state: State,
+    pub health: Health,
+    pub used_at: i64,
 }
 
-/// Which write of a grant a row is.
-struct Write {
-    version: i64,
-    /// When the grant was first stored (kept through refreshes).
-    created_at: i64,
-    updated_at: i64,
+impl Grant {
+    /// Whether its tokens may be used (else the user must reconnect first).
+    pub fn is_usable(&self) -> bool {
+        self.state != State::NeedsReauth
+    }
+
+    /// When the user last signed in for it: a reconnection makes it another grant to confirm
+    /// a disconnection of.
+    pub fn signed_in_at(&self) -> i64 {
+        match self.health.signed_in_at {
+            0 => self.created_at,
+            at => at,
+        }
+    }
 }
 
 /// Grants with their tokens sealed at rest.
@@ -135,14 +192,21 @@ pub struct Grants {
     backend: Arc<dyn GrantBackend>,
     sealer: Arc<Sealer>,
     events: GrantEvents,
+    lifecycle: Lifecycle,
 }
 
 impl Grants {
-    pub fn new(backend: Arc<dyn GrantBackend>, sealer: Arc<Sealer>, events: GrantEvents) -> Self {
+    pub fn new(
+        backend: Arc<dyn GrantBackend>,
+        sealer: Arc<Sealer>,
+        events: GrantEvents,
+        lifecycle: Lifecycle,
+    ) -> Self {
         Self {
             backend,
             sealer,
             events,
+            lifecycle,
         }
     }
 
@@ -150,85 +214,42 @@ impl Grants {
         &self.events
     }
 
-    /// Reads and opens a grant. A row that does not open (wrong key, copied from another row)
-    /// is an error, never a silent "not connected".
+    /// Reads and opens a grant, in any state (see [`Grant::is_usable`]). A row that does not
+    /// open (wrong key, copied from another row) is an error, never a silent "not connected".
     pub async fn get(&self, key: &GrantKey) -> Result<Option<Grant>, StoreError> {
         let Some(row) = self.backend.get(key).await? else {
             return Ok(None);
         };
+        self.open(key, row).map(Some)
+    }
+
+    fn open(&self, key: &GrantKey, row: GrantRow) -> Result<Grant, StoreError> {
+        let corrupt = |e: String| StoreError::Corrupt(format!("grant {}: {e}", key.tag()));
         let plain = self
             .sealer
             .open_bytes(Purpose::StoredGrant, &key.binding(), &row.tokens_sealed)
-            .map_err(|e| StoreError::Corrupt(format!("grant {}: {e}", key.tag())))?;
-        let tokens: TokenSet = serde_json::from_slice(&plain)
-            .map_err(|e| StoreError::Corrupt(format!("grant {}: {e}", key.tag())))?;
-        Ok(Some(Grant {
+            .map_err(|e| corrupt(e.to_string()))?;
+        let tokens: TokenSet =
+            serde_json::from_slice(&plain).map_err(|e| corrupt(e.to_string()))?;
+        let state =
+            State::parse(&row.state).ok_or_else(|| corrupt(format!("state `{}`", row.state)))?;
+        Ok(Grant {
             tokens,
             version: row.version,
             created_at: row.created_at,
-        }))
+            updated_at: row.updated_at,
+            connection_id: connection_id(key, &row.connection_id),
+            state,
+            health: Health::from_json(&row.health),
+            used_at: row.used_at,
+        })
     }
 
-    /// The row of `key` holding `tokens`, sealed under the current key, as the write `at`.
-    fn seal_row(&self, key: &GrantKey, tokens: &TokenSet, at: Write) -> GrantRow {
+    /// Sealed `tokens` under the current key, for a row of `key`.
+    fn seal_tokens(&self, key: &GrantKey, tokens: &TokenSet) -> String {
         let json = serde_json::to_vec(tokens).expect("tokens serialize");
-        GrantRow {
-            tokens_sealed: self
-                .sealer
-                .seal_bytes(Purpose::StoredGrant, &key.binding(), &json),
-            access_expires_at: tokens.expires_at,
-            scopes: tokens.scopes.join(" "),
-            version: at.version,
-            created_at: at.created_at,
-            updated_at: at.updated_at,
-            key_id: self.sealer.key_ring().current_key_id(),
-        }
-    }
-
-    /// Stores the grant of a completed sign-in (replacing any earlier one), then wakes the
-    /// retries waiting for it. Returns only after the store acknowledged the write.
-    pub async fn store_new(
-        &self,
-        key: &GrantKey,
-        tokens: &TokenSet,
-        now: i64,
-    ) -> Result<(), StoreError> {
-        let version = match self.backend.get(key).await? {
-            Some(old) => old.version + 1,
-            None => 1,
-        };
-        let at = Write {
-            version,
-            created_at: now,
-            updated_at: now,
-        };
-        let row = self.seal_row(key, tokens, at);
-        self.backend.upsert(key, &row).await?;
-        self.events.notify(key).await;
-        Ok(())
-    }
-
-    /// Writes refreshed tokens if nobody else changed the grant since `previous` was read.
-    pub async fn replace_if_unchanged(
-        &self,
-        key: &GrantKey,
-        previous: &Grant,
-        tokens: &TokenSet,
-        now: i64,
-    ) -> Result<bool, StoreError> {
-        let at = Write {
-            version: previous.version + 1,
-            created_at: previous.created_at,
-            updated_at: now,
-        };
-        let row = self.seal_row(key, tokens, at);
-        self.backend
-            .compare_and_set(key, previous.version, &row)
-            .await
-    }
-
-    pub async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError> {
-        self.backend.delete(key).await
+        self.sealer
+            .seal_bytes(Purpose::StoredGrant, &key.binding(), &json)
     }
 
     /// The ids of the keys grants can be opened with, sealing key first.
@@ -264,7 +285,7 @@ impl Grants {
             next.version = row.version + 1;
             if self
                 .backend
-                .compare_and_set(&key, row.version, &next)
+                .compare_and_set(&key, row.version, &next, &[])
                 .await?
             {
                 report.rewrapped += 1;
@@ -274,13 +295,14 @@ impl Grants {
         }
         Ok(report)
     }
+}
 
-    /// Removes a grant found dead (the provider rejected it), unless it changed meanwhile.
-    pub async fn delete_if_unchanged(
-        &self,
-        key: &GrantKey,
-        version: i64,
-    ) -> Result<bool, StoreError> {
-        self.backend.delete_if_version(key, version).await
+/// A connection's id: the row's, or for rows written before ids were kept, one derived from
+/// the key (stable, and no more revealing than the key's tag).
+fn connection_id(key: &GrantKey, stored: &str) -> String {
+    if stored.is_empty() {
+        format!("conn_{}", &key.tag()[..22])
+    } else {
+        stored.to_owned()
     }
 }

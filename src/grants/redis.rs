@@ -7,6 +7,8 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage};
+use crate::outbox::Delivery;
+use crate::outbox::redis as outbox_redis;
 use crate::store::StoreError;
 
 pub struct RedisGrants {
@@ -14,37 +16,60 @@ pub struct RedisGrants {
     prefix: String,
 }
 
-/// Writes the row, with a version above any earlier one's. The principal and provider are
-/// kept in the hash too (the key is only a tag), for key rotation.
-const UPSERT: &str = r"
-local old = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-local version = math.max(old + 1, tonumber(ARGV[4]))
-redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[2],
-  'scopes', ARGV[3], 'version', version, 'created_at', ARGV[5], 'updated_at', ARGV[6],
-  'key_id', ARGV[7], 'principal_iss', ARGV[8], 'principal_sub', ARGV[9], 'provider', ARGV[10])
-return version
+/// Writes the row's fields (ARGV 1-15; `used_at`, the 15th, only when given) and files the
+/// grant in the keep-alive index (KEYS[2]) by `keepalive_at`.
+const WRITE_ROW: &str = r"
+local function write_row(version)
+  redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[2],
+    'scopes', ARGV[3], 'version', version, 'created_at', ARGV[5], 'updated_at', ARGV[6],
+    'key_id', ARGV[7], 'principal_iss', ARGV[8], 'principal_sub', ARGV[9], 'provider', ARGV[10],
+    'connection_id', ARGV[11], 'state', ARGV[12], 'health', ARGV[13], 'keepalive_at', ARGV[14])
+  if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'used_at', ARGV[15]) end
+  if tonumber(ARGV[14]) > 0 then redis.call('ZADD', KEYS[2], ARGV[14], KEYS[1])
+  else redis.call('ZREM', KEYS[2], KEYS[1]) end
+end
 ";
 
-/// Replaces the row only while it has the expected version (`ARGV[11]`).
+/// A sign-in: the row, with a version above any earlier one's, and its events.
+const UPSERT: &str = r"
+local old = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+write_row(math.max(old + 1, tonumber(ARGV[4])))
+";
+
+/// Replaces the row (and adds its events) only while it has the expected version (ARGV[16]).
 const COMPARE_AND_SET: &str = r"
-if redis.call('HGET', KEYS[1], 'version') ~= ARGV[11] then return 0 end
-redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[2],
-  'scopes', ARGV[3], 'version', ARGV[4], 'created_at', ARGV[5], 'updated_at', ARGV[6],
-  'key_id', ARGV[7], 'principal_iss', ARGV[8], 'principal_sub', ARGV[9], 'provider', ARGV[10])
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[16] then return 0 end
+write_row(ARGV[4])
+";
+
+/// Deletes the row (and adds its events) only while it has the expected version (ARGV[1]).
+const DELETE_IF_VERSION: &str = r"
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], KEYS[1])
+";
+
+const TOUCH: &str = r"
+local used = redis.call('HGET', KEYS[1], 'used_at')
+if used and tonumber(used) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[1], 'used_at', ARGV[1]) end
+";
+
+const RESCHEDULE: &str = r"
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'keepalive_at', ARGV[2])
+if tonumber(ARGV[2]) > 0 then redis.call('ZADD', KEYS[2], ARGV[2], KEYS[1])
+else redis.call('ZREM', KEYS[2], KEYS[1]) end
 return 1
 ";
 
-/// Deletes the row only while it has the expected version.
-const DELETE_IF_VERSION: &str = r"
-if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
-return redis.call('DEL', KEYS[1])
-";
+/// After the row's fields (ARGV 1-15): the expected version (16), then the records.
+const ARG_RECORDS: usize = 17;
 
 impl RedisGrants {
     /// Every grant hash, read with SCAN in pages (never KEYS on a live server).
     async fn scan_grants(
         &self,
-        mut keep: impl FnMut(&HashMap<String, String>) -> bool,
+        mut keep: impl FnMut(&str, &HashMap<String, String>) -> bool,
         limit: usize,
     ) -> Result<Vec<HashMap<String, String>>, StoreError> {
         let mut conn = self.conn.clone();
@@ -61,17 +86,9 @@ impl RedisGrants {
                 .query_async(&mut conn)
                 .await?;
             // One round trip per page: the page's hashes are read in a pipeline.
-            let mut page = redis::pipe();
-            for key in &keys {
-                page.cmd("HGETALL").arg(key);
-            }
-            let hashes: Vec<HashMap<String, String>> = if keys.is_empty() {
-                Vec::new()
-            } else {
-                page.query_async(&mut conn).await?
-            };
-            for hash in hashes {
-                if !hash.is_empty() && keep(&hash) {
+            let hashes = self.read_hashes(&keys).await?;
+            for (key, hash) in keys.iter().zip(hashes) {
+                if !hash.is_empty() && keep(key, &hash) {
                     found.push(hash);
                     if found.len() >= limit {
                         return Ok(found);
@@ -96,16 +113,51 @@ impl RedisGrants {
         format!("{}grant:{{{}}}", self.prefix, key.tag())
     }
 
+    /// The keep-alive index: grants by when the keep-alive next looks at them.
+    fn keepalive_key(&self) -> String {
+        format!("{}keepalive", self.prefix)
+    }
+
+    /// A script over the grant `key` (KEYS[1]), the keep-alive index (KEYS[2]), the outbox's
+    /// due set (KEYS[3]) and the outbox lists of `events` (KEYS[4…]); `body` ends by adding
+    /// the events (ARGV from `records_from`) and returning 1, unless it returned earlier.
+    fn with_events<'a>(
+        &self,
+        body: &str,
+        key: &GrantKey,
+        events: &[Delivery],
+        records_from: usize,
+        script: &'a mut Option<redis::Script>,
+    ) -> redis::ScriptInvocation<'a> {
+        let source = format!(
+            "{WRITE_ROW}\n{body}\n{}\nreturn 1",
+            outbox_redis::append_lua(3, 4, records_from)
+        );
+        let script = script.insert(redis::Script::new(&source));
+        let mut invocation = script.key(self.key(key));
+        invocation
+            .key(self.keepalive_key())
+            .key(outbox_redis::due_key(&self.prefix));
+        for event in events {
+            invocation.key(outbox_redis::pending_key(
+                &self.prefix,
+                &event.connection,
+                &event.endpoint,
+            ));
+        }
+        invocation
+    }
+
     async fn write(
         &self,
         script: &str,
         key: &GrantKey,
         row: &GrantRow,
-        extra: Option<i64>,
+        (expected, events): (Option<i64>, &[Delivery]),
     ) -> Result<i64, StoreError> {
         let mut conn = self.conn.clone();
-        let script = redis::Script::new(script);
-        let mut invocation = script.key(self.key(key));
+        let mut holder = None;
+        let mut invocation = self.with_events(script, key, events, ARG_RECORDS, &mut holder);
         invocation
             .arg(&row.tokens_sealed)
             .arg(row.access_expires_at)
@@ -116,11 +168,81 @@ impl RedisGrants {
             .arg(&row.key_id)
             .arg(&key.principal.issuer)
             .arg(&key.principal.subject)
-            .arg(&key.provider);
-        if let Some(expected) = extra {
-            invocation.arg(expected);
+            .arg(&key.provider)
+            .arg(&row.connection_id)
+            .arg(&row.state)
+            .arg(&row.health)
+            .arg(row.keepalive_at)
+            // A compare-and-set leaves `used_at` to `touch`.
+            .arg(if expected.is_some() {
+                String::new()
+            } else {
+                row.used_at.to_string()
+            })
+            .arg(expected.map_or(String::new(), |v| v.to_string()));
+        for event in events {
+            invocation.arg(outbox_redis::encode(event));
         }
         Ok(invocation.invoke_async(&mut conn).await?)
+    }
+
+    /// Files grants written before the keep-alive index (once per store: a marker key says
+    /// it was done), so the keep-alive looks at each of them soon.
+    pub async fn index_older_grants(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let marker = format!("{}keepalive-indexed", self.prefix);
+        let done: bool = redis::cmd("EXISTS")
+            .arg(&marker)
+            .query_async(&mut conn)
+            .await?;
+        if done {
+            return Ok(());
+        }
+        let mut keys = Vec::new();
+        self.scan_grants(
+            |key, h| {
+                if !h.contains_key("keepalive_at") {
+                    keys.push(key.to_owned());
+                }
+                false
+            },
+            usize::MAX,
+        )
+        .await?;
+        for page in keys.chunks(500) {
+            let mut pipe = redis::pipe();
+            for key in page {
+                pipe.cmd("ZADD")
+                    .arg(self.keepalive_key())
+                    .arg("NX")
+                    .arg(1)
+                    .arg(key)
+                    .ignore();
+            }
+            pipe.query_async::<()>(&mut conn).await?;
+        }
+        let _: () = redis::cmd("SET")
+            .arg(&marker)
+            .arg(1)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Reads the hashes of `keys` in one round trip, in order (empty where one is gone).
+    async fn read_hashes(
+        &self,
+        keys: &[String],
+    ) -> Result<Vec<HashMap<String, String>>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn.clone();
+        let mut page = redis::pipe();
+        for key in keys {
+            page.cmd("HGETALL").arg(key);
+        }
+        Ok(page.query_async(&mut conn).await?)
     }
 }
 
@@ -141,6 +263,12 @@ fn row_from_hash(mut h: HashMap<String, String>) -> Result<GrantRow, StoreError>
         created_at: number(take("created_at")?)?,
         updated_at: number(take("updated_at")?)?,
         key_id: h.remove("key_id").unwrap_or_default(),
+        // Rows from before connection health: an active grant, looked at soon.
+        connection_id: h.remove("connection_id").unwrap_or_default(),
+        state: h.remove("state").unwrap_or_else(|| "active".into()),
+        health: h.remove("health").unwrap_or_else(|| "{}".into()),
+        keepalive_at: h.remove("keepalive_at").map_or(Ok(1), number)?,
+        used_at: h.remove("used_at").map_or(Ok(0), number)?,
     })
 }
 
@@ -173,8 +301,15 @@ impl GrantBackend for RedisGrants {
         row_from_hash(hash).map(Some)
     }
 
-    async fn upsert(&self, key: &GrantKey, row: &GrantRow) -> Result<(), StoreError> {
-        self.write(UPSERT, key, row, None).await.map(|_| ())
+    async fn upsert(
+        &self,
+        key: &GrantKey,
+        row: &GrantRow,
+        events: &[Delivery],
+    ) -> Result<(), StoreError> {
+        self.write(UPSERT, key, row, (None, events))
+            .await
+            .map(|_| ())
     }
 
     async fn compare_and_set(
@@ -182,36 +317,104 @@ impl GrantBackend for RedisGrants {
         key: &GrantKey,
         expected_version: i64,
         row: &GrantRow,
+        events: &[Delivery],
     ) -> Result<bool, StoreError> {
         Ok(self
-            .write(COMPARE_AND_SET, key, row, Some(expected_version))
+            .write(COMPARE_AND_SET, key, row, (Some(expected_version), events))
             .await?
             == 1)
     }
 
-    async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError> {
+    async fn delete_if_version(
+        &self,
+        key: &GrantKey,
+        version: i64,
+        events: &[Delivery],
+    ) -> Result<bool, StoreError> {
         let mut conn = self.conn.clone();
-        let removed: i64 = redis::cmd("DEL")
-            .arg(self.key(key))
-            .query_async(&mut conn)
-            .await?;
+        let mut holder = None;
+        // ARGV: the version, then the records.
+        let mut invocation = self.with_events(DELETE_IF_VERSION, key, events, 2, &mut holder);
+        invocation.arg(version);
+        for event in events {
+            invocation.arg(outbox_redis::encode(event));
+        }
+        let removed: i64 = invocation.invoke_async(&mut conn).await?;
         Ok(removed == 1)
     }
 
-    async fn delete_if_version(&self, key: &GrantKey, version: i64) -> Result<bool, StoreError> {
+    async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
-        let removed: i64 = redis::Script::new(DELETE_IF_VERSION)
+        redis::Script::new(TOUCH)
             .key(self.key(key))
-            .arg(version)
-            .invoke_async(&mut conn)
+            .arg(at)
+            .invoke_async::<()>(&mut conn)
             .await?;
-        Ok(removed == 1)
+        Ok(())
+    }
+
+    async fn reschedule(&self, key: &GrantKey, version: i64, at: i64) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        redis::Script::new(RESCHEDULE)
+            .key(self.key(key))
+            .key(self.keepalive_key())
+            .arg(version)
+            .arg(at)
+            .invoke_async::<i64>(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    async fn due_for_keepalive(
+        &self,
+        now: i64,
+        limit: usize,
+    ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
+        let mut conn = self.conn.clone();
+        let keys: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+            .arg(self.keepalive_key())
+            .arg(1)
+            .arg(now)
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit)
+            .query_async(&mut conn)
+            .await?;
+        let mut due = Vec::with_capacity(keys.len());
+        for (name, hash) in keys.iter().zip(self.read_hashes(&keys).await?) {
+            if hash.is_empty() {
+                // Deleted without its index entry (by a version before the index).
+                let _: i64 = redis::cmd("ZREM")
+                    .arg(self.keepalive_key())
+                    .arg(name)
+                    .query_async(&mut conn)
+                    .await?;
+                continue;
+            }
+            due.push((key_from_hash(&hash)?, row_from_hash(hash)?));
+        }
+        Ok(due)
+    }
+
+    async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
+        let mut counts = std::collections::BTreeMap::<(String, String), i64>::new();
+        self.scan_grants(
+            |_, h| {
+                let provider = h.get("provider").cloned().unwrap_or_default();
+                let state = h.get("state").cloned().unwrap_or_else(|| "active".into());
+                *counts.entry((provider, state)).or_default() += 1;
+                false
+            },
+            usize::MAX,
+        )
+        .await?;
+        Ok(counts.into_iter().map(|((p, s), n)| (p, s, n)).collect())
     }
 
     async fn key_usage(&self) -> Result<KeyUsage, StoreError> {
         let mut counts = std::collections::BTreeMap::<String, i64>::new();
         self.scan_grants(
-            |h| {
+            |_, h| {
                 *counts
                     .entry(h.get("key_id").cloned().unwrap_or_default())
                     .or_default() += 1;
@@ -230,7 +433,7 @@ impl GrantBackend for RedisGrants {
     ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
         let hashes = self
             .scan_grants(
-                |h| h.get("key_id").map(String::as_str) != Some(key_id),
+                |_, h| h.get("key_id").map(String::as_str) != Some(key_id),
                 limit,
             )
             .await?;

@@ -1,10 +1,18 @@
 //! Grant rows in the SQL stores (SQLite and PostgreSQL): one implementation, written once for
-//! both dialects (`$N` placeholders work in each), expanded per pool type.
+//! both dialects (`$N` placeholders work in each), expanded per pool type. A write that
+//! carries lifecycle events adds them to the outbox in the same transaction.
 
 use async_trait::async_trait;
 
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, record::GrantRecord};
+use crate::outbox::Delivery;
+use crate::outbox::sql::insert_deliveries;
 use crate::store::StoreError;
+
+/// The columns of a [`GrantRow`], in its order.
+const ROW: &str = "tokens_sealed, access_expires_at, scopes, version, created_at, updated_at, \
+                   key_id, connection_id, state, health, keepalive_at, used_at";
+const KEY: &str = "principal_iss = $1 AND principal_sub = $2 AND provider = $3";
 
 macro_rules! sql_grants {
     ($(#[$doc:meta])* $name:ident, $pool:ty) => {
@@ -13,10 +21,9 @@ macro_rules! sql_grants {
         #[async_trait]
         impl GrantBackend for $name {
             async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
-                let row = sqlx::query_as(
-                    "SELECT tokens_sealed, access_expires_at, scopes, version, created_at, updated_at, \
-                     key_id FROM grants WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3",
-                )
+                let row = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {ROW} FROM grants WHERE {KEY}"
+                )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(&key.provider)
@@ -25,18 +32,20 @@ macro_rules! sql_grants {
                 Ok(row)
             }
 
-            async fn upsert(&self, key: &GrantKey, row: &GrantRow) -> Result<(), StoreError> {
-                sqlx::query(
-                    "INSERT INTO grants (principal_iss, principal_sub, provider, tokens_sealed, \
-                     access_expires_at, scopes, version, created_at, updated_at, key_id) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+            async fn upsert(&self, key: &GrantKey, row: &GrantRow, events: &[Delivery]) -> Result<(), StoreError> {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO grants (principal_iss, principal_sub, provider, {ROW}) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
                      ON CONFLICT (principal_iss, principal_sub, provider) DO UPDATE SET \
                      tokens_sealed = excluded.tokens_sealed, access_expires_at = excluded.access_expires_at, \
                      scopes = excluded.scopes, version = CASE WHEN grants.version + 1 > excluded.version \
                      THEN grants.version + 1 ELSE excluded.version END, \
                      created_at = excluded.created_at, updated_at = excluded.updated_at, \
-                     key_id = excluded.key_id",
-                )
+                     key_id = excluded.key_id, connection_id = excluded.connection_id, \
+                     state = excluded.state, health = excluded.health, \
+                     keepalive_at = excluded.keepalive_at, used_at = excluded.used_at"
+                )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(&key.provider)
@@ -47,8 +56,15 @@ macro_rules! sql_grants {
                 .bind(row.created_at)
                 .bind(row.updated_at)
                 .bind(&row.key_id)
-                .execute(&self.pool)
+                .bind(&row.connection_id)
+                .bind(&row.state)
+                .bind(&row.health)
+                .bind(row.keepalive_at)
+                .bind(row.used_at)
+                .execute(&mut *tx)
                 .await?;
+                insert_deliveries!(tx, events);
+                tx.commit().await?;
                 Ok(())
             }
 
@@ -57,12 +73,15 @@ macro_rules! sql_grants {
                 key: &GrantKey,
                 expected_version: i64,
                 row: &GrantRow,
+                events: &[Delivery],
             ) -> Result<bool, StoreError> {
-                let done = sqlx::query(
+                let mut tx = self.pool.begin().await?;
+                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "UPDATE grants SET tokens_sealed = $4, access_expires_at = $5, scopes = $6, \
-                     version = $7, updated_at = $8, key_id = $10 \
-                     WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3 AND version = $9",
-                )
+                     version = $7, updated_at = $8, key_id = $10, connection_id = $11, state = $12, \
+                     health = $13, keepalive_at = $14 \
+                     WHERE {KEY} AND version = $9"
+                )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(&key.provider)
@@ -73,35 +92,93 @@ macro_rules! sql_grants {
                 .bind(row.updated_at)
                 .bind(expected_version)
                 .bind(&row.key_id)
-                .execute(&self.pool)
+                .bind(&row.connection_id)
+                .bind(&row.state)
+                .bind(&row.health)
+                .bind(row.keepalive_at)
+                .execute(&mut *tx)
                 .await?;
-                Ok(done.rows_affected() == 1)
+                if done.rows_affected() != 1 {
+                    return Ok(false); // the transaction rolls back on drop: no event either
+                }
+                insert_deliveries!(tx, events);
+                tx.commit().await?;
+                Ok(true)
             }
 
-            async fn delete_if_version(&self, key: &GrantKey, version: i64) -> Result<bool, StoreError> {
-                let done = sqlx::query(
-                    "DELETE FROM grants \
-                     WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3 AND version = $4",
-                )
+            async fn delete_if_version(
+                &self,
+                key: &GrantKey,
+                version: i64,
+                events: &[Delivery],
+            ) -> Result<bool, StoreError> {
+                let mut tx = self.pool.begin().await?;
+                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM grants WHERE {KEY} AND version = $4"
+                )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(&key.provider)
                 .bind(version)
-                .execute(&self.pool)
+                .execute(&mut *tx)
                 .await?;
-                Ok(done.rows_affected() == 1)
+                if done.rows_affected() != 1 {
+                    return Ok(false);
+                }
+                insert_deliveries!(tx, events);
+                tx.commit().await?;
+                Ok(true)
             }
 
-            async fn delete(&self, key: &GrantKey) -> Result<bool, StoreError> {
-                let done = sqlx::query(
-                    "DELETE FROM grants WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3",
-                )
+            async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError> {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE grants SET used_at = $4 WHERE {KEY} AND used_at < $4"
+                )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(&key.provider)
+                .bind(at)
                 .execute(&self.pool)
                 .await?;
-                Ok(done.rows_affected() == 1)
+                Ok(())
+            }
+
+            async fn reschedule(&self, key: &GrantKey, version: i64, at: i64) -> Result<(), StoreError> {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE grants SET keepalive_at = $5 WHERE {KEY} AND version = $4"
+                )))
+                .bind(&key.principal.issuer)
+                .bind(&key.principal.subject)
+                .bind(&key.provider)
+                .bind(version)
+                .bind(at)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn due_for_keepalive(
+                &self,
+                now: i64,
+                limit: usize,
+            ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
+                let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT principal_iss, principal_sub, provider, {ROW} FROM grants \
+                     WHERE keepalive_at > 0 AND keepalive_at <= $1 ORDER BY keepalive_at LIMIT $2"
+                )))
+                .bind(now)
+                .bind(limit as i64)
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(records.into_iter().map(GrantRecord::into_parts).collect())
+            }
+
+            async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
+                Ok(sqlx::query_as(
+                    "SELECT provider, state, COUNT(*) FROM grants GROUP BY provider, state",
+                )
+                .fetch_all(&self.pool)
+                .await?)
             }
 
             async fn key_usage(&self) -> Result<KeyUsage, StoreError> {
@@ -117,11 +194,10 @@ macro_rules! sql_grants {
                 key_id: &str,
                 limit: usize,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
-                let records: Vec<GrantRecord> = sqlx::query_as(
-                    "SELECT principal_iss, principal_sub, provider, tokens_sealed, access_expires_at, \
-                     scopes, version, created_at, updated_at, key_id \
-                     FROM grants WHERE key_id <> $1 LIMIT $2",
-                )
+                let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT principal_iss, principal_sub, provider, {ROW} \
+                     FROM grants WHERE key_id <> $1 LIMIT $2"
+                )))
                 .bind(key_id)
                 .bind(limit as i64)
                 .fetch_all(&self.pool)

@@ -13,6 +13,7 @@ use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
 use crate::config::NoUrlElicitation;
+use crate::grants::ReauthReason;
 use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::state::AppState;
@@ -130,16 +131,16 @@ impl<'a> PlainCall<'a> {
                 &why,
             )));
         }
-        let provider = match self.tool().await? {
+        let (provider, reason) = match self.tool().await? {
             ToolOutcome::Done(result) => return Ok(CallAnswer::complete(result)),
-            ToolOutcome::NeedsConnection { provider } => provider,
+            ToolOutcome::NeedsConnection { provider, reason } => (provider, reason),
         };
         // Capabilities are declared per request: a retry must declare URL elicitation too.
         if !declares_url_elicitation(capabilities) {
-            return self.without_url_elicitation(&provider);
+            return self.without_url_elicitation(&provider, reason);
         }
         let Some(claims) = claims.filter(|c| c.provider == provider) else {
-            let round = sign_in::first_round(self.state, &provider, self.request());
+            let round = sign_in::first_round(self.state, &provider, reason, self.request());
             return Ok(CallAnswer::InputRequired(round));
         };
         match sign_in::hold(self.state, self.principal, &claims).await {
@@ -163,13 +164,18 @@ impl<'a> PlainCall<'a> {
     }
 
     /// The answer to a client that cannot open a sign-in link itself (`--no-url-elicitation`).
-    fn without_url_elicitation(&self, provider: &str) -> Result<CallAnswer, ErrorData> {
+    fn without_url_elicitation(
+        &self,
+        provider: &str,
+        reason: Option<ReauthReason>,
+    ) -> Result<CallAnswer, ErrorData> {
         match self.state.config.no_url_elicitation {
             NoUrlElicitation::Spec => Err(missing_url_elicitation(self.name)),
             NoUrlElicitation::Link => Ok(CallAnswer::complete(sign_in::link_for_person(
                 self.state,
                 self.principal,
                 provider,
+                reason,
             ))),
         }
     }
@@ -178,21 +184,22 @@ impl<'a> PlainCall<'a> {
     /// rounds. The tool runs; a missing connection is a URL elicitation for the caller to
     /// send as `-32042`, and the client's retry of the same call runs the tool again.
     pub(super) async fn run_legacy(&self, capabilities: &Value) -> Result<LegacyAnswer, ErrorData> {
-        let provider = match self.tool().await? {
+        let (provider, reason) = match self.tool().await? {
             ToolOutcome::Done(result) => {
                 return Ok(LegacyAnswer::Done(CallAnswer::complete(result)));
             }
-            ToolOutcome::NeedsConnection { provider } => provider,
+            ToolOutcome::NeedsConnection { provider, reason } => (provider, reason),
         };
         if !declares_url_elicitation(capabilities) {
             return self
-                .without_url_elicitation(&provider)
+                .without_url_elicitation(&provider, reason)
                 .map(LegacyAnswer::Done);
         }
         Ok(LegacyAnswer::SignIn(sign_in::url_elicitation(
             self.state,
             self.principal,
             &provider,
+            reason,
         )))
     }
 

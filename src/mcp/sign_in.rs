@@ -14,7 +14,7 @@ use super::request_state::{StateClaims, ToolRequest};
 use crate::clock::unix_now;
 use crate::connect::ticket::{Ticket, link};
 use crate::flows::FlowStatus;
-use crate::grants::GrantKey;
+use crate::grants::{GrantKey, ReauthReason};
 use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::ToolResult;
@@ -25,22 +25,39 @@ pub fn input_key(provider: &str) -> String {
 }
 
 /// A fresh sign-in round: a new ticket and link, and the state the retry must bring back.
-pub fn first_round(state: &AppState, provider: &str, request: ToolRequest<'_>) -> Value {
+/// `reason`: why an existing connection can no longer be used, said in the message.
+pub fn first_round(
+    state: &AppState,
+    provider: &str,
+    reason: Option<ReauthReason>,
+    request: ToolRequest<'_>,
+) -> Value {
     let now = unix_now();
     let (ticket, sealed_ticket, expires_at) = new_ticket(state, request.principal, provider, now);
     let claims = StateClaims::new(&ticket.id, &sealed_ticket, expires_at, provider, request);
-    input_required(state, &claims, now)
+    input_required(state, &claims, reason, now)
 }
 
 /// For a client that cannot open URLs itself (`--no-url-elicitation=link`): a tool error
 /// whose text carries a connect link for the person to open, then ask again. Nothing is
 /// written; the link works only for the caller (the connect page checks who is there).
-pub fn link_for_person(state: &AppState, principal: &Principal, provider: &str) -> ToolResult {
+pub fn link_for_person(
+    state: &AppState,
+    principal: &Principal,
+    provider: &str,
+    reason: Option<ReauthReason>,
+) -> ToolResult {
     let (_, sealed, _) = new_ticket(state, principal, provider, unix_now());
     let name = display_name(state, provider);
+    let what = match reason {
+        Some(why) => format!(
+            "Your {name} connection needs to be renewed: {}.",
+            why.explained(name)
+        ),
+        None => format!("Your {name} account is not connected yet."),
+    };
     ToolResult::error(format!(
-        "Your {name} account is not connected yet. Open this link to connect it, then ask \
-         again: {}",
+        "{what} Open this link to connect it, then ask again: {}",
         link(&state.config.public_url, &sealed)
     ))
 }
@@ -59,7 +76,7 @@ pub fn repeat_round(state: &AppState, principal: &Principal, claims: &StateClaim
         claims.ticket_id = ticket.id;
         claims.ticket_expires_at = expires_at;
     }
-    input_required(state, &claims, now)
+    input_required(state, &claims, None, now)
 }
 
 /// A new sign-in ticket for `provider`, sealed, and when it expires.
@@ -94,26 +111,38 @@ pub struct UrlElicitation {
     pub message: String,
 }
 
-pub fn url_elicitation(state: &AppState, principal: &Principal, provider: &str) -> UrlElicitation {
+pub fn url_elicitation(
+    state: &AppState,
+    principal: &Principal,
+    provider: &str,
+    reason: Option<ReauthReason>,
+) -> UrlElicitation {
     let (ticket, sealed, _) = new_ticket(state, principal, provider, unix_now());
     UrlElicitation {
         elicitation_id: ticket.id,
         provider: provider.to_owned(),
         url: link(&state.config.public_url, &sealed),
-        message: connect_message(state, provider),
+        message: connect_message(state, provider, reason),
     }
 }
 
-fn connect_message(state: &AppState, provider: &str) -> String {
+/// What the person is asked: to connect, or to reconnect and why.
+fn connect_message(state: &AppState, provider: &str, reason: Option<ReauthReason>) -> String {
     let name = display_name(state, provider);
-    format!(
-        "Connect your {name} account so grantry can act on it. Open the link, sign in at the \
-         provider, then come back here."
-    )
+    let ask = match reason {
+        Some(why) => format!("Reconnect your {name} account: {}.", why.explained(name)),
+        None => format!("Connect your {name} account so grantry can act on it."),
+    };
+    format!("{ask} Open the link, sign in at the provider, then come back here.")
 }
 
-fn input_required(state: &AppState, claims: &StateClaims, now: i64) -> Value {
-    let message = connect_message(state, &claims.provider);
+fn input_required(
+    state: &AppState,
+    claims: &StateClaims,
+    reason: Option<ReauthReason>,
+    now: i64,
+) -> Value {
+    let message = connect_message(state, &claims.provider, reason);
     json!({
         "resultType": "input_required",
         "inputRequests": {
@@ -178,8 +207,8 @@ async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Op
         .await
         .expect("the hold turns are never closed");
     match state.grants.get(key).await {
-        Ok(Some(_)) => return Some(HoldEnd::Connected(turn)),
-        Ok(None) => {}
+        Ok(Some(grant)) if grant.is_usable() => return Some(HoldEnd::Connected(turn)),
+        Ok(_) => {}
         Err(e) => {
             crate::metrics::store_error("hold");
             tracing::warn!(error = %e, "store error while holding a retry");

@@ -114,6 +114,10 @@ pub struct Provider {
     pub refresh_rotates: bool,
     /// How long the previous refresh token still works after a rotation.
     pub refresh_grace_secs: i64,
+    /// How long a refresh token lasts unused (Xero 60 days); the keep-alive refreshes before.
+    pub refresh_idle_secs: Option<i64>,
+    /// How long a refresh token lasts from the sign-in whatever happens (QuickBooks 5 years).
+    pub refresh_max_secs: Option<i64>,
     pub adapter: AdapterKind,
 }
 
@@ -222,6 +226,15 @@ impl Catalog {
         }
         let default = choose_default(file.default, &providers)?;
         Ok(Self { providers, default })
+    }
+
+    /// The built-in demo provider's entry at `demo_base`, for tools that write grants
+    /// outside a server (benchmarks, tests).
+    pub fn demo_entry(demo_base: &str) -> Result<Provider, CatalogError> {
+        Self::load(Some(demo_base), None, &[])?
+            .get("demo")
+            .cloned()
+            .ok_or_else(|| CatalogError("the catalog has no demo entry".into()))
     }
 
     pub fn get(&self, id: &str) -> Option<&Provider> {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::demo::{DemoConfig, DemoProvider};
-use crate::grants::{GrantEvents, Grants, TokenKeeper};
+use crate::grants::{GrantEvents, Grants, Lifecycle, TokenKeeper};
 use crate::identity::Identity;
 use crate::limits::Limiter;
 use crate::providers::{Catalog, Upstream};
@@ -50,7 +50,23 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
     } = offered_providers(&config, &sealer, &http).await?;
     let identity = Identity::start(&config, http.clone()).await?;
     let limiter = Limiter::start(stores.counters, config.limits.clone());
-    let grants = Grants::new(stores.grants, sealer.clone(), GrantEvents::new(stores.bus));
+    let lifecycle = Lifecycle {
+        endpoints: config
+            .lifecycle
+            .endpoints
+            .iter()
+            .map(|e| e.name.clone())
+            .collect(),
+        expiry_warning_secs: config.lifecycle.expiry_warning_secs,
+        wake: Arc::default(),
+    };
+    let wake = lifecycle.wake.clone();
+    let grants = Grants::new(
+        stores.grants,
+        sealer.clone(),
+        GrantEvents::new(stores.bus),
+        lifecycle,
+    );
     let tokens = TokenKeeper {
         grants: grants.clone(),
         leases: stores.leases.clone(),
@@ -68,6 +84,8 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         limiter,
         leases: stores.leases,
         sessions: stores.sessions,
+        outbox: stores.outbox,
+        outbox_wake: wake,
         demo,
         held_retries: crate::quota::Quota::new(
             config.max_held_retries,
@@ -140,5 +158,32 @@ pub async fn maintenance_grants(config: &Config) -> Result<Grants, StartError> {
     let ring = keys::load_key_ring(config)?;
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
     let stores = open_stores(&config.store, &config.store_prefix).await?;
-    Ok(Grants::new(stores.grants, sealer, GrantEvents::new(None)))
+    Ok(Grants::new(
+        stores.grants,
+        sealer,
+        GrantEvents::new(None),
+        Lifecycle::default(),
+    ))
+}
+
+/// Starts the connection lifecycle's background work: this replica's webhook deliverer and
+/// its keep-alive scheduler (whose rounds run one at a time across the replicas).
+pub fn spawn_lifecycle(state: &AppState) {
+    let lifecycle = &state.config.lifecycle;
+    crate::outbox::deliver::Deliverer::new(
+        state.outbox.clone(),
+        lifecycle.endpoints.clone(),
+        lifecycle.retries.clone(),
+        state.outbox_wake.clone(),
+    )
+    .spawn();
+    if let Some(pace) = lifecycle.keepalive {
+        crate::grants::keepalive::KeepAlive::new(
+            state.tokens.clone(),
+            state.catalog.all().cloned().collect(),
+            pace,
+            lifecycle.expiry_warning_secs,
+        )
+        .spawn();
+    }
 }

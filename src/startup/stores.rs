@@ -25,6 +25,11 @@ use crate::limits::{
     redis::RedisCounters,
     sql::{PostgresCounters, SqliteCounters},
 };
+use crate::outbox::{
+    OutboxBackend,
+    redis::RedisOutbox,
+    sql::{PostgresOutbox, SqliteOutbox},
+};
 use crate::sessions::{
     SessionBackend,
     redis::RedisSessions,
@@ -45,6 +50,8 @@ pub struct Stores {
     pub leases: Arc<dyn LeaseBackend>,
     /// Legacy-era MCP sessions shared by the replicas.
     pub sessions: Arc<dyn SessionBackend>,
+    /// Lifecycle events on their way to the webhook endpoints.
+    pub outbox: Arc<dyn OutboxBackend>,
 }
 
 /// Opens the store, brings its schema up to date, and builds every backend on it. Redis keys
@@ -64,7 +71,8 @@ async fn sqlite(url: &str) -> Result<Stores, StoreError> {
         grants: Arc::new(SqliteGrants::new(pool.clone())),
         counters: Arc::new(SqliteCounters::new(pool.clone())),
         leases: Arc::new(SqliteLeases::new(pool.clone())),
-        sessions: Arc::new(SqliteSessions::new(pool)),
+        sessions: Arc::new(SqliteSessions::new(pool.clone())),
+        outbox: Arc::new(SqliteOutbox::new(pool)),
         bus: None,
     })
 }
@@ -77,15 +85,19 @@ async fn postgres(url: &str) -> Result<Stores, StoreError> {
         counters: Arc::new(PostgresCounters::new(pool.clone())),
         leases: Arc::new(PostgresLeases::new(pool.clone())),
         sessions: Arc::new(PostgresSessions::new(pool.clone())),
+        outbox: Arc::new(PostgresOutbox::new(pool.clone())),
         bus: Some(Arc::new(PostgresBus::new(pool))),
     })
 }
 
 async fn redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
     let (client, conn) = store::redis_connection(url).await?;
+    let grants = RedisGrants::new(conn.clone(), prefix);
+    grants.index_older_grants().await?;
     Ok(Stores {
         flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
-        grants: Arc::new(RedisGrants::new(conn.clone(), prefix)),
+        grants: Arc::new(grants),
+        outbox: Arc::new(RedisOutbox::new(conn.clone(), prefix)),
         counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
         leases: Arc::new(RedisLeases::new(conn.clone(), prefix)),
         sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),

@@ -84,7 +84,7 @@ impl CreateInvoice {
                 result.text = format!("Created invoice {}.", invoice.summary());
                 result
             }
-            Called::SignInNeeded => target::not_connected(provider),
+            Called::SignInNeeded(why) => target::not_connected(provider, why),
             Called::Unavailable(after) => {
                 target::unavailable(provider, after, "nothing was created")
             }
@@ -139,8 +139,16 @@ impl FormTool for CreateInvoice {
         };
         let key = target::key(call.principal, provider);
         Ok(match call.state.grants.get(&key).await? {
-            Some(_) => None,
-            None => Some(target::not_connected(provider)),
+            Some(grant) if grant.is_usable() => None,
+            Some(grant) => Some(target::not_connected(
+                provider,
+                grant
+                    .health
+                    .reason
+                    .as_deref()
+                    .and_then(crate::grants::ReauthReason::parse),
+            )),
+            None => Some(target::not_connected(provider, None)),
         })
     }
 

@@ -86,7 +86,7 @@ impl ConfirmTool for DisconnectAccount {
             // Which connection: a reconnection since is another one.
             subject: Subject {
                 provider: provider.id.to_string(),
-                what: grant.created_at.to_string(),
+                what: grant.signed_in_at().to_string(),
             },
             title: format!("Disconnect {}", provider.display_name),
             message: format!(
@@ -150,7 +150,7 @@ async fn remove_and_revoke(
     let (state, principal) = (call.state, call.principal);
     let name = &provider.display_name;
     let grant = match state.grants.get(key).await? {
-        Some(grant) if grant.created_at == connected_at => grant,
+        Some(grant) if grant.signed_in_at() == connected_at => grant,
         Some(_) => {
             return Ok(ToolResult::error(format!(
                 "The {name} connection changed after you confirmed (it was connected again), so \
@@ -164,7 +164,16 @@ async fn remove_and_revoke(
         }
     };
     // Here first: whatever the provider says, grantry no longer uses the tokens.
-    if !state.grants.delete_if_unchanged(key, grant.version).await? {
+    if !state
+        .grants
+        .disconnect(
+            key,
+            &grant,
+            "disconnected by the user",
+            crate::clock::unix_now(),
+        )
+        .await?
+    {
         return Ok(ToolResult::error(format!(
             "The {name} connection was being updated; nothing was removed. Try again."
         )));

@@ -133,9 +133,10 @@ pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
             "invoices": page.invoices,
             "next_cursor": page.next_cursor,
         })),
-        Called::SignInNeeded => {
+        Called::SignInNeeded(reason) => {
             return Ok(ToolOutcome::NeedsConnection {
                 provider: provider.id.to_string(),
+                reason,
             });
         }
         Called::Unavailable(after) => target::unavailable(provider, after, doing),

@@ -179,6 +179,8 @@ pub enum ToolOutcome {
     /// The caller has no usable grant for this provider: a sign-in is needed.
     NeedsConnection {
         provider: String,
+        /// Why the connection there can no longer be used (`None`: there is none).
+        reason: Option<crate::grants::ReauthReason>,
     },
 }
 

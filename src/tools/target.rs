@@ -2,7 +2,7 @@
 //! else the only one connected, else the catalog's default.
 
 use super::{Call, ToolResult};
-use crate::grants::{Grant, GrantKey};
+use crate::grants::{Grant, GrantKey, ReauthReason};
 use crate::identity::Principal;
 use crate::providers::adapters::Api;
 use crate::providers::{Account, Provider};
@@ -86,13 +86,19 @@ pub fn api<'a>(
     }
 }
 
-/// The answer for a write at a provider the caller has not connected (or whose access was
-/// withdrawn): the sign-in is list_invoices' to ask for.
-pub fn not_connected(provider: &Provider) -> ToolResult {
+/// The answer for a write at a provider the caller has not connected (or whose connection
+/// needs renewing, and why): the sign-in is list_invoices' to ask for.
+pub fn not_connected(provider: &Provider, why: Option<ReauthReason>) -> ToolResult {
+    let name = &provider.display_name;
+    let what = match why {
+        Some(why) => format!(
+            "The {name} connection needs to be renewed: {}.",
+            why.explained(name)
+        ),
+        None => format!("No {name} account is connected."),
+    };
     ToolResult::error(format!(
-        "No {} account is connected (or its access was withdrawn). Call list_invoices first: \
-         it asks the user to connect one.",
-        provider.display_name
+        "{what} Call list_invoices first: it asks the user to connect."
     ))
 }
 

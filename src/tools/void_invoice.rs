@@ -101,7 +101,7 @@ impl VoidInvoice {
             .await?;
         Ok(match called {
             Called::Done(answer) => Ok(answer),
-            Called::SignInNeeded => Err(target::not_connected(provider)),
+            Called::SignInNeeded(why) => Err(target::not_connected(provider, why)),
             Called::Unavailable(after) => {
                 Err(target::unavailable(provider, after, "nothing was changed"))
             }

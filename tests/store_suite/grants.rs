@@ -1,17 +1,19 @@
 //! Grants: sealed at rest and bound to their row, versioned writes, conditional deletes.
+//! (Their lifecycle events and the keep-alive index: `lifecycle.rs`.)
 
 use std::sync::Arc;
 
-use grantry::grants::{GrantEvents, GrantKey, Grants};
+use grantry::grants::{GrantEvents, GrantKey, Grants, Lifecycle};
 use grantry::identity::Principal;
 use grantry::providers::oauth::TokenSet;
+use grantry::providers::{Catalog, Provider};
 use grantry::seal::{KeyRing, Sealer};
 use grantry::startup::Stores;
 use grantry::store::StoreError;
 
 use crate::for_each_backend;
 
-fn key(sub: &str) -> GrantKey {
+pub fn key(sub: &str) -> GrantKey {
     GrantKey {
         principal: Principal {
             issuer: "urn:test".into(),
@@ -21,7 +23,7 @@ fn key(sub: &str) -> GrantKey {
     }
 }
 
-fn tokens(access: &str) -> TokenSet {
+pub fn tokens(access: &str) -> TokenSet {
     TokenSet {
         access_token: access.into(),
         refresh_token: Some(format!("{access}-refresh")),
@@ -33,18 +35,43 @@ fn tokens(access: &str) -> TokenSet {
     }
 }
 
-fn grants(stores: &Stores) -> Grants {
+/// Grants over `stores`, queueing events for `endpoints`.
+pub fn grants_for(stores: &Stores, endpoints: &[&str]) -> Grants {
     let sealer = Arc::new(Sealer::new(
         KeyRing::from_keys(&[[5; 32]]).unwrap(),
         "http://127.0.0.1/mcp",
     ));
-    Grants::new(stores.grants.clone(), sealer, GrantEvents::new(None))
+    let lifecycle = Lifecycle {
+        endpoints: endpoints.iter().map(|e| e.parse().unwrap()).collect(),
+        expiry_warning_secs: 30 * 86_400,
+        ..Lifecycle::default()
+    };
+    Grants::new(
+        stores.grants.clone(),
+        sealer,
+        GrantEvents::new(None),
+        lifecycle,
+    )
+}
+
+fn grants(stores: &Stores) -> Grants {
+    grants_for(stores, &[])
+}
+
+/// The built-in demo provider (no refresh-token lifetimes), as the catalog gives it.
+pub fn demo() -> Provider {
+    Catalog::demo_entry("http://127.0.0.1:1/demo").unwrap()
 }
 
 async fn tokens_are_sealed_and_bound_to_their_row(stores: &Stores) {
     let grants = grants(stores);
     grants
-        .store_new(&key("alice"), &tokens("alice-access-token-XYZ"), 100)
+        .store_signed_in(
+            &key("alice"),
+            &demo(),
+            &tokens("alice-access-token-XYZ"),
+            100,
+        )
         .await
         .unwrap();
     let got = grants.get(&key("alice")).await.unwrap().unwrap();
@@ -57,7 +84,7 @@ async fn tokens_are_sealed_and_bound_to_their_row(stores: &Stores) {
     );
 
     // Alice's ciphertext copied into Bob's row does not open as Bob's grant.
-    stores.grants.upsert(&key("bob"), &row).await.unwrap();
+    stores.grants.upsert(&key("bob"), &row, &[]).await.unwrap();
     assert!(matches!(
         grants.get(&key("bob")).await,
         Err(StoreError::Corrupt(_))
@@ -67,40 +94,60 @@ async fn tokens_are_sealed_and_bound_to_their_row(stores: &Stores) {
 for_each_backend!(tokens_are_sealed_and_bound_to_their_row);
 
 async fn versions_guard_every_rewrite(stores: &Stores) {
-    let grants = grants(stores);
+    let (grants, demo) = (grants(stores), demo());
     let k = key("dave");
-    grants.store_new(&k, &tokens("v1"), 100).await.unwrap();
+    grants
+        .store_signed_in(&k, &demo, &tokens("v1"), 100)
+        .await
+        .unwrap();
     let first = grants.get(&k).await.unwrap().unwrap();
     assert!(
         grants
-            .replace_if_unchanged(&k, &first, &tokens("v2"), 200)
+            .store_refreshed(&k, &demo, &first, &tokens("v2"), 200)
             .await
             .unwrap()
     );
     assert!(
         !grants
-            .replace_if_unchanged(&k, &first, &tokens("stale"), 300)
+            .store_refreshed(&k, &demo, &first, &tokens("stale"), 300)
             .await
             .unwrap(),
         "a stale version loses"
     );
-    let got = grants.get(&k).await.unwrap().unwrap();
-    assert_eq!((got.tokens.access_token.as_str(), got.version), ("v2", 2));
+    let second = grants.get(&k).await.unwrap().unwrap();
+    assert_eq!(
+        (second.tokens.access_token.as_str(), second.version),
+        ("v2", 2)
+    );
 
-    // A new sign-in replaces the grant with a higher version.
-    grants.store_new(&k, &tokens("v3"), 400).await.unwrap();
-    let got = grants.get(&k).await.unwrap().unwrap();
-    assert_eq!((got.tokens.access_token.as_str(), got.version), ("v3", 3));
+    // A new sign-in replaces the grant with a higher version, as the same connection.
+    grants
+        .store_signed_in(&k, &demo, &tokens("v3"), 400)
+        .await
+        .unwrap();
+    let third = grants.get(&k).await.unwrap().unwrap();
+    assert_eq!(
+        (third.tokens.access_token.as_str(), third.version),
+        ("v3", 3)
+    );
+    assert_eq!(third.connection_id, first.connection_id);
+    assert_eq!(third.created_at, 100, "connected since the first sign-in");
 
     assert!(
-        !grants.delete_if_unchanged(&k, 2).await.unwrap(),
+        !grants.disconnect(&k, &second, "test", 450).await.unwrap(),
         "stale version"
     );
     assert!(grants.get(&k).await.unwrap().is_some());
-    assert!(grants.delete_if_unchanged(&k, 3).await.unwrap());
+    assert!(grants.disconnect(&k, &third, "test", 450).await.unwrap());
     assert!(grants.get(&k).await.unwrap().is_none());
-    grants.store_new(&k, &tokens("again"), 500).await.unwrap();
-    assert!(grants.delete(&k).await.unwrap());
-    assert!(!grants.delete(&k).await.unwrap());
+    grants
+        .store_signed_in(&k, &demo, &tokens("again"), 500)
+        .await
+        .unwrap();
+    let anew = grants.get(&k).await.unwrap().unwrap();
+    assert_ne!(
+        anew.connection_id, first.connection_id,
+        "a new connection after a disconnect"
+    );
 }
 for_each_backend!(versions_guard_every_rewrite);

@@ -19,7 +19,12 @@ fn grants(stores: &Stores, keys: &[[u8; 32]]) -> Grants {
         KeyRing::from_keys(keys).unwrap(),
         "http://127.0.0.1/mcp",
     ));
-    Grants::new(stores.grants.clone(), sealer, GrantEvents::new(None))
+    Grants::new(
+        stores.grants.clone(),
+        sealer,
+        GrantEvents::new(None),
+        Default::default(),
+    )
 }
 
 fn key(i: usize) -> GrantKey {
@@ -51,13 +56,18 @@ fn key_id(k: [u8; 32]) -> String {
 /// Seals `n` grants under OLD, rotates to NEW and rewraps in batches of `batch`.
 pub async fn rotate(stores: &Stores, n: usize, batch: usize) {
     let old = grants(stores, &[OLD]);
+    let demo = crate::grants::demo();
     // Seed 32 writers at a time: a store's pool, not the test, sets the pace.
     for chunk in (0..n).collect::<Vec<_>>().chunks(32) {
         let writes: Vec<_> = chunk
             .iter()
             .map(|&i| {
-                let old = old.clone();
-                tokio::spawn(async move { old.store_new(&key(i), &tokens(i), 100).await.unwrap() })
+                let (old, demo) = (old.clone(), demo.clone());
+                tokio::spawn(async move {
+                    old.store_signed_in(&key(i), &demo, &tokens(i), 100)
+                        .await
+                        .unwrap()
+                })
             })
             .collect();
         for write in writes {
@@ -81,7 +91,10 @@ pub async fn rotate(stores: &Stores, n: usize, batch: usize) {
             .access_token,
         "access-0"
     );
-    rotated.store_new(&key(0), &tokens(0), 200).await.unwrap();
+    rotated
+        .store_signed_in(&key(0), &demo, &tokens(0), 200)
+        .await
+        .unwrap();
 
     let mut total = 0;
     loop {

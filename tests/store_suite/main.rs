@@ -14,4 +14,6 @@ mod flows;
 mod grants;
 mod keys;
 mod leases;
+mod lifecycle;
+mod outbox;
 mod sessions;

@@ -146,6 +146,7 @@ async fn run(config: Config) -> Result<(), String> {
         );
     }
     grantry::spawn_store_cleanup(state.clone());
+    grantry::startup::spawn_lifecycle(&state);
     grantry::metrics::spawn_upkeep(state.metrics.clone());
     grantry::server::serve(listener, grantry::app(state), settings, shutdown_signal()).await;
     tracing::info!("grantry stopped");

@@ -110,7 +110,9 @@ pub fn notify_when_connected(
         loop {
             // Subscribe before reading, so a grant landing in between still wakes us.
             let mut waiter = state.grants.events().subscribe();
-            if let Ok(Some(_)) = state.grants.get(&key).await {
+            if let Ok(Some(grant)) = state.grants.get(&key).await
+                && grant.is_usable()
+            {
                 let notice = CustomNotification::new(
                     "notifications/elicitation/complete",
                     Some(json!({"elicitationId": elicitation_id})),

@@ -32,6 +32,10 @@ pub(super) struct EntryFile {
     default_token_lifetime_secs: Option<i64>,
     refresh_rotates: Option<bool>,
     refresh_grace_secs: Option<i64>,
+    /// How long a refresh token lasts unused (the keep-alive refreshes before it closes).
+    refresh_idle_secs: Option<i64>,
+    /// How long a refresh token lasts from the sign-in whatever happens.
+    refresh_max_secs: Option<i64>,
     adapter: Option<AdapterKind>,
     /// Where the authorization server's metadata is (RFC 8414); by default derived from
     /// `issuer`. Read at start for an entry with `pkce = "off"`.
@@ -78,6 +82,8 @@ impl EntryFile {
             default_token_lifetime_secs,
             refresh_rotates,
             refresh_grace_secs,
+            refresh_idle_secs,
+            refresh_max_secs,
             adapter,
             metadata_url,
             client_secret
@@ -166,6 +172,12 @@ pub(super) fn resolve(
             .map(|u| parse_url(id, field, &u, insecure_allowed))
             .transpose()
     };
+    let positive = |field: &str, value: Option<i64>| match value {
+        Some(secs) if secs <= 0 => Err(CatalogError(format!(
+            "providers.{id}.{field} must be a positive number of seconds"
+        ))),
+        other => Ok(other),
+    };
     let client_secret = client_secret(id, entry.client_secret_env, entry.client_secret, env)?;
     let iss_parameter_supported = entry.iss_parameter_supported.unwrap_or(false);
     if iss_parameter_supported && entry.issuer.is_none() {
@@ -200,6 +212,8 @@ pub(super) fn resolve(
         default_token_lifetime_secs: lifetime,
         refresh_rotates: entry.refresh_rotates.unwrap_or(true),
         refresh_grace_secs: entry.refresh_grace_secs.unwrap_or(0).max(0),
+        refresh_idle_secs: positive("refresh_idle_secs", entry.refresh_idle_secs)?,
+        refresh_max_secs: positive("refresh_max_secs", entry.refresh_max_secs)?,
         adapter: entry.adapter.ok_or_else(|| need("adapter"))?,
     })
 }

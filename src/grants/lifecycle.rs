@@ -1,0 +1,401 @@
+//! The writes that change a connection's life, each with its lifecycle event in the same
+//! store write (the transactional outbox: no change without its event, no event without its
+//! change). Events name the connection, the principal, the provider, the account, the state
+//! and why: never a token.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::health::{self, Health, ReauthReason, State};
+use super::{Grant, GrantKey, GrantRow, Grants};
+use crate::config::webhooks::EndpointName;
+use crate::outbox::{Delivery, Event, rfc3339};
+use crate::providers::Provider;
+use crate::providers::oauth::TokenSet;
+use crate::store::StoreError;
+
+/// What the lifecycle writes need besides the store: where events go, when to warn of a hard
+/// expiry, and how to wake this replica's deliverer.
+#[derive(Clone, Default)]
+pub struct Lifecycle {
+    /// Each event is queued once per endpoint; none configured: none queued.
+    pub endpoints: Arc<[EndpointName]>,
+    pub expiry_warning_secs: i64,
+    pub wake: Arc<Notify>,
+}
+
+/// The lifecycle events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    Created,
+    Reconnected,
+    RefreshFailed,
+    Recovered,
+    NeedsReauth,
+    Expiring,
+    Disconnected,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "connection.created",
+            Self::Reconnected => "connection.reconnected",
+            Self::RefreshFailed => "connection.refresh_failed",
+            Self::Recovered => "connection.recovered",
+            Self::NeedsReauth => "connection.needs_reauth",
+            Self::Expiring => "connection.expiring",
+            Self::Disconnected => "connection.disconnected",
+        }
+    }
+}
+
+/// A use is recorded at most this often per grant: `list_connections` shows "last used", and
+/// a write per call would cost more than the call.
+const TOUCH_EVERY_SECS: i64 = 300;
+
+/// The first retry of a failing refresh, doubled per failure up to [`RETRY_AT_MOST_SECS`].
+const RETRY_FIRST_SECS: i64 = 60;
+const RETRY_AT_MOST_SECS: i64 = 6 * 3600;
+
+/// What a lifecycle write changes.
+struct Change<'a> {
+    kind: Option<EventKind>,
+    state: State,
+    health: Health,
+    /// New tokens (a refresh), or `None` to keep the grant's.
+    tokens: Option<&'a TokenSet>,
+}
+
+impl Grants {
+    /// Stores the grant of a completed sign-in, a new connection or a reconnection of an
+    /// existing one (same id, `connection.reconnected`), then wakes the retries waiting for
+    /// it. Returns only after the store acknowledged the write.
+    pub async fn store_signed_in(
+        &self,
+        key: &GrantKey,
+        provider: &Provider,
+        tokens: &TokenSet,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let old = self.backend.get(key).await?;
+        let (version, created_at, connection_id, kind) = match &old {
+            Some(old) => (
+                old.version + 1,
+                old.created_at,
+                super::connection_id(key, &old.connection_id),
+                EventKind::Reconnected,
+            ),
+            None => (
+                1,
+                now,
+                format!("conn_{}", crate::seal::random_id()),
+                EventKind::Created,
+            ),
+        };
+        let health = Health::signed_in(provider, now);
+        let row = GrantRow {
+            tokens_sealed: self.seal_tokens(key, tokens),
+            access_expires_at: tokens.expires_at,
+            scopes: tokens.scopes.join(" "),
+            version,
+            created_at,
+            updated_at: now,
+            key_id: self.sealer.key_ring().current_key_id(),
+            connection_id: connection_id.clone(),
+            state: State::Active.as_str().into(),
+            keepalive_at: health::next_look(
+                provider,
+                State::Active,
+                &health,
+                now,
+                self.lifecycle.expiry_warning_secs,
+            ),
+            health: health.to_json(),
+            used_at: old.map_or(0, |o| o.used_at),
+        };
+        let data = event_data(key, &connection_id, tokens, State::Active, &health);
+        let events = self.deliveries(kind, key, data, now);
+        self.backend.upsert(key, &row, &events).await?;
+        self.written(kind, key);
+        self.events.notify(key).await;
+        Ok(())
+    }
+
+    /// Keeps refreshed tokens if nobody changed the grant since `previous` was read: the
+    /// connection is active again (`connection.recovered` if its refreshes were failing).
+    pub async fn store_refreshed(
+        &self,
+        key: &GrantKey,
+        provider: &Provider,
+        previous: &Grant,
+        tokens: &TokenSet,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let health = Health {
+            refreshed_at: now,
+            hard_expires_at: previous.health.hard_expires_at,
+            expiry_warned: previous.health.expiry_warned,
+            signed_in_at: previous.health.signed_in_at,
+            ..Health::default()
+        };
+        let recovered = previous.state == State::RefreshFailing;
+        let change = Change {
+            kind: recovered.then_some(EventKind::Recovered),
+            state: State::Active,
+            health,
+            tokens: Some(tokens),
+        };
+        self.change(key, provider, previous, change, now).await
+    }
+
+    /// A refresh failed for a reason that may pass: the connection is `refresh_failing`,
+    /// tried again after a backoff; `connection.refresh_failed` is sent when it starts failing.
+    pub async fn note_refresh_failed(
+        &self,
+        key: &GrantKey,
+        provider: &Provider,
+        previous: &Grant,
+        reason: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let failures = previous.health.failures.saturating_add(1);
+        let backoff = RETRY_FIRST_SECS
+            .saturating_mul(1 << (failures - 1).min(16))
+            .min(RETRY_AT_MOST_SECS);
+        let health = Health {
+            reason: Some(reason.to_owned()),
+            failures,
+            retry_at: now + backoff + rand::random_range(0..=backoff / 10),
+            ..previous.health.clone()
+        };
+        let change = Change {
+            kind: (previous.state != State::RefreshFailing).then_some(EventKind::RefreshFailed),
+            state: State::RefreshFailing,
+            health,
+            tokens: None,
+        };
+        self.change(key, provider, previous, change, now).await
+    }
+
+    /// The provider no longer honours the grant: it is kept, `needs_reauth` with `reason`,
+    /// until the user reconnects or disconnects; `connection.needs_reauth` is sent once.
+    pub async fn mark_needs_reauth(
+        &self,
+        key: &GrantKey,
+        provider: &Provider,
+        previous: &Grant,
+        reason: ReauthReason,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        if previous.state == State::NeedsReauth {
+            return Ok(true);
+        }
+        let change = Change {
+            kind: Some(EventKind::NeedsReauth),
+            state: State::NeedsReauth,
+            health: Health {
+                reason: Some(reason.as_str().to_owned()),
+                retry_at: 0,
+                ..previous.health.clone()
+            },
+            tokens: None,
+        };
+        self.change(key, provider, previous, change, now).await
+    }
+
+    /// The hard expiry is within the warning: `connection.expiring`, once.
+    pub async fn note_expiring(
+        &self,
+        key: &GrantKey,
+        provider: &Provider,
+        previous: &Grant,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let change = Change {
+            kind: Some(EventKind::Expiring),
+            state: previous.state,
+            health: Health {
+                expiry_warned: true,
+                ..previous.health.clone()
+            },
+            tokens: None,
+        };
+        self.change(key, provider, previous, change, now).await
+    }
+
+    /// Removes the connection if it is still as `previous` was read, with
+    /// `connection.disconnected` (`reason`: who or what ended it).
+    pub async fn disconnect(
+        &self,
+        key: &GrantKey,
+        previous: &Grant,
+        reason: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let mut data = event_data(
+            key,
+            &previous.connection_id,
+            &previous.tokens,
+            previous.state,
+            &previous.health,
+        );
+        data["state"] = json!("disconnected");
+        data["reason"] = json!(reason);
+        let events = self.deliveries(EventKind::Disconnected, key, data, now);
+        let done = self
+            .backend
+            .delete_if_version(key, previous.version, &events)
+            .await?;
+        if done {
+            self.written(EventKind::Disconnected, key);
+        }
+        Ok(done)
+    }
+
+    /// Moves the keep-alive's next look at a grant it found not yet due.
+    pub async fn reschedule(
+        &self,
+        key: &GrantKey,
+        provider: &Provider,
+        grant: &Grant,
+    ) -> Result<(), StoreError> {
+        let at = health::next_look(
+            provider,
+            grant.state,
+            &grant.health,
+            grant.updated_at,
+            self.lifecycle.expiry_warning_secs,
+        );
+        self.backend.reschedule(key, grant.version, at).await
+    }
+
+    /// Takes a grant off the keep-alive (its provider is no longer offered, or it has no
+    /// refresh token to keep alive).
+    pub async fn stop_keepalive(&self, key: &GrantKey, grant: &Grant) -> Result<(), StoreError> {
+        self.backend.reschedule(key, grant.version, 0).await
+    }
+
+    /// Records that a tool used the grant (at most every few minutes).
+    pub async fn touch(&self, key: &GrantKey, used_at: i64, now: i64) {
+        if now - used_at < TOUCH_EVERY_SECS {
+            return;
+        }
+        if let Err(e) = self.backend.touch(key, now).await {
+            tracing::debug!(error = %e, grant = %key.tag(), "recording a use failed");
+        }
+    }
+
+    /// Grants the keep-alive should look at by `now` (keys only; each is read again).
+    pub async fn due_for_keepalive(
+        &self,
+        now: i64,
+        limit: usize,
+    ) -> Result<Vec<GrantKey>, StoreError> {
+        let rows = self.backend.due_for_keepalive(now, limit).await?;
+        Ok(rows.into_iter().map(|(key, _)| key).collect())
+    }
+
+    /// How many grants each (provider, state) has.
+    pub async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
+        self.backend.count_by_state().await
+    }
+
+    /// Writes `change` over `previous` with compare-and-set, and its event with it.
+    async fn change(
+        &self,
+        key: &GrantKey,
+        provider: &Provider,
+        previous: &Grant,
+        change: Change<'_>,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let tokens = change.tokens.unwrap_or(&previous.tokens);
+        let refreshed = change.tokens.is_some();
+        let row = GrantRow {
+            tokens_sealed: self.seal_tokens(key, tokens),
+            access_expires_at: tokens.expires_at,
+            scopes: tokens.scopes.join(" "),
+            version: previous.version + 1,
+            created_at: previous.created_at,
+            updated_at: if refreshed { now } else { previous.updated_at },
+            key_id: self.sealer.key_ring().current_key_id(),
+            connection_id: previous.connection_id.clone(),
+            state: change.state.as_str().into(),
+            keepalive_at: health::next_look(
+                provider,
+                change.state,
+                &change.health,
+                if refreshed { now } else { previous.updated_at },
+                self.lifecycle.expiry_warning_secs,
+            ),
+            health: change.health.to_json(),
+            used_at: previous.used_at,
+        };
+        let events = match change.kind {
+            Some(kind) => {
+                let data = event_data(
+                    key,
+                    &previous.connection_id,
+                    tokens,
+                    change.state,
+                    &change.health,
+                );
+                self.deliveries(kind, key, data, now)
+            }
+            None => Vec::new(),
+        };
+        let done = self
+            .backend
+            .compare_and_set(key, previous.version, &row, &events)
+            .await?;
+        if let (true, Some(kind)) = (done, change.kind) {
+            self.written(kind, key);
+        }
+        Ok(done)
+    }
+
+    fn deliveries(&self, kind: EventKind, key: &GrantKey, data: Value, now: i64) -> Vec<Delivery> {
+        Event {
+            event_type: kind.as_str(),
+            connection: key.tag(),
+            data,
+            at: now,
+        }
+        .deliveries(&self.lifecycle.endpoints)
+    }
+
+    /// After an event's write: counted, audited, and this replica's deliverer woken.
+    fn written(&self, kind: EventKind, key: &GrantKey) {
+        crate::metrics::lifecycle_event(kind.as_str());
+        crate::audit::Audit {
+            principal: Some(&key.principal),
+            provider: Some(&key.provider),
+            flow_id: None,
+        }
+        .notice(kind.as_str(), "connection lifecycle event");
+        self.lifecycle.wake.notify_one();
+    }
+}
+
+/// What every event says about its connection.
+fn event_data(
+    key: &GrantKey,
+    connection_id: &str,
+    tokens: &TokenSet,
+    state: State,
+    health: &Health,
+) -> Value {
+    json!({
+        "connection_id": connection_id,
+        "provider": key.provider,
+        "principal": {"iss": key.principal.issuer, "sub": key.principal.subject},
+        "account": tokens.account.as_ref().map(|a| json!({"id": a.id, "name": a.name})),
+        "state": state.as_str(),
+        "reason": health.reason,
+        "attempt_count": health.failures,
+        "hard_expires_at": health.hard_expires_at.map(rfc3339),
+    })
+}

@@ -1,0 +1,351 @@
+//! The outbox in Redis. Deliveries wait in one list per (connection, endpoint),
+//! `outbox:{tag}:ENDPOINT`, in the grant's hash slot (the grant's `{tag}`), so the grant's
+//! own script appends them atomically with the change, and the list's order is the
+//! connection's order. A sorted set, `outbox-due`, holds each list with work and when its
+//! head is due; a claim pushes that time past the claim, so one replica works a list at a
+//! time. Delivered records move to a short log (`outbox-log:…`, the last
+//! [`LOG_KEPT`]), parked ones to `outbox-parked:…`, both in the same slot.
+//!
+//! `outbox-due` is the one key outside the connection's slot: grantry talks to one Redis
+//! endpoint, where a script may touch it. On a Cluster the index would be written after the
+//! script, with a sweep of the `outbox:*` lists to repair it.
+
+use async_trait::async_trait;
+use redis::aio::ConnectionManager;
+
+use super::{Claimed, Delivery, Depth, Filter, Handle, OutboxBackend, Outcome};
+use crate::store::StoreError;
+
+/// Delivered records kept per (connection, endpoint), for `events list` and `events replay`.
+pub const LOG_KEPT: i64 = 20;
+
+/// Appends the deliveries given after the fixed arguments to their lists and marks each list
+/// due from its record's first attempt (unless the list is already due). Used from the grant
+/// scripts: `outbox_keys_from` is the first KEYS index of the lists, `args_from` the first
+/// ARGV index of the records, `due` the KEYS index of `outbox-due`.
+pub fn append_lua(due: usize, outbox_keys_from: usize, args_from: usize) -> String {
+    format!(
+        "for i = {outbox_keys_from}, #KEYS do \
+           local record = ARGV[{args_from} + i - {outbox_keys_from}] \
+           redis.call('RPUSH', KEYS[i], record) \
+           redis.call('ZADD', KEYS[{due}], 'NX', cjson.decode(record).next_attempt_at, KEYS[i]) \
+         end"
+    )
+}
+
+const CLAIM: &str = r"
+local score = redis.call('ZSCORE', KEYS[2], KEYS[1])
+if not score or tonumber(score) > tonumber(ARGV[1]) then return false end
+local head = redis.call('LINDEX', KEYS[1], 0)
+if not head then redis.call('ZREM', KEYS[2], KEYS[1]) return false end
+local rec = cjson.decode(head)
+rec.attempts = rec.attempts + 1
+redis.call('LSET', KEYS[1], 0, cjson.encode(rec))
+redis.call('ZADD', KEYS[2], ARGV[2], KEYS[1])
+return cjson.encode(rec)
+";
+
+/// KEYS: pending list, due set, log, parked. ARGV: event id, outcome, time, error, log size.
+/// The next record (if any) is due at its own next attempt.
+const SETTLE: &str = r"
+local head = redis.call('LINDEX', KEYS[1], 0)
+if not head then return 0 end
+local rec = cjson.decode(head)
+if rec.event_id ~= ARGV[1] then return 0 end
+rec.last_error = ARGV[4]
+if ARGV[2] == 'failed' then
+  rec.next_attempt_at = tonumber(ARGV[3])
+  redis.call('LSET', KEYS[1], 0, cjson.encode(rec))
+  redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
+  return 1
+end
+redis.call('LPOP', KEYS[1])
+if ARGV[2] == 'delivered' then
+  rec.status = 'delivered'
+  rec.delivered_at = tonumber(ARGV[3])
+  redis.call('RPUSH', KEYS[3], cjson.encode(rec))
+  redis.call('LTRIM', KEYS[3], -tonumber(ARGV[5]), -1)
+else
+  rec.status = 'parked'
+  redis.call('RPUSH', KEYS[4], cjson.encode(rec))
+end
+local nxt = redis.call('LINDEX', KEYS[1], 0)
+if nxt then
+  redis.call('ZADD', KEYS[2], cjson.decode(nxt).next_attempt_at, KEYS[1])
+else
+  redis.call('ZREM', KEYS[2], KEYS[1])
+end
+return 1
+";
+
+/// Moves records from KEYS[1] (parked or log) back to the pending list KEYS[2]: those whose
+/// event id is ARGV[2] ('' for all) and, from a log, delivered at or after ARGV[3]. Parked
+/// records go first (they are older than what waits), replayed ones last.
+const REQUEUE: &str = r"
+local moved = {}
+local kept = {}
+for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local rec = cjson.decode(raw)
+  if (ARGV[2] == '' or rec.event_id == ARGV[2]) and rec.delivered_at >= tonumber(ARGV[3]) then
+    rec.status = 'pending'
+    rec.attempts = 0
+    rec.delivered_at = 0
+    rec.next_attempt_at = tonumber(ARGV[1])
+    table.insert(moved, cjson.encode(rec))
+  else
+    table.insert(kept, raw)
+  end
+end
+if #moved == 0 then return 0 end
+redis.call('DEL', KEYS[1])
+if #kept > 0 then redis.call('RPUSH', KEYS[1], unpack(kept)) end
+if ARGV[4] == 'front' then
+  for i = #moved, 1, -1 do redis.call('LPUSH', KEYS[2], moved[i]) end
+  redis.call('ZADD', KEYS[3], ARGV[1], KEYS[2])
+else
+  redis.call('RPUSH', KEYS[2], unpack(moved))
+  redis.call('ZADD', KEYS[3], 'NX', ARGV[1], KEYS[2])
+end
+return #moved
+";
+
+pub struct RedisOutbox {
+    conn: ConnectionManager,
+    prefix: String,
+}
+
+impl RedisOutbox {
+    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+        Self {
+            conn,
+            prefix: prefix.to_owned(),
+        }
+    }
+
+    fn renamed(&self, pending: &str, kind: &str) -> String {
+        let rest = pending
+            .strip_prefix(&format!("{}outbox:", self.prefix))
+            .unwrap_or(pending);
+        format!("{}outbox-{kind}:{rest}", self.prefix)
+    }
+
+    /// Keys matching `pattern`, read with SCAN (never KEYS on a live server).
+    async fn scan(&self, pattern: &str) -> Result<Vec<String>, StoreError> {
+        let mut conn = self.conn.clone();
+        let mut cursor: u64 = 0;
+        let mut found = Vec::new();
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut conn)
+                .await?;
+            found.extend(keys);
+            if next == 0 {
+                return Ok(found);
+            }
+            cursor = next;
+        }
+    }
+
+    async fn claim_list(
+        &self,
+        list: &str,
+        now: i64,
+        claim_until: i64,
+    ) -> Result<Option<Claimed>, StoreError> {
+        let mut conn = self.conn.clone();
+        let record: Option<String> = redis::Script::new(CLAIM)
+            .key(list)
+            .key(due_key(&self.prefix))
+            .arg(now)
+            .arg(claim_until)
+            .invoke_async(&mut conn)
+            .await?;
+        record
+            .map(|r| {
+                Ok(Claimed {
+                    delivery: decode(&r)?,
+                    handle: Handle::List(list.to_owned()),
+                })
+            })
+            .transpose()
+    }
+
+    /// Moves records from each list of `kind` back to their pending lists.
+    async fn requeue(
+        &self,
+        kind: &str,
+        event_id: &str,
+        since: i64,
+        now: i64,
+    ) -> Result<u64, StoreError> {
+        let from = self
+            .scan(&format!("{}outbox-{kind}:*", self.prefix))
+            .await?;
+        let mut moved = 0;
+        let mut conn = self.conn.clone();
+        for key in from {
+            let pending = key.replacen(&format!("outbox-{kind}:"), "outbox:", 1);
+            let n: u64 = redis::Script::new(REQUEUE)
+                .key(&key)
+                .key(&pending)
+                .key(due_key(&self.prefix))
+                .arg(now)
+                .arg(event_id)
+                .arg(since)
+                .arg(if kind == "parked" { "front" } else { "back" })
+                .invoke_async(&mut conn)
+                .await?;
+            moved += n;
+        }
+        Ok(moved)
+    }
+}
+
+/// The sorted set of pending lists, scored by when their head is due.
+pub fn due_key(prefix: &str) -> String {
+    format!("{prefix}outbox-due")
+}
+
+/// The pending list of one connection (its grant's tag) and endpoint.
+pub fn pending_key(prefix: &str, connection: &str, endpoint: &str) -> String {
+    format!("{prefix}outbox:{{{connection}}}:{endpoint}")
+}
+
+/// A record as the lists keep it.
+pub fn encode(delivery: &Delivery) -> String {
+    serde_json::to_string(delivery).expect("a delivery serializes")
+}
+
+fn decode(record: &str) -> Result<Delivery, StoreError> {
+    serde_json::from_str(record).map_err(|e| StoreError::Corrupt(format!("outbox record: {e}")))
+}
+
+#[async_trait]
+impl OutboxBackend for RedisOutbox {
+    async fn claim(
+        &self,
+        now: i64,
+        limit: usize,
+        claim_secs: i64,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let mut conn = self.conn.clone();
+        let lists: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+            .arg(due_key(&self.prefix))
+            .arg("-inf")
+            .arg(now)
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit)
+            .query_async(&mut conn)
+            .await?;
+        let mut claimed = Vec::with_capacity(lists.len());
+        for list in lists {
+            if let Some(one) = self.claim_list(&list, now, now + claim_secs).await? {
+                claimed.push(one);
+            }
+        }
+        Ok(claimed)
+    }
+
+    async fn settle(&self, claimed: &Claimed, outcome: &Outcome) -> Result<(), StoreError> {
+        let Handle::List(list) = &claimed.handle else {
+            return Err(StoreError::Corrupt("a SQL claim settled in Redis".into()));
+        };
+        let (kind, time, error) = match outcome {
+            Outcome::Delivered { at } => ("delivered", *at, ""),
+            Outcome::Failed {
+                next_attempt_at,
+                error,
+            } => ("failed", *next_attempt_at, error.as_str()),
+            Outcome::Parked { error } => ("parked", 0, error.as_str()),
+        };
+        let mut conn = self.conn.clone();
+        redis::Script::new(SETTLE)
+            .key(list)
+            .key(due_key(&self.prefix))
+            .key(self.renamed(list, "log"))
+            .key(self.renamed(list, "parked"))
+            .arg(&claimed.delivery.event_id)
+            .arg(kind)
+            .arg(time)
+            .arg(error)
+            .arg(LOG_KEPT)
+            .invoke_async::<i64>(&mut conn)
+            .await?;
+        Ok(())
+    }
+
+    async fn list(&self, filter: &Filter) -> Result<Vec<Delivery>, StoreError> {
+        let mut conn = self.conn.clone();
+        let mut found = Vec::new();
+        for key in self.scan(&format!("{}outbox*", self.prefix)).await? {
+            if key == due_key(&self.prefix) {
+                continue;
+            }
+            let records: Vec<String> = redis::cmd("LRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut conn)
+                .await?;
+            for record in records {
+                let delivery = decode(&record)?;
+                if filter.status.is_none_or(|s| s == delivery.status) {
+                    found.push(delivery);
+                }
+            }
+        }
+        found.sort_by_key(|d| std::cmp::Reverse(d.created_at));
+        found.truncate(filter.limit);
+        Ok(found)
+    }
+
+    async fn retry_parked(&self, event_id: Option<&str>, now: i64) -> Result<u64, StoreError> {
+        self.requeue("parked", event_id.unwrap_or(""), 0, now).await
+    }
+
+    async fn replay(&self, since: i64, now: i64) -> Result<u64, StoreError> {
+        self.requeue("log", "", since.max(1), now).await
+    }
+
+    async fn depth(&self, now: i64) -> Result<Depth, StoreError> {
+        let mut conn = self.conn.clone();
+        // The lists with work (bounded: a healthy outbox is nearly empty).
+        let lists: Vec<String> = redis::cmd("ZRANGE")
+            .arg(due_key(&self.prefix))
+            .arg(0)
+            .arg(9_999)
+            .query_async(&mut conn)
+            .await?;
+        let mut page = redis::pipe();
+        for list in &lists {
+            page.cmd("LLEN").arg(list).cmd("LINDEX").arg(list).arg(0);
+        }
+        let answers: Vec<redis::Value> = if lists.is_empty() {
+            Vec::new()
+        } else {
+            page.query_async(&mut conn).await?
+        };
+        let mut depth = Depth::default();
+        for pair in answers.chunks(2) {
+            if let [redis::Value::Int(len), head] = pair {
+                depth.pending += len;
+                if let Ok(head) = redis::from_redis_value::<String>(head.clone())
+                    && let Ok(d) = decode(&head)
+                {
+                    depth.oldest_pending_age = depth.oldest_pending_age.max(now - d.created_at);
+                }
+            }
+        }
+        Ok(depth)
+    }
+
+    async fn prune_delivered(&self, _before: i64) -> Result<u64, StoreError> {
+        Ok(0) // each log keeps its last LOG_KEPT records (LTRIM at delivery)
+    }
+}
