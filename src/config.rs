@@ -5,6 +5,7 @@
 
 mod bridge;
 mod cli;
+pub mod events;
 mod file;
 mod identity;
 mod options;

@@ -63,6 +63,7 @@ impl Cli {
             Some(Command::Keys(KeysCommand::Status(args) | KeysCommand::Rewrap(args))) => {
                 Some(args)
             }
+            Some(Command::Events(events)) => Some(events.serve_args()),
             Some(Command::Keys(KeysCommand::Generate) | Command::Bridge(_)) => None,
         }
     }
@@ -88,6 +89,9 @@ pub enum Command {
     /// Manage sealing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Look at and act on the webhook outbox (connection lifecycle events).
+    #[command(subcommand)]
+    Events(super::events::EventsCommand),
     /// A local stdio MCP server for clients that cannot sign in by themselves: it forwards to
     /// a remote server, opens sign-in links in the browser and relays the server's questions.
     Bridge(Box<BridgeArgs>),

@@ -162,7 +162,20 @@ impl Deliverer {
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.trim().parse().ok()),
             },
-            Err(e) => Answer::Transport(crate::providers::http::transport_reason(&e)),
+            Err(e) => Answer::Transport(transport_failure(&e)),
         }
     }
+}
+
+/// Why an attempt got no answer, for `events list`: the innermost cause ("connection closed
+/// before message completed"), never the URL.
+fn transport_failure(error: &reqwest::Error) -> String {
+    if error.is_timeout() || error.is_connect() {
+        return crate::providers::http::transport_reason(error);
+    }
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
 }

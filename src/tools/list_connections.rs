@@ -1,10 +1,12 @@
 //! `list_connections`: which billing accounts the caller has connected. Read-only, and never
-//! a token: provider, account, scopes and since when.
+//! a token: each connection's id, provider, account, scopes, health state (and why), since
+//! when, its last refresh and use, and its hard expiry where the provider has one.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
+use crate::outbox::rfc3339;
 
 pub const NAME: &str = "list_connections";
 
@@ -13,7 +15,9 @@ pub fn spec() -> ToolSpec {
         name: NAME,
         title: "List connected accounts",
         description: "List the billing accounts the user has connected: provider, account, \
-                      scopes and since when. Never shows a credential.",
+                      scopes, whether each still works (state: active, refresh_failing, \
+                      needs_reauth, and why), since when, last refresh and use, and any hard \
+                      expiry. Never shows a credential.",
         input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
         output_schema: Some(json!({
             "type": "object",
@@ -23,14 +27,19 @@ pub fn spec() -> ToolSpec {
                     "items": {
                         "type": "object",
                         "properties": {
+                            "connection_id": {"type": "string"},
                             "provider": {"type": "string"},
                             "provider_name": {"type": "string"},
                             "account": {"type": ["string", "null"]},
-                            "status": {"type": "string", "enum": ["connected", "refresh_due"]},
+                            "state": {"type": "string", "enum": ["active", "refresh_failing", "needs_reauth"]},
+                            "reason": {"type": ["string", "null"]},
                             "scopes": {"type": "array", "items": {"type": "string"}},
-                            "connected_since": {"type": "string", "format": "date-time"}
+                            "connected_since": {"type": "string", "format": "date-time"},
+                            "last_refreshed": {"type": ["string", "null"], "format": "date-time"},
+                            "last_used": {"type": ["string", "null"], "format": "date-time"},
+                            "expires_at": {"type": ["string", "null"], "format": "date-time"}
                         },
-                        "required": ["provider", "provider_name", "account", "status", "scopes", "connected_since"]
+                        "required": ["connection_id", "provider", "provider_name", "account", "state", "reason", "scopes", "connected_since", "last_refreshed", "last_used", "expires_at"]
                     }
                 }
             },
@@ -52,33 +61,27 @@ struct Args {}
 
 pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     let Args {} = args::parse(NAME, call.arguments)?;
-    let now = crate::clock::unix_now();
     let connections: Vec<Value> = target::connected(call.state, call.principal)
         .await?
         .into_iter()
         .map(|(provider, grant)| {
-            let refresh_due = grant.tokens.expires_at <= now;
+            let when = |at: i64| (at > 0).then(|| rfc3339(at));
             json!({
+                "connection_id": grant.connection_id,
                 "provider": provider.id,
                 "provider_name": provider.display_name,
                 "account": grant.tokens.account.map(|a| a.name),
-                "status": if refresh_due { "refresh_due" } else { "connected" },
+                "state": grant.state.as_str(),
+                "reason": grant.health.reason,
                 "scopes": grant.tokens.scopes,
                 "connected_since": rfc3339(grant.created_at),
+                "last_refreshed": when(grant.health.refreshed_at),
+                "last_used": when(grant.used_at),
+                "expires_at": grant.health.hard_expires_at.map(rfc3339),
             })
         })
         .collect();
     Ok(ToolOutcome::Done(ToolResult::structured(
         json!({ "connections": connections }),
     )))
-}
-
-fn rfc3339(unix: i64) -> String {
-    time::OffsetDateTime::from_unix_timestamp(unix)
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_default()
 }

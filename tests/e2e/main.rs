@@ -16,6 +16,7 @@ mod faults;
 mod hardening;
 mod invoice_forms;
 mod legacy;
+mod lifecycle;
 mod limits;
 mod metrics;
 mod oidc;

@@ -92,13 +92,16 @@ async fn invalid_grant_asks_for_a_new_sign_in(store: &[String]) {
         .next()
         .unwrap();
     assert_eq!(request["params"]["mode"], "url");
-    assert!(b.log_shows("grant.removed").await);
-    let signed_out = [("provider", "xero"), ("outcome", "signed_out")];
-    assert_eq!(b.counter("grantry_refreshes_total", &signed_out).await, 1.0);
+    assert!(b.log_shows("connection.needs_reauth").await);
+    let needs_reauth = [("provider", "xero"), ("outcome", "needs_reauth")];
+    assert_eq!(
+        b.counter("grantry_refreshes_total", &needs_reauth).await,
+        1.0
+    );
     let again = list(&a).await;
     assert_eq!(
         again["resultType"], "input_required",
-        "the grant is gone everywhere"
+        "the connection needs the user everywhere"
     );
 }
 

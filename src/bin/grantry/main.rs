@@ -8,6 +8,7 @@ use grantry::config::{
 };
 use grantry::store::StoreUrl;
 
+mod events;
 mod keys;
 mod logging;
 
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => serve(*args),
         Some(Command::Migrate(args)) => migrate(*args),
         Some(Command::Bridge(args)) => bridge(*args),
+        Some(Command::Events(command)) => events::run(command),
         None => serve(cli.serve),
     }
 }

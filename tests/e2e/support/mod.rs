@@ -9,6 +9,7 @@ pub mod legacy;
 pub mod mcp;
 pub mod oidc;
 pub mod server;
+pub mod webhooks;
 pub use grantry_test_servers as servers;
 
 pub use browser::Browser;

@@ -46,6 +46,13 @@ async fn spawn(
         .env_remove("GRANTRY_KEYS")
         .env("GRANTRY_OIDC_CLIENT_SECRET", super::oidc::CLIENT_SECRET)
         .env("FAKE_SECRET", "fake-client-secret")
+        // The webhook endpoints tests configure: `hooks` (the receiver's secret) and `forger`
+        // (a secret the receiver does not know).
+        .env("GRANTRY_WEBHOOK_SECRET_HOOKS", super::webhooks::SECRET)
+        .env(
+            "GRANTRY_WEBHOOK_SECRET_FORGER",
+            super::webhooks::WRONG_SECRET,
+        )
         // For catalog entries that point at grantry's own demo provider.
         .env("DEMO_SECRET", grantry::demo::DEMO_CLIENT_SECRET)
         .stdout(Stdio::null())
@@ -218,6 +225,11 @@ impl Server {
         self.child = child;
         self.log = log;
         self
+    }
+
+    /// The arguments it was started with.
+    pub fn args(&self) -> &[String] {
+        &self.args
     }
 
     pub fn mcp_url(&self) -> String {

@@ -47,6 +47,10 @@ pub struct Counters {
     pub family_revocations: AtomicU64,
     pub revocations: AtomicU64,
     pub busy_answers: AtomicU64,
+    /// Refresh tokens presented after the idle window closed (`Settings::refresh_idle`).
+    pub idle_deaths: AtomicU64,
+    /// When each successful refresh happened.
+    pub refreshed_at: Mutex<Vec<std::time::Instant>>,
 }
 
 #[derive(Default)]
@@ -55,6 +59,8 @@ struct Tokens {
     access: HashMap<String, (String, u64, i64)>,
     /// live refresh token → family.
     refresh: HashMap<String, u64>,
+    /// live refresh token → when it was issued (for the idle window).
+    refresh_issued: HashMap<String, std::time::Instant>,
     /// refresh tokens already rotated away → family.
     used_refresh: HashMap<String, u64>,
     revoked_families: HashSet<u64>,
@@ -162,6 +168,11 @@ pub struct Settings {
     pub refuse_refresh: bool,
     /// API answers to give before serving normally: 429 with each `Retry-After`, in order.
     pub busy: Vec<u64>,
+    /// A refresh token unused for this long is dead (`invalid_grant`), as Xero's after 60
+    /// days.
+    pub refresh_idle: Option<Duration>,
+    /// Answer refreshes with this status (a 5xx outage) instead.
+    pub refresh_outage: Option<u16>,
 }
 
 impl Default for Settings {
@@ -173,6 +184,8 @@ impl Default for Settings {
             code_delay: Duration::ZERO,
             refuse_refresh: false,
             busy: Vec::new(),
+            refresh_idle: None,
+            refresh_outage: None,
         }
     }
 }
@@ -222,6 +235,15 @@ impl Fake {
     /// Revokes every access token issued so far (they still look unexpired to grantry).
     pub fn revoke_access_tokens(&self) {
         self.tokens.lock().unwrap().access.clear();
+    }
+
+    /// Revokes every grant, as a user removing the app at the provider: refresh tokens are
+    /// refused (`invalid_grant`) and access tokens answered 401.
+    pub fn revoke_everything(&self) {
+        let mut tokens = self.tokens.lock().unwrap();
+        let families: Vec<u64> = tokens.access.values().map(|(_, f, _)| *f).collect();
+        tokens.revoked_families.extend(families);
+        tokens.refresh.clear();
     }
 
     /// Live access tokens (for checks that a token never leaks).
@@ -285,6 +307,9 @@ fn issue(tokens: &mut Tokens, provider: &str, family: u64, ttl: i64) -> Value {
         .access
         .insert(access.clone(), (provider.to_owned(), family, now() + ttl));
     tokens.refresh.insert(refresh.clone(), family);
+    tokens
+        .refresh_issued
+        .insert(refresh.clone(), std::time::Instant::now());
     super::leaks::record("provider tokens", [access.as_str(), refresh.as_str()]);
     let mut body =
         json!({"access_token": access, "token_type": "bearer", "refresh_token": refresh});
@@ -352,12 +377,24 @@ async fn token(
         }
         Some("refresh_token") => {
             fake.counters.refreshes.fetch_add(1, Ordering::SeqCst);
+            if let Some(status) = settings.refresh_outage {
+                return StatusCode::from_u16(status).unwrap().into_response();
+            }
             let presented = form.get("refresh_token").cloned().unwrap_or_default();
             // The rotation happens at once; the answer comes after `refresh_delay`, so a
             // client that gives up meanwhile has lost the new tokens (the case to survive).
             let answer = {
                 let mut tokens = fake.tokens.lock().unwrap();
+                let idle_too_long = settings.refresh_idle.is_some_and(|idle| {
+                    tokens
+                        .refresh_issued
+                        .get(&presented)
+                        .is_some_and(|issued| issued.elapsed() > idle)
+                });
                 if settings.refuse_refresh {
+                    None
+                } else if idle_too_long {
+                    fake.counters.idle_deaths.fetch_add(1, Ordering::SeqCst);
                     None
                 } else if let Some(family) = tokens.used_refresh.get(&presented).copied() {
                     // Reuse of a rotated token: a stolen-token signal; the whole family dies.
@@ -369,6 +406,11 @@ async fn token(
                     None
                 } else if let Some(family) = tokens.refresh.remove(&presented) {
                     tokens.used_refresh.insert(presented, family);
+                    fake.counters
+                        .refreshed_at
+                        .lock()
+                        .unwrap()
+                        .push(std::time::Instant::now());
                     Some(issue(
                         &mut tokens,
                         &provider,

@@ -1,0 +1,376 @@
+//! Connections that stay alive and say when they break, end to end: the real binary, the
+//! provider fakes (support::fake_providers), and a real webhook receiver that verifies every
+//! delivery with the official Standard Webhooks library (support::webhooks).
+//!
+//! - a revoked grant: the next call asks to reconnect and says why, `list_connections` shows
+//!   `needs_reauth`, `connection.needs_reauth` arrives once, reconnecting keeps the id;
+//! - deliveries: a 500 then a 200, an endpoint down past the retries (parked, then
+//!   `grantry events retry`), a signature made with the wrong secret (refused by the
+//!   verifier), a replica killed between the commit and the delivery;
+//! - keep-alive: three replicas, refresh tokens that die unused after 10 s, a minute without
+//!   a call: every window gets its refresh, none twice, no grant dies.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::adapters::connect;
+use crate::support::fake_providers::Fake;
+use crate::support::mcp::url_and_form;
+use crate::support::webhooks::Receiver;
+use crate::support::{Mcp, Server, servers};
+
+/// The fakes' catalog, with `extra` lines added to `provider`'s entry.
+fn catalog_with(fake: &Fake, provider: &str, extra: &str) -> String {
+    fake.catalog(provider).replacen(
+        &format!("[providers.{provider}]\n"),
+        &format!("[providers.{provider}]\n{extra}\n"),
+        1,
+    )
+}
+
+/// Everything a lifecycle test runs against: the fakes, a receiver, and grantry's flags.
+struct Setup {
+    fake: Fake,
+    receiver: Receiver,
+    args: Vec<String>,
+    _dir: tempfile::TempDir,
+}
+
+async fn setup(store: &[String], retries: &str, catalog_extra: &str) -> Setup {
+    setup_for(store, &["hooks"], retries, catalog_extra).await
+}
+
+async fn setup_for(
+    store: &[String],
+    endpoints: &[&str],
+    retries: &str,
+    catalog_extra: &str,
+) -> Setup {
+    let fake = Fake::start().await;
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("providers.toml");
+    std::fs::write(&catalog, catalog_with(&fake, "xero", catalog_extra)).unwrap();
+    let mut args = store.to_vec();
+    args.extend(["--providers".into(), catalog.to_str().unwrap().into()]);
+    args.extend(["--keys".into(), grantry::seal::generate_key()]);
+    args.extend(receiver.flags(endpoints, retries));
+    Setup {
+        fake,
+        receiver,
+        args,
+        _dir: dir,
+    }
+}
+
+async fn call(server: &Server, tool: &str) -> Value {
+    Mcp::new(server.mcp_url())
+        .call_tool(tool, json!({}), url_and_form())
+        .await
+        .result()
+        .clone()
+}
+
+async fn connections(server: &Server) -> Vec<Value> {
+    call(server, "list_connections").await["structuredContent"]["connections"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+async fn a_revoked_connection_asks_to_reconnect_and_says_so(store: &[String]) {
+    let s = setup(store, "1,1,1", "").await;
+    let server = Server::start(&servers::as_strs(&s.args)).await;
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    let before = connections(&server).await;
+    assert_eq!(before[0]["state"], "active", "{before:?}");
+
+    s.fake.revoke_everything();
+    for _ in 0..2 {
+        let asked = call(&server, "list_invoices").await;
+        assert_eq!(asked["resultType"], "input_required", "{asked}");
+        let message = asked["inputRequests"]["connect_xero"]["params"]["message"]
+            .as_str()
+            .unwrap();
+        assert!(message.contains("Reconnect your Xero account"), "{message}");
+        assert!(message.contains("no longer accepts"), "{message}");
+    }
+    let broken = connections(&server).await;
+    assert_eq!(broken.len(), 1, "kept, not deleted: {broken:?}");
+    assert_eq!(broken[0]["state"], "needs_reauth");
+    assert_eq!(broken[0]["reason"], "invalid_grant");
+    assert_eq!(broken[0]["connection_id"], before[0]["connection_id"]);
+
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    let after = connections(&server).await;
+    assert_eq!(after[0]["state"], "active");
+    assert_eq!(after[0]["connection_id"], before[0]["connection_id"]);
+
+    let events = s.receiver.wait_for(3, Duration::from_secs(20)).await;
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "connection.created",
+            "connection.needs_reauth",
+            "connection.reconnected"
+        ],
+        "once each, in order"
+    );
+    for event in &events {
+        assert_eq!(event["connection_id"], before[0]["connection_id"]);
+        assert_eq!(event["data"]["provider"], "xero");
+        assert_eq!(event["data"]["principal"]["sub"], "local-user");
+    }
+    assert_eq!(events[1]["data"]["reason"], "invalid_grant");
+    assert_eq!(events[1]["data"]["state"], "needs_reauth");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let state = s.receiver.state().await;
+    assert_eq!(state["received"].as_array().unwrap().len(), 3, "{state}");
+    assert_eq!(state["forged"], 0);
+    let written = server
+        .counter(
+            "grantry_connection_events_total",
+            &[("type", "connection.needs_reauth")],
+        )
+        .await;
+    assert_eq!(written, 1.0);
+}
+
+async fn an_endpoint_failing_once_gets_the_event_next_time(store: &[String]) {
+    let s = setup(store, "1,1,1", "").await;
+    s.receiver.answer_first(&[500]).await;
+    let server = Server::start(&servers::as_strs(&s.args)).await;
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    let events = s.receiver.wait_for(1, Duration::from_secs(20)).await;
+    assert_eq!(events[0]["type"], "connection.created");
+    let state = s.receiver.state().await;
+    assert_eq!(state["attempts"], 2, "a 500, then the delivery: {state}");
+    let failed = [("endpoint", "hooks"), ("outcome", "failed")];
+    assert_eq!(
+        server
+            .counter("grantry_webhook_deliveries_total", &failed)
+            .await,
+        1.0
+    );
+}
+
+/// `grantry events …` against `server`'s store.
+fn events_command(server: &Server, args: &[&str]) -> String {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_grantry"));
+    command
+        .arg("events")
+        .args(args)
+        .arg("--data-dir")
+        .arg(server.data_dir.path())
+        .args(server_store(server));
+    let output = crate::support::server::exit_of(&mut command);
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The `--store`/`--store-prefix` flags `server` was started with.
+fn server_store(server: &Server) -> Vec<String> {
+    let args = server.args();
+    let mut flags = Vec::new();
+    for name in ["--store", "--store-prefix"] {
+        if let Some(at) = args.iter().position(|a| a == name) {
+            flags.extend([name.to_owned(), args[at + 1].clone()]);
+        }
+    }
+    flags
+}
+
+async fn an_endpoint_down_past_the_retries_is_parked_then_retried(store: &[String]) {
+    let s = setup(store, "1,1", "").await;
+    s.receiver.set_down(true).await;
+    let server = Server::start(&servers::as_strs(&s.args)).await;
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    let parked = [("endpoint", "hooks"), ("outcome", "parked")];
+    for _ in 0..100 {
+        if server
+            .counter("grantry_webhook_deliveries_total", &parked)
+            .await
+            == 1.0
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let listed = events_command(&server, &["list", "--status", "parked"]);
+    assert!(listed.contains("connection.created"), "{listed}");
+    assert!(
+        listed.contains("connection closed before message completed"),
+        "why it failed: {listed}"
+    );
+    s.receiver.set_down(false).await;
+    let retried = events_command(&server, &["retry"]);
+    assert!(retried.starts_with("1 parked"), "{retried}");
+    let events = s.receiver.wait_for(1, Duration::from_secs(20)).await;
+    assert_eq!(events[0]["type"], "connection.created");
+    assert!(events_command(&server, &["list", "--status", "parked"]).is_empty());
+}
+
+async fn a_wrong_secret_fails_verification(store: &[String]) {
+    // A second endpoint to the same receiver, signing with a secret it does not know.
+    let s = setup_for(store, &["hooks", "forger"], "1,1,1,1", "").await;
+    let server = Server::start(&servers::as_strs(&s.args)).await;
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    let events = s.receiver.wait_for(1, Duration::from_secs(20)).await;
+    assert_eq!(events[0]["type"], "connection.created");
+    let parked = [("endpoint", "forger"), ("outcome", "parked")];
+    for _ in 0..100 {
+        if server
+            .counter("grantry_webhook_deliveries_total", &parked)
+            .await
+            == 1.0
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let state = s.receiver.state().await;
+    assert_eq!(
+        state["forged"], 3,
+        "refused three times, then parked: {state}"
+    );
+    assert_eq!(state["received"].as_array().unwrap().len(), 1, "{state}");
+    let listed = events_command(&server, &["list", "--status", "parked"]);
+    assert!(listed.contains("forger"), "{listed}");
+}
+
+async fn an_event_outlives_the_replica_that_wrote_it(store: &[String]) {
+    let s = setup(store, "1,1,1,1,1,1,1,1,1,1", "").await;
+    s.receiver.set_down(true).await;
+    let mut first = Server::start(&servers::as_strs(&s.args)).await;
+    connect(&first, &Mcp::new(first.mcp_url()), "xero").await;
+    first.kill();
+    s.receiver.set_down(false).await;
+    let _second = Server::start(&servers::as_strs(&s.args)).await;
+    let events = s.receiver.wait_for(1, Duration::from_secs(30)).await;
+    assert_eq!(events[0]["type"], "connection.created");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let state = s.receiver.state().await;
+    assert_eq!(state["received"].as_array().unwrap().len(), 1, "{state}");
+}
+
+/// Refresh tokens that die unused after this long, at the fake and in the catalog.
+const IDLE: u64 = 10;
+/// How long the keep-alive test runs without a call.
+const SPAN: u64 = 60;
+
+async fn the_keepalive_refreshes_each_window_once(store: &[String]) {
+    let s = setup(
+        store,
+        "1",
+        &format!("refresh_idle_secs = {IDLE}\nrefresh_grace_secs = 0"),
+    )
+    .await;
+    s.fake
+        .set(|f| f.refresh_idle = Some(Duration::from_secs(IDLE)));
+    let mut args = s.args.clone();
+    args.extend(["--keepalive-interval".into(), "1".into()]);
+    let flags = servers::as_strs(&args);
+    let replicas = [
+        Server::start(&flags).await,
+        Server::start(&flags).await,
+        Server::start(&flags).await,
+    ];
+    connect(&replicas[0], &Mcp::new(replicas[0].mcp_url()), "xero").await;
+    let connected = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_secs(SPAN)).await;
+
+    let refreshes = s.fake.counters.refreshes.load(Ordering::SeqCst);
+    // One refresh per 75-85 % of a window (a second late at most, the round interval).
+    let (fewest, most) = (SPAN * 100 / (IDLE * 85 + 100), SPAN * 100 / (IDLE * 75) + 1);
+    assert!(
+        (fewest..=most).contains(&refreshes),
+        "{refreshes} refreshes in {SPAN} s of {IDLE} s windows"
+    );
+    assert_eq!(s.fake.counters.idle_deaths.load(Ordering::SeqCst), 0);
+    assert_eq!(s.fake.counters.family_revocations.load(Ordering::SeqCst), 0);
+    let times = s.fake.counters.refreshed_at.lock().unwrap().clone();
+    let mut previous = connected;
+    for at in times {
+        assert!(
+            at.duration_since(previous) < Duration::from_secs(IDLE),
+            "a window passed without a refresh"
+        );
+        previous = at;
+    }
+    let mut counted = 0.0;
+    for replica in &replicas {
+        let labels = [("trigger", "keepalive"), ("outcome", "refreshed")];
+        counted += replica.counter("grantry_refreshes_total", &labels).await;
+    }
+    assert_eq!(counted, refreshes as f64, "each refresh by one replica");
+    let listed = call(&replicas[2], "list_invoices").await;
+    assert_eq!(
+        listed["resultType"], "complete",
+        "still connected: {listed}"
+    );
+}
+
+/// Runs a lifecycle test on SQLite, PostgreSQL and Redis.
+macro_rules! on_every_store {
+    ($name:ident) => {
+        mod $name {
+            use crate::support::servers;
+
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name(&[]).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                let Some((args, _guard)) = servers::postgres_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+
+            #[tokio::test]
+            async fn redis() {
+                let Some((args, _guard)) = servers::redis_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+        }
+    };
+}
+
+/// Runs a test of several replicas on the shared stores.
+macro_rules! on_shared_stores {
+    ($name:ident) => {
+        mod $name {
+            use crate::support::servers;
+
+            #[tokio::test]
+            async fn postgres() {
+                let Some((args, _guard)) = servers::postgres_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+
+            #[tokio::test]
+            async fn redis() {
+                let Some((args, _guard)) = servers::redis_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+        }
+    };
+}
+
+on_every_store!(a_revoked_connection_asks_to_reconnect_and_says_so);
+on_every_store!(an_endpoint_failing_once_gets_the_event_next_time);
+on_every_store!(an_endpoint_down_past_the_retries_is_parked_then_retried);
+on_every_store!(a_wrong_secret_fails_verification);
+on_shared_stores!(an_event_outlives_the_replica_that_wrote_it);
+on_shared_stores!(the_keepalive_refreshes_each_window_once);
