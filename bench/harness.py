@@ -33,7 +33,7 @@ def build(debug):
     subprocess.run(
         ["cargo", "build", "--quiet", "--bin", "grantry"] + ([] if debug else ["--release"]) + [
          "--example", "bare_axum", "--example", "floor", "--example", "browser_rounds", "--example", "seed_grants",
-         "--example", "held_retries", "--example", "demo_flood"],
+         "--example", "held_retries", "--example", "demo_flood", "--example", "keepalive_scan"],
         cwd=ROOT, env=env, check=True)
 
 
@@ -190,7 +190,7 @@ def cleanup_stores():
 
 
 def grantry(store, work, in_process=False, where=(None, None), label="main", extra=(),
-            public_url=None):
+            public_url=None, env=None):
     """grantry on `store` (`where` is its URL and Redis prefix from `fresh_store`). An instance
     sharing another's store shares its public URL too: the demo's tokens are sealed for it."""
     url, prefix = where
@@ -211,7 +211,7 @@ def grantry(store, work, in_process=False, where=(None, None), label="main", ext
         argv += ["--public-url", public_url]
     name = f"grantry-{store}" + ("" if label == "main" else f"-{label}") + \
         ("-inproc" if in_process else "")
-    return Server(name, argv, env={"GRANTRY_KEYS": KEY},
+    return Server(name, argv, env={"GRANTRY_KEYS": KEY, **(env or {})},
                   log=os.path.join(work, f"{name}.log"))
 
 

@@ -8,8 +8,9 @@ import subprocess
 import sys
 import time
 
-from harness import (KEY, LOAD_CORE, binary, check_answer, fresh_store, grantry, headers,
-                     message, sign_in, wrk)
+from harness import (KEY, LOAD_CORE, Server, binary, check_answer, fresh_store, grantry,
+                     headers, message, sign_in, wrk)
+from scenarios import browser
 
 def scale(args, work, servers):
     """The grant-present round with 1 000 grants stored and with `args.scale`, side by side
@@ -138,3 +139,56 @@ def demo_flood(args, work, servers):
     for line in out.strip().splitlines():
         print(line)
     server.stop()
+
+
+# A fixed Standard Webhooks secret for the outbox run's endpoint (bench only).
+WEBHOOK_SECRET = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+
+
+def outbox(args, work, servers):
+    """Whole sign-ins per second with the outbox on (one webhook endpoint: each callback writes
+    `connection.created` in the grant's transaction, and a deliverer posts it) against the same
+    build with no endpoint (no event written), on each store, in alternating rounds."""
+    # The endpoint: the bare axum server, answering 200 to every POST on /mcp.
+    receiver = Server("receiver", [binary("bare_axum", example=True), "127.0.0.1:{port}"])
+    servers.append(receiver)
+    connections = args.connections[0]
+    rows = []
+    for store in args.stores:
+        instances = {}
+        for label, extra in (("plain", ()),
+                             ("outbox", ("--webhook-url", f"bench={receiver.base}/mcp"))):
+            where = fresh_store(store, work, label)
+            server = grantry(store, work, False, where, label, extra,
+                             env={"GRANTRY_WEBHOOK_SECRET_BENCH": WEBHOOK_SECRET})
+            servers.append(server)
+            browser(server, connections, 1)  # warm-up
+            instances[label] = server
+        runs = {label: [] for label in instances}
+        for _ in range(args.rounds):
+            for label, server in instances.items():
+                run = browser(server, connections, args.seconds)
+                run["rps"] = run["requests"] / (run["duration_us"] / 1e6)
+                runs[label].append(run)
+                print(f"  {store:8} {label:7} {run['rps']:>7.0f} sign-ins/s "
+                      f"p50 {run['p50_us'] / 1000:.2f} ms p99 {run['p99_us'] / 1000:.2f} ms "
+                      f"failures {run.get('failures', 0)}", file=sys.stderr, flush=True)
+        med = {label: (statistics.median(r["rps"] for r in rs),
+                       statistics.median(r["p50_us"] for r in rs)) for label, rs in runs.items()}
+        rows.append((store, med["plain"], med["outbox"]))
+    print(f"\nsign-in rounds, {connections} connections, median of {args.rounds} rounds:")
+    for store, (p_rps, p_p50), (o_rps, o_p50) in rows:
+        print(f"  {store:8} no endpoint {p_rps:7.0f}/s p50 {p_p50 / 1000:.2f} ms | outbox "
+              f"{o_rps:7.0f}/s p50 {o_p50 / 1000:.2f} ms | {100 * (p_rps - o_rps) / p_rps:+.1f} % "
+              f"fewer sign-ins/s, p50 {100 * (o_p50 - p_p50) / p_p50:+.1f} %")
+
+
+def keepalive_scan(args, work, servers):
+    """The keep-alive's pass over `args.keepalive_scan` grants, all due at once, on each
+    shared store (bench/keepalive_scan.rs)."""
+    for store in [s for s in args.stores if s != "sqlite"]:
+        url, _prefix = fresh_store(store, work, "keepalive")
+        out = subprocess.run(["taskset", "-c", LOAD_CORE, binary("keepalive_scan", example=True),
+                              url, str(args.keepalive_scan)],
+                             check=True, capture_output=True, text=True).stdout
+        print(out.strip().splitlines()[-1], flush=True)

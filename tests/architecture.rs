@@ -20,7 +20,9 @@ const LAYERS: &[&[&str]] = &[
     &["mcp", "connect"],
     &["tools"],
     &["state", "server"],
-    &["flows", "grants", "leases", "limits", "sessions", "audit"],
+    &[
+        "flows", "grants", "leases", "limits", "sessions", "audit", "outbox",
+    ],
     &["identity"],
     &["config"],
     &["providers"],

@@ -33,8 +33,7 @@ macro_rules! sql_grants {
             }
 
             async fn upsert(&self, key: &GrantKey, row: &GrantRow, events: &[Delivery]) -> Result<(), StoreError> {
-                let mut tx = self.pool.begin().await?;
-                sqlx::query(sqlx::AssertSqlSafe(format!(
+                let write = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "INSERT INTO grants (principal_iss, principal_sub, provider, {ROW}) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
                      ON CONFLICT (principal_iss, principal_sub, provider) DO UPDATE SET \
@@ -60,9 +59,14 @@ macro_rules! sql_grants {
                 .bind(&row.state)
                 .bind(&row.health)
                 .bind(row.keepalive_at)
-                .bind(row.used_at)
-                .execute(&mut *tx)
-                .await?;
+                .bind(row.used_at);
+                // No event (no endpoint configured, a refresh): one statement, no transaction.
+                if events.is_empty() {
+                    write.execute(&self.pool).await?;
+                    return Ok(());
+                }
+                let mut tx = self.pool.begin().await?;
+                write.execute(&mut *tx).await?;
                 insert_deliveries!(tx, events);
                 tx.commit().await?;
                 Ok(())
@@ -75,8 +79,7 @@ macro_rules! sql_grants {
                 row: &GrantRow,
                 events: &[Delivery],
             ) -> Result<bool, StoreError> {
-                let mut tx = self.pool.begin().await?;
-                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                let write = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "UPDATE grants SET tokens_sealed = $4, access_expires_at = $5, scopes = $6, \
                      version = $7, updated_at = $8, key_id = $10, connection_id = $11, state = $12, \
                      health = $13, keepalive_at = $14 \
@@ -95,10 +98,12 @@ macro_rules! sql_grants {
                 .bind(&row.connection_id)
                 .bind(&row.state)
                 .bind(&row.health)
-                .bind(row.keepalive_at)
-                .execute(&mut *tx)
-                .await?;
-                if done.rows_affected() != 1 {
+                .bind(row.keepalive_at);
+                if events.is_empty() {
+                    return Ok(write.execute(&self.pool).await?.rows_affected() == 1);
+                }
+                let mut tx = self.pool.begin().await?;
+                if write.execute(&mut *tx).await?.rows_affected() != 1 {
                     return Ok(false); // the transaction rolls back on drop: no event either
                 }
                 insert_deliveries!(tx, events);
@@ -112,17 +117,18 @@ macro_rules! sql_grants {
                 version: i64,
                 events: &[Delivery],
             ) -> Result<bool, StoreError> {
-                let mut tx = self.pool.begin().await?;
-                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                let write = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "DELETE FROM grants WHERE {KEY} AND version = $4"
                 )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(&key.provider)
-                .bind(version)
-                .execute(&mut *tx)
-                .await?;
-                if done.rows_affected() != 1 {
+                .bind(version);
+                if events.is_empty() {
+                    return Ok(write.execute(&self.pool).await?.rows_affected() == 1);
+                }
+                let mut tx = self.pool.begin().await?;
+                if write.execute(&mut *tx).await?.rows_affected() != 1 {
                     return Ok(false);
                 }
                 insert_deliveries!(tx, events);

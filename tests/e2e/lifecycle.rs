@@ -256,6 +256,95 @@ async fn an_event_outlives_the_replica_that_wrote_it(store: &[String]) {
     assert_eq!(state["received"].as_array().unwrap().len(), 1, "{state}");
 }
 
+async fn a_failing_refresh_is_reported_and_so_is_its_recovery(store: &[String]) {
+    let s = setup(store, "1", "").await;
+    // Tokens that are always inside the refresh margin: every call refreshes first.
+    s.fake.set(|f| {
+        f.first_token_ttl = 30;
+        f.refreshed_token_ttl = 30;
+    });
+    let server = Server::start(&servers::as_strs(&s.args)).await;
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    s.fake.set(|f| f.refresh_outage = Some(503));
+    for _ in 0..2 {
+        let failed = call(&server, "list_invoices").await;
+        assert_eq!(failed["isError"], true, "{failed}");
+        let text = failed["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("try again"), "{text}");
+    }
+    let failing = connections(&server).await;
+    assert_eq!(failing[0]["state"], "refresh_failing");
+    assert!(
+        failing[0]["reason"].as_str().unwrap().contains("503"),
+        "{failing:?}"
+    );
+    s.fake.set(|f| f.refresh_outage = None);
+    let listed = call(&server, "list_invoices").await;
+    assert_eq!(listed["resultType"], "complete", "{listed}");
+    assert_eq!(connections(&server).await[0]["state"], "active");
+    let events = s.receiver.wait_for(3, Duration::from_secs(20)).await;
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "connection.created",
+            "connection.refresh_failed",
+            "connection.recovered"
+        ],
+        "the failure once (two failed calls), then the recovery"
+    );
+    assert_eq!(events[1]["data"]["state"], "refresh_failing");
+    assert_eq!(events[2]["data"]["state"], "active");
+}
+
+async fn a_hard_expiry_is_announced_once(store: &[String]) {
+    // Refresh tokens that die 100 s after the sign-in, announced a day (the least) before.
+    let s = setup(store, "1", "refresh_max_secs = 100").await;
+    let mut args = s.args.clone();
+    args.extend(["--keepalive-interval", "1", "--expiry-warning", "1"].map(String::from));
+    let server = Server::start(&servers::as_strs(&args)).await;
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    let events = s.receiver.wait_for(2, Duration::from_secs(20)).await;
+    assert_eq!(events[1]["type"], "connection.expiring");
+    assert!(
+        events[1]["data"]["hard_expires_at"].is_string(),
+        "{}",
+        events[1]
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let state = s.receiver.state().await;
+    assert_eq!(
+        state["received"].as_array().unwrap().len(),
+        2,
+        "once: {state}"
+    );
+    let listed = connections(&server).await;
+    assert_eq!(
+        listed[0]["expires_at"],
+        events[1]["data"]["hard_expires_at"]
+    );
+}
+
+async fn a_stalled_endpoint_blocks_nothing(store: &[String]) {
+    let s = setup(store, "1", "").await;
+    s.receiver.set_hold(true).await;
+    let server = Server::start(&servers::as_strs(&s.args)).await;
+    let started = std::time::Instant::now();
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    s.receiver.wait_until_holding().await;
+    for _ in 0..5 {
+        let listed = call(&server, "list_invoices").await;
+        assert_eq!(listed["resultType"], "complete", "{listed}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the sign-in and the calls never waited for the endpoint"
+    );
+    s.receiver.set_hold(false).await;
+    let events = s.receiver.wait_for(1, Duration::from_secs(20)).await;
+    assert_eq!(events[0]["type"], "connection.created");
+}
+
 /// Refresh tokens that die unused after this long, at the fake and in the catalog.
 const IDLE: u64 = 10;
 /// How long the keep-alive test runs without a call.
@@ -372,5 +461,8 @@ on_every_store!(a_revoked_connection_asks_to_reconnect_and_says_so);
 on_every_store!(an_endpoint_failing_once_gets_the_event_next_time);
 on_every_store!(an_endpoint_down_past_the_retries_is_parked_then_retried);
 on_every_store!(a_wrong_secret_fails_verification);
+on_every_store!(a_stalled_endpoint_blocks_nothing);
+on_every_store!(a_failing_refresh_is_reported_and_so_is_its_recovery);
+on_every_store!(a_hard_expiry_is_announced_once);
 on_shared_stores!(an_event_outlives_the_replica_that_wrote_it);
 on_shared_stores!(the_keepalive_refreshes_each_window_once);

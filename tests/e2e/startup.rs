@@ -40,6 +40,41 @@ fn bad_settings_are_named_at_start() {
 }
 
 #[test]
+fn bad_webhook_endpoints_are_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = ["--data-dir", dir.path().to_str().unwrap()];
+    let start = |url: &str, secret: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_grantry"));
+        command
+            .args(data)
+            .args(["--webhook-url", url])
+            .env_remove("GRANTRY_KEYS")
+            .env_remove("GRANTRY_WEBHOOK_SECRET_OPS");
+        if let Some(secret) = secret {
+            command.env("GRANTRY_WEBHOOK_SECRET_OPS", secret);
+        }
+        let out = exit_of(&mut command);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let secret = crate::support::webhooks::SECRET;
+    let plain = start("ops=http://hooks.example.com/in", Some(secret));
+    assert!(
+        plain.contains("--webhook-url") && plain.contains("https"),
+        "{plain}"
+    );
+    let missing = start("ops=https://hooks.example.com/in", None);
+    assert!(missing.contains("GRANTRY_WEBHOOK_SECRET_OPS"), "{missing}");
+    let short = "whsec_c2hvcnQ=";
+    let weak = start("ops=https://hooks.example.com/in", Some(short));
+    assert!(weak.contains("24 to 64"), "{weak}");
+    assert!(
+        !weak.contains("c2hvcnQ"),
+        "the secret is never shown: {weak}"
+    );
+}
+
+#[test]
 fn help_documents_every_option_and_its_variable() {
     let out = grantry(&["serve", "--help"]);
     let help = String::from_utf8_lossy(&out.stdout);

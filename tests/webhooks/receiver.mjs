@@ -8,17 +8,20 @@
 //                  scripted status if any (counted as an attempt, not received), else 204
 //                  and recorded once per webhook-id (a repeat is counted as a duplicate)
 //   POST /script   {"statuses": [500, 200, …]} answers to give first; {"down": true} drops
-//                  every connection unanswered until {"down": false}
+//                  every connection unanswered until {"down": false}; {"hold": true} keeps
+//                  deliveries waiting, unanswered, until {"hold": false} lets them through
 //   GET  /state    {"received": [{id, type, connection_id, timestamp, data}], "duplicates",
 //                   "forged", "attempts"}
 import http from "node:http";
 import { Webhook } from "standardwebhooks";
 
 const webhook = new Webhook(process.env.RECEIVER_SECRET);
-const state = { received: [], duplicates: 0, forged: 0, attempts: 0 };
+const state = { received: [], duplicates: 0, forged: 0, attempts: 0, held: 0 };
 const seen = new Set();
 let statuses = [];
 let down = false;
+let hold = false;
+let held = [];
 
 function body(req) {
   return new Promise((resolve) => {
@@ -34,6 +37,9 @@ async function hook(req, res) {
     return;
   }
   const raw = await body(req);
+  if (hold) {
+    await new Promise((resolve) => held.push(resolve));
+  }
   state.attempts += 1;
   let event;
   try {
@@ -69,10 +75,15 @@ const server = http.createServer(async (req, res) => {
     const script = JSON.parse(await body(req));
     if (script.statuses) statuses = script.statuses;
     if (typeof script.down === "boolean") down = script.down;
+    if (typeof script.hold === "boolean") {
+      hold = script.hold;
+      if (!hold) held.splice(0).forEach((resolve) => resolve());
+    }
     res.writeHead(204).end();
     return;
   }
   if (req.method === "GET" && req.url === "/state") {
+    state.held = held.length;
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(state));
     return;
   }

@@ -292,3 +292,44 @@ async fn a_slow_store_gives_bounded_errors_then_recovers() {
         "grantry recovered by itself once the store was fast again"
     );
 }
+
+/// A delivery the endpoint took while Redis was down (so grantry could not record it) is sent
+/// again once its claim lapses, with the same webhook-id: the receiver sees one event, and a
+/// duplicate it can drop. Nothing is lost and nothing arrives under two ids.
+#[tokio::test]
+async fn a_delivery_redis_could_not_record_is_sent_again_with_its_id() {
+    let Some(mut redis) = OwnRedis::start() else {
+        return;
+    };
+    let receiver = crate::support::webhooks::Receiver::start();
+    receiver.set_hold(true).await;
+    let mut args = vec!["--store".to_owned(), redis.url()];
+    args.extend(receiver.flags(&["hooks"], "1"));
+    let server = Server::start(&servers::as_strs(&args)).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let (link, _, _) = mcp.first_round().await;
+    let browser = Browser::new();
+    let authorize = browser.continue_at(&link).await;
+    let callback = browser.decide_at_provider(&authorize, true).await;
+    assert_eq!(browser.get(&callback).await.status, StatusCode::SEE_OTHER);
+    receiver.wait_until_holding().await;
+
+    redis.crash();
+    receiver.set_hold(false).await;
+    let first = receiver.wait_for(1, Duration::from_secs(10)).await;
+    assert_eq!(first[0]["type"], "connection.created");
+    assert!(redis.resume());
+    // The claim lapses (three request timeouts) and the delivery goes out again.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let state = receiver.state().await;
+        if state["duplicates"].as_u64() >= Some(1) {
+            let received = state["received"].as_array().unwrap();
+            assert_eq!(received.len(), 1, "one event, one id: {state}");
+            assert_eq!(received[0]["id"], first[0]["id"]);
+            break;
+        }
+        assert!(Instant::now() < deadline, "never sent again: {state}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}

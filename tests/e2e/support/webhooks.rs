@@ -93,6 +93,22 @@ impl Receiver {
         self.script(json!({ "statuses": statuses })).await;
     }
 
+    /// Keeps deliveries waiting, unanswered (`true`), or lets them through (`false`).
+    pub async fn set_hold(&self, hold: bool) {
+        self.script(json!({ "hold": hold })).await;
+    }
+
+    /// Waits (up to 10 s) until a delivery is held.
+    pub async fn wait_until_holding(&self) {
+        for _ in 0..100 {
+            if self.state().await["held"].as_u64() > Some(0) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no delivery arrived to hold: {}", self.state().await);
+    }
+
     /// Drops every connection unanswered (`true`) or serves again (`false`).
     pub async fn set_down(&self, down: bool) {
         self.script(json!({ "down": down })).await;

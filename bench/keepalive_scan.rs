@@ -1,0 +1,220 @@
+//! The keep-alive's pass over a large store (BENCHMARKS.md, "Keep-alive and outbox"): COUNT
+//! grants, all due at once, as every row is right after the upgrade that added the keep-alive
+//! index, none needing a refresh yet, so the scheduler reads each and files it for later.
+//! That is the most the scheduler ever reads: in steady state a round reads only the grants
+//! whose time has come.
+//!
+//! `keepalive_scan STORE_URL COUNT` seeds COUNT grants into the (fresh) store through
+//! grantry's own writes, marks them all due, then runs scheduler rounds (as one replica would,
+//! lease included) until none is left, and prints one JSON line: grants looked at, seconds,
+//! grants per second, this process's peak RSS during the pass (reset after seeding), the
+//! store's work per grant (PostgreSQL: transactions; Redis: commands) and how long a round
+//! with nothing due takes.
+
+// Benchmark scaffolding, not product: an unwrap that fails is the run's failure, and nothing
+// here is anyone's API.
+#![allow(clippy::unwrap_used, unreachable_pub)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use grantry::config::KeepAlive as Pace;
+use grantry::grants::keepalive::KeepAlive;
+use grantry::grants::{GrantEvents, GrantKey, Grants, Lifecycle, TokenKeeper};
+use grantry::identity::{DEV_ISSUER, Principal};
+use grantry::providers::Provider;
+use grantry::providers::oauth::TokenSet;
+use grantry::seal::{KeyRing, Sealer};
+use grantry::store::StoreUrl;
+
+const PREFIX: &str = "grantry-bench-ka:";
+const SEED_CONCURRENCY: usize = 64;
+
+#[tokio::main]
+async fn main() {
+    grantry::providers::http::install_tls_provider();
+    let mut args = std::env::args().skip(1);
+    let url: StoreUrl = args.next().expect("STORE_URL").parse().unwrap();
+    let count: u64 = args.next().and_then(|a| a.parse().ok()).expect("COUNT");
+    let stores = grantry::startup::open_stores(&url, PREFIX).await.unwrap();
+    let sealer = Arc::new(Sealer::new(
+        KeyRing::from_keys(&[[9; 32]]).unwrap(),
+        "http://127.0.0.1/mcp",
+    ));
+    let grants = Grants::new(
+        stores.grants.clone(),
+        sealer,
+        GrantEvents::new(None),
+        Lifecycle::default(),
+    );
+    // Xero's window, so nothing is due for refresh: the pass only reads and reschedules.
+    let provider = Provider {
+        refresh_idle_secs: Some(60 * 86_400),
+        ..grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").unwrap()
+    };
+    let seeding = Instant::now();
+    seed(&grants, &provider, count).await;
+    let seeded_secs = seeding.elapsed().as_secs_f64();
+    mark_all_due(&url).await;
+
+    let keepalive = KeepAlive::new(
+        TokenKeeper {
+            grants: grants.clone(),
+            leases: stores.leases.clone(),
+            http: grantry::providers::http::client(),
+            redirect_uri: "http://127.0.0.1/oauth/callback".into(),
+        },
+        vec![provider],
+        Pace {
+            interval: Duration::from_secs(10),
+            concurrency: 16,
+            rate_per_provider: 5,
+        },
+        30 * 86_400,
+    );
+    reset_peak_rss();
+    let rss_before = rss_kib("VmRSS");
+    let work_before = store_work(&url).await;
+    let started = Instant::now();
+    let mut looked_at = 0;
+    loop {
+        let report = keepalive.round().await.unwrap();
+        if report.looked_at == 0 {
+            break;
+        }
+        looked_at += report.looked_at;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let work = store_work(&url).await - work_before;
+    let idle = Instant::now();
+    keepalive.round().await.unwrap();
+    let idle_round_ms = idle.elapsed().as_secs_f64() * 1000.0;
+    println!(
+        "{{\"store\":\"{}\",\"grants\":{count},\"seeded_seconds\":{seeded_secs:.0},\"looked_at\":{looked_at},\
+         \"seconds\":{seconds:.1},\"per_second\":{:.0},\"rss_kib_before\":{rss_before},\
+         \"peak_rss_kib_during\":{},\"store_ops_per_grant\":{:.2},\"idle_round_ms\":{idle_round_ms:.2}}}",
+        match url {
+            StoreUrl::Postgres(_) => "postgres",
+            StoreUrl::Redis(_) => "redis",
+            StoreUrl::Sqlite(_) => "sqlite",
+        },
+        looked_at as f64 / seconds,
+        rss_kib("VmHWM"),
+        work / looked_at.max(1) as f64,
+    );
+}
+
+async fn seed(grants: &Grants, provider: &Provider, count: u64) {
+    let now = grantry::clock::unix_now();
+    futures::stream::iter(0..count)
+        .for_each_concurrent(SEED_CONCURRENCY, |i| async move {
+            let key = GrantKey {
+                principal: Principal {
+                    issuer: DEV_ISSUER.to_owned(),
+                    subject: format!("bench-user-{i:08}"),
+                },
+                provider: "demo".to_owned(),
+            };
+            let tokens = TokenSet {
+                access_token: format!("{i:0>180}"),
+                refresh_token: Some(format!("{i:0>120}")),
+                expires_at: now + 86_400,
+                scopes: vec!["invoices:read".to_owned()],
+                account: None,
+                previous_refresh_token: None,
+                rotated_at: None,
+            };
+            grants
+                .store_signed_in(&key, provider, &tokens, now)
+                .await
+                .unwrap();
+        })
+        .await;
+}
+
+/// Every grant due now, as rows written before the keep-alive index are.
+async fn mark_all_due(url: &StoreUrl) {
+    match url {
+        StoreUrl::Postgres(text) => {
+            let pool = grantry::store::postgres_pool(text).await.unwrap();
+            sqlx::query("UPDATE grants SET keepalive_at = 1")
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        StoreUrl::Redis(text) => {
+            let (_, mut conn) = grantry::store::redis_connection(text).await.unwrap();
+            let index = format!("{PREFIX}keepalive");
+            let members: Vec<String> = redis::cmd("ZRANGE")
+                .arg(&index)
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            for page in members.chunks(1000) {
+                let mut pipe = redis::pipe();
+                for member in page {
+                    pipe.cmd("ZADD").arg(&index).arg(1).arg(member).ignore();
+                }
+                pipe.query_async::<()>(&mut conn).await.unwrap();
+            }
+        }
+        StoreUrl::Sqlite(text) => {
+            let pool = grantry::store::sqlite_pool(text).await.unwrap();
+            sqlx::query("UPDATE grants SET keepalive_at = 1")
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// The store's own count of the work done so far: PostgreSQL transactions of this database,
+/// Redis commands (SQLite: none).
+async fn store_work(url: &StoreUrl) -> f64 {
+    match url {
+        StoreUrl::Postgres(text) => {
+            let pool = grantry::store::postgres_pool(text).await.unwrap();
+            sqlx::query("SELECT pg_stat_force_next_flush()")
+                .execute(&pool)
+                .await
+                .unwrap();
+            let (commits,): (i64,) = sqlx::query_as(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            commits as f64
+        }
+        StoreUrl::Redis(text) => {
+            let (_, mut conn) = grantry::store::redis_connection(text).await.unwrap();
+            let info: String = redis::cmd("INFO")
+                .arg("stats")
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            info.lines()
+                .find_map(|l| l.strip_prefix("total_commands_processed:"))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0.0)
+        }
+        StoreUrl::Sqlite(_) => 0.0,
+    }
+}
+
+/// Resets this process's peak RSS (VmHWM) to its current RSS (Linux `clear_refs` 5).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn rss_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or(0)
+}
