@@ -4,12 +4,15 @@
 //! That is the most the scheduler ever reads: in steady state a round reads only the grants
 //! whose time has come.
 //!
-//! `keepalive_scan STORE_URL COUNT` seeds COUNT grants into the (fresh) store through
-//! grantry's own writes, marks them all due, then runs scheduler rounds (as one replica would,
-//! lease included) until none is left, and prints one JSON line: grants looked at, seconds,
-//! grants per second, this process's peak RSS during the pass (reset after seeding), the
-//! store's work per grant (PostgreSQL: transactions; Redis: commands) and how long a round
-//! with nothing due takes.
+//! `keepalive_scan STORE_URL COUNT` seeds a (fresh) PostgreSQL or Redis store: 1 000 grants
+//! through grantry's own writes, then copies of the first up to COUNT, in bulk (their sealed
+//! tokens are bound to the original row and would not open, which is the point: a look that
+//! only reschedules never opens tokens). It marks them all due, runs scheduler rounds (as one
+//! replica would, lease included) until none is left, and prints one JSON line: grants looked
+//! at, seconds, grants per second, this process's peak RSS during the pass (reset after
+//! seeding), the store's work per grant (PostgreSQL: transactions; Redis: commands, those run
+//! by scripts included, and one state count), how long a round with nothing due takes, and
+//! how long the state gauges' count takes.
 
 // Benchmark scaffolding, not product: an unwrap that fails is the run's failure, and nothing
 // here is anyone's API.
@@ -30,6 +33,8 @@ use grantry::store::StoreUrl;
 
 const PREFIX: &str = "grantry-bench-ka:";
 const SEED_CONCURRENCY: usize = 64;
+/// Grants written through grantry; the rest are copies.
+const THROUGH_GRANTRY: u64 = 1000;
 
 #[tokio::main]
 async fn main() {
@@ -37,6 +42,7 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let url: StoreUrl = args.next().expect("STORE_URL").parse().unwrap();
     let count: u64 = args.next().and_then(|a| a.parse().ok()).expect("COUNT");
+    clear_redis_prefix(&url).await;
     let stores = grantry::startup::open_stores(&url, PREFIX).await.unwrap();
     let sealer = Arc::new(Sealer::new(
         KeyRing::from_keys(&[[9; 32]]).unwrap(),
@@ -54,7 +60,8 @@ async fn main() {
         ..grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").unwrap()
     };
     let seeding = Instant::now();
-    seed(&grants, &provider, count).await;
+    seed(&grants, &provider, count.min(THROUGH_GRANTRY)).await;
+    copy_first(&url, count).await;
     let seeded_secs = seeding.elapsed().as_secs_f64();
     mark_all_due(&url).await;
 
@@ -90,10 +97,15 @@ async fn main() {
     let idle = Instant::now();
     keepalive.round().await.unwrap();
     let idle_round_ms = idle.elapsed().as_secs_f64() * 1000.0;
+    // The state gauges' count (every tenth round): on Redis it reads every grant.
+    let counting = Instant::now();
+    grants.count_by_state().await.unwrap();
+    let state_count_ms = counting.elapsed().as_secs_f64() * 1000.0;
     println!(
         "{{\"store\":\"{}\",\"grants\":{count},\"seeded_seconds\":{seeded_secs:.0},\"looked_at\":{looked_at},\
          \"seconds\":{seconds:.1},\"per_second\":{:.0},\"rss_kib_before\":{rss_before},\
-         \"peak_rss_kib_during\":{},\"store_ops_per_grant\":{:.2},\"idle_round_ms\":{idle_round_ms:.2}}}",
+         \"peak_rss_kib_during\":{},\"store_ops_per_grant\":{:.2},\"idle_round_ms\":{idle_round_ms:.2},\
+         \"state_count_ms\":{state_count_ms:.0}}}",
         match url {
             StoreUrl::Postgres(_) => "postgres",
             StoreUrl::Redis(_) => "redis",
@@ -109,13 +121,7 @@ async fn seed(grants: &Grants, provider: &Provider, count: u64) {
     let now = grantry::clock::unix_now();
     futures::stream::iter(0..count)
         .for_each_concurrent(SEED_CONCURRENCY, |i| async move {
-            let key = GrantKey {
-                principal: Principal {
-                    issuer: DEV_ISSUER.to_owned(),
-                    subject: format!("bench-user-{i:08}"),
-                },
-                provider: "demo".to_owned(),
-            };
+            let key = user(i);
             let tokens = TokenSet {
                 access_token: format!("{i:0>180}"),
                 refresh_token: Some(format!("{i:0>120}")),
@@ -133,11 +139,108 @@ async fn seed(grants: &Grants, provider: &Provider, count: u64) {
         .await;
 }
 
+fn user(i: u64) -> GrantKey {
+    GrantKey {
+        principal: Principal {
+            issuer: DEV_ISSUER.to_owned(),
+            subject: format!("bench-user-{i:08}"),
+        },
+        provider: "demo".to_owned(),
+    }
+}
+
+/// Grows the store to `count` grants with copies of the first one's row.
+async fn copy_first(url: &StoreUrl, count: u64) {
+    if count <= THROUGH_GRANTRY {
+        return;
+    }
+    match url {
+        StoreUrl::Postgres(text) => {
+            let pool = sqlx::PgPool::connect(text).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO grants (principal_iss, principal_sub, provider, tokens_sealed, \
+                 access_expires_at, scopes, version, created_at, updated_at, key_id, connection_id, \
+                 state, health, keepalive_at, used_at) \
+                 SELECT principal_iss, 'bench-user-' || lpad(g::text, 8, '0'), provider, tokens_sealed, \
+                 access_expires_at, scopes, version, created_at, updated_at, key_id, 'conn_copy_' || g, \
+                 state, health, keepalive_at, used_at \
+                 FROM grants, generate_series({THROUGH_GRANTRY}, {}) g \
+                 WHERE principal_sub = 'bench-user-00000000'",
+                count - 1
+            )))
+            .execute(&pool)
+            .await
+            .unwrap();
+            sqlx::query("ANALYZE grants").execute(&pool).await.unwrap();
+        }
+        StoreUrl::Redis(text) => {
+            let (_, mut conn) = grantry::store::redis_connection(text).await.unwrap();
+            let first: Vec<(String, String)> = redis::cmd("HGETALL")
+                .arg(format!("{PREFIX}grant:{{{}}}", user(0).tag()))
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            for from in (THROUGH_GRANTRY..count).step_by(1000) {
+                let mut pipe = redis::pipe();
+                for i in from..(from + 1000).min(count) {
+                    let key = format!("{PREFIX}grant:{{{}}}", user(i).tag());
+                    let mut fields = first.clone();
+                    for (name, value) in &mut fields {
+                        match name.as_str() {
+                            "principal_sub" => *value = format!("bench-user-{i:08}"),
+                            "connection_id" => *value = format!("conn_copy_{i}"),
+                            _ => {}
+                        }
+                    }
+                    pipe.cmd("HSET").arg(&key).arg(fields).ignore();
+                    pipe.cmd("ZADD")
+                        .arg(format!("{PREFIX}keepalive"))
+                        .arg(1)
+                        .arg(&key)
+                        .ignore();
+                }
+                pipe.query_async::<()>(&mut conn).await.unwrap();
+            }
+        }
+        StoreUrl::Sqlite(_) => panic!("keepalive_scan measures PostgreSQL and Redis"),
+    }
+}
+
+/// A Redis store starts empty: what an earlier run left under the prefix goes.
+async fn clear_redis_prefix(url: &StoreUrl) {
+    let StoreUrl::Redis(text) = url else { return };
+    let (_, mut conn) = grantry::store::redis_connection(text).await.unwrap();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(format!("{PREFIX}*"))
+            .arg("COUNT")
+            .arg(10_000)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        if !keys.is_empty() {
+            let _: i64 = redis::cmd("UNLINK")
+                .arg(keys)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        }
+        if next == 0 {
+            return;
+        }
+        cursor = next;
+    }
+}
+
 /// Every grant due now, as rows written before the keep-alive index are.
 async fn mark_all_due(url: &StoreUrl) {
     match url {
         StoreUrl::Postgres(text) => {
-            let pool = grantry::store::postgres_pool(text).await.unwrap();
+            // Not grantry's pool: its statements end after 5 s, and this one takes longer.
+            let pool = sqlx::PgPool::connect(text).await.unwrap();
             sqlx::query("UPDATE grants SET keepalive_at = 1")
                 .execute(&pool)
                 .await
@@ -176,11 +279,9 @@ async fn mark_all_due(url: &StoreUrl) {
 async fn store_work(url: &StoreUrl) -> f64 {
     match url {
         StoreUrl::Postgres(text) => {
+            // Every backend flushes its counts within 10 s of going idle.
+            tokio::time::sleep(Duration::from_secs(11)).await;
             let pool = grantry::store::postgres_pool(text).await.unwrap();
-            sqlx::query("SELECT pg_stat_force_next_flush()")
-                .execute(&pool)
-                .await
-                .unwrap();
             let (commits,): (i64,) = sqlx::query_as(
                 "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()",
             )

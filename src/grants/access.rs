@@ -80,9 +80,7 @@ impl TokenKeeper {
         if !grant.is_usable() {
             return Ok(signed_out(&grant));
         }
-        let grants = self.grants.clone();
-        let (touched, used_at) = (key.clone(), grant.used_at);
-        tokio::spawn(async move { grants.touch(&touched, used_at, unix_now()).await });
+        self.grants.record_use(key, grant.used_at, unix_now());
         if is_fresh(&grant) {
             return Ok(token(grant));
         }

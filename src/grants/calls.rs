@@ -71,21 +71,9 @@ impl TokenKeeper {
                     }
                 }
                 // Refused even after a refresh, or access denied to this account: a new
-                // sign-in is the way out, and the old grant must go (or a wait for a new one
-                // would end at once on it).
+                // sign-in is the way out.
                 Err(refused @ (ApiError::Unauthorized | ApiError::Forbidden)) => {
-                    tracing::warn!(provider = %provider.id, error = %refused, "the provider refused the grant; asking to connect again");
-                    let why = match refused {
-                        ApiError::Forbidden => ReauthReason::AccessWithdrawn,
-                        _ => ReauthReason::TokenRefused,
-                    };
-                    let Some(grant) = self.grants.get(key).await?.filter(|g| g.version == version)
-                    else {
-                        continue; // changed meanwhile: try the newer one
-                    };
-                    if let Access::SignInNeeded(why) =
-                        self.needs_reauth(provider, key, &grant, why).await?
-                    {
+                    if let Some(why) = self.refused(provider, key, version, &refused).await? {
                         return Ok(Called::SignInNeeded(why));
                     }
                 }
@@ -97,5 +85,29 @@ impl TokenKeeper {
         }
         tracing::warn!(provider = %provider.id, "the provider keeps refusing fresh tokens");
         Ok(Called::Unavailable(None))
+    }
+
+    /// The API refused the grant at `version` (401 after a refresh, or 403): it is marked
+    /// `needs_reauth` (or a wait for a new sign-in would end at once on it), and the reason
+    /// returned; `None` if it changed meanwhile (the newer one is to be tried).
+    async fn refused(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        version: i64,
+        refused: &ApiError,
+    ) -> Result<Option<Option<ReauthReason>>, StoreError> {
+        tracing::warn!(provider = %provider.id, error = %refused, "the provider refused the grant; asking to connect again");
+        let why = match refused {
+            ApiError::Forbidden => ReauthReason::AccessWithdrawn,
+            _ => ReauthReason::TokenRefused,
+        };
+        let Some(grant) = self.grants.get(key).await?.filter(|g| g.version == version) else {
+            return Ok(None);
+        };
+        Ok(match self.needs_reauth(provider, key, &grant, why).await? {
+            Access::SignInNeeded(why) => Some(why),
+            _ => None,
+        })
     }
 }

@@ -18,9 +18,9 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use super::access::{TokenKeeper, Trigger};
+use super::access::{Access, TokenKeeper, Trigger};
 use super::health::{self, State};
-use super::{Grant, GrantKey};
+use super::{Due, Reschedule};
 use crate::clock::unix_now;
 use crate::config::KeepAlive as Pace;
 use crate::providers::Provider;
@@ -30,8 +30,10 @@ use crate::store::StoreError;
 pub const SCHEDULER_LEASE: &str = "keepalive-scheduler";
 /// Grants read per page.
 const PAGE: usize = 256;
-/// The state gauges are counted every this many rounds (on Redis a count reads every grant).
-const COUNT_EVERY_ROUNDS: u64 = 10;
+/// The state gauges are counted at most this often, and at most a twentieth of the time (on
+/// Redis a count reads two fields of every grant: about 6 s for a million).
+const COUNT_EVERY: Duration = Duration::from_secs(300);
+const COUNT_SHARE: u32 = 20;
 
 /// What one round did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +54,8 @@ pub struct KeepAlive {
     providers: Arc<[Provider]>,
     pace: Pace,
     expiry_warning_secs: i64,
-    rounds: Arc<std::sync::atomic::AtomicU64>,
+    /// When the states may be counted next.
+    next_count: Arc<Mutex<Instant>>,
 }
 
 impl KeepAlive {
@@ -67,7 +70,7 @@ impl KeepAlive {
             providers: providers.into(),
             pace,
             expiry_warning_secs,
-            rounds: Arc::default(),
+            next_count: Arc::new(Mutex::new(Instant::now())),
         }
     }
 
@@ -108,102 +111,143 @@ impl KeepAlive {
         }
         let deadline = Instant::now() + self.pace.interval.max(Duration::from_secs(1));
         let report = self.work(deadline).await;
-        let round = self
-            .rounds
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if round.is_multiple_of(COUNT_EVERY_ROUNDS) {
-            self.count_states().await;
-        }
+        self.count_states_when_due().await;
         leases.release(SCHEDULER_LEASE, &holder).await?;
         report
     }
 
-    /// Looks after the grants due, a page at a time, until none is left or `deadline`.
+    /// Looks after the grants due, a page at a time (each page finished before the next is
+    /// read, so a page never holds grants still being looked after), until none is left or
+    /// `deadline`. A page's reschedules are written together. A grant whose turn failed is
+    /// skipped for the rest of the round; only those are remembered, so the round's memory
+    /// does not grow with the store.
     async fn work(&self, deadline: Instant) -> Result<RoundReport, StoreError> {
         let now = unix_now();
-        let at_once = Arc::new(Semaphore::new(self.pace.concurrency));
-        let pacer = Pacer::new(self.pace.rate_per_provider);
-        let mut seen = HashSet::new();
-        let mut report = RoundReport::default();
-        let mut under_way = tokio::task::JoinSet::new();
+        let turns = Turns {
+            at_once: Arc::new(Semaphore::new(self.pace.concurrency)),
+            pacer: Pacer::new(self.pace.rate_per_provider),
+        };
+        let mut round = Round::default();
         while Instant::now() < deadline {
             let page = self.tokens.grants.due_for_keepalive(now, PAGE).await?;
-            let fresh: Vec<GrantKey> = page
+            let todo: Vec<Due> = page
                 .into_iter()
-                .filter(|k| seen.insert(k.clone()))
+                .filter(|due| !round.skipped.contains(&due.key))
                 .collect();
-            if fresh.is_empty() {
+            if todo.is_empty() {
                 break;
             }
-            for key in fresh {
-                report.looked_at += 1;
-                let permit = at_once.clone().acquire_owned().await.expect("never closed");
-                let (this, pacer) = (self.clone(), pacer.clone());
-                under_way.spawn(async move {
-                    let _permit = permit;
-                    this.look_after(key, now, &pacer).await
-                });
-            }
+            round.report.looked_at += todo.len();
+            let moves = self.look_after_page(todo, now, &turns, &mut round).await;
+            self.tokens.grants.reschedule(&moves).await?;
         }
-        while let Some(done) = under_way.join_next().await {
-            match done {
-                Ok(Ok(Looked::Refreshed)) => report.refreshed += 1,
-                Ok(Ok(Looked::Warned)) => report.warned += 1,
-                Ok(Ok(Looked::Rescheduled)) => {}
-                Ok(Err(e)) => tracing::warn!(error = %e, "keep-alive of a grant failed"),
-                Err(e) => tracing::warn!(error = %e, "keep-alive task failed"),
-            }
-        }
-        Ok(report)
+        Ok(round.report)
     }
 
-    /// Refreshes one grant if it is due, warns of its hard expiry if that is near, or files it
-    /// for later.
-    async fn look_after(
+    /// Looks after one page's grants, `concurrency` at a time; returns the reschedules.
+    async fn look_after_page(
         &self,
-        key: GrantKey,
+        todo: Vec<Due>,
         now: i64,
-        pacer: &Pacer,
-    ) -> Result<Looked, StoreError> {
+        turns: &Turns,
+        round: &mut Round,
+    ) -> Vec<Reschedule> {
+        let mut under_way = tokio::task::JoinSet::new();
+        for due in todo {
+            let permit = turns
+                .at_once
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("never closed");
+            let (this, pacer) = (self.clone(), turns.pacer.clone());
+            under_way.spawn(async move {
+                let _permit = permit;
+                let looked = this.look_after(&due, now, &pacer).await;
+                (due.key, looked)
+            });
+        }
+        let mut moves = Vec::new();
+        while let Some(done) = under_way.join_next().await {
+            let Ok((key, looked)) = done else {
+                tracing::warn!("a keep-alive task failed");
+                continue;
+            };
+            match looked {
+                Ok(Looked::Refreshed) => round.report.refreshed += 1,
+                Ok(Looked::Warned) => round.report.warned += 1,
+                Ok(Looked::Later(at)) => moves.push(at),
+                Ok(Looked::Deferred) => {
+                    round.skipped.insert(key);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, grant = %key.tag(), "keep-alive of a grant failed");
+                    round.skipped.insert(key);
+                }
+            }
+        }
+        moves
+    }
+
+    /// Refreshes one grant if it is due, warns of its hard expiry if that is near, or says when
+    /// to look again; its tokens are opened only to act on them.
+    async fn look_after(&self, due: &Due, now: i64, pacer: &Pacer) -> Result<Looked, StoreError> {
         let grants = &self.tokens.grants;
-        let Some(grant) = grants.get(&key).await? else {
-            return Ok(Looked::Rescheduled);
-        };
+        let key = &due.key;
+        let never = |version| Looked::Later(Reschedule::never(key, version));
         let Some(provider) = self
             .providers
             .iter()
             .find(|p| p.id.as_str() == key.provider)
         else {
-            // No longer offered: nothing to keep alive.
-            grants.stop_keepalive(&key, &grant).await?;
-            return Ok(Looked::Rescheduled);
+            return Ok(never(due.version)); // no longer offered: nothing to keep alive
         };
-        if self.expiry_is_near(&grant, now) {
-            grants.note_expiring(&key, provider, &grant, now).await?;
-            return Ok(Looked::Warned); // looked at again next round, with the new version
+        let expiring = self.expiry_is_near(due, now);
+        if !expiring && !is_due(provider, due, now) {
+            return Ok(Looked::Later(grants.next_look(due, provider)));
         }
-        if !is_due(provider, &grant, now) {
-            grants.reschedule(&key, provider, &grant).await?;
-            return Ok(Looked::Rescheduled);
+        let Some(grant) = grants.get(key).await? else {
+            return Ok(Looked::Refreshed); // gone meanwhile: nothing left to do
+        };
+        if expiring {
+            grants.note_expiring(key, provider, &grant, now).await?;
+            return Ok(Looked::Warned); // its refresh, if due, comes with the next page
         }
         if grant.tokens.refresh_token.is_none() {
-            grants.stop_keepalive(&key, &grant).await?;
-            return Ok(Looked::Rescheduled);
+            return Ok(never(grant.version));
         }
         pacer.wait_turn(provider.id.as_str()).await;
-        self.tokens
-            .refresh(provider, &key, grant, Trigger::KeepAlive)
+        let refreshed = self
+            .tokens
+            .refresh(provider, key, grant, Trigger::KeepAlive)
             .await?;
-        Ok(Looked::Refreshed)
+        Ok(match refreshed {
+            // Its failure is recorded (with its next try) unless another replica's refresh
+            // was under way; either way, not again this round.
+            Access::Unavailable(_) => Looked::Deferred,
+            Access::Token { .. } | Access::SignInNeeded(_) => Looked::Refreshed,
+        })
     }
 
-    fn expiry_is_near(&self, grant: &Grant, now: i64) -> bool {
-        grant.state != State::NeedsReauth
-            && !grant.health.expiry_warned
-            && grant
+    fn expiry_is_near(&self, due: &Due, now: i64) -> bool {
+        due.state != State::NeedsReauth
+            && !due.health.expiry_warned
+            && due
                 .health
                 .hard_expires_at
                 .is_some_and(|at| at - self.expiry_warning_secs <= now)
+    }
+
+    /// Counts the states, if [`COUNT_EVERY`] passed since the last count and it took at most
+    /// a [`COUNT_SHARE`]th of the time since.
+    async fn count_states_when_due(&self) {
+        if Instant::now() < *self.next_count.lock().expect("count lock") {
+            return;
+        }
+        let started = Instant::now();
+        self.count_states().await;
+        let wait = COUNT_EVERY.max(started.elapsed() * COUNT_SHARE);
+        *self.next_count.lock().expect("count lock") = Instant::now() + wait;
     }
 
     /// Sets the connection gauges from the store's counts (every provider and state, so a
@@ -230,19 +274,37 @@ impl KeepAlive {
 
 /// What looking after one grant came to.
 enum Looked {
+    /// Refreshed (or found needing the user): its write set the next look.
     Refreshed,
     Warned,
-    Rescheduled,
+    /// Nothing to do yet: look again then.
+    Later(Reschedule),
+    /// Not done now (the provider or another replica's refresh): skipped for this round.
+    Deferred,
 }
 
-/// Whether `grant` needs its refresh now: a failing one once its backoff passed, an active
+/// What a round's pages share: the concurrency bound and the per-provider pace.
+struct Turns {
+    at_once: Arc<Semaphore>,
+    pacer: Pacer,
+}
+
+/// A round so far.
+#[derive(Default)]
+struct Round {
+    report: RoundReport,
+    skipped: HashSet<super::GrantKey>,
+}
+
+/// Whether `due` needs its refresh now: a failing one once its backoff passed, an active
 /// one once its idle window is three quarters gone.
-fn is_due(provider: &Provider, grant: &Grant, now: i64) -> bool {
-    match grant.state {
+fn is_due(provider: &Provider, due: &Due, now: i64) -> bool {
+    match due.state {
         State::NeedsReauth => false,
-        State::RefreshFailing => grant.health.retry_at <= now,
-        State::Active => health::refresh_due(provider, &grant.health, grant.updated_at)
-            .is_some_and(|due| due <= now),
+        State::RefreshFailing => due.health.retry_at <= now,
+        State::Active => {
+            health::refresh_due(provider, &due.health, due.updated_at).is_some_and(|at| at <= now)
+        }
     }
 }
 

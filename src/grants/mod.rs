@@ -35,7 +35,7 @@ pub use access::{Access, TokenKeeper};
 pub use calls::Called;
 pub use events::{EventBus, GrantEvents};
 pub use health::{Health, ReauthReason, State};
-pub use lifecycle::Lifecycle;
+pub use lifecycle::{Due, Lifecycle};
 
 /// Which grant: a principal's connection to one provider.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -93,6 +93,25 @@ pub struct GrantRow {
     pub used_at: i64,
 }
 
+/// A grant's next look by the keep-alive: `at` (0: never), if its row still has `version`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reschedule {
+    pub key: GrantKey,
+    pub version: i64,
+    pub at: i64,
+}
+
+impl Reschedule {
+    /// Off the keep-alive (no provider offers it any more, or no refresh token to keep alive).
+    pub fn never(key: &GrantKey, version: i64) -> Self {
+        Self {
+            key: key.clone(),
+            version,
+            at: 0,
+        }
+    }
+}
+
 /// How many grants each key seals.
 pub type KeyUsage = Vec<(String, i64)>;
 
@@ -127,8 +146,9 @@ pub trait GrantBackend: Send + Sync {
     ) -> Result<bool, StoreError>;
     /// Records a use at `at` (no new version: it changes no token and no state).
     async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError>;
-    /// Moves the keep-alive's next look to `at` while the row has `version` (no new version).
-    async fn reschedule(&self, key: &GrantKey, version: i64, at: i64) -> Result<(), StoreError>;
+    /// Moves the keep-alive's next look at each grant to its time while its row still has the
+    /// version given (no new version), in one write (a transaction, a pipeline).
+    async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError>;
     /// Up to `limit` rows the keep-alive should look at by `now`, the most overdue first.
     async fn due_for_keepalive(
         &self,

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
-use super::{GrantBackend, GrantKey, GrantRow, KeyUsage};
+use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule};
 use crate::outbox::Delivery;
 use crate::outbox::redis as outbox_redis;
 use crate::store::StoreError;
@@ -353,15 +353,24 @@ impl GrantBackend for RedisGrants {
         Ok(())
     }
 
-    async fn reschedule(&self, key: &GrantKey, version: i64, at: i64) -> Result<(), StoreError> {
+    async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError> {
+        if moves.is_empty() {
+            return Ok(());
+        }
+        // One round trip for the lot.
         let mut conn = self.conn.clone();
-        redis::Script::new(RESCHEDULE)
-            .key(self.key(key))
-            .key(self.keepalive_key())
-            .arg(version)
-            .arg(at)
-            .invoke_async::<i64>(&mut conn)
-            .await?;
+        let mut pipe = redis::pipe();
+        for m in moves {
+            pipe.cmd("EVAL")
+                .arg(RESCHEDULE)
+                .arg(2)
+                .arg(self.key(&m.key))
+                .arg(self.keepalive_key())
+                .arg(m.version)
+                .arg(m.at)
+                .ignore();
+        }
+        pipe.query_async::<()>(&mut conn).await?;
         Ok(())
     }
 
@@ -398,17 +407,39 @@ impl GrantBackend for RedisGrants {
 
     async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
         let mut counts = std::collections::BTreeMap::<(String, String), i64>::new();
-        self.scan_grants(
-            |_, h| {
-                let provider = h.get("provider").cloned().unwrap_or_default();
-                let state = h.get("state").cloned().unwrap_or_else(|| "active".into());
-                *counts.entry((provider, state)).or_default() += 1;
-                false
-            },
-            usize::MAX,
-        )
-        .await?;
-        Ok(counts.into_iter().map(|((p, s), n)| (p, s, n)).collect())
+        let mut conn = self.conn.clone();
+        let pattern = format!("{}grant:*", self.prefix);
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut conn)
+                .await?;
+            // Two fields of each, a page per round trip.
+            let mut page = redis::pipe();
+            for key in &keys {
+                page.cmd("HMGET").arg(key).arg("provider").arg("state");
+            }
+            let fields: Vec<(Option<String>, Option<String>)> = if keys.is_empty() {
+                Vec::new()
+            } else {
+                page.query_async(&mut conn).await?
+            };
+            for (provider, state) in fields {
+                if let Some(provider) = provider {
+                    let state = state.unwrap_or_else(|| "active".into());
+                    *counts.entry((provider, state)).or_default() += 1;
+                }
+            }
+            if next == 0 {
+                return Ok(counts.into_iter().map(|((p, s), n)| (p, s, n)).collect());
+            }
+            cursor = next;
+        }
     }
 
     async fn key_usage(&self) -> Result<KeyUsage, StoreError> {

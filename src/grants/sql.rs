@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, record::GrantRecord};
+use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule, record::GrantRecord};
 use crate::outbox::Delivery;
 use crate::outbox::sql::insert_deliveries;
 use crate::store::StoreError;
@@ -149,17 +149,22 @@ macro_rules! sql_grants {
                 Ok(())
             }
 
-            async fn reschedule(&self, key: &GrantKey, version: i64, at: i64) -> Result<(), StoreError> {
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "UPDATE grants SET keepalive_at = $5 WHERE {KEY} AND version = $4"
-                )))
-                .bind(&key.principal.issuer)
-                .bind(&key.principal.subject)
-                .bind(&key.provider)
-                .bind(version)
-                .bind(at)
-                .execute(&self.pool)
-                .await?;
+            async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError> {
+                // One commit for the lot: a page of the keep-alive is one disk flush, not 256.
+                let mut tx = self.pool.begin().await?;
+                for m in moves {
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "UPDATE grants SET keepalive_at = $5 WHERE {KEY} AND version = $4"
+                    )))
+                    .bind(&m.key.principal.issuer)
+                    .bind(&m.key.principal.subject)
+                    .bind(&m.key.provider)
+                    .bind(m.version)
+                    .bind(m.at)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
                 Ok(())
             }
 

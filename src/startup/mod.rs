@@ -50,16 +50,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
     } = offered_providers(&config, &sealer, &http).await?;
     let identity = Identity::start(&config, http.clone()).await?;
     let limiter = Limiter::start(stores.counters, config.limits.clone());
-    let lifecycle = Lifecycle {
-        endpoints: config
-            .lifecycle
-            .endpoints
-            .iter()
-            .map(|e| e.name.clone())
-            .collect(),
-        expiry_warning_secs: config.lifecycle.expiry_warning_secs,
-        wake: Arc::default(),
-    };
+    let lifecycle = lifecycle_writes(&config);
     let wake = lifecycle.wake.clone();
     let grants = Grants::new(
         stores.grants,
@@ -96,6 +87,21 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         upstream,
         config,
     }))
+}
+
+/// What the grants' lifecycle writes need from the settings: the endpoints events are queued
+/// for, and when to warn of a hard expiry.
+fn lifecycle_writes(config: &Config) -> Lifecycle {
+    Lifecycle {
+        endpoints: config
+            .lifecycle
+            .endpoints
+            .iter()
+            .map(|e| e.name.clone())
+            .collect(),
+        expiry_warning_secs: config.lifecycle.expiry_warning_secs,
+        wake: Arc::default(),
+    }
 }
 
 /// The store's backends, once the store is known to keep what it acknowledges.

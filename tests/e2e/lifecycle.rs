@@ -323,6 +323,11 @@ async fn a_hard_expiry_is_announced_once(store: &[String]) {
         listed[0]["expires_at"],
         events[1]["data"]["hard_expires_at"]
     );
+    assert!(
+        listed[0]["last_used"].is_string(),
+        "the connect's call used it: {listed:?}"
+    );
+    assert!(listed[0]["last_refreshed"].is_string(), "{listed:?}");
 }
 
 async fn a_stalled_endpoint_blocks_nothing(store: &[String]) {

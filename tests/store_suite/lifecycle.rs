@@ -2,10 +2,11 @@
 //! write (and a write that loses its compare-and-set writes none), a connection keeps its id
 //! through reconnects, and the keep-alive index holds exactly the grants due.
 
-use grantry::grants::{ReauthReason, State};
+use grantry::grants::{Due, GrantKey, Grants, ReauthReason, Reschedule, State};
 use grantry::outbox::Outcome;
 use grantry::providers::Provider;
 use grantry::startup::Stores;
+use grantry::store::StoreError;
 use serde_json::Value;
 
 use crate::for_each_backend;
@@ -17,6 +18,12 @@ fn idle_1000() -> Provider {
         refresh_idle_secs: Some(1000),
         ..demo()
     }
+}
+
+/// The keys of the grants the keep-alive would look at by `now`.
+async fn due_keys(grants: &Grants, now: i64, limit: usize) -> Result<Vec<GrantKey>, StoreError> {
+    let due = grants.due_for_keepalive(now, limit).await?;
+    Ok(due.into_iter().map(|d| d.key).collect())
 }
 
 /// Every event in the outbox, in the order a receiver gets them (claiming one at a time
@@ -188,13 +195,13 @@ async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
         .await
         .unwrap();
     // Refreshed at 75-85 % of the idle window after the sign-in.
-    assert!(grants.due_for_keepalive(849, 10).await.unwrap().is_empty());
+    assert!(due_keys(&grants, 849, 10).await.unwrap().is_empty());
     assert_eq!(
-        grants.due_for_keepalive(951, 10).await.unwrap(),
+        due_keys(&grants, 951, 10).await.unwrap(),
         std::slice::from_ref(&kept)
     );
     assert!(
-        grants.due_for_keepalive(i64::MAX / 2, 10).await.unwrap() == [kept.clone()],
+        due_keys(&grants, i64::MAX / 2, 10).await.unwrap() == [kept.clone()],
         "a provider without an idle window is never kept alive"
     );
     // A refresh moves the next look on by the window.
@@ -203,9 +210,9 @@ async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
         .store_refreshed(&kept, &provider, &g, &tokens("g2"), 900)
         .await
         .unwrap();
-    assert!(grants.due_for_keepalive(1649, 10).await.unwrap().is_empty());
+    assert!(due_keys(&grants, 1649, 10).await.unwrap().is_empty());
     assert_eq!(
-        grants.due_for_keepalive(1751, 10).await.unwrap(),
+        due_keys(&grants, 1751, 10).await.unwrap(),
         std::slice::from_ref(&kept)
     );
     // A connection that needs the user is off the keep-alive.
@@ -215,8 +222,7 @@ async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
         .await
         .unwrap();
     assert!(
-        grants
-            .due_for_keepalive(i64::MAX / 2, 10)
+        due_keys(&grants, i64::MAX / 2, 10)
             .await
             .unwrap()
             .is_empty()
@@ -227,16 +233,19 @@ async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
         .await
         .unwrap();
     let g = grants.get(&kept).await.unwrap().unwrap();
-    grants.stop_keepalive(&kept, &g).await.unwrap();
+    grants
+        .reschedule(&[Reschedule::never(&kept, g.version)])
+        .await
+        .unwrap();
     assert!(
-        grants
-            .due_for_keepalive(i64::MAX / 2, 10)
+        due_keys(&grants, i64::MAX / 2, 10)
             .await
             .unwrap()
             .is_empty()
     );
-    grants.reschedule(&kept, &provider, &g).await.unwrap();
-    assert_eq!(grants.due_for_keepalive(2851, 10).await.unwrap(), [kept]);
+    let next = grants.next_look(&Due::of(&kept, &g), &provider);
+    grants.reschedule(&[next]).await.unwrap();
+    assert_eq!(due_keys(&grants, 2851, 10).await.unwrap(), [kept]);
 }
 for_each_backend!(the_keepalive_index_holds_what_is_due);
 

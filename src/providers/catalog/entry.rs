@@ -172,12 +172,6 @@ pub(super) fn resolve(
             .map(|u| parse_url(id, field, &u, insecure_allowed))
             .transpose()
     };
-    let positive = |field: &str, value: Option<i64>| match value {
-        Some(secs) if secs <= 0 => Err(CatalogError(format!(
-            "providers.{id}.{field} must be a positive number of seconds"
-        ))),
-        other => Ok(other),
-    };
     let client_secret = client_secret(id, entry.client_secret_env, entry.client_secret, env)?;
     let iss_parameter_supported = entry.iss_parameter_supported.unwrap_or(false);
     if iss_parameter_supported && entry.issuer.is_none() {
@@ -212,10 +206,20 @@ pub(super) fn resolve(
         default_token_lifetime_secs: lifetime,
         refresh_rotates: entry.refresh_rotates.unwrap_or(true),
         refresh_grace_secs: entry.refresh_grace_secs.unwrap_or(0).max(0),
-        refresh_idle_secs: positive("refresh_idle_secs", entry.refresh_idle_secs)?,
-        refresh_max_secs: positive("refresh_max_secs", entry.refresh_max_secs)?,
+        refresh_idle_secs: positive(id, "refresh_idle_secs", entry.refresh_idle_secs)?,
+        refresh_max_secs: positive(id, "refresh_max_secs", entry.refresh_max_secs)?,
         adapter: entry.adapter.ok_or_else(|| need("adapter"))?,
     })
+}
+
+/// A lifetime in seconds, if given: more than zero.
+fn positive(id: &ProviderId, field: &str, value: Option<i64>) -> Result<Option<i64>, CatalogError> {
+    match value {
+        Some(secs) if secs <= 0 => Err(CatalogError(format!(
+            "providers.{id}.{field} must be a positive number of seconds"
+        ))),
+        other => Ok(other),
+    }
 }
 
 /// The client secret, from the environment variable the entry names or the entry itself:
