@@ -7,8 +7,9 @@
 //! server's key (`GRANTRY_KEYS`), as grantry seals them for an MCP caller; that keeps the
 //! MCP round out of this measurement (it has its own scenario).
 //!
-//! `browser_rounds BASE_URL CONNECTIONS SECONDS` prints one JSON line: rounds, failures and
-//! the p50/p99 of a whole round in microseconds. `SECONDS` 0 makes one sign-in and exits
+//! `browser_rounds BASE_URL CONNECTIONS SECONDS` prints one JSON line: rounds, failures, the
+//! p50/p99 of a whole round in microseconds, and of its callback request alone (the one that
+//! redeems the code and stores the grant). `SECONDS` 0 makes one sign-in and exits
 //! (non-zero if it failed): the benchmark uses it to connect the account before its
 //! grant-present scenarios.
 
@@ -52,11 +53,15 @@ async fn main() {
             let (base, sealer, stop) = (base.clone(), sealer.clone(), stop.clone());
             tokio::spawn(async move {
                 let mut times = Vec::new();
+                let mut callbacks = Vec::new();
                 let mut failures = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     let started = Instant::now();
                     match sign_in(&base, &sealer).await {
-                        Ok(()) => times.push(started.elapsed().as_micros() as u64),
+                        Ok(callback) => {
+                            times.push(started.elapsed().as_micros() as u64);
+                            callbacks.push(callback.as_micros() as u64);
+                        }
                         Err(why) => {
                             failures += 1;
                             if failures == 1 {
@@ -65,7 +70,7 @@ async fn main() {
                         }
                     }
                 }
-                (times, failures)
+                (times, callbacks, failures)
             })
         })
         .collect();
@@ -73,27 +78,32 @@ async fn main() {
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     stop.store(true, Ordering::Relaxed);
     let mut times = Vec::new();
+    let mut callbacks = Vec::new();
     let mut failures = 0;
     for worker in workers {
-        let (t, f) = worker.await.unwrap();
+        let (t, c, f) = worker.await.unwrap();
         times.extend(t);
+        callbacks.extend(c);
         failures += f;
     }
     let elapsed = started.elapsed();
     times.sort_unstable();
-    let percentile = |p: usize| times.get(times.len() * p / 100).copied().unwrap_or(0);
+    callbacks.sort_unstable();
+    let percentile = |of: &[u64], p: usize| of.get(of.len() * p / 100).copied().unwrap_or(0);
     println!(
-        r#"{{"requests":{},"duration_us":{},"p50_us":{},"p99_us":{},"status_errors":{},"socket_errors":0}}"#,
+        r#"{{"requests":{},"duration_us":{},"p50_us":{},"p99_us":{},"callback_p50_us":{},"callback_p99_us":{},"status_errors":{},"socket_errors":0}}"#,
         times.len(),
         elapsed.as_micros(),
-        percentile(50),
-        percentile(99),
+        percentile(&times, 50),
+        percentile(&times, 99),
+        percentile(&callbacks, 50),
+        percentile(&callbacks, 99),
         failures
     );
 }
 
-/// One whole sign-in in a fresh browser (its own cookies).
-async fn sign_in(base: &str, sealer: &Sealer) -> Result<(), String> {
+/// One whole sign-in in a fresh browser (its own cookies); how long its callback took.
+async fn sign_in(base: &str, sealer: &Sealer) -> Result<Duration, String> {
     let browser = reqwest::Client::builder()
         .cookie_store(true)
         .redirect(Policy::none())
@@ -115,13 +125,14 @@ async fn sign_in(base: &str, sealer: &Sealer) -> Result<(), String> {
         Some(("decision", "approve")),
     )
     .await?;
+    let called = Instant::now();
     let response = browser
         .get(&callback)
         .send()
         .await
         .map_err(|e| e.to_string())?;
     match response.status() {
-        StatusCode::SEE_OTHER => Ok(()),
+        StatusCode::SEE_OTHER => Ok(called.elapsed()),
         other => Err(format!("callback answered {other}")),
     }
 }

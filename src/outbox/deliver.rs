@@ -21,6 +21,8 @@ const BATCH: usize = 32;
 const AT_ONCE: usize = 8;
 /// Between rounds when nothing was due: another replica's write wakes this one only by then.
 const POLL: Duration = Duration::from_secs(1);
+/// How long a woken deliverer waits before it claims.
+const AFTER_WAKE: Duration = Duration::from_millis(50);
 /// Between measurements of the outbox's depth.
 const MEASURE_EVERY: Duration = Duration::from_secs(15);
 
@@ -84,8 +86,14 @@ impl Deliverer {
                         0
                     }
                 };
-                if worked < BATCH {
-                    let _ = tokio::time::timeout(POLL, self.wake.notified()).await;
+                if worked < BATCH
+                    && tokio::time::timeout(POLL, self.wake.notified())
+                        .await
+                        .is_ok()
+                {
+                    // Woken by a write: let the request that wrote it answer first, and let
+                    // events written together be claimed together.
+                    tokio::time::sleep(AFTER_WAKE).await;
                 }
             }
         });

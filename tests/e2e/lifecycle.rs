@@ -407,61 +407,6 @@ async fn the_keepalive_refreshes_each_window_once(store: &[String]) {
     );
 }
 
-/// Runs a lifecycle test on SQLite, PostgreSQL and Redis.
-macro_rules! on_every_store {
-    ($name:ident) => {
-        mod $name {
-            use crate::support::servers;
-
-            #[tokio::test]
-            async fn sqlite() {
-                super::$name(&[]).await;
-            }
-
-            #[tokio::test]
-            async fn postgres() {
-                let Some((args, _guard)) = servers::postgres_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
-
-            #[tokio::test]
-            async fn redis() {
-                let Some((args, _guard)) = servers::redis_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
-        }
-    };
-}
-
-/// Runs a test of several replicas on the shared stores.
-macro_rules! on_shared_stores {
-    ($name:ident) => {
-        mod $name {
-            use crate::support::servers;
-
-            #[tokio::test]
-            async fn postgres() {
-                let Some((args, _guard)) = servers::postgres_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
-
-            #[tokio::test]
-            async fn redis() {
-                let Some((args, _guard)) = servers::redis_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
-        }
-    };
-}
-
 on_every_store!(a_revoked_connection_asks_to_reconnect_and_says_so);
 on_every_store!(an_endpoint_failing_once_gets_the_event_next_time);
 on_every_store!(an_endpoint_down_past_the_retries_is_parked_then_retried);

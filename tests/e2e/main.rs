@@ -5,6 +5,7 @@
 // here is anyone's API.
 #![allow(clippy::unwrap_used, unreachable_pub)]
 
+#[macro_use]
 mod support;
 
 mod adapters;

@@ -129,30 +129,6 @@ async fn a_refresh_that_times_out_is_not_retried_blindly(store: &[String]) {
     assert_eq!(fake.counters.family_revocations.load(Ordering::SeqCst), 0);
 }
 
-macro_rules! on_shared_stores {
-    ($name:ident) => {
-        mod $name {
-            use crate::support::servers;
-
-            #[tokio::test]
-            async fn postgres() {
-                let Some((args, _guard)) = servers::postgres_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
-
-            #[tokio::test]
-            async fn redis() {
-                let Some((args, _guard)) = servers::redis_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
-        }
-    };
-}
-
 on_shared_stores!(one_refresh_for_a_hundred_concurrent_calls);
 on_shared_stores!(invalid_grant_asks_for_a_new_sign_in);
 on_shared_stores!(a_refresh_that_times_out_is_not_retried_blindly);

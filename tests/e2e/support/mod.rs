@@ -1,6 +1,8 @@
 //! Test support: the real grantry binary on a loopback port, an MCP client speaking raw
 //! 2026-07-28 JSON over HTTP, and a scripted browser.
 
+#[macro_use]
+mod stores;
 pub mod balancer;
 pub mod browser;
 pub mod fake_providers;

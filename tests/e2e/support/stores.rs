@@ -1,0 +1,59 @@
+//! Running one test body against each store: a test per store, each with that store's
+//! `--store` arguments (none for SQLite, the default), skipped with a note where a server is
+//! missing outside CI.
+
+/// Runs `$name(store_args)` as one test per store: SQLite, PostgreSQL and Redis.
+macro_rules! on_every_store {
+    ($name:ident) => {
+        mod $name {
+            use crate::support::servers;
+
+            #[tokio::test]
+            async fn sqlite() {
+                super::$name(&[]).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                let Some((args, _guard)) = servers::postgres_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+
+            #[tokio::test]
+            async fn redis() {
+                let Some((args, _guard)) = servers::redis_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+        }
+    };
+}
+
+/// Runs `$name(store_args)` as one test per shared store (PostgreSQL, Redis): for tests of
+/// several replicas.
+macro_rules! on_shared_stores {
+    ($name:ident) => {
+        mod $name {
+            use crate::support::servers;
+
+            #[tokio::test]
+            async fn postgres() {
+                let Some((args, _guard)) = servers::postgres_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+
+            #[tokio::test]
+            async fn redis() {
+                let Some((args, _guard)) = servers::redis_store().await else {
+                    return;
+                };
+                super::$name(&args).await;
+            }
+        }
+    };
+}
