@@ -232,7 +232,7 @@ pub struct ServeArgs {
     pub max_connections_per_address: usize,
     /// Webhook endpoints for connection lifecycle events, comma-separated NAME=URL (https, or
     /// http to a loopback address). Each endpoint's Standard Webhooks secret (`whsec_…`; two,
-    /// space-separated, while rotating) is read from GRANTRY_WEBHOOK_SECRET_<NAME> only
+    /// space-separated, while rotating) is read from GRANTRY_WEBHOOK_SECRET_{NAME} only
     /// [default: none: no events are queued].
     #[arg(long, env = "GRANTRY_WEBHOOK_URL", value_name = "NAME=URL")]
     pub webhook_url: Option<CommaList<EndpointTarget>>,

@@ -17,7 +17,7 @@ pub struct RedisGrants {
 }
 
 /// Writes the row's fields (ARGV 1-15; `used_at`, the 15th, only when given) and files the
-/// grant in the keep-alive index (KEYS[2]) by `keepalive_at`.
+/// grant in the keep-alive index (`KEYS[2]`) by `keepalive_at`.
 const WRITE_ROW: &str = r"
 local function write_row(version)
   redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[2],
@@ -36,13 +36,13 @@ local old = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 write_row(math.max(old + 1, tonumber(ARGV[4])))
 ";
 
-/// Replaces the row (and adds its events) only while it has the expected version (ARGV[16]).
+/// Replaces the row (and adds its events) only while it has the expected version (`ARGV[16]`).
 const COMPARE_AND_SET: &str = r"
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[16] then return 0 end
 write_row(ARGV[4])
 ";
 
-/// Deletes the row (and adds its events) only while it has the expected version (ARGV[1]).
+/// Deletes the row (and adds its events) only while it has the expected version (`ARGV[1]`).
 const DELETE_IF_VERSION: &str = r"
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
@@ -118,8 +118,8 @@ impl RedisGrants {
         format!("{}keepalive", self.prefix)
     }
 
-    /// A script over the grant `key` (KEYS[1]), the keep-alive index (KEYS[2]), the outbox's
-    /// due set (KEYS[3]) and the outbox lists of `events` (KEYS[4…]); `body` ends by adding
+    /// A script over the grant `key` (`KEYS[1]`), the keep-alive index (`KEYS[2]`), the outbox's
+    /// due set (`KEYS[3]`) and the outbox lists of `events` (`KEYS[4…]`); `body` ends by adding
     /// the events (ARGV from `records_from`) and returning 1, unless it returned earlier.
     fn with_events<'a>(
         &self,

@@ -78,8 +78,8 @@ end
 return 1
 ";
 
-/// Moves records from KEYS[1] (parked or log) back to the pending list KEYS[2]: those whose
-/// event id is ARGV[2] ('' for all) and, from a log, delivered at or after ARGV[3]. Parked
+/// Moves records from `KEYS[1]` (parked or log) back to the pending list `KEYS[2]`: those whose
+/// event id is `ARGV[2]` ('' for all) and, from a log, delivered at or after `ARGV[3]`. Parked
 /// records go first (they are older than what waits), replayed ones last.
 const REQUEUE: &str = r"
 local moved = {}
