@@ -101,6 +101,8 @@ async fn main() {
     let counting = Instant::now();
     grants.count_by_state().await.unwrap();
     let state_count_ms = counting.elapsed().as_secs_f64() * 1000.0;
+    // A shared Redis is left as it was found (PostgreSQL: the harness drops the database).
+    clear_redis_prefix(&url).await;
     println!(
         "{{\"store\":\"{}\",\"grants\":{count},\"seeded_seconds\":{seeded_secs:.0},\"looked_at\":{looked_at},\
          \"seconds\":{seconds:.1},\"per_second\":{:.0},\"rss_kib_before\":{rss_before},\
