@@ -19,8 +19,9 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::access::{Access, TokenKeeper, Trigger};
+use super::health::Health;
 use super::health::{self, State};
-use super::{Due, Reschedule};
+use super::{Grant, GrantKey, Grants, Reschedule};
 use crate::clock::unix_now;
 use crate::config::KeepAlive as Pace;
 use crate::providers::Provider;
@@ -34,6 +35,73 @@ const PAGE: usize = 256;
 /// Redis a count reads two fields of every grant: about 6 s for a million).
 const COUNT_EVERY: Duration = Duration::from_secs(300);
 const COUNT_SHARE: u32 = 20;
+
+/// A grant due for the keep-alive, as its row says: enough to decide, without its tokens,
+/// whether it needs a refresh or a warning, or only a later look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Due {
+    pub key: GrantKey,
+    pub version: i64,
+    pub state: State,
+    pub health: Health,
+    /// The last write of its tokens.
+    pub updated_at: i64,
+}
+
+impl Due {
+    /// The bookkeeping of an opened grant.
+    pub fn of(key: &GrantKey, grant: &Grant) -> Self {
+        Self {
+            key: key.clone(),
+            version: grant.version,
+            state: grant.state,
+            health: grant.health.clone(),
+            updated_at: grant.updated_at,
+        }
+    }
+}
+
+impl Grants {
+    /// When the keep-alive should next look at a grant it found not yet due.
+    pub fn next_look(&self, due: &Due, provider: &Provider) -> Reschedule {
+        Reschedule {
+            key: due.key.clone(),
+            version: due.version,
+            at: health::next_look(
+                provider,
+                due.state,
+                &due.health,
+                due.updated_at,
+                self.lifecycle.expiry_warning_secs,
+            ),
+        }
+    }
+
+    /// Moves the keep-alive's next looks, in one write.
+    pub async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError> {
+        self.backend.reschedule(moves).await
+    }
+
+    /// Up to `limit` grants the keep-alive should look at by `now`, the most overdue first,
+    /// as their rows say (the tokens stay sealed: most looks need none).
+    pub async fn due_for_keepalive(&self, now: i64, limit: usize) -> Result<Vec<Due>, StoreError> {
+        let rows = self.backend.due_for_keepalive(now, limit).await?;
+        rows.into_iter()
+            .map(|(key, row)| {
+                let state = State::parse(&row.state).ok_or_else(|| {
+                    StoreError::Corrupt(format!("grant {}: state `{}`", key.tag(), row.state))
+                })?;
+                Ok(Due {
+                    version: row.version,
+                    state,
+                    health: Health::from_json(&row.health),
+                    updated_at: row.updated_at,
+                    key,
+                })
+            })
+            .collect()
+    }
+}
 
 /// What one round did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::health::{self, Health, ReauthReason, State};
-use super::{Grant, GrantKey, GrantRow, Grants, Reschedule};
+use super::{Grant, GrantKey, GrantRow, Grants};
 use crate::config::webhooks::EndpointName;
 use crate::outbox::{Delivery, Event, rfc3339};
 use crate::providers::Provider;
@@ -59,31 +59,6 @@ const TOUCH_EVERY_SECS: i64 = 300;
 /// The first retry of a failing refresh, doubled per failure up to [`RETRY_AT_MOST_SECS`].
 const RETRY_FIRST_SECS: i64 = 60;
 const RETRY_AT_MOST_SECS: i64 = 6 * 3600;
-
-/// A grant due for the keep-alive, as its row says: enough to decide, without its tokens,
-/// whether it needs a refresh or a warning, or only a later look.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Due {
-    pub key: GrantKey,
-    pub version: i64,
-    pub state: State,
-    pub health: Health,
-    /// The last write of its tokens.
-    pub updated_at: i64,
-}
-
-impl Due {
-    /// The bookkeeping of an opened grant.
-    pub fn of(key: &GrantKey, grant: &Grant) -> Self {
-        Self {
-            key: key.clone(),
-            version: grant.version,
-            state: grant.state,
-            health: grant.health.clone(),
-            updated_at: grant.updated_at,
-        }
-    }
-}
 
 /// What a lifecycle write changes.
 struct Change<'a> {
@@ -280,26 +255,6 @@ impl Grants {
         Ok(done)
     }
 
-    /// When the keep-alive should next look at a grant it found not yet due.
-    pub fn next_look(&self, due: &Due, provider: &Provider) -> Reschedule {
-        Reschedule {
-            key: due.key.clone(),
-            version: due.version,
-            at: health::next_look(
-                provider,
-                due.state,
-                &due.health,
-                due.updated_at,
-                self.lifecycle.expiry_warning_secs,
-            ),
-        }
-    }
-
-    /// Moves the keep-alive's next looks, in one write.
-    pub async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError> {
-        self.backend.reschedule(moves).await
-    }
-
     /// Records, in the background, that a tool used the grant last used at `used_at` (at
     /// most every few minutes: most calls write nothing).
     pub fn record_use(&self, key: &GrantKey, used_at: i64, now: i64) {
@@ -312,26 +267,6 @@ impl Grants {
                 tracing::debug!(error = %e, grant = %key.tag(), "recording a use failed");
             }
         });
-    }
-
-    /// Up to `limit` grants the keep-alive should look at by `now`, the most overdue first,
-    /// as their rows say (the tokens stay sealed: most looks need none).
-    pub async fn due_for_keepalive(&self, now: i64, limit: usize) -> Result<Vec<Due>, StoreError> {
-        let rows = self.backend.due_for_keepalive(now, limit).await?;
-        rows.into_iter()
-            .map(|(key, row)| {
-                let state = State::parse(&row.state).ok_or_else(|| {
-                    StoreError::Corrupt(format!("grant {}: state `{}`", key.tag(), row.state))
-                })?;
-                Ok(Due {
-                    version: row.version,
-                    state,
-                    health: Health::from_json(&row.health),
-                    updated_at: row.updated_at,
-                    key,
-                })
-            })
-            .collect()
     }
 
     /// How many grants each (provider, state) has.

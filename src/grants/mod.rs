@@ -35,7 +35,8 @@ pub use access::{Access, TokenKeeper};
 pub use calls::Called;
 pub use events::{EventBus, GrantEvents};
 pub use health::{Health, ReauthReason, State};
-pub use lifecycle::{Due, Lifecycle};
+pub use keepalive::Due;
+pub use lifecycle::Lifecycle;
 
 /// Which grant: a principal's connection to one provider.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
