@@ -61,16 +61,16 @@ def free_port():
 
 
 class Server:
-    """A process pinned to the server core, with its cold start measured."""
+    """A process pinned to a core (the server's unless told), with its cold start measured."""
 
-    def __init__(self, name, argv, env=None, log=None, ready_path=None):
+    def __init__(self, name, argv, env=None, log=None, ready_path=None, core=SERVER_CORE):
         self.name = name
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         argv = [a.replace("{port}", str(self.port)) for a in argv]
         self.log = open(log or os.devnull, "wb")
         started = time.perf_counter()
-        self.proc = subprocess.Popen(["taskset", "-c", SERVER_CORE] + argv,
+        self.proc = subprocess.Popen(["taskset", "-c", core] + argv,
                                      env=dict(os.environ, **(env or {})),
                                      stdout=self.log, stderr=subprocess.STDOUT)
         self.cold_start_ms = (self.wait_for_path(ready_path, started) if ready_path

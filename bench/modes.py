@@ -149,9 +149,10 @@ def outbox(args, work, servers):
     """Whole sign-ins per second with the outbox on (one webhook endpoint: each callback writes
     `connection.created` in the grant's transaction, and a deliverer posts it) against the same
     build with no endpoint (no event written), on each store, in alternating rounds."""
-    # The endpoint: the bare axum server, answering 200 to every POST on /mcp.
-    # The endpoint: the bare axum server, which answers 200 to a POST on /mcp.
-    receiver = Server("receiver", [binary("bare_axum", example=True), "127.0.0.1:{port}"])
+    # The endpoint: the bare axum server, which answers 200 to a POST on /mcp. It stands for
+    # the operator's own server, another machine: it runs beside the load, not on grantry's core.
+    receiver = Server("receiver", [binary("bare_axum", example=True), "127.0.0.1:{port}"],
+                      core=LOAD_CORE)
     servers.append(receiver)
     connections = args.connections[0]
     rows = []

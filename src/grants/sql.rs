@@ -1,12 +1,13 @@
 //! Grant rows in the SQL stores (SQLite and PostgreSQL): one implementation, written once for
 //! both dialects (`$N` placeholders work in each), expanded per pool type. A write that
-//! carries lifecycle events adds them to the outbox in the same transaction.
+//! carries lifecycle events adds them to the outbox atomically with it
+//! ([`write_with_events`]).
 
 use async_trait::async_trait;
 
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule, record::GrantRecord};
 use crate::outbox::Delivery;
-use crate::outbox::sql::insert_deliveries;
+use crate::outbox::sql::write_with_events;
 use crate::store::StoreError;
 
 /// The columns of a [`GrantRow`], in its order.
@@ -15,7 +16,7 @@ const ROW: &str = "tokens_sealed, access_expires_at, scopes, version, created_at
 const KEY: &str = "principal_iss = $1 AND principal_sub = $2 AND provider = $3";
 
 macro_rules! sql_grants {
-    ($(#[$doc:meta])* $name:ident, $pool:ty) => {
+    ($(#[$doc:meta])* $name:ident, $pool:ty, $dialect:ident) => {
         crate::store::pool_backend!($(#[$doc])* $name, $pool);
 
         #[async_trait]
@@ -33,7 +34,7 @@ macro_rules! sql_grants {
             }
 
             async fn upsert(&self, key: &GrantKey, row: &GrantRow, events: &[Delivery]) -> Result<(), StoreError> {
-                let write = sqlx::query(sqlx::AssertSqlSafe(format!(
+                let sql = format!(
                     "INSERT INTO grants (principal_iss, principal_sub, provider, {ROW}) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
                      ON CONFLICT (principal_iss, principal_sub, provider) DO UPDATE SET \
@@ -44,31 +45,24 @@ macro_rules! sql_grants {
                      key_id = excluded.key_id, connection_id = excluded.connection_id, \
                      state = excluded.state, health = excluded.health, \
                      keepalive_at = excluded.keepalive_at, used_at = excluded.used_at"
-                )))
-                .bind(&key.principal.issuer)
-                .bind(&key.principal.subject)
-                .bind(&key.provider)
-                .bind(&row.tokens_sealed)
-                .bind(row.access_expires_at)
-                .bind(&row.scopes)
-                .bind(row.version)
-                .bind(row.created_at)
-                .bind(row.updated_at)
-                .bind(&row.key_id)
-                .bind(&row.connection_id)
-                .bind(&row.state)
-                .bind(&row.health)
-                .bind(row.keepalive_at)
-                .bind(row.used_at);
-                // No event (no endpoint configured, a refresh): one statement, no transaction.
-                if events.is_empty() {
-                    write.execute(&self.pool).await?;
-                    return Ok(());
-                }
-                let mut tx = self.pool.begin().await?;
-                write.execute(&mut *tx).await?;
-                insert_deliveries!(tx, events);
-                tx.commit().await?;
+                );
+                // An upsert always writes its row (and so its events).
+                let _written: bool = write_with_events!($dialect, self, sql, 15, events, |q| q
+                    .bind(&key.principal.issuer)
+                    .bind(&key.principal.subject)
+                    .bind(&key.provider)
+                    .bind(&row.tokens_sealed)
+                    .bind(row.access_expires_at)
+                    .bind(&row.scopes)
+                    .bind(row.version)
+                    .bind(row.created_at)
+                    .bind(row.updated_at)
+                    .bind(&row.key_id)
+                    .bind(&row.connection_id)
+                    .bind(&row.state)
+                    .bind(&row.health)
+                    .bind(row.keepalive_at)
+                    .bind(row.used_at));
                 Ok(())
             }
 
@@ -79,36 +73,27 @@ macro_rules! sql_grants {
                 row: &GrantRow,
                 events: &[Delivery],
             ) -> Result<bool, StoreError> {
-                let write = sqlx::query(sqlx::AssertSqlSafe(format!(
+                let sql = format!(
                     "UPDATE grants SET tokens_sealed = $4, access_expires_at = $5, scopes = $6, \
                      version = $7, updated_at = $8, key_id = $10, connection_id = $11, state = $12, \
                      health = $13, keepalive_at = $14 \
                      WHERE {KEY} AND version = $9"
-                )))
-                .bind(&key.principal.issuer)
-                .bind(&key.principal.subject)
-                .bind(&key.provider)
-                .bind(&row.tokens_sealed)
-                .bind(row.access_expires_at)
-                .bind(&row.scopes)
-                .bind(row.version)
-                .bind(row.updated_at)
-                .bind(expected_version)
-                .bind(&row.key_id)
-                .bind(&row.connection_id)
-                .bind(&row.state)
-                .bind(&row.health)
-                .bind(row.keepalive_at);
-                if events.is_empty() {
-                    return Ok(write.execute(&self.pool).await?.rows_affected() == 1);
-                }
-                let mut tx = self.pool.begin().await?;
-                if write.execute(&mut *tx).await?.rows_affected() != 1 {
-                    return Ok(false); // the transaction rolls back on drop: no event either
-                }
-                insert_deliveries!(tx, events);
-                tx.commit().await?;
-                Ok(true)
+                );
+                Ok(write_with_events!($dialect, self, sql, 14, events, |q| q
+                    .bind(&key.principal.issuer)
+                    .bind(&key.principal.subject)
+                    .bind(&key.provider)
+                    .bind(&row.tokens_sealed)
+                    .bind(row.access_expires_at)
+                    .bind(&row.scopes)
+                    .bind(row.version)
+                    .bind(row.updated_at)
+                    .bind(expected_version)
+                    .bind(&row.key_id)
+                    .bind(&row.connection_id)
+                    .bind(&row.state)
+                    .bind(&row.health)
+                    .bind(row.keepalive_at)))
             }
 
             async fn delete_if_version(
@@ -117,23 +102,12 @@ macro_rules! sql_grants {
                 version: i64,
                 events: &[Delivery],
             ) -> Result<bool, StoreError> {
-                let write = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DELETE FROM grants WHERE {KEY} AND version = $4"
-                )))
-                .bind(&key.principal.issuer)
-                .bind(&key.principal.subject)
-                .bind(&key.provider)
-                .bind(version);
-                if events.is_empty() {
-                    return Ok(write.execute(&self.pool).await?.rows_affected() == 1);
-                }
-                let mut tx = self.pool.begin().await?;
-                if write.execute(&mut *tx).await?.rows_affected() != 1 {
-                    return Ok(false);
-                }
-                insert_deliveries!(tx, events);
-                tx.commit().await?;
-                Ok(true)
+                let sql = format!("DELETE FROM grants WHERE {KEY} AND version = $4");
+                Ok(write_with_events!($dialect, self, sql, 4, events, |q| q
+                    .bind(&key.principal.issuer)
+                    .bind(&key.principal.subject)
+                    .bind(&key.provider)
+                    .bind(version)))
             }
 
             async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError> {
@@ -222,10 +196,12 @@ macro_rules! sql_grants {
 sql_grants!(
     /// Grant rows in SQLite.
     SqliteGrants,
-    sqlx::SqlitePool
+    sqlx::SqlitePool,
+    sqlite
 );
 sql_grants!(
     /// Grant rows in PostgreSQL.
     PostgresGrants,
-    sqlx::PgPool
+    sqlx::PgPool,
+    postgres
 );

@@ -86,7 +86,9 @@ impl Deliverer {
                         0
                     }
                 };
-                if worked < BATCH
+                // A round that did work is followed at once: what it claimed may have been
+                // the head of a connection's queue, whose next event is due now.
+                if worked == 0
                     && tokio::time::timeout(POLL, self.wake.notified())
                         .await
                         .is_ok()

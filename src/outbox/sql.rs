@@ -1,35 +1,111 @@
 //! The outbox in the SQL stores (SQLite and PostgreSQL): the `webhook_outbox` table, written
-//! once for both dialects. Grant writes add rows in their own transaction
-//! ([`insert_deliveries`]); a claim is one `UPDATE … RETURNING` whose condition is checked
+//! once for both dialects. Grant writes add rows atomically with themselves
+//! ([`write_with_events`]); a claim is one `UPDATE … RETURNING` whose condition is checked
 //! again on each row it locks, so two replicas never claim the same row. Claims and outcomes
-//! do not wait for the disk on PostgreSQL ([`RELAXED_COMMIT`]).
+//! do not wait for the disk on PostgreSQL ([`crate::store::postgres_relaxed_pool`]): one
+//! lost in a crash only means an attempt made again, with the same webhook-id, which
+//! delivery at least once allows. The event itself is written with its grant, durably.
 
 use async_trait::async_trait;
 
 use super::{Claimed, Delivery, Depth, Filter, Handle, OutboxBackend, Outcome, Status};
 use crate::store::StoreError;
 
-/// Adds `$deliveries` (a `&[Delivery]`) to the outbox inside the transaction `$tx`.
-macro_rules! insert_deliveries {
-    ($tx:expr, $deliveries:expr) => {
-        for d in $deliveries {
-            sqlx::query(
-                "INSERT INTO webhook_outbox (event_id, endpoint, connection, event_type, body, \
-                 created_at, status, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7)",
-            )
-            .bind(&d.event_id)
-            .bind(&d.endpoint)
-            .bind(&d.connection)
-            .bind(&d.event_type)
-            .bind(&d.body)
-            .bind(d.created_at)
-            .bind(d.next_attempt_at)
-            .execute(&mut *$tx)
-            .await?;
+/// Runs a grant write and adds `$events` (a `&[Delivery]`) to the outbox with it, atomically,
+/// only if the write touched its row; evaluates to whether it did. `$sql` is the write's text
+/// with `$params` parameters, `|q| …` binds them to the query `q`.
+///
+/// - `postgres`: one statement (the write in a data-modifying `WITH`, the outbox rows from
+///   arrays), so a sign-in's callback makes one round trip, as it does with no endpoint.
+/// - `sqlite`: a transaction (the store is in the process: there is no round trip to save).
+macro_rules! write_with_events {
+    (postgres, $self:ident, $sql:expr, $params:expr, $events:expr, |$q:ident| $bind:expr) => {{
+        let events: &[$crate::outbox::Delivery] = $events;
+        let statement = if events.is_empty() {
+            $sql
+        } else {
+            $crate::outbox::sql::with_outbox_rows(&$sql, $params)
+        };
+        let $q = sqlx::query(sqlx::AssertSqlSafe(statement));
+        let mut query = $bind;
+        if !events.is_empty() {
+            let column = |f: fn(&$crate::outbox::Delivery) -> &str| {
+                events.iter().map(f).collect::<Vec<&str>>()
+            };
+            query = query
+                .bind(column(|d| d.event_id.as_str()))
+                .bind(column(|d| d.endpoint.as_str()))
+                .bind(column(|d| d.connection.as_str()))
+                .bind(column(|d| d.event_type.as_str()))
+                .bind(column(|d| d.body.as_str()))
+                .bind(events.iter().map(|d| d.created_at).collect::<Vec<i64>>())
+                .bind(
+                    events
+                        .iter()
+                        .map(|d| d.next_attempt_at)
+                        .collect::<Vec<i64>>(),
+                );
         }
-    };
+        // With events the count is the outbox rows': there are some only if the write was.
+        query.execute(&$self.pool).await?.rows_affected() > 0
+    }};
+    (sqlite, $self:ident, $sql:expr, $params:expr, $events:expr, |$q:ident| $bind:expr) => {{
+        let events: &[$crate::outbox::Delivery] = $events;
+        let $q = sqlx::query(sqlx::AssertSqlSafe($sql));
+        let write = $bind;
+        if events.is_empty() {
+            write.execute(&$self.pool).await?.rows_affected() > 0
+        } else {
+            let mut tx = $self.pool.begin().await?;
+            // No row touched: the transaction rolls back on drop, and adds no event either.
+            if write.execute(&mut *tx).await?.rows_affected() == 0 {
+                false
+            } else {
+                for d in events {
+                    sqlx::query(
+                        "INSERT INTO webhook_outbox (event_id, endpoint, connection, event_type, \
+                         body, created_at, status, next_attempt_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7)",
+                    )
+                    .bind(&d.event_id)
+                    .bind(&d.endpoint)
+                    .bind(&d.connection)
+                    .bind(&d.event_type)
+                    .bind(&d.body)
+                    .bind(d.created_at)
+                    .bind(d.next_attempt_at)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+                true
+            }
+        }
+    }};
 }
-pub(crate) use insert_deliveries;
+pub(crate) use write_with_events;
+
+/// PostgreSQL: the grant statement `write` (with `params` parameters) wrapped so the same
+/// statement inserts its events' outbox rows, from seven arrays bound after its own
+/// parameters, if and only if it touched a row. A data-modifying `WITH` always runs to the
+/// end, and the whole statement is one transaction.
+pub fn with_outbox_rows(write: &str, params: usize) -> String {
+    let [a, b, c, d, e, f, g] = std::array::from_fn::<usize, 7, _>(|i| params + 1 + i);
+    format!(
+        "WITH written AS ({write} RETURNING 1) \
+         INSERT INTO webhook_outbox (event_id, endpoint, connection, event_type, body, \
+         created_at, status, next_attempt_at) \
+         SELECT e.event_id, e.endpoint, e.connection, e.event_type, e.body, e.created_at, \
+         'pending', e.next_attempt_at \
+         FROM unnest(${a}::text[], ${b}::text[], ${c}::text[], ${d}::text[], ${e}::text[], \
+         ${f}::int8[], ${g}::int8[]) \
+         AS e(event_id, endpoint, connection, event_type, body, created_at, next_attempt_at) \
+         WHERE EXISTS (SELECT 1 FROM written)"
+    )
+}
+
+/// A claim looks at the oldest `limit × CLAIM_WINDOW` due rows.
+const CLAIM_WINDOW: usize = 4;
 
 const COLUMNS: &str = "event_id, endpoint, connection, event_type, body, created_at, status, \
                        attempts, next_attempt_at, last_error, delivered_at";
@@ -43,24 +119,34 @@ struct ClaimedRow {
 }
 
 macro_rules! sql_outbox {
-    ($(#[$doc:meta])* $name:ident, $pool:ty, relaxed: $relaxed:expr) => {
-        crate::store::pool_backend!($(#[$doc])* $name, $pool);
+    ($(#[$doc:meta])* $name:ident, $pool:ty) => {
+        $(#[$doc])*
+        pub struct $name {
+            pool: $pool,
+            /// For claims and outcomes (see [`crate::store::postgres_relaxed_pool`]); the same pool on SQLite.
+            relaxed: $pool,
+        }
+
+        impl $name {
+            pub fn new(pool: $pool, relaxed: $pool) -> Self {
+                Self { pool, relaxed }
+            }
+        }
 
         #[async_trait]
         impl OutboxBackend for $name {
             async fn claim(&self, now: i64, limit: usize, claim_secs: i64) -> Result<Vec<Claimed>, StoreError> {
-                // The oldest pending row of each (connection, endpoint) that is due and not
-                // claimed; the outer conditions are checked again on every row locked.
-                let mut tx = self.pool.begin().await?;
-                if let Some(relax) = $relaxed {
-                    sqlx::query(relax).execute(&mut *tx).await?;
-                }
+                // Of the oldest rows that are due and not claimed (a window, so a backlog of
+                // one connection costs a sort, not a lookup per row), those that head their
+                // (connection, endpoint); the outer conditions are checked again on every row
+                // locked.
                 let rows: Vec<ClaimedRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "UPDATE webhook_outbox SET claimed_until = $2, attempts = attempts + 1 \
                      WHERE status = 'pending' AND next_attempt_at <= $1 AND claimed_until <= $1 \
-                     AND seq IN (SELECT o.seq FROM webhook_outbox o \
-                       WHERE o.status = 'pending' AND o.next_attempt_at <= $1 AND o.claimed_until <= $1 \
-                       AND NOT EXISTS (SELECT 1 FROM webhook_outbox p WHERE p.connection = o.connection \
+                     AND seq IN (SELECT o.seq FROM (SELECT seq, connection, endpoint FROM webhook_outbox \
+                       WHERE status = 'pending' AND next_attempt_at <= $1 AND claimed_until <= $1 \
+                       ORDER BY seq LIMIT $4) o \
+                       WHERE NOT EXISTS (SELECT 1 FROM webhook_outbox p WHERE p.connection = o.connection \
                          AND p.endpoint = o.endpoint AND p.status = 'pending' AND p.seq < o.seq) \
                        ORDER BY o.seq LIMIT $3) \
                      RETURNING seq, {COLUMNS}"
@@ -68,9 +154,9 @@ macro_rules! sql_outbox {
                 .bind(now)
                 .bind(now + claim_secs)
                 .bind(limit as i64)
-                .fetch_all(&mut *tx)
+                .bind((limit * CLAIM_WINDOW) as i64)
+                .fetch_all(&self.relaxed)
                 .await?;
-                tx.commit().await?;
                 Ok(rows
                     .into_iter()
                     .map(|r| Claimed { delivery: r.delivery, handle: Handle::Row(r.seq) })
@@ -86,10 +172,6 @@ macro_rules! sql_outbox {
                     Outcome::Failed { next_attempt_at, error } => (Status::Pending, *next_attempt_at, error.as_str(), 0),
                     Outcome::Parked { error } => (Status::Parked, 0, error.as_str(), 0),
                 };
-                let mut tx = self.pool.begin().await?;
-                if let Some(relax) = $relaxed {
-                    sqlx::query(relax).execute(&mut *tx).await?;
-                }
                 sqlx::query(
                     "UPDATE webhook_outbox SET status = $2, next_attempt_at = \
                      CASE WHEN $3 = 0 THEN next_attempt_at ELSE $3 END, \
@@ -100,9 +182,8 @@ macro_rules! sql_outbox {
                 .bind(next)
                 .bind(error)
                 .bind(delivered_at)
-                .execute(&mut *tx)
+                .execute(&self.relaxed)
                 .await?;
-                tx.commit().await?;
                 Ok(())
             }
 
@@ -174,17 +255,10 @@ macro_rules! sql_outbox {
 sql_outbox!(
     /// The outbox in SQLite.
     SqliteOutbox,
-    sqlx::SqlitePool,
-    relaxed: None::<&str>
+    sqlx::SqlitePool
 );
 sql_outbox!(
     /// The outbox in PostgreSQL.
     PostgresOutbox,
-    sqlx::PgPool,
-    relaxed: Some(RELAXED_COMMIT)
+    sqlx::PgPool
 );
-
-/// Claims and outcomes commit without waiting for the disk (PostgreSQL): one lost in a crash
-/// only means an attempt made again, with the same webhook-id, which delivery at least once
-/// allows. The event itself is written with its grant, durably.
-const RELAXED_COMMIT: &str = "SET LOCAL synchronous_commit = off";

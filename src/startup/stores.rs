@@ -72,7 +72,7 @@ async fn sqlite(url: &str) -> Result<Stores, StoreError> {
         counters: Arc::new(SqliteCounters::new(pool.clone())),
         leases: Arc::new(SqliteLeases::new(pool.clone())),
         sessions: Arc::new(SqliteSessions::new(pool.clone())),
-        outbox: Arc::new(SqliteOutbox::new(pool)),
+        outbox: Arc::new(SqliteOutbox::new(pool.clone(), pool)),
         bus: None,
     })
 }
@@ -85,7 +85,10 @@ async fn postgres(url: &str) -> Result<Stores, StoreError> {
         counters: Arc::new(PostgresCounters::new(pool.clone())),
         leases: Arc::new(PostgresLeases::new(pool.clone())),
         sessions: Arc::new(PostgresSessions::new(pool.clone())),
-        outbox: Arc::new(PostgresOutbox::new(pool.clone())),
+        outbox: Arc::new(PostgresOutbox::new(
+            pool.clone(),
+            store::postgres_relaxed_pool(url)?,
+        )),
         bus: Some(Arc::new(PostgresBus::new(pool))),
     })
 }

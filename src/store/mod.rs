@@ -74,6 +74,18 @@ pub async fn postgres_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {
     Ok(pool)
 }
 
+/// Two PostgreSQL connections, opened when first used, whose commits do not wait for the
+/// disk: for writes a crash may lose at no cost (the outbox's claims and outcomes), each
+/// then one statement and one round trip. The schema is `postgres_pool`'s.
+pub fn postgres_relaxed_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {
+    let options = sqlx::postgres::PgConnectOptions::from_str(url)?
+        .options([("statement_timeout", "5s"), ("synchronous_commit", "off")]);
+    Ok(sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_lazy_with(options))
+}
+
 /// A Redis client (for connections of their own, such as a subscriber's) and a shared,
 /// self-reconnecting connection.
 pub async fn redis_connection(
