@@ -15,8 +15,8 @@
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
 //! | | [`bridge`] | `grantry bridge`: a local stdio MCP server that speaks to a remote one for clients that cannot sign in by themselves (opens links, relays questions, waits for the sign-in) |
 //! | protocols | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
-//! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages |
-//! | tools | [`tools`] | the tools themselves, free of JSON-RPC |
+//! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
+//! | tools | [`tools`] | the tools themselves, free of JSON-RPC, and what they share with the pages (a confirmed disconnect) |
 //! | shared state | [`state`] | the shared state every route and tool works with |
 //! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the open-file limit |
 //! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |

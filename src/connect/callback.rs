@@ -19,6 +19,7 @@ use crate::audit::Audit;
 use crate::clock::unix_now;
 use crate::flows::{self, Claim, Flow, FlowStatus};
 use crate::grants::GrantKey;
+use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::providers::{Provider, adapters, oauth, revocation};
 use crate::seal::Purpose;
 use crate::state::AppState;
@@ -231,7 +232,12 @@ pub(super) async fn connected(
     let message = format!(
         "Your {name} account is connected. Return to your assistant: it will continue on its own."
     );
-    pages::message(StatusCode::OK, "Account connected", &message)
+    pages::message_then(
+        StatusCode::OK,
+        "Account connected",
+        &message,
+        Some((CONNECTIONS_PATH, "See and manage your connections")),
+    )
 }
 
 #[cfg(test)]

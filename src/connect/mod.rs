@@ -1,5 +1,6 @@
 //! The browser side of a sign-in: `GET/POST /connect/{ticket}`, `GET /oauth/callback` and the
-//! "connected" page.
+//! "connected" page; and `/connections`, where a person sees, reconnects and disconnects what
+//! they connected.
 //!
 //! The connect page checks that the person at the browser is the one the link was issued to,
 //! shows what is being connected, and only on Continue (a CSRF-protected POST) writes the flow
@@ -8,6 +9,7 @@
 mod account;
 mod binding;
 mod callback;
+mod connections;
 mod csrf;
 mod errors;
 mod login;
@@ -26,6 +28,7 @@ use axum::response::Response;
 use axum::routing::get;
 
 use crate::identity::Principal;
+use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::limits::{Bucket, client_address};
 use crate::state::AppState;
 
@@ -40,6 +43,11 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/oauth/callback", get(callback::handle))
         .route("/login/callback", get(login::callback))
         .route("/connected", get(callback::connected))
+        .route(CONNECTIONS_PATH, get(connections::show))
+        .route(
+            "/connections/{id}/disconnect",
+            get(connections::confirm).post(connections::disconnect_confirmed),
+        )
         .layer(middleware::from_fn_with_state(state, limit))
         .layer(middleware::from_fn(
             move |req: Request, next: Next| async move { harden(next.run(req).await, https) },

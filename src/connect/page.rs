@@ -224,10 +224,10 @@ async fn supersede_older(state: &AppState, flow: &Flow) {
     }
 }
 
-fn forbidden_form() -> Response {
+pub(super) fn forbidden_form() -> Response {
     pages::message(
         StatusCode::FORBIDDEN,
         "This form cannot be used",
-        "The form expired or was sent from another site. Open the sign-in link again.",
+        "The form expired or was sent from another site. Open the page again and retry.",
     )
 }

@@ -23,6 +23,43 @@ pub struct ConnectPage<'a> {
     pub csrf: &'a str,
 }
 
+/// The connections page: the person's connections, and what a disconnect just did.
+#[derive(Template)]
+#[template(path = "connections.html")]
+pub struct ConnectionsPage<'a> {
+    pub who: &'a str,
+    pub notice: Option<&'a str>,
+    pub connections: &'a [ConnectionRow],
+}
+
+/// One connection as the connections page shows it (times in RFC 3339, UTC).
+pub struct ConnectionRow {
+    pub provider: String,
+    pub account: Option<String>,
+    pub scopes: Vec<String>,
+    /// Whether it works as it is (else `health` says what is wrong).
+    pub healthy: bool,
+    pub health: String,
+    pub connected_since: String,
+    pub last_used: Option<String>,
+    pub expires_at: Option<String>,
+    /// A fresh connect link for the same provider: the same connection, signed in again.
+    pub reconnect: String,
+    /// Where its Disconnect asks first.
+    pub disconnect: String,
+}
+
+/// The step before a disconnect: what will happen, and the button that does it.
+#[derive(Template)]
+#[template(path = "confirm_disconnect.html")]
+pub struct ConfirmDisconnectPage<'a> {
+    pub provider: &'a str,
+    pub account: Option<&'a str>,
+    pub action: &'a str,
+    pub csrf: &'a str,
+    pub connected_at: i64,
+}
+
 /// A one-message page: connected, expired, refused and the like.
 #[derive(Template)]
 #[template(path = "message.html")]
@@ -30,6 +67,8 @@ pub struct MessagePage<'a> {
     pub title: &'a str,
     pub message: &'a str,
     pub ok: bool,
+    /// Where the person may go next, and the link's words.
+    pub next: Option<(&'a str, &'a str)>,
 }
 
 /// The security headers of every browser response.
@@ -70,12 +109,23 @@ pub fn render<T: Template>(status: StatusCode, page: &T) -> Response {
 
 /// A message page.
 pub fn message(status: StatusCode, title: &str, message: &str) -> Response {
+    message_then(status, title, message, None)
+}
+
+/// A message page with a link onwards.
+pub fn message_then(
+    status: StatusCode,
+    title: &str,
+    message: &str,
+    next: Option<(&str, &str)>,
+) -> Response {
     render(
         status,
         &MessagePage {
             title,
             message,
             ok: status.is_success(),
+            next,
         },
     )
 }

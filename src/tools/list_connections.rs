@@ -17,7 +17,8 @@ pub fn spec() -> ToolSpec {
         description: "List the billing accounts the user has connected: provider, account, \
                       scopes, whether each still works (state: active, refresh_failing, \
                       needs_reauth, and why), since when, last refresh and use, and any hard \
-                      expiry. Never shows a credential.",
+                      expiry; and the page (manage_at) where the user can see, reconnect and \
+                      disconnect them. Never shows a credential.",
         input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
         output_schema: Some(json!({
             "type": "object",
@@ -41,9 +42,11 @@ pub fn spec() -> ToolSpec {
                         },
                         "required": ["connection_id", "provider", "provider_name", "account", "state", "reason", "scopes", "connected_since", "last_refreshed", "last_used", "expires_at"]
                     }
-                }
+                },
+                "manage_at": {"type": "string", "format": "uri",
+                    "description": "The page where the user sees, reconnects and disconnects these connections."}
             },
-            "required": ["connections"]
+            "required": ["connections", "manage_at"]
         })),
         annotations: json!({
             "title": "List connected accounts",
@@ -81,7 +84,12 @@ pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
             })
         })
         .collect();
+    let manage_at = format!(
+        "{}{}",
+        call.state.config.public_url,
+        crate::identity::oidc::CONNECTIONS_PATH
+    );
     Ok(ToolOutcome::Done(ToolResult::structured(
-        json!({ "connections": connections }),
+        json!({ "connections": connections, "manage_at": manage_at }),
     )))
 }

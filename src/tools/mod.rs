@@ -12,6 +12,7 @@
 
 pub mod args;
 pub mod create_invoice;
+pub mod disconnect;
 pub mod disconnect_account;
 pub mod invoice_draft;
 pub mod list_connections;

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callListInvoices, freePort, launchChromium } from './support.mjs';
@@ -81,4 +81,56 @@ test('an authorize URL forwarded to another browser is stopped at the callback',
   assert.match(await victimPage.textContent('h1'), /started in another browser/);
   await attacker.close();
   await victim.close();
+});
+
+// Where the pages' screenshots go (CI keeps the folder as an artifact).
+const shots = process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots');
+
+/** Full-page screenshots of `page` at a phone's and a desktop's width. */
+async function screenshots(page, name) {
+  mkdirSync(shots, { recursive: true });
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.screenshot({ path: join(shots, `${name}-${width}.png`), fullPage: true });
+  }
+}
+
+/** Presses Tab until the focused element matches `wanted` (at most 20 times). */
+async function tabTo(page, wanted) {
+  for (let i = 0; i < 20; i++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(`(${wanted})(document.activeElement)`)) return;
+  }
+  throw new Error(`no focusable element matches ${wanted}`);
+}
+
+test('a person finds the connection, and disconnects it with the keyboard alone', async () => {
+  const base = await startGrantry();
+  const first = await callListInvoices(base);
+  const [, request] = Object.entries(first.inputRequests)[0];
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(request.params.url);
+  await Promise.all([page.waitForURL(/\/demo\/authorize/), page.click('button[type=submit]')]);
+  await Promise.all([page.waitForURL(/\/connected/), page.click('button[value=approve]')]);
+
+  // From the "connected" page to the connections page, by its link.
+  await Promise.all([page.waitForURL(/\/connections$/), page.click('text=See and manage your connections')]);
+  assert.match(await page.textContent('main'), /Demo Billing[\s\S]*Working/);
+  await screenshots(page, 'connections');
+
+  // Keyboard only: Tab to Disconnect, Enter; on the confirmation, Tab to its button, Enter.
+  await tabTo(page, (el) => el.tagName === 'A' && el.textContent.startsWith('Disconnect'));
+  await Promise.all([page.waitForURL(/\/disconnect$/), page.keyboard.press('Enter')]);
+  assert.match(await page.textContent('h1'), /Disconnect Demo Billing/);
+  await screenshots(page, 'confirm-disconnect');
+  await tabTo(page, (el) => el.tagName === 'BUTTON');
+  await Promise.all([page.waitForLoadState('load'), page.keyboard.press('Enter')]);
+  await page.waitForSelector('text=You have no connections');
+  assert.match(await page.textContent('.notice'), /^Disconnected Demo Billing/);
+  await context.close();
+
+  // The assistant's next call asks to connect again.
+  const again = await callListInvoices(base);
+  assert.equal(again.resultType, 'input_required');
 });

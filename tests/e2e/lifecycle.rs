@@ -249,7 +249,8 @@ async fn an_event_outlives_the_replica_that_wrote_it(store: &[String]) {
     first.kill();
     s.receiver.set_down(false).await;
     let _second = Server::start(&servers::as_strs(&s.args)).await;
-    let events = s.receiver.wait_for(1, Duration::from_secs(30)).await;
+    // If the first was killed in the middle of an attempt, its claim lapses first (45 s).
+    let events = s.receiver.wait_for(1, Duration::from_secs(60)).await;
     assert_eq!(events[0]["type"], "connection.created");
     tokio::time::sleep(Duration::from_secs(2)).await;
     let state = s.receiver.state().await;

@@ -11,6 +11,7 @@ mod support;
 mod adapters;
 mod callback;
 mod connect_page;
+mod connections;
 mod direct_path;
 mod disconnect;
 mod faults;

@@ -15,7 +15,8 @@ pub struct LoginTransaction {
     pub state: String,
     pub nonce: String,
     pub verifier: String,
-    /// A grantry connect path; checked again on return (see [`is_return_path`]).
+    /// A grantry connect path or the connections page; checked again on return (see
+    /// [`is_return_path`]).
     pub return_to: String,
 }
 
@@ -53,15 +54,19 @@ enum Audiences {
     Many(Vec<String>),
 }
 
-/// Only grantry's own connect pages are places to return to: never an absolute URL, a
-/// scheme-relative `//host`, a backslash trick or anything with a query.
+/// Where a person sees, reconnects and disconnects what they connected.
+pub const CONNECTIONS_PATH: &str = "/connections";
+
+/// Only grantry's own connect pages and the connections page are places to return to: never
+/// an absolute URL, a scheme-relative `//host`, a backslash trick or anything with a query.
 pub fn is_return_path(path: &str) -> bool {
-    path.strip_prefix("/connect/").is_some_and(|rest| {
-        !rest.is_empty()
-            && rest
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
-    })
+    path == CONNECTIONS_PATH
+        || path.strip_prefix("/connect/").is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
+        })
 }
 
 impl Oidc {
@@ -186,8 +191,9 @@ mod tests {
     use super::is_return_path;
 
     #[test]
-    fn only_connect_paths_are_returned_to() {
+    fn only_connect_paths_and_the_connections_page_are_returned_to() {
         assert!(is_return_path("/connect/v1.AbC-_9"));
+        assert!(is_return_path("/connections"));
         for bad in [
             "https://evil",
             "//evil",
@@ -203,6 +209,9 @@ mod tests {
             "/connect/a\r\nSet-Cookie: x=1",
             "/connect/a\u{2024}b",
             "/connected",
+            "/connections/",
+            "/connections?x=1",
+            "/connectionsx",
         ] {
             assert!(!is_return_path(bad), "{bad}");
         }

@@ -9,7 +9,7 @@ pub mod login;
 
 pub use bearer::BearerError;
 pub use discovery::{DiscoveryError, IssuerMetadata};
-pub use login::{LoginError, LoginTransaction, is_return_path};
+pub use login::{CONNECTIONS_PATH, LoginError, LoginTransaction, is_return_path};
 
 use jsonwebtoken::{Algorithm, Validation};
 use serde::de::DeserializeOwned;

@@ -3,6 +3,7 @@
 //! sign-in, in [`browser`].
 
 mod browser;
+mod connections;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

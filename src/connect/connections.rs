@@ -1,0 +1,228 @@
+//! `/connections`: the signed-in person's connections, each with its account, access, health
+//! and dates, a Reconnect link and a Disconnect that asks first.
+//!
+//! Only the person's own connections are ever shown or touched: the page reads the browser's
+//! principal (the `dev` user, or the `oidc` browser login, which it starts when there is no
+//! session) and finds a connection by id among that principal's alone. Disconnect is a
+//! confirmation page, then a POST from grantry's own origin with a form token bound to the
+//! principal; it removes and revokes as `disconnect_account` does, and says what the provider
+//! answered.
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::pages::{self, ConfirmDisconnectPage, ConnectionRow, ConnectionsPage};
+use super::ticket::Ticket;
+use super::{csrf, login, security_event};
+use crate::clock::unix_now;
+use crate::grants::{Grant, State as Health};
+use crate::identity::oidc::CONNECTIONS_PATH;
+use crate::identity::{Identity, Principal};
+use crate::outbox::rfc3339;
+use crate::providers::Provider;
+use crate::state::AppState;
+use crate::tools::disconnect::disconnect;
+use crate::tools::target;
+
+/// What a form token of this page is bound to: the person, so a token is no use to another.
+fn form_binding(principal: &Principal) -> String {
+    format!("connections/{}", principal.tag())
+}
+
+/// The browser's person; without one, the `oidc` login (back to this page after it).
+fn person(state: &AppState, headers: &HeaderMap) -> Result<Principal, Box<Response>> {
+    let https = state.config.is_https();
+    if let Some(principal) = state
+        .identity
+        .browser_principal(&state.sealer, headers, https, 0)
+    {
+        return Ok(principal);
+    }
+    Err(Box::new(match &state.identity {
+        Identity::Oidc(oidc) => login::start(oidc, &state.sealer, CONNECTIONS_PATH, headers, https),
+        Identity::Dev => super::errors::PageError::InvalidLink.into_response(),
+    }))
+}
+
+pub(super) async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match person(&state, &headers) {
+        Ok(principal) => list(&state, &principal, None).await,
+        Err(page) => *page,
+    }
+}
+
+/// The page, with `notice` (what a disconnect did) above the list.
+async fn list(state: &AppState, principal: &Principal, notice: Option<&str>) -> Response {
+    let connected = match target::connected(state, principal).await {
+        Ok(connected) => connected,
+        Err(e) => return super::errors::PageError::from(e).into_response(),
+    };
+    let now = unix_now();
+    let rows: Vec<ConnectionRow> = connected
+        .into_iter()
+        .map(|(provider, grant)| row(state, principal, provider, grant, now))
+        .collect();
+    pages::render(
+        StatusCode::OK,
+        &ConnectionsPage {
+            who: &principal.subject,
+            notice,
+            connections: &rows,
+        },
+    )
+}
+
+/// One connection as the page shows it; its Reconnect link is a fresh sign-in ticket.
+fn row(
+    state: &AppState,
+    principal: &Principal,
+    provider: &Provider,
+    grant: Grant,
+    now: i64,
+) -> ConnectionRow {
+    let ticket = Ticket::new(principal, &provider.id).seal(
+        &state.sealer,
+        now,
+        state.config.request_state_ttl_secs,
+    );
+    let when = |at: i64| (at > 0).then(|| rfc3339(at));
+    let health = match grant.state {
+        Health::Active => "Working".to_owned(),
+        Health::RefreshFailing => format!(
+            "Working, but {} did not answer the last refresh; grantry tries again",
+            provider.display_name
+        ),
+        Health::NeedsReauth => format!(
+            "Needs you to reconnect: {}",
+            grant
+                .health
+                .reason
+                .as_deref()
+                .and_then(crate::grants::ReauthReason::parse)
+                .map_or_else(
+                    || format!(
+                        "{} no longer accepts grantry's access",
+                        provider.display_name
+                    ),
+                    |r| r.explained(&provider.display_name),
+                )
+        ),
+    };
+    ConnectionRow {
+        provider: provider.display_name.clone(),
+        account: grant.tokens.account.map(|a| a.name),
+        scopes: grant.tokens.scopes,
+        healthy: grant.state == Health::Active,
+        health,
+        connected_since: rfc3339(grant.created_at),
+        last_used: when(grant.used_at),
+        expires_at: grant.health.hard_expires_at.map(rfc3339),
+        reconnect: super::ticket::link(&state.config.public_url, &ticket),
+        disconnect: format!("{CONNECTIONS_PATH}/{}/disconnect", grant.connection_id),
+    }
+}
+
+/// The person's connection with this id, and its provider; `None` for anyone else's.
+async fn find<'a>(
+    state: &'a AppState,
+    principal: &Principal,
+    id: &str,
+) -> Result<Option<(&'a Provider, Grant)>, Response> {
+    let connected = target::connected(state, principal)
+        .await
+        .map_err(|e| super::errors::PageError::from(e).into_response())?;
+    Ok(connected.into_iter().find(|(_, g)| g.connection_id == id))
+}
+
+fn no_such_connection() -> Response {
+    pages::message(
+        StatusCode::NOT_FOUND,
+        "No such connection",
+        "You have no connection with this id; it may have been disconnected already.",
+    )
+}
+
+/// `GET /connections/{id}/disconnect`: asks first. Changes nothing.
+pub(super) async fn confirm(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let principal = match person(&state, &headers) {
+        Ok(principal) => principal,
+        Err(page) => return *page,
+    };
+    let (provider, grant) = match find(&state, &principal, &id).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return no_such_connection(),
+        Err(page) => return page,
+    };
+    let token = csrf::token(&state.sealer, &form_binding(&principal), unix_now());
+    pages::render(
+        StatusCode::OK,
+        &ConfirmDisconnectPage {
+            provider: &provider.display_name,
+            account: grant.tokens.account.as_ref().map(|a| a.name.as_str()),
+            action: &format!("{CONNECTIONS_PATH}/{id}/disconnect"),
+            csrf: &token,
+            connected_at: grant.signed_in_at(),
+        },
+    )
+}
+
+#[derive(Deserialize)]
+pub(super) struct DisconnectForm {
+    csrf: String,
+    /// When the confirmed connection was signed in: a reconnection since is another one.
+    connected_at: i64,
+}
+
+/// `POST /connections/{id}/disconnect`: from our origin, with the person's form token, for
+/// one of the person's own connections; then removes and revokes it.
+pub(super) async fn disconnect_confirmed(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<DisconnectForm>,
+) -> Response {
+    if !csrf::same_origin(&headers, &state.config.public_url.origin()) {
+        security_event(
+            "connections.cross_site_post",
+            None,
+            "cross-site disconnect refused",
+        );
+        return super::page::forbidden_form();
+    }
+    let principal = match person(&state, &headers) {
+        Ok(principal) => principal,
+        Err(page) => return *page,
+    };
+    let binding = form_binding(&principal);
+    if csrf::check_token(&state.sealer, &binding, &form.csrf, unix_now()).is_err() {
+        security_event(
+            "connections.bad_csrf",
+            Some(&principal),
+            "disconnect without a valid form token",
+        );
+        return super::page::forbidden_form();
+    }
+    let provider = match find(&state, &principal, &id).await {
+        Ok(Some((provider, _))) => provider,
+        Ok(None) => return no_such_connection(),
+        Err(page) => return page,
+    };
+    match disconnect(&state, &principal, provider, form.connected_at).await {
+        Ok(done) => {
+            list(
+                &state,
+                &principal,
+                Some(&done.message(&provider.display_name)),
+            )
+            .await
+        }
+        Err(e) => super::errors::PageError::from(e).into_response(),
+    }
+}

@@ -1,0 +1,193 @@
+//! Disconnecting a connection the person confirmed, whoever asked: the `disconnect_account`
+//! tool and the connections page share it, so both remove and revoke the same way and say
+//! the same thing about it.
+//!
+//! The grant is removed first (whatever the provider says, grantry no longer uses the
+//! tokens), under its refresh lease so a refresh finishing meanwhile cannot store tokens
+//! issued after these were revoked; then the provider is asked to revoke them.
+
+use crate::audit::Audit;
+use crate::grants::{Grant, GrantKey};
+use crate::identity::Principal;
+use crate::providers::http::OutboundError;
+use crate::providers::{Provider, revocation};
+use crate::state::AppState;
+use crate::store::StoreError;
+
+/// How long disconnecting may hold the grant's lease (longer than the revocation request).
+const LEASE_MS: i64 = 30_000;
+/// Tries for the lease, 100 ms apart, before giving up.
+const LEASE_TRIES: u32 = 150;
+
+/// What became of a confirmed disconnect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disconnected {
+    /// A refresh held the connection for the whole wait: nothing was removed.
+    Busy,
+    /// The connection was connected again after the confirmation: nothing was removed.
+    Changed,
+    /// Another write landed between the read and the removal: nothing was removed.
+    Updated,
+    /// Nothing is connected any more.
+    Gone,
+    /// Removed here; what the provider said about revoking it.
+    Removed(Revocation),
+}
+
+/// The provider's answer to the revocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revocation {
+    Confirmed,
+    /// The provider has no revocation endpoint.
+    NotOffered,
+    /// It answered with this 4xx.
+    Refused(u16),
+    /// It could not be reached, or failed (5xx).
+    Unreachable,
+}
+
+/// Removes the connection `principal` has at `provider`, if it is still the one signed in at
+/// `connected_at` (what the person confirmed), and revokes it at the provider.
+pub async fn disconnect(
+    state: &AppState,
+    principal: &Principal,
+    provider: &Provider,
+    connected_at: i64,
+) -> Result<Disconnected, StoreError> {
+    let key = GrantKey {
+        principal: principal.clone(),
+        provider: provider.id.to_string(),
+    };
+    let lease = crate::grants::access::lease_name(&key);
+    let holder = crate::seal::random_id();
+    let mut tries = 0;
+    while !state.leases.try_acquire(&lease, &holder, LEASE_MS).await? {
+        tries += 1;
+        if tries > LEASE_TRIES {
+            return Ok(Disconnected::Busy);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let done = remove_and_revoke(state, provider, &key, connected_at).await;
+    state.leases.release(&lease, &holder).await?;
+    done
+}
+
+async fn remove_and_revoke(
+    state: &AppState,
+    provider: &Provider,
+    key: &GrantKey,
+    connected_at: i64,
+) -> Result<Disconnected, StoreError> {
+    let grant = match state.grants.get(key).await? {
+        Some(grant) if grant.signed_in_at() == connected_at => grant,
+        Some(_) => return Ok(Disconnected::Changed),
+        None => return Ok(Disconnected::Gone),
+    };
+    let now = crate::clock::unix_now();
+    if !state
+        .grants
+        .disconnect(key, &grant, "disconnected by the user", now)
+        .await?
+    {
+        return Ok(Disconnected::Updated);
+    }
+    Audit {
+        principal: Some(&key.principal),
+        provider: Some(&provider.id),
+        flow_id: None,
+    }
+    .notice("grant.removed", "disconnected by the user");
+    Ok(Disconnected::Removed(revoke(state, provider, &grant).await))
+}
+
+/// Asks the provider to revoke the grant's tokens (the refresh token where there is one).
+async fn revoke(state: &AppState, provider: &Provider, grant: &Grant) -> Revocation {
+    let (token, is_refresh) = match grant.tokens.refresh_token.as_deref() {
+        Some(refresh) => (refresh, true),
+        None => (grant.tokens.access_token.as_str(), false),
+    };
+    match revocation::revoke(&state.http, provider, token, is_refresh).await {
+        Ok(true) => Revocation::Confirmed,
+        Ok(false) => Revocation::NotOffered,
+        Err(e) => {
+            tracing::warn!(provider = %provider.id, error = %e, "revocation failed");
+            match e {
+                OutboundError::Status(status) if status < 500 => Revocation::Refused(status),
+                _ => Revocation::Unreachable,
+            }
+        }
+    }
+}
+
+impl Disconnected {
+    /// Whether the connection is gone from grantry (it may still work at the provider).
+    pub fn removed(&self) -> bool {
+        matches!(self, Self::Removed(_) | Self::Gone)
+    }
+
+    /// What the person is told; `name` is the provider's display name.
+    pub fn message(&self, name: &str) -> String {
+        match self {
+            Self::Busy => format!(
+                "The {name} connection is being refreshed right now, so nothing was removed. \
+                 Try again in a minute."
+            ),
+            Self::Changed => format!(
+                "The {name} connection changed after you confirmed (it was connected again), so \
+                 nothing was removed. Ask again to disconnect the new one."
+            ),
+            Self::Updated => {
+                format!("The {name} connection was being updated; nothing was removed. Try again.")
+            }
+            Self::Gone => format!("No {name} account is connected any more; nothing else to do."),
+            Self::Removed(Revocation::Confirmed) => {
+                format!("Disconnected {name}. {name} confirmed that grantry's access is revoked.")
+            }
+            Self::Removed(Revocation::NotOffered) => format!(
+                "Disconnected {name}: grantry has forgotten the connection. {name} offers no way \
+                 for grantry to revoke its access; remove the app in your {name} settings as well."
+            ),
+            Self::Removed(Revocation::Refused(status)) => forgotten_but(
+                name,
+                &format!("{name} refused to revoke its access (HTTP {status})"),
+            ),
+            Self::Removed(Revocation::Unreachable) => forgotten_but(
+                name,
+                &format!("{name} could not be reached to revoke its access"),
+            ),
+        }
+    }
+}
+
+/// Removed here, not revoked there: `why`.
+fn forgotten_but(name: &str, why: &str) -> String {
+    format!(
+        "Disconnected {name}: grantry has forgotten the connection, but {why}. The access ends \
+         when its tokens expire; you can also remove the app in your {name} settings."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_outcome_says_whether_the_provider_confirmed_refused_or_was_unreachable() {
+        let said = |d: Disconnected| d.message("Xero");
+        assert!(said(Disconnected::Removed(Revocation::Confirmed)).contains("confirmed"));
+        assert!(said(Disconnected::Removed(Revocation::Refused(400))).contains("refused"));
+        assert!(
+            said(Disconnected::Removed(Revocation::Unreachable)).contains("could not be reached")
+        );
+        assert!(said(Disconnected::Removed(Revocation::NotOffered)).contains("offers no way"));
+        for kept in [
+            Disconnected::Busy,
+            Disconnected::Changed,
+            Disconnected::Updated,
+        ] {
+            assert!(!kept.removed());
+            assert!(said(kept).contains("nothing was removed"));
+        }
+    }
+}
