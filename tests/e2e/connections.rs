@@ -6,18 +6,17 @@
 use std::sync::atomic::Ordering;
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
 
 use crate::adapters::connect;
 use crate::support::fake_providers::Fake;
-use crate::support::mcp::url_and_form;
 use crate::support::{Browser, Mcp, Server, servers};
 
-async fn listed(mcp: &Mcp) -> Value {
-    mcp.call_tool("list_connections", json!({}), url_and_form())
-        .await
-        .result()["structuredContent"]
-        .clone()
+/// How many connections `list_connections` shows.
+async fn count(mcp: &Mcp) -> usize {
+    mcp.connections().await["connections"]
+        .as_array()
+        .unwrap()
+        .len()
 }
 
 /// The href of the link whose text is `words`.
@@ -38,7 +37,7 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
     let server = Server::start(&args).await;
     let mcp = Mcp::new(server.mcp_url());
     connect(&server, &mcp, "xero").await;
-    let before = listed(&mcp).await;
+    let before = mcp.connections().await;
     let id = before["connections"][0]["connection_id"]
         .as_str()
         .unwrap()
@@ -67,7 +66,7 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
     let landed = browser.get(&callback).await;
     assert_eq!(landed.status, StatusCode::SEE_OTHER, "{}", landed.body);
     assert!(landed.location().unwrap().contains("/connected"));
-    let again = listed(&mcp).await;
+    let again = mcp.connections().await;
     assert_eq!(again["connections"][0]["connection_id"], id.as_str());
     assert_eq!(fake.counters.code_redemptions.load(Ordering::SeqCst), 2);
 
@@ -87,10 +86,7 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
         ask.body
     );
     let form = ask.form();
-    assert_eq!(
-        listed(&mcp).await["connections"].as_array().unwrap().len(),
-        1
-    );
+    assert_eq!(count(&mcp).await, 1);
 
     // Forged: no token, a token of nothing, another origin, someone else's id.
     let origin = [("origin", server.base.as_str())];
@@ -116,10 +112,7 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
     elsewhere.action = elsewhere.action.replace(&id, "conn_not_yours");
     let refused = browser.submit_with(&elsewhere, &origin).await;
     assert_eq!(refused.status, StatusCode::NOT_FOUND, "{}", refused.body);
-    assert_eq!(
-        listed(&mcp).await["connections"].as_array().unwrap().len(),
-        1
-    );
+    assert_eq!(count(&mcp).await, 1);
     assert_eq!(fake.counters.revocations.load(Ordering::SeqCst), 0);
     assert!(server.log_shows("connections.bad_csrf").await);
     assert!(server.log_shows("connections.cross_site_post").await);
@@ -142,12 +135,7 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
         done.body
     );
     assert_eq!(fake.counters.revocations.load(Ordering::SeqCst), 1);
-    assert!(
-        listed(&mcp).await["connections"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    );
+    assert_eq!(count(&mcp).await, 0);
     // The same form again: nothing left to remove, nothing revoked twice.
     let twice = browser.submit_with(&form, &origin).await;
     assert_eq!(twice.status, StatusCode::NOT_FOUND, "{}", twice.body);

@@ -12,10 +12,7 @@ use crate::support::mcp::url_and_form;
 use crate::support::{Mcp, Server, servers};
 
 async fn connections(mcp: &Mcp) -> Vec<String> {
-    let listed = mcp
-        .call_tool("list_connections", json!({}), url_and_form())
-        .await;
-    listed.result()["structuredContent"]["connections"]
+    mcp.connections().await["connections"]
         .as_array()
         .unwrap()
         .iter()

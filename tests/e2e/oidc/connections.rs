@@ -27,10 +27,7 @@ async fn connected_as(server: &Server, name: &str) -> (Browser, Mcp) {
 }
 
 async fn connection_ids(mcp: &Mcp) -> Vec<String> {
-    let listed = mcp
-        .call_tool("list_connections", json!({}), url_and_form())
-        .await;
-    listed.result()["structuredContent"]["connections"]
+    mcp.connections().await["connections"]
         .as_array()
         .unwrap()
         .iter()

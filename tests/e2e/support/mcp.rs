@@ -135,6 +135,14 @@ impl Mcp {
         .await
     }
 
+    /// `list_connections`' structured result: the caller's connections and `manage_at`.
+    pub async fn connections(&self) -> Value {
+        let listed = self
+            .call_tool("list_connections", json!({}), url_and_form())
+            .await;
+        listed.result()["structuredContent"].clone()
+    }
+
     /// The retry of a round: same name and arguments, the input responses and the state.
     pub async fn retry(
         &self,
