@@ -2,32 +2,39 @@
 //! `--store` arguments (none for SQLite, the default), skipped with a note where a server is
 //! missing outside CI.
 
+/// The PostgreSQL and Redis tests of `$name(store_args)`, inside the module of its tests.
+macro_rules! shared_store_tests {
+    ($name:ident) => {
+        use crate::support::servers;
+
+        #[tokio::test]
+        async fn postgres() {
+            let Some((args, _guard)) = servers::postgres_store().await else {
+                return;
+            };
+            super::$name(&args).await;
+        }
+
+        #[tokio::test]
+        async fn redis() {
+            let Some((args, _guard)) = servers::redis_store().await else {
+                return;
+            };
+            super::$name(&args).await;
+        }
+    };
+}
+
 /// Runs `$name(store_args)` as one test per store: SQLite, PostgreSQL and Redis.
 macro_rules! on_every_store {
     ($name:ident) => {
         mod $name {
-            use crate::support::servers;
-
             #[tokio::test]
             async fn sqlite() {
                 super::$name(&[]).await;
             }
 
-            #[tokio::test]
-            async fn postgres() {
-                let Some((args, _guard)) = servers::postgres_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
-
-            #[tokio::test]
-            async fn redis() {
-                let Some((args, _guard)) = servers::redis_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
+            shared_store_tests!($name);
         }
     };
 }
@@ -37,23 +44,7 @@ macro_rules! on_every_store {
 macro_rules! on_shared_stores {
     ($name:ident) => {
         mod $name {
-            use crate::support::servers;
-
-            #[tokio::test]
-            async fn postgres() {
-                let Some((args, _guard)) = servers::postgres_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
-
-            #[tokio::test]
-            async fn redis() {
-                let Some((args, _guard)) = servers::redis_store().await else {
-                    return;
-                };
-                super::$name(&args).await;
-            }
+            shared_store_tests!($name);
         }
     };
 }
