@@ -96,6 +96,7 @@ async fn main() {
             subject: subject.to_owned(),
         },
         provider: "demo".to_owned(),
+        account: String::new(),
     };
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
     let demo = DemoProvider::new(

@@ -148,6 +148,7 @@ fn user(i: u64) -> GrantKey {
             subject: format!("bench-user-{i:08}"),
         },
         provider: "demo".to_owned(),
+        account: String::new(),
     }
 }
 

@@ -57,6 +57,7 @@ async fn main() {
                         subject: format!("bench-user-{i:08}"),
                     },
                     provider: "demo".to_owned(),
+                    account: String::new(),
                 };
                 let tokens = TokenSet {
                     access_token: format!("{i:0>180}"),

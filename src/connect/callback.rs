@@ -18,7 +18,6 @@ use super::{account, binding, pages};
 use crate::audit::Audit;
 use crate::clock::unix_now;
 use crate::flows::{self, Claim, Flow, FlowStatus};
-use crate::grants::GrantKey;
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::providers::{Provider, adapters, oauth, revocation};
 use crate::seal::Purpose;
@@ -154,10 +153,10 @@ async fn finish(
             // Redeemed but unusable: the tokens must not stay alive at the provider.
             revocation::revoke_in_background(&state.http, provider, &tokens);
         })?;
-    let key = GrantKey {
-        principal: flow.principal.clone(),
-        provider: provider.id.to_string(),
-    };
+    let key = state
+        .grants
+        .key_for_sign_in(&flow.principal, &provider.id, tokens.account.as_ref())
+        .await?;
     state
         .grants
         .store_signed_in(&key, provider, &tokens, unix_now())

@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::pages::{self, ConfirmDisconnectPage, ConnectionRow, ConnectionsPage};
+use super::pages::{self, ConfirmDisconnectPage, ConnectLink, ConnectionRow, ConnectionsPage};
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
 use crate::clock::unix_now;
@@ -25,7 +25,7 @@ use crate::outbox::rfc3339;
 use crate::providers::Provider;
 use crate::state::AppState;
 use crate::tools::disconnect::disconnect;
-use crate::tools::target;
+use crate::tools::target::{self, Connection};
 
 /// What a form token of this page is bound to: the person, so a token is no use to another.
 fn form_binding(principal: &Principal) -> String {
@@ -61,9 +61,10 @@ async fn list(state: &AppState, principal: &Principal, notice: Option<&str>) -> 
         Err(e) => return super::errors::PageError::from(e).into_response(),
     };
     let now = unix_now();
+    let connect = connect_links(state, principal, &connected, now);
     let rows: Vec<ConnectionRow> = connected
         .into_iter()
-        .map(|(provider, grant)| row(state, principal, provider, grant, now))
+        .map(|c| row(state, principal, c.provider, c.grant, now))
         .collect();
     pages::render(
         StatusCode::OK,
@@ -71,8 +72,41 @@ async fn list(state: &AppState, principal: &Principal, notice: Option<&str>) -> 
             who: &principal.subject,
             notice,
             connections: &rows,
+            connect: &connect,
         },
     )
+}
+
+/// A link to start a new connection at each provider where one can be added: those with
+/// accounts (another one), and those not connected yet.
+fn connect_links(
+    state: &AppState,
+    principal: &Principal,
+    connected: &[Connection<'_>],
+    now: i64,
+) -> Vec<ConnectLink> {
+    state
+        .catalog
+        .all()
+        .filter_map(|provider| {
+            let another = connected.iter().any(|c| c.provider.id == provider.id);
+            (provider.adapter.has_accounts() || !another).then(|| ConnectLink {
+                provider: provider.display_name.clone(),
+                another,
+                href: sign_in_link(state, principal, provider, now),
+            })
+        })
+        .collect()
+}
+
+/// A fresh sign-in link for `principal` at `provider`.
+fn sign_in_link(state: &AppState, principal: &Principal, provider: &Provider, now: i64) -> String {
+    let ticket = Ticket::new(principal, &provider.id).seal(
+        &state.sealer,
+        now,
+        state.config.request_state_ttl_secs,
+    );
+    super::ticket::link(&state.config.public_url, &ticket)
 }
 
 /// One connection as the page shows it; its Reconnect link is a fresh sign-in ticket.
@@ -83,11 +117,6 @@ fn row(
     grant: Grant,
     now: i64,
 ) -> ConnectionRow {
-    let ticket = Ticket::new(principal, &provider.id).seal(
-        &state.sealer,
-        now,
-        state.config.request_state_ttl_secs,
-    );
     let when = |at: i64| (at > 0).then(|| rfc3339(at));
     let health = match grant.state {
         Health::Active => "Working".to_owned(),
@@ -120,21 +149,21 @@ fn row(
         connected_since: rfc3339(grant.created_at),
         last_used: when(grant.used_at),
         expires_at: grant.health.hard_expires_at.map(rfc3339),
-        reconnect: super::ticket::link(&state.config.public_url, &ticket),
+        reconnect: sign_in_link(state, principal, provider, now),
         disconnect: format!("{CONNECTIONS_PATH}/{}/disconnect", grant.connection_id),
     }
 }
 
-/// The person's connection with this id, and its provider; `None` for anyone else's.
+/// The person's connection with this id; `None` for anyone else's.
 async fn find<'a>(
     state: &'a AppState,
     principal: &Principal,
     id: &str,
-) -> Result<Option<(&'a Provider, Grant)>, Response> {
+) -> Result<Option<Connection<'a>>, Response> {
     let connected = target::connected(state, principal)
         .await
         .map_err(|e| super::errors::PageError::from(e).into_response())?;
-    Ok(connected.into_iter().find(|(_, g)| g.connection_id == id))
+    Ok(connected.into_iter().find(|c| c.grant.connection_id == id))
 }
 
 fn no_such_connection() -> Response {
@@ -155,7 +184,9 @@ pub(super) async fn confirm(
         Ok(principal) => principal,
         Err(page) => return *page,
     };
-    let (provider, grant) = match find(&state, &principal, &id).await {
+    let Connection {
+        provider, grant, ..
+    } = match find(&state, &principal, &id).await {
         Ok(Some(found)) => found,
         Ok(None) => return no_such_connection(),
         Err(page) => return page,
@@ -209,12 +240,12 @@ pub(super) async fn disconnect_confirmed(
         );
         return super::page::forbidden_form();
     }
-    let provider = match find(&state, &principal, &id).await {
-        Ok(Some((provider, _))) => provider,
+    let Connection { provider, key, .. } = match find(&state, &principal, &id).await {
+        Ok(Some(found)) => found,
         Ok(None) => return no_such_connection(),
         Err(page) => return page,
     };
-    match disconnect(&state, &principal, provider, form.connected_at).await {
+    match disconnect(&state, &key, provider, form.connected_at).await {
         Ok(done) => {
             list(
                 &state,

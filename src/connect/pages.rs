@@ -30,6 +30,17 @@ pub struct ConnectionsPage<'a> {
     pub who: &'a str,
     pub notice: Option<&'a str>,
     pub connections: &'a [ConnectionRow],
+    /// Sign-in links for another connection: providers with accounts, and those not yet
+    /// connected.
+    pub connect: &'a [ConnectLink],
+}
+
+/// A link that starts a new connection to `provider`.
+pub struct ConnectLink {
+    pub provider: String,
+    /// Whether the person has a connection there already (the link adds another account).
+    pub another: bool,
+    pub href: String,
 }
 
 /// One connection as the connections page shows it (times in RFC 3339, UTC).

@@ -41,9 +41,11 @@ impl GrantEvents {
         events
     }
 
-    /// Announces that the grant under `key` changed, here and on every replica.
+    /// Announces that a grant of `key`'s principal at its provider changed, here and on every
+    /// replica (waiters listen per (principal, provider): a sign-in's account is not known
+    /// before it lands).
     pub async fn notify(&self, key: &GrantKey) {
-        let tag = key.tag();
+        let tag = key.owner_tag();
         if let Some(bus) = &self.bus
             && let Err(e) = bus.publish(&tag).await
         {
@@ -71,9 +73,10 @@ pub struct GrantWaiter {
 }
 
 impl GrantWaiter {
-    /// Waits until an event for `key` arrives (or events were dropped, which may hide one).
+    /// Waits until an event for `key`'s principal and provider arrives (or events were dropped,
+    /// which may hide one).
     pub async fn changed(&mut self, key: &GrantKey) {
-        let tag = key.tag();
+        let tag = key.owner_tag();
         loop {
             match self.receiver.recv().await {
                 Ok(got) if got == tag => return,

@@ -1,5 +1,6 @@
-//! Grants: the tokens a user gave grantry for one provider, stored sealed and keyed by
-//! (principal, provider), with the connection's health ([`health`]).
+//! Grants: the tokens a user gave grantry for one account at one provider, stored sealed and
+//! keyed by (principal, provider, account) ([`GrantKey`]), with the connection's health
+//! ([`health`]).
 //!
 //! Backends store opaque rows ([`GrantRow`]); [`Grants`] seals and opens the tokens (with the
 //! row's key in the associated data), bumps the version for compare-and-set writes, and tells
@@ -38,31 +39,68 @@ pub use health::{Health, ReauthReason, State};
 pub use keepalive::Due;
 pub use lifecycle::Lifecycle;
 
-/// Which grant: a principal's connection to one provider.
+/// Which grant: a principal's connection to one account at one provider.
+///
+/// `account` is the provider's id of the tenant, company or business the grant is used with,
+/// or `""` where the provider has no accounts (Stripe, the demo) and on grants stored before
+/// several accounts per provider were kept: their account is in their tokens
+/// ([`Grant::account_id`]), and their key, binding and tag stay what they were, so they open
+/// and are found as before.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GrantKey {
     pub principal: Principal,
     pub provider: String,
+    pub account: String,
 }
 
 impl GrantKey {
+    /// The key of the one grant at a provider without accounts.
+    pub fn sole(principal: &Principal, provider: &str) -> Self {
+        Self {
+            principal: principal.clone(),
+            provider: provider.to_owned(),
+            account: String::new(),
+        }
+    }
+
     /// The associated-data binding for this row's sealed tokens.
     fn binding(&self) -> Vec<u8> {
-        let mut b = Vec::new();
-        for part in [
+        let mut parts = vec![
             "grant/v1",
             &self.principal.issuer,
             &self.principal.subject,
             &self.provider,
-        ] {
+        ];
+        if !self.account.is_empty() {
+            parts[0] = "grant/v2";
+            parts.push(&self.account);
+        }
+        let mut b = Vec::new();
+        for part in parts {
             b.extend_from_slice(&(part.len() as u32).to_be_bytes());
             b.extend_from_slice(part.as_bytes());
         }
         b
     }
 
-    /// A non-reversible tag for logs and wake-up events.
+    /// A non-reversible tag of the grant, for logs and the outbox's per-connection order.
     pub fn tag(&self) -> String {
+        if self.account.is_empty() {
+            return self.owner_tag();
+        }
+        crate::seal::digest(
+            "grantry/grant-key/v2",
+            &[
+                self.principal.tag().as_bytes(),
+                self.provider.as_bytes(),
+                self.account.as_bytes(),
+            ],
+        )
+    }
+
+    /// A non-reversible tag of (principal, provider), shared by all the principal's accounts
+    /// there: what a retry waiting for a sign-in listens for, and Redis's hash slot.
+    pub fn owner_tag(&self) -> String {
         crate::seal::digest(
             "grantry/grant-key/v1",
             &[self.principal.tag().as_bytes(), self.provider.as_bytes()],
@@ -120,6 +158,12 @@ pub type KeyUsage = Vec<(String, i64)>;
 #[async_trait]
 pub trait GrantBackend: Send + Sync {
     async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError>;
+    /// Every row of `principal` at `provider` (one per account), in no particular order.
+    async fn list(
+        &self,
+        principal: &Principal,
+        provider: &str,
+    ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError>;
     /// Inserts or replaces the row (a sign-in); the row's version must be one more than any
     /// earlier row's. `events` are added to the outbox in the same write.
     async fn upsert(
@@ -197,6 +241,11 @@ impl Grant {
         self.state != State::NeedsReauth
     }
 
+    /// The provider's id of the account it is used with (`""` where there are none).
+    pub fn account_id(&self) -> &str {
+        self.tokens.account.as_ref().map_or("", |a| a.id.as_str())
+    }
+
     /// When the user last signed in for it: a reconnection makes it another grant to confirm
     /// a disconnection of.
     pub fn signed_in_at(&self) -> i64 {
@@ -242,6 +291,47 @@ impl Grants {
             return Ok(None);
         };
         self.open(key, row).map(Some)
+    }
+
+    /// The grants of `principal` at `provider`, one per account, oldest connection first.
+    pub async fn list(
+        &self,
+        principal: &Principal,
+        provider: &str,
+    ) -> Result<Vec<(GrantKey, Grant)>, StoreError> {
+        let mut grants = Vec::new();
+        for (key, row) in self.backend.list(principal, provider).await? {
+            let grant = self.open(&key, row)?;
+            grants.push((key, grant));
+        }
+        grants.sort_by(|a, b| {
+            (a.1.created_at, &a.1.connection_id).cmp(&(b.1.created_at, &b.1.connection_id))
+        });
+        Ok(grants)
+    }
+
+    /// Where a sign-in to `account` at `provider` is stored: over the principal's grant for
+    /// the same account if there is one (a reconnection, even of a grant keyed from before
+    /// accounts were kept), else under a key of its own (another account).
+    pub async fn key_for_sign_in(
+        &self,
+        principal: &Principal,
+        provider: &str,
+        account: Option<&crate::providers::Account>,
+    ) -> Result<GrantKey, StoreError> {
+        let account_id = account.map_or("", |a| a.id.as_str());
+        let existing = self.list(principal, provider).await?;
+        if let Some((key, _)) = existing
+            .into_iter()
+            .find(|(_, g)| g.account_id() == account_id)
+        {
+            return Ok(key);
+        }
+        Ok(GrantKey {
+            principal: principal.clone(),
+            provider: provider.to_owned(),
+            account: account_id.to_owned(),
+        })
     }
 
     fn open(&self, key: &GrantKey, row: GrantRow) -> Result<Grant, StoreError> {

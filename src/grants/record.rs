@@ -8,6 +8,7 @@ pub(super) struct GrantRecord {
     principal_iss: String,
     principal_sub: String,
     provider: String,
+    account: String,
     #[sqlx(flatten)]
     row: GrantRow,
 }
@@ -21,6 +22,7 @@ impl GrantRecord {
                     subject: self.principal_sub,
                 },
                 provider: self.provider,
+                account: self.account,
             },
             self.row,
         )

@@ -1,5 +1,9 @@
-//! Grant rows in Redis: one hash per grant, keyed by a non-reversible tag of (principal,
-//! provider). Version checks run inside Lua scripts, so compare-and-set is atomic.
+//! Grant rows in Redis: one hash per grant, `grant:{owner}` for the one grant at a provider
+//! without accounts (and every grant from before accounts were kept), `grant:{owner}:TAG` for
+//! each further account, where `owner` is a non-reversible tag of (principal, provider): all
+//! of a principal's grants at a provider share a hash slot with their index,
+//! `grant-accounts:{owner}`, which lists the account keys. Version checks run inside Lua
+//! scripts, so compare-and-set is atomic.
 
 use std::collections::HashMap;
 
@@ -7,6 +11,7 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule};
+use crate::identity::Principal;
 use crate::outbox::Delivery;
 use crate::outbox::redis as outbox_redis;
 use crate::store::StoreError;
@@ -16,8 +21,9 @@ pub struct RedisGrants {
     prefix: String,
 }
 
-/// Writes the row's fields (ARGV 1-15; `used_at`, the 15th, only when given) and files the
-/// grant in the keep-alive index (`KEYS[2]`) by `keepalive_at`.
+/// Writes the row's fields (ARGV 1-15; `used_at`, the 15th, only when given), files the
+/// grant in the keep-alive index (`KEYS[2]`) by `keepalive_at`, and one with an account
+/// (`ARGV[17]`) in the principal's account index (`KEYS[4]`).
 const WRITE_ROW: &str = r"
 local function write_row(version)
   redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[2],
@@ -25,6 +31,10 @@ local function write_row(version)
     'key_id', ARGV[7], 'principal_iss', ARGV[8], 'principal_sub', ARGV[9], 'provider', ARGV[10],
     'connection_id', ARGV[11], 'state', ARGV[12], 'health', ARGV[13], 'keepalive_at', ARGV[14])
   if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'used_at', ARGV[15]) end
+  if ARGV[17] ~= '' then
+    redis.call('HSET', KEYS[1], 'account', ARGV[17])
+    redis.call('SADD', KEYS[4], KEYS[1])
+  end
   if tonumber(ARGV[14]) > 0 then redis.call('ZADD', KEYS[2], ARGV[14], KEYS[1])
   else redis.call('ZREM', KEYS[2], KEYS[1]) end
 end
@@ -47,6 +57,7 @@ const DELETE_IF_VERSION: &str = r"
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], KEYS[1])
+redis.call('SREM', KEYS[4], KEYS[1])
 ";
 
 const TOUCH: &str = r"
@@ -62,8 +73,9 @@ else redis.call('ZREM', KEYS[2], KEYS[1]) end
 return 1
 ";
 
-/// After the row's fields (ARGV 1-15): the expected version (16), then the records.
-const ARG_RECORDS: usize = 17;
+/// After the row's fields (ARGV 1-15): the expected version (16), the account (17), then the
+/// records.
+const ARG_RECORDS: usize = 18;
 
 impl RedisGrants {
     /// Every grant hash, read with SCAN in pages (never KEYS on a live server).
@@ -110,7 +122,16 @@ impl RedisGrants {
     }
 
     fn key(&self, key: &GrantKey) -> String {
-        format!("{}grant:{{{}}}", self.prefix, key.tag())
+        if key.account.is_empty() {
+            format!("{}grant:{{{}}}", self.prefix, key.owner_tag())
+        } else {
+            format!("{}grant:{{{}}}:{}", self.prefix, key.owner_tag(), key.tag())
+        }
+    }
+
+    /// The keys of a principal's grants at a provider that have an account.
+    fn accounts_key(&self, key: &GrantKey) -> String {
+        format!("{}grant-accounts:{{{}}}", self.prefix, key.owner_tag())
     }
 
     /// The keep-alive index: grants by when the keep-alive next looks at them.
@@ -119,7 +140,8 @@ impl RedisGrants {
     }
 
     /// A script over the grant `key` (`KEYS[1]`), the keep-alive index (`KEYS[2]`), the outbox's
-    /// due set (`KEYS[3]`) and the outbox lists of `events` (`KEYS[4…]`); `body` ends by adding
+    /// due set (`KEYS[3]`), the account index (`KEYS[4]`) and the outbox lists of `events`
+    /// (`KEYS[5…]`); `body` ends by adding
     /// the events (ARGV from `records_from`) and returning 1, unless it returned earlier.
     fn with_events<'a>(
         &self,
@@ -131,13 +153,14 @@ impl RedisGrants {
     ) -> redis::ScriptInvocation<'a> {
         let source = format!(
             "{WRITE_ROW}\n{body}\n{}\nreturn 1",
-            outbox_redis::append_lua(3, 4, records_from)
+            outbox_redis::append_lua(3, 5, records_from)
         );
         let script = script.insert(redis::Script::new(&source));
         let mut invocation = script.key(self.key(key));
         invocation
             .key(self.keepalive_key())
-            .key(outbox_redis::due_key(&self.prefix));
+            .key(outbox_redis::due_key(&self.prefix))
+            .key(self.accounts_key(key));
         for event in events {
             invocation.key(outbox_redis::pending_key(
                 &self.prefix,
@@ -179,7 +202,8 @@ impl RedisGrants {
             } else {
                 row.used_at.to_string()
             })
-            .arg(expected.map_or(String::new(), |v| v.to_string()));
+            .arg(expected.map_or(String::new(), |v| v.to_string()))
+            .arg(&key.account);
         for event in events {
             invocation.arg(outbox_redis::encode(event));
         }
@@ -279,11 +303,12 @@ fn key_from_hash(h: &HashMap<String, String>) -> Result<GrantKey, StoreError> {
             .ok_or_else(|| StoreError::Corrupt(format!("grant without `{name}`")))
     };
     Ok(GrantKey {
-        principal: crate::identity::Principal {
+        principal: Principal {
             issuer: field("principal_iss")?,
             subject: field("principal_sub")?,
         },
         provider: field("provider")?,
+        account: h.get("account").cloned().unwrap_or_default(),
     })
 }
 
@@ -299,6 +324,28 @@ impl GrantBackend for RedisGrants {
             return Ok(None);
         }
         row_from_hash(hash).map(Some)
+    }
+
+    async fn list(
+        &self,
+        principal: &Principal,
+        provider: &str,
+    ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
+        let sole = GrantKey::sole(principal, provider);
+        let mut conn = self.conn.clone();
+        let mut keys: Vec<String> = redis::cmd("SMEMBERS")
+            .arg(self.accounts_key(&sole))
+            .query_async(&mut conn)
+            .await?;
+        keys.push(self.key(&sole));
+        let mut found = Vec::new();
+        for hash in self.read_hashes(&keys).await? {
+            // Empty: gone since (the index is tidied by the deletion's own script).
+            if !hash.is_empty() {
+                found.push((key_from_hash(&hash)?, row_from_hash(hash)?));
+            }
+        }
+        Ok(found)
     }
 
     async fn upsert(

@@ -6,6 +6,7 @@
 use async_trait::async_trait;
 
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule, record::GrantRecord};
+use crate::identity::Principal;
 use crate::outbox::Delivery;
 use crate::outbox::sql::write_with_events;
 use crate::store::StoreError;
@@ -13,7 +14,7 @@ use crate::store::StoreError;
 /// The columns of a [`GrantRow`], in its order.
 const ROW: &str = "tokens_sealed, access_expires_at, scopes, version, created_at, updated_at, \
                    key_id, connection_id, state, health, keepalive_at, used_at";
-const KEY: &str = "principal_iss = $1 AND principal_sub = $2 AND provider = $3";
+const KEY: &str = "principal_iss = $1 AND principal_sub = $2 AND provider = $3 AND account = $4";
 
 macro_rules! sql_grants {
     ($(#[$doc:meta])* $name:ident, $pool:ty, $dialect:ident) => {
@@ -28,16 +29,34 @@ macro_rules! sql_grants {
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(&key.provider)
+                    .bind(&key.account)
                 .fetch_optional(&self.pool)
                 .await?;
                 Ok(row)
             }
 
+            async fn list(
+                &self,
+                principal: &Principal,
+                provider: &str,
+            ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
+                let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants \
+                     WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3"
+                )))
+                .bind(&principal.issuer)
+                .bind(&principal.subject)
+                .bind(provider)
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(records.into_iter().map(GrantRecord::into_parts).collect())
+            }
+
             async fn upsert(&self, key: &GrantKey, row: &GrantRow, events: &[Delivery]) -> Result<(), StoreError> {
                 let sql = format!(
-                    "INSERT INTO grants (principal_iss, principal_sub, provider, {ROW}) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
-                     ON CONFLICT (principal_iss, principal_sub, provider) DO UPDATE SET \
+                    "INSERT INTO grants (principal_iss, principal_sub, provider, account, {ROW}) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+                     ON CONFLICT (principal_iss, principal_sub, provider, account) DO UPDATE SET \
                      tokens_sealed = excluded.tokens_sealed, access_expires_at = excluded.access_expires_at, \
                      scopes = excluded.scopes, version = CASE WHEN grants.version + 1 > excluded.version \
                      THEN grants.version + 1 ELSE excluded.version END, \
@@ -47,10 +66,11 @@ macro_rules! sql_grants {
                      keepalive_at = excluded.keepalive_at, used_at = excluded.used_at"
                 );
                 // An upsert always writes its row (and so its events).
-                let _written: bool = write_with_events!($dialect, self, sql, 15, events, |q| q
+                let _written: bool = write_with_events!($dialect, self, sql, 16, events, |q| q
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
                     .bind(&key.provider)
+                    .bind(&key.account)
                     .bind(&row.tokens_sealed)
                     .bind(row.access_expires_at)
                     .bind(&row.scopes)
@@ -74,15 +94,16 @@ macro_rules! sql_grants {
                 events: &[Delivery],
             ) -> Result<bool, StoreError> {
                 let sql = format!(
-                    "UPDATE grants SET tokens_sealed = $4, access_expires_at = $5, scopes = $6, \
-                     version = $7, updated_at = $8, key_id = $10, connection_id = $11, state = $12, \
-                     health = $13, keepalive_at = $14 \
-                     WHERE {KEY} AND version = $9"
+                    "UPDATE grants SET tokens_sealed = $5, access_expires_at = $6, scopes = $7, \
+                     version = $8, updated_at = $9, key_id = $11, connection_id = $12, state = $13, \
+                     health = $14, keepalive_at = $15 \
+                     WHERE {KEY} AND version = $10"
                 );
-                Ok(write_with_events!($dialect, self, sql, 14, events, |q| q
+                Ok(write_with_events!($dialect, self, sql, 15, events, |q| q
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
                     .bind(&key.provider)
+                    .bind(&key.account)
                     .bind(&row.tokens_sealed)
                     .bind(row.access_expires_at)
                     .bind(&row.scopes)
@@ -102,21 +123,23 @@ macro_rules! sql_grants {
                 version: i64,
                 events: &[Delivery],
             ) -> Result<bool, StoreError> {
-                let sql = format!("DELETE FROM grants WHERE {KEY} AND version = $4");
-                Ok(write_with_events!($dialect, self, sql, 4, events, |q| q
+                let sql = format!("DELETE FROM grants WHERE {KEY} AND version = $5");
+                Ok(write_with_events!($dialect, self, sql, 5, events, |q| q
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
                     .bind(&key.provider)
+                    .bind(&key.account)
                     .bind(version)))
             }
 
             async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError> {
                 sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "UPDATE grants SET used_at = $4 WHERE {KEY} AND used_at < $4"
+                    "UPDATE grants SET used_at = $5 WHERE {KEY} AND used_at < $5"
                 )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(&key.provider)
+                    .bind(&key.account)
                 .bind(at)
                 .execute(&self.pool)
                 .await?;
@@ -128,11 +151,12 @@ macro_rules! sql_grants {
                 let mut tx = self.pool.begin().await?;
                 for m in moves {
                     sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "UPDATE grants SET keepalive_at = $5 WHERE {KEY} AND version = $4"
+                        "UPDATE grants SET keepalive_at = $6 WHERE {KEY} AND version = $5"
                     )))
                     .bind(&m.key.principal.issuer)
                     .bind(&m.key.principal.subject)
                     .bind(&m.key.provider)
+                    .bind(&m.key.account)
                     .bind(m.version)
                     .bind(m.at)
                     .execute(&mut *tx)
@@ -148,7 +172,7 @@ macro_rules! sql_grants {
                 limit: usize,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
                 let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT principal_iss, principal_sub, provider, {ROW} FROM grants \
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants \
                      WHERE keepalive_at > 0 AND keepalive_at <= $1 ORDER BY keepalive_at LIMIT $2"
                 )))
                 .bind(now)
@@ -180,7 +204,7 @@ macro_rules! sql_grants {
                 limit: usize,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
                 let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT principal_iss, principal_sub, provider, {ROW} \
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW} \
                      FROM grants WHERE key_id <> $1 LIMIT $2"
                 )))
                 .bind(key_id)

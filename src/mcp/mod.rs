@@ -11,6 +11,7 @@
 //! machinery (`known_meta` remembers the `_meta` texts it has checked), and leaves everything
 //! else to rmcp.
 
+mod account_choice;
 mod answers;
 pub mod auth;
 mod capabilities;

@@ -6,9 +6,10 @@
 use rmcp::model::{CallToolResponse, ErrorData};
 use serde_json::{Map, Value, json};
 
+use super::account_choice::{self, Choice};
 use super::answers::codes;
 use super::answers::{complete_json, from_json, invalid_request_state, strip_nulls, tool_error};
-use super::capabilities::declares_url_elicitation;
+use super::capabilities::{declares_form_elicitation, declares_url_elicitation};
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
@@ -110,12 +111,35 @@ impl<'a> PlainCall<'a> {
         })
     }
 
-    /// The call: the tool, or the sign-in round it needs.
+    /// The call: the tool, or the sign-in or account-choice round it needs.
     pub(super) async fn run(
         &self,
         retry: Retry<'_>,
         capabilities: &Value,
     ) -> Result<CallAnswer, ErrorData> {
+        if let Some(sealed) = retry.request_state
+            && account_choice::is_answer(retry.responses.as_ref())
+        {
+            let call = self.call(self.arguments);
+            return match account_choice::answered(
+                &call,
+                sealed,
+                retry.responses.as_ref(),
+                unix_now(),
+            )? {
+                Choice::Chose(account) => {
+                    let mut arguments = self.arguments.clone();
+                    arguments.insert("account".into(), Value::String(account));
+                    let outcome = self.tool_with(&arguments).await?;
+                    self.first_round(outcome, capabilities)
+                }
+                Choice::Declined => Ok(CallAnswer::complete(account_choice::declined())),
+                Choice::Invalid => {
+                    let outcome = self.tool().await?;
+                    self.first_round(outcome, capabilities)
+                }
+            };
+        }
         let claims = match retry.request_state {
             Some(sealed) => Some(self.open_state(sealed)?),
             None => None,
@@ -131,24 +155,22 @@ impl<'a> PlainCall<'a> {
                 &why,
             )));
         }
-        let (provider, reason) = match self.tool().await? {
-            ToolOutcome::Done(result) => return Ok(CallAnswer::complete(result)),
-            ToolOutcome::NeedsConnection { provider, reason } => (provider, reason),
+        let outcome = self.tool().await?;
+        let Some(claims) = claims.filter(|c| {
+            matches!(&outcome, ToolOutcome::NeedsConnection { provider, .. } if *provider == c.provider)
+        }) else {
+            return self.first_round(outcome, capabilities);
         };
         // Capabilities are declared per request: a retry must declare URL elicitation too.
         if !declares_url_elicitation(capabilities) {
-            return self.without_url_elicitation(&provider, reason);
+            return self.first_round(outcome, capabilities);
         }
-        let Some(claims) = claims.filter(|c| c.provider == provider) else {
-            let round = sign_in::first_round(self.state, &provider, reason, self.request());
-            return Ok(CallAnswer::InputRequired(round));
-        };
         match sign_in::hold(self.state, self.principal, &claims).await {
             HoldEnd::Connected(_turn) => match self.tool().await? {
-                ToolOutcome::Done(result) => Ok(CallAnswer::complete(result)),
                 ToolOutcome::NeedsConnection { .. } => Ok(CallAnswer::InputRequired(
                     sign_in::repeat_round(self.state, self.principal, &claims),
                 )),
+                outcome => self.first_round(outcome, capabilities),
             },
             HoldEnd::Denied => Ok(CallAnswer::complete(sign_in::not_connected(
                 self.state,
@@ -160,6 +182,44 @@ impl<'a> PlainCall<'a> {
                 self.principal,
                 &claims,
             ))),
+        }
+    }
+
+    /// What a tool's outcome comes to with no round under way: its result, or the round it
+    /// asks for (a sign-in, a choice of account) as the client's capabilities allow.
+    fn first_round(
+        &self,
+        outcome: ToolOutcome,
+        capabilities: &Value,
+    ) -> Result<CallAnswer, ErrorData> {
+        match outcome {
+            ToolOutcome::Done(result) => Ok(CallAnswer::complete(result)),
+            ToolOutcome::NeedsConnection { provider, reason } => {
+                if !declares_url_elicitation(capabilities) {
+                    return self.without_url_elicitation(&provider, reason);
+                }
+                let round = sign_in::first_round(self.state, &provider, reason, self.request());
+                Ok(CallAnswer::InputRequired(round))
+            }
+            ToolOutcome::ChooseAccount { provider, accounts } => {
+                let Some(provider) = self.state.catalog.get(&provider) else {
+                    return Err(tool_error(ToolError::InvalidArguments(format!(
+                        "the provider `{provider}` is not offered here"
+                    ))));
+                };
+                if !declares_form_elicitation(capabilities) {
+                    return Ok(CallAnswer::complete(account_choice::without_form(
+                        provider, &accounts,
+                    )));
+                }
+                let call = self.call(self.arguments);
+                Ok(CallAnswer::InputRequired(account_choice::ask(
+                    &call,
+                    provider,
+                    &accounts,
+                    unix_now(),
+                )))
+            }
         }
     }
 
@@ -185,16 +245,17 @@ impl<'a> PlainCall<'a> {
     /// send as `-32042`, and the client's retry of the same call runs the tool again.
     pub(super) async fn run_legacy(&self, capabilities: &Value) -> Result<LegacyAnswer, ErrorData> {
         let (provider, reason) = match self.tool().await? {
-            ToolOutcome::Done(result) => {
-                return Ok(LegacyAnswer::Done(CallAnswer::complete(result)));
+            ToolOutcome::NeedsConnection { provider, reason }
+                if declares_url_elicitation(capabilities) =>
+            {
+                (provider, reason)
             }
-            ToolOutcome::NeedsConnection { provider, reason } => (provider, reason),
+            // No rounds in this era: a choice of account is the caller's to make (`account`).
+            outcome => {
+                let no_form = Value::Null;
+                return self.first_round(outcome, &no_form).map(LegacyAnswer::Done);
+            }
         };
-        if !declares_url_elicitation(capabilities) {
-            return self
-                .without_url_elicitation(&provider, reason)
-                .map(LegacyAnswer::Done);
-        }
         Ok(LegacyAnswer::SignIn(sign_in::url_elicitation(
             self.state,
             self.principal,
@@ -224,13 +285,24 @@ impl<'a> PlainCall<'a> {
         )
     }
 
-    async fn tool(&self) -> Result<ToolOutcome, ErrorData> {
-        let call = tools::Call {
+    fn call<'c>(&'c self, arguments: &'c Map<String, Value>) -> tools::Call<'c> {
+        tools::Call {
             state: self.state,
             principal: self.principal,
-            arguments: self.arguments,
-        };
-        self.tool.run(&call).await.map_err(tool_error)
+            arguments,
+        }
+    }
+
+    async fn tool(&self) -> Result<ToolOutcome, ErrorData> {
+        self.tool_with(self.arguments).await
+    }
+
+    /// The tool with these arguments (the call's, or with the account the person chose).
+    async fn tool_with(&self, arguments: &Map<String, Value>) -> Result<ToolOutcome, ErrorData> {
+        self.tool
+            .run(&self.call(arguments))
+            .await
+            .map_err(tool_error)
     }
 }
 

@@ -206,8 +206,12 @@ async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Op
         .acquire()
         .await
         .expect("the hold turns are never closed");
-    match state.grants.get(key).await {
-        Ok(Some(grant)) if grant.is_usable() => return Some(HoldEnd::Connected(turn)),
+    // Every grant at the provider usable (one at least): whatever the call needed is there.
+    // One still needing a sign-in leaves it to the flow to say this sign-in ended.
+    match state.grants.list(&key.principal, &key.provider).await {
+        Ok(grants) if !grants.is_empty() && grants.iter().all(|(_, g)| g.is_usable()) => {
+            return Some(HoldEnd::Connected(turn));
+        }
         Ok(_) => {}
         Err(e) => {
             crate::metrics::store_error("hold");
@@ -216,6 +220,7 @@ async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Op
     }
     let flow = state.flows.latest_for_ticket(ticket_id).await.ok()??;
     match flow.status {
+        FlowStatus::Connected => Some(HoldEnd::Connected(turn)),
         FlowStatus::Denied => Some(HoldEnd::Denied),
         // That attempt cannot finish any more (its replica may have died redeeming the code):
         // ask again now (the same link starts a new one) rather than hold the client for
@@ -249,10 +254,7 @@ pub async fn hold<'a>(
     };
     let _counted = crate::metrics::HeldRetry::start();
     let deadline = Instant::now() + state.config.retry_hold;
-    let key = GrantKey {
-        principal: principal.clone(),
-        provider: claims.provider.clone(),
-    };
+    let key = GrantKey::sole(principal, &claims.provider);
     loop {
         // Subscribe before reading, so a grant landing in between still wakes us.
         let mut waiter = state.grants.events().subscribe();

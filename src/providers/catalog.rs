@@ -83,6 +83,14 @@ pub enum AdapterKind {
     Sage,
 }
 
+impl AdapterKind {
+    /// Whether a grant is used with one of several accounts (a tenant, a company) that the
+    /// person picks at sign-in, so one person may connect several.
+    pub fn has_accounts(self) -> bool {
+        !matches!(self, AdapterKind::Demo | AdapterKind::Stripe)
+    }
+}
+
 /// One provider, fully resolved.
 #[derive(Clone)]
 pub struct Provider {

@@ -8,12 +8,14 @@ use serde_json::{Map, Value, json};
 use super::{
     Attempt, Call, FormTool, Problem, ToolError, ToolResult, ToolSpec, args, invoice_draft, target,
 };
-use crate::grants::Called;
+use crate::grants::{Called, GrantKey};
 use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, NewInvoice};
 
 pub const NAME: &str = "create_invoice";
+/// The arguments that say where to create it, not what: never asked for in a form.
+const ROUTING: [&str; 2] = ["provider", "account"];
 
 pub fn spec() -> ToolSpec {
     let mut schema = invoice_draft::input_schema();
@@ -24,6 +26,7 @@ pub fn spec() -> ToolSpec {
         .remove("required");
     schema["properties"]["provider"] = json!({"type": "string", "minLength": 1, "maxLength": 64,
         "description": "Which connected provider to create it at; needed only when several are connected."});
+    schema["properties"]["account"] = target::account_property();
     ToolSpec {
         name: NAME,
         title: "Create an invoice",
@@ -45,32 +48,51 @@ pub fn spec() -> ToolSpec {
 pub struct CreateInvoice;
 
 impl CreateInvoice {
-    /// The provider named (checked), or none.
-    fn named(arguments: &Map<String, Value>) -> Result<Option<&str>, ToolError> {
-        match arguments.get("provider") {
+    /// The argument `name` (checked to be 1 to `max` bytes), or none.
+    fn named<'a>(
+        arguments: &'a Map<String, Value>,
+        name: &str,
+        max: usize,
+    ) -> Result<Option<&'a str>, ToolError> {
+        match arguments.get(name) {
             None => Ok(None),
             Some(Value::String(id)) => {
-                args::short(NAME, "provider", id, 64)?;
+                args::short(NAME, name, id, max)?;
                 Ok(Some(id))
             }
             Some(_) => Err(ToolError::InvalidArguments(format!(
-                "{NAME}: provider must be a string"
+                "{NAME}: {name} must be a string"
             ))),
         }
+    }
+
+    /// Which provider and which of the caller's grants there the call is about; otherwise
+    /// the answer saying what is wrong.
+    async fn target<'a>(
+        call: &Call<'a>,
+    ) -> Result<Result<(&'a Provider, GrantKey), ToolResult>, ToolError> {
+        let named = Self::named(call.arguments, "provider", 64)?;
+        let account = Self::named(call.arguments, "account", target::MAX_ACCOUNT_LEN)?;
+        let provider = match target::provider(call, named).await? {
+            Ok(provider) => provider,
+            Err(answer) => return Ok(Err(answer)),
+        };
+        Ok(target::account_or_refusal(call, provider, account)
+            .await?
+            .map(|key| (provider, key)))
     }
 
     /// Creates `new` at `provider`, through the provider-call loop.
     async fn create(
         call: &Call<'_>,
-        provider: &Provider,
+        (provider, key): (&Provider, &GrantKey),
         new: &NewInvoice,
         idempotency_key: &str,
     ) -> Result<ToolResult, ToolError> {
         let state = call.state;
-        let key = target::key(call.principal, provider);
         let created = state
             .tokens
-            .call(provider, &key, |token, account| async move {
+            .call(provider, key, |token, account| async move {
                 let api = target::api(state, provider, &token, account.as_ref());
                 adapters::create_invoice(&api, new, idempotency_key).await
             })
@@ -118,26 +140,25 @@ impl FormTool for CreateInvoice {
     }
 
     fn values(&self, arguments: &Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
-        if let Some(unknown) = arguments
-            .keys()
-            .find(|k| *k != "provider" && !invoice_draft::FIELDS.contains(&k.as_str()))
-        {
+        if let Some(unknown) = arguments.keys().find(|k| {
+            !ROUTING.contains(&k.as_str()) && !invoice_draft::FIELDS.contains(&k.as_str())
+        }) {
             return Err(ToolError::InvalidArguments(format!(
                 "{NAME}: unknown argument `{unknown}`"
             )));
         }
-        Self::named(arguments)?;
+        Self::named(arguments, "provider", 64)?;
+        Self::named(arguments, "account", target::MAX_ACCOUNT_LEN)?;
         let mut values = arguments.clone();
-        values.remove("provider");
+        values.retain(|k, _| !ROUTING.contains(&k.as_str()));
         Ok(values)
     }
 
     async fn precheck(&self, call: &Call<'_>) -> Result<Option<ToolResult>, ToolError> {
-        let provider = match target::provider(call, Self::named(call.arguments)?).await? {
-            Ok(provider) => provider,
+        let (provider, key) = match Self::target(call).await? {
+            Ok(target) => target,
             Err(answer) => return Ok(Some(answer)),
         };
-        let key = target::key(call.principal, provider);
         Ok(match call.state.grants.get(&key).await? {
             Some(grant) if grant.is_usable() => None,
             Some(grant) => Some(target::not_connected(
@@ -162,11 +183,11 @@ impl FormTool for CreateInvoice {
             Ok(new) => new,
             Err(problems) => return Ok(Attempt::Problems(problems)),
         };
-        let provider = match target::provider(call, Self::named(call.arguments)?).await? {
-            Ok(provider) => provider,
+        let (provider, key) = match Self::target(call).await? {
+            Ok(target) => target,
             Err(answer) => return Ok(Attempt::Done(answer)),
         };
-        let done = Self::create(call, provider, &new, idempotency_key).await?;
+        let done = Self::create(call, (provider, &key), &new, idempotency_key).await?;
         Ok(Attempt::Done(done))
     }
 

@@ -8,7 +8,6 @@
 
 use crate::audit::Audit;
 use crate::grants::{Grant, GrantKey};
-use crate::identity::Principal;
 use crate::providers::http::OutboundError;
 use crate::providers::{Provider, revocation};
 use crate::state::AppState;
@@ -46,19 +45,15 @@ pub enum Revocation {
     Unreachable,
 }
 
-/// Removes the connection `principal` has at `provider`, if it is still the one signed in at
+/// Removes the connection `key` at `provider`, if it is still the one signed in at
 /// `connected_at` (what the person confirmed), and revokes it at the provider.
 pub async fn disconnect(
     state: &AppState,
-    principal: &Principal,
+    key: &GrantKey,
     provider: &Provider,
     connected_at: i64,
 ) -> Result<Disconnected, StoreError> {
-    let key = GrantKey {
-        principal: principal.clone(),
-        provider: provider.id.to_string(),
-    };
-    let lease = crate::grants::access::lease_name(&key);
+    let lease = crate::grants::access::lease_name(key);
     let holder = crate::seal::random_id();
     let mut tries = 0;
     while !state.leases.try_acquire(&lease, &holder, LEASE_MS).await? {
@@ -68,7 +63,7 @@ pub async fn disconnect(
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    let done = remove_and_revoke(state, provider, &key, connected_at).await;
+    let done = remove_and_revoke(state, provider, key, connected_at).await;
     state.leases.release(&lease, &holder).await?;
     done
 }

@@ -12,6 +12,7 @@ use super::disconnect::disconnect;
 use super::{
     Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
 };
+use crate::grants::GrantKey;
 use crate::providers::Provider;
 
 pub const NAME: &str = "disconnect_account";
@@ -27,7 +28,8 @@ pub fn spec() -> ToolSpec {
             "type": "object",
             "properties": {
                 "provider": {"type": "string", "minLength": 1, "maxLength": 64,
-                    "description": "The provider id, as list_connections shows it."}
+                    "description": "The provider id, as list_connections shows it."},
+                "account": target::account_property()
             },
             "required": ["provider"],
             "additionalProperties": false
@@ -48,29 +50,43 @@ pub fn spec() -> ToolSpec {
 #[serde(deny_unknown_fields)]
 struct Args {
     provider: String,
+    #[serde(default)]
+    account: Option<String>,
 }
 
 pub struct DisconnectAccount;
 
 impl DisconnectAccount {
-    /// The provider named, if it is offered here; otherwise the answer saying it is not.
-    fn provider<'a>(call: &Call<'a>) -> Result<Result<&'a Provider, ToolResult>, ToolError> {
-        let Args { provider } = args::parse(NAME, call.arguments)?;
+    /// The provider named, if it is offered here, and which of the caller's grants there;
+    /// otherwise the answer saying what is wrong.
+    async fn target<'a>(
+        call: &Call<'a>,
+    ) -> Result<Result<(&'a Provider, GrantKey), ToolResult>, ToolError> {
+        let Args { provider, account } = args::parse(NAME, call.arguments)?;
         args::short(NAME, "provider", &provider, 64)?;
-        Ok(call.state.catalog.get(&provider).ok_or_else(|| {
-            ToolResult::error(format!("The provider `{provider}` is not offered here."))
-        }))
+        if let Some(account) = &account {
+            args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
+        }
+        let Some(provider) = call.state.catalog.get(&provider) else {
+            return Ok(Err(ToolResult::error(format!(
+                "The provider `{provider}` is not offered here."
+            ))));
+        };
+        Ok(
+            target::account_or_refusal(call, provider, account.as_deref())
+                .await?
+                .map(|key| (provider, key)),
+        )
     }
 }
 
 #[async_trait]
 impl ConfirmTool for DisconnectAccount {
     async fn prepare(&self, call: &Call<'_>) -> Result<Prepared, ToolError> {
-        let provider = match Self::provider(call)? {
-            Ok(provider) => provider,
+        let (provider, key) = match Self::target(call).await? {
+            Ok(target) => target,
             Err(answer) => return Ok(Prepared::Done(answer)),
         };
-        let key = target::key(call.principal, provider);
         let Some(grant) = call.state.grants.get(&key).await? else {
             return Ok(Prepared::Done(ToolResult::text(format!(
                 "No {} account is connected, so there is nothing to disconnect.",
@@ -98,13 +114,13 @@ impl ConfirmTool for DisconnectAccount {
 
     /// Removes the connection the user confirmed, then revokes it at the provider.
     async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
-        let provider = match Self::provider(call)? {
-            Ok(provider) if provider.id == subject.provider => provider,
+        let (provider, key) = match Self::target(call).await? {
+            Ok((provider, key)) if provider.id == subject.provider => (provider, key),
             Ok(_) => return Err(confirmed_elsewhere()),
             Err(answer) => return Ok(answer),
         };
         let connected_at = subject.what.parse().unwrap_or_default();
-        let done = disconnect(call.state, call.principal, provider, connected_at).await?;
+        let done = disconnect(call.state, &key, provider, connected_at).await?;
         let message = done.message(&provider.display_name);
         Ok(if done.removed() {
             ToolResult::text(message)

@@ -31,7 +31,8 @@ pub fn spec() -> ToolSpec {
                             "connection_id": {"type": "string"},
                             "provider": {"type": "string"},
                             "provider_name": {"type": "string"},
-                            "account": {"type": ["string", "null"]},
+                            "account": {"type": ["string", "null"], "description": "The account's name at the provider (pass it, or account_id, as a tool's `account`)."},
+                            "account_id": {"type": ["string", "null"], "description": "The provider's id of the account."},
                             "state": {"type": "string", "enum": ["active", "refresh_failing", "needs_reauth"]},
                             "reason": {"type": ["string", "null"]},
                             "scopes": {"type": "array", "items": {"type": "string"}},
@@ -40,7 +41,7 @@ pub fn spec() -> ToolSpec {
                             "last_used": {"type": ["string", "null"], "format": "date-time"},
                             "expires_at": {"type": ["string", "null"], "format": "date-time"}
                         },
-                        "required": ["connection_id", "provider", "provider_name", "account", "state", "reason", "scopes", "connected_since", "last_refreshed", "last_used", "expires_at"]
+                        "required": ["connection_id", "provider", "provider_name", "account", "account_id", "state", "reason", "scopes", "connected_since", "last_refreshed", "last_used", "expires_at"]
                     }
                 },
                 "manage_at": {"type": "string", "format": "uri",
@@ -67,22 +68,27 @@ pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     let connections: Vec<Value> = target::connected(call.state, call.principal)
         .await?
         .into_iter()
-        .map(|(provider, grant)| {
-            let when = |at: i64| (at > 0).then(|| rfc3339(at));
-            json!({
-                "connection_id": grant.connection_id,
-                "provider": provider.id,
-                "provider_name": provider.display_name,
-                "account": grant.tokens.account.map(|a| a.name),
-                "state": grant.state.as_str(),
-                "reason": grant.health.reason,
-                "scopes": grant.tokens.scopes,
-                "connected_since": rfc3339(grant.created_at),
-                "last_refreshed": when(grant.health.refreshed_at),
-                "last_used": when(grant.used_at),
-                "expires_at": grant.health.hard_expires_at.map(rfc3339),
-            })
-        })
+        .map(
+            |target::Connection {
+                 provider, grant, ..
+             }| {
+                let when = |at: i64| (at > 0).then(|| rfc3339(at));
+                json!({
+                    "connection_id": grant.connection_id,
+                    "provider": provider.id,
+                    "provider_name": provider.display_name,
+                    "account_id": grant.tokens.account.as_ref().map(|a| a.id.clone()),
+                    "account": grant.tokens.account.map(|a| a.name),
+                    "state": grant.state.as_str(),
+                    "reason": grant.health.reason,
+                    "scopes": grant.tokens.scopes,
+                    "connected_since": rfc3339(grant.created_at),
+                    "last_refreshed": when(grant.health.refreshed_at),
+                    "last_used": when(grant.used_at),
+                    "expires_at": grant.health.hard_expires_at.map(rfc3339),
+                })
+            },
+        )
         .collect();
     let manage_at = format!(
         "{}{}",

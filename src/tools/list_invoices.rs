@@ -18,8 +18,10 @@ pub fn spec() -> ToolSpec {
         title: "List invoices",
         description: "List invoices from the user's connected billing account (Stripe, Xero, \
                       QuickBooks, FreshBooks, Zoho Invoice, Sage, …). If no account is \
-                      connected yet, the user is asked to connect one first. Results come in \
-                      pages: pass `next_cursor` back as `cursor` for the next one.",
+                      connected yet, the user is asked to connect one first; if several are \
+                      connected at the provider and `account` names none, the user is asked \
+                      which. Results come in pages: pass `next_cursor` back as `cursor` for \
+                      the next one.",
         input_schema: json!({
             "type": "object",
             "properties": {
@@ -35,6 +37,7 @@ pub fn spec() -> ToolSpec {
                     "maxLength": 64,
                     "description": "Which connected provider to read (its id, as list_connections shows). Needed only when several are connected."
                 },
+                "account": target::account_property(),
                 "cursor": {
                     "type": "string",
                     "minLength": 1,
@@ -88,6 +91,8 @@ pub struct Args {
     #[serde(default)]
     pub provider: Option<String>,
     #[serde(default)]
+    pub account: Option<String>,
+    #[serde(default)]
     pub cursor: Option<String>,
 }
 
@@ -96,6 +101,9 @@ impl Args {
         let parsed: Args = args::parse(NAME, arguments)?;
         if let Some(provider) = &parsed.provider {
             args::short(NAME, "provider", provider, 64)?;
+        }
+        if let Some(account) = &parsed.account {
+            args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
         }
         if let Some(cursor) = &parsed.cursor {
             args::short(NAME, "cursor", cursor, 512)?;
@@ -110,8 +118,17 @@ pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         Ok(provider) => provider,
         Err(result) => return Ok(ToolOutcome::Done(result)),
     };
+    let key = match target::account(call, provider, args.account.as_deref()).await? {
+        Ok(target::Chosen::Grant(key)) => key,
+        Ok(target::Chosen::Ambiguous(accounts)) => {
+            return Ok(ToolOutcome::ChooseAccount {
+                provider: provider.id.to_string(),
+                accounts,
+            });
+        }
+        Err(result) => return Ok(ToolOutcome::Done(result)),
+    };
     let state = call.state;
-    let key = target::key(call.principal, provider);
     let listed = state
         .tokens
         .call(provider, &key, |token, account| {

@@ -183,6 +183,12 @@ pub enum ToolOutcome {
         /// Why the connection there can no longer be used (`None`: there is none).
         reason: Option<crate::grants::ReauthReason>,
     },
+    /// Several accounts are connected at this provider and the call named none: the person is
+    /// asked which (the call is run again with it as `account`), or the caller told.
+    ChooseAccount {
+        provider: String,
+        accounts: Vec<crate::providers::Account>,
+    },
 }
 
 /// A call that cannot be served as asked.

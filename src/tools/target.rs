@@ -1,5 +1,8 @@
-//! Which provider a call is about, and the caller's grants: the provider named (if offered),
-//! else the only one connected, else the catalog's default.
+//! Which provider and account a call is about, and the caller's grants: the provider named
+//! (if offered), else the only one connected, else the catalog's default; at it, the account
+//! named, else the only one connected.
+
+use serde_json::{Value, json};
 
 use super::{Call, ToolResult};
 use crate::grants::{Grant, GrantKey, ReauthReason};
@@ -34,41 +37,146 @@ pub async fn provider<'a>(
     if catalog.all().nth(1).is_none() {
         return Ok(Ok(catalog.default_provider()));
     }
-    let connected = connected(call.state, call.principal).await?;
-    Ok(match connected.as_slice() {
+    let mut providers: Vec<&Provider> = connected(call.state, call.principal)
+        .await?
+        .into_iter()
+        .map(|c| c.provider)
+        .collect();
+    providers.dedup_by_key(|p| p.id.as_str());
+    Ok(match providers.as_slice() {
         [] => Ok(catalog.default_provider()),
-        [(provider, _)] => Ok(provider),
+        [provider] => Ok(provider),
         several => Err(ToolResult::error(format!(
             "Several billing accounts are connected ({}); say which one with `provider`.",
             several
                 .iter()
-                .map(|(p, _)| p.id.as_str())
+                .map(|p| p.id.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         ))),
     })
 }
 
-/// The caller's grants, one per provider of the catalog that has one.
+/// One of the caller's connections.
+pub struct Connection<'a> {
+    pub provider: &'a Provider,
+    pub key: GrantKey,
+    pub grant: Grant,
+}
+
+/// The caller's grants: per provider of the catalog, in its order, each account's.
 pub async fn connected<'a>(
     state: &'a AppState,
     principal: &Principal,
-) -> Result<Vec<(&'a Provider, Grant)>, StoreError> {
+) -> Result<Vec<Connection<'a>>, StoreError> {
     let mut found = Vec::new();
     for provider in state.catalog.all() {
-        if let Some(grant) = state.grants.get(&key(principal, provider)).await? {
-            found.push((provider, grant));
+        for (key, grant) in state.grants.list(principal, &provider.id).await? {
+            found.push(Connection {
+                provider,
+                key,
+                grant,
+            });
         }
     }
     Ok(found)
 }
 
-/// Which grant: the caller's, at `provider`.
-pub fn key(principal: &Principal, provider: &Provider) -> GrantKey {
-    GrantKey {
-        principal: principal.clone(),
-        provider: provider.id.to_string(),
+/// Which of the caller's grants at a provider a call uses.
+pub enum Chosen {
+    /// This one (absent if none is connected: using it asks to sign in).
+    Grant(GrantKey),
+    /// Several are connected and the call named none: the person or the caller must say.
+    Ambiguous(Vec<Account>),
+}
+
+/// The grant a call uses at `provider`: the account `named` (by id or, ignoring case, by
+/// name), else the only one connected. A name that matches none is the caller's to correct: a
+/// tool error listing what is connected.
+pub async fn account(
+    call: &Call<'_>,
+    provider: &Provider,
+    named: Option<&str>,
+) -> Result<Result<Chosen, ToolResult>, StoreError> {
+    let grants = call.state.grants.list(call.principal, &provider.id).await?;
+    if grants.is_empty() {
+        return Ok(Ok(Chosen::Grant(key(call.principal, provider))));
     }
+    let accounts = || {
+        grants
+            .iter()
+            .filter_map(|(_, g)| g.tokens.account.clone())
+            .collect()
+    };
+    let Some(named) = named else {
+        return Ok(match grants.as_slice() {
+            [(key, _)] => Ok(Chosen::Grant(key.clone())),
+            _ => Ok(Chosen::Ambiguous(accounts())),
+        });
+    };
+    let matches = |a: &Account| a.id == named || a.name.eq_ignore_ascii_case(named);
+    match grants
+        .iter()
+        .find(|(_, g)| g.tokens.account.as_ref().is_some_and(matches))
+    {
+        Some((key, _)) => Ok(Ok(Chosen::Grant(key.clone()))),
+        None => Ok(Err(ToolResult::error(format!(
+            "No connected {} account is `{named}`. {}",
+            provider.display_name,
+            which_accounts(provider, &accounts())
+        )))),
+    }
+}
+
+/// The grant a call that cannot ask uses: as [`account`] chooses; several connected and none
+/// named is a tool error listing them.
+pub async fn account_or_refusal(
+    call: &Call<'_>,
+    provider: &Provider,
+    named: Option<&str>,
+) -> Result<Result<GrantKey, ToolResult>, StoreError> {
+    Ok(match account(call, provider, named).await? {
+        Ok(Chosen::Grant(key)) => Ok(key),
+        Ok(Chosen::Ambiguous(accounts)) => Err(ToolResult::error(format!(
+            "Several {} accounts are connected. {}",
+            provider.display_name,
+            which_accounts(provider, &accounts)
+        ))),
+        Err(answer) => Err(answer),
+    })
+}
+
+/// The `account` argument, as `tools/list` shows it.
+pub fn account_property() -> Value {
+    json!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_ACCOUNT_LEN,
+        "description": "Which connected account at the provider (its name or id, as \
+                        list_connections shows). Needed only when several are connected."
+    })
+}
+
+/// The longest `account` argument taken.
+pub const MAX_ACCOUNT_LEN: usize = 255;
+
+/// Names the connected accounts, for a caller to choose from with `account`.
+pub fn which_accounts(provider: &Provider, accounts: &[Account]) -> String {
+    let listed: Vec<String> = accounts
+        .iter()
+        .map(|a| format!("{} (id {})", a.name, a.id))
+        .collect();
+    format!(
+        "Connected {} accounts: {}; say which one with `account` (its name or id).",
+        provider.display_name,
+        listed.join(", ")
+    )
+}
+
+/// The key of the caller's grant at a provider without accounts (or of the sign-in a call
+/// asks for when none is connected).
+pub fn key(principal: &Principal, provider: &Provider) -> GrantKey {
+    GrantKey::sole(principal, &provider.id)
 }
 
 /// The adapters' view of one provider call: this token, for this account, at `provider`.

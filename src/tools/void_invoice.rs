@@ -9,7 +9,7 @@ use super::disconnect_account::confirmed_elsewhere;
 use super::{
     Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
 };
-use crate::grants::Called;
+use crate::grants::{Called, GrantKey};
 use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus};
@@ -28,7 +28,8 @@ pub fn spec() -> ToolSpec {
                 "invoice_id": {"type": "string", "minLength": 1, "maxLength": 255,
                     "description": "The invoice's id, as list_invoices shows it."},
                 "provider": {"type": "string", "minLength": 1, "maxLength": 64,
-                    "description": "Needed only when several accounts are connected."}
+                    "description": "Needed only when several providers are connected."},
+                "account": target::account_property()
             },
             "required": ["invoice_id"],
             "additionalProperties": false
@@ -51,6 +52,8 @@ struct Args {
     invoice_id: String,
     #[serde(default)]
     provider: Option<String>,
+    #[serde(default)]
+    account: Option<String>,
 }
 
 pub struct VoidInvoice;
@@ -58,6 +61,7 @@ pub struct VoidInvoice;
 /// Which invoice at which provider, or the answer when there is none to act on.
 struct Target<'a> {
     provider: &'a Provider,
+    key: GrantKey,
     invoice_id: String,
 }
 
@@ -66,17 +70,28 @@ impl VoidInvoice {
         let Args {
             invoice_id,
             provider,
+            account,
         } = args::parse(NAME, call.arguments)?;
         args::short(NAME, "invoice_id", &invoice_id, 255)?;
         if let Some(provider) = &provider {
             args::short(NAME, "provider", provider, 64)?;
         }
-        Ok(target::provider(call, provider.as_deref())
-            .await?
-            .map(|provider| Target {
-                provider,
-                invoice_id,
-            }))
+        if let Some(account) = &account {
+            args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
+        }
+        let provider = match target::provider(call, provider.as_deref()).await? {
+            Ok(provider) => provider,
+            Err(answer) => return Ok(Err(answer)),
+        };
+        Ok(
+            target::account_or_refusal(call, provider, account.as_deref())
+                .await?
+                .map(|key| Target {
+                    provider,
+                    key,
+                    invoice_id,
+                }),
+        )
     }
 
     /// Reads (`void: false`) or voids the invoice, through the provider-call loop; the answer
@@ -87,10 +102,9 @@ impl VoidInvoice {
         void: bool,
     ) -> Result<Result<Invoice, ToolResult>, ToolError> {
         let (state, provider, id) = (call.state, target.provider, &target.invoice_id);
-        let key = target::key(call.principal, provider);
         let called = state
             .tokens
-            .call(provider, &key, |token, account| async move {
+            .call(provider, &target.key, |token, account| async move {
                 let api = target::api(state, provider, &token, account.as_ref());
                 if void {
                     adapters::void_invoice(&api, id).await

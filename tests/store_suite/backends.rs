@@ -70,6 +70,176 @@ impl Backend {
     }
 }
 
+/// A grant row as grantry wrote it before several accounts per provider (schema 0007, Redis
+/// hashes without `account`).
+pub struct OldGrant {
+    pub issuer: String,
+    pub subject: String,
+    pub provider: String,
+    pub tokens_sealed: String,
+    pub key_id: String,
+    pub connection_id: String,
+    pub version: i64,
+    pub created_at: i64,
+}
+
+/// The last migration of the schema before several accounts per provider.
+const BEFORE_ACCOUNTS: i64 = 7;
+
+impl Backend {
+    /// A store left by the previous grantry (its schema, `grant` written its way), then
+    /// opened by this one, which migrates it.
+    pub async fn open_with_old_grant(self, grant: &OldGrant) -> Option<Fresh> {
+        match self {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().unwrap();
+                let url = format!("sqlite://{}", dir.path().join("store.db").display());
+                let options: sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
+                let pool = sqlx::SqlitePool::connect_with(options.create_if_missing(true))
+                    .await
+                    .unwrap();
+                old_schema(&pool, "migrations/sqlite").await;
+                insert_old(&pool, grant).await;
+                pool.close().await;
+                let stores = grantry::startup::open_stores(
+                    &url.parse().unwrap(),
+                    grantry::store::DEFAULT_REDIS_PREFIX,
+                )
+                .await
+                .unwrap();
+                Some(Fresh {
+                    stores,
+                    cleanup: Cleanup::Dir(dir),
+                })
+            }
+            Backend::Postgres => {
+                let database = servers::fresh_postgres().await?;
+                let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
+                old_schema(&pool, "migrations/postgres").await;
+                insert_old(&pool, grant).await;
+                pool.close().await;
+                let stores = grantry::startup::open_stores(
+                    &database.url.parse().unwrap(),
+                    grantry::store::DEFAULT_REDIS_PREFIX,
+                )
+                .await
+                .unwrap();
+                Some(Fresh {
+                    stores,
+                    cleanup: Cleanup::Database(database),
+                })
+            }
+            Backend::Redis => {
+                if !servers::redis_available().await {
+                    return None;
+                }
+                let prefix = format!("grantry-test-{}:", servers::random_suffix());
+                hset_old(&prefix, grant).await;
+                let stores =
+                    grantry::startup::open_stores(&servers::redis_url().parse().unwrap(), &prefix)
+                        .await
+                        .unwrap();
+                Some(Fresh {
+                    stores,
+                    cleanup: Cleanup::Prefix(servers::TempPrefix { prefix }),
+                })
+            }
+        }
+    }
+}
+
+/// The schema as it was: the migrations up to [`BEFORE_ACCOUNTS`], from the repository.
+async fn old_schema<DB>(pool: &sqlx::Pool<DB>, dir: &str)
+where
+    DB: sqlx::Database,
+    <DB as sqlx::Database>::Connection: sqlx::migrate::Migrate,
+{
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut migrator = sqlx::migrate::Migrator::new(path).await.unwrap();
+    let old: Vec<_> = migrator
+        .migrations
+        .iter()
+        .filter(|m| m.version <= BEFORE_ACCOUNTS)
+        .cloned()
+        .collect();
+    assert_eq!(old.len() as i64, BEFORE_ACCOUNTS);
+    migrator.migrations = old.into();
+    migrator.run(pool).await.unwrap();
+}
+
+/// The row as the previous grantry's upsert wrote it (no `account` column then).
+async fn insert_old<DB>(pool: &sqlx::Pool<DB>, g: &OldGrant)
+where
+    DB: sqlx::Database,
+    for<'c> &'c sqlx::Pool<DB>: sqlx::Executor<'c, Database = DB>,
+    for<'q> <DB as sqlx::Database>::Arguments: sqlx::IntoArguments<DB>,
+    String: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    i64: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+{
+    sqlx::query(
+        "INSERT INTO grants (principal_iss, principal_sub, provider, tokens_sealed, \
+         access_expires_at, scopes, version, created_at, updated_at, key_id, connection_id, \
+         state, health, keepalive_at, used_at) \
+         VALUES ($1, $2, $3, $4, 2000000000, 'accounting.invoices.read', $5, $6, $6, $7, $8, \
+         'active', '{}', 0, 0)",
+    )
+    .bind(g.issuer.clone())
+    .bind(g.subject.clone())
+    .bind(g.provider.clone())
+    .bind(g.tokens_sealed.clone())
+    .bind(g.version)
+    .bind(g.created_at)
+    .bind(g.key_id.clone())
+    .bind(g.connection_id.clone())
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+/// The hash as the previous grantry wrote it: `grant:{tag of (principal, provider)}`.
+async fn hset_old(prefix: &str, g: &OldGrant) {
+    let principal = grantry::identity::Principal {
+        issuer: g.issuer.clone(),
+        subject: g.subject.clone(),
+    };
+    let tag = grantry::grants::GrantKey::sole(&principal, &g.provider).owner_tag();
+    let client = redis::Client::open(servers::redis_url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(format!("{prefix}grant:{{{tag}}}"))
+        .arg("tokens_sealed")
+        .arg(&g.tokens_sealed)
+        .arg("access_expires_at")
+        .arg(2_000_000_000)
+        .arg("scopes")
+        .arg("accounting.invoices.read")
+        .arg("version")
+        .arg(g.version)
+        .arg("created_at")
+        .arg(g.created_at)
+        .arg("updated_at")
+        .arg(g.created_at)
+        .arg("key_id")
+        .arg(&g.key_id)
+        .arg("principal_iss")
+        .arg(&g.issuer)
+        .arg("principal_sub")
+        .arg(&g.subject)
+        .arg("provider")
+        .arg(&g.provider)
+        .arg("connection_id")
+        .arg(&g.connection_id)
+        .arg("state")
+        .arg("active")
+        .arg("health")
+        .arg("{}")
+        .arg("keepalive_at")
+        .arg(0)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+}
+
 impl Fresh {
     /// Closes the store, then removes what the test wrote (the guard does it on drop too,
     /// so a failing test cleans up as well).

@@ -20,6 +20,7 @@ pub fn key(sub: &str) -> GrantKey {
             subject: sub.into(),
         },
         provider: "demo".into(),
+        account: String::new(),
     }
 }
 
@@ -35,12 +36,17 @@ pub fn tokens(access: &str) -> TokenSet {
     }
 }
 
-/// Grants over `stores`, queueing events for `endpoints`.
-pub fn grants_for(stores: &Stores, endpoints: &[&str]) -> Grants {
-    let sealer = Arc::new(Sealer::new(
+/// The sealer of the suite's grants.
+pub fn sealer() -> Sealer {
+    Sealer::new(
         KeyRing::from_keys(&[[5; 32]]).unwrap(),
         "http://127.0.0.1/mcp",
-    ));
+    )
+}
+
+/// Grants over `stores`, queueing events for `endpoints`.
+pub fn grants_for(stores: &Stores, endpoints: &[&str]) -> Grants {
+    let sealer = Arc::new(sealer());
     let lifecycle = Lifecycle {
         endpoints: endpoints.iter().map(|e| e.parse().unwrap()).collect(),
         expiry_warning_secs: 30 * 86_400,

@@ -34,6 +34,7 @@ fn key(i: usize) -> GrantKey {
             subject: format!("user-{i}"),
         },
         provider: "demo".into(),
+        account: String::new(),
     }
 }
 

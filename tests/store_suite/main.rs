@@ -9,6 +9,7 @@
 // here is anyone's API.
 #![allow(clippy::unwrap_used, unreachable_pub)]
 
+mod accounts;
 mod backends;
 mod flows;
 mod grants;

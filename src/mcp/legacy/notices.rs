@@ -99,10 +99,7 @@ pub fn notify_when_connected(
     };
     // As long as the link stays valid.
     let until = Duration::from_secs(state.config.request_state_ttl_secs.max(0) as u64);
-    let key = GrantKey {
-        principal,
-        provider: elicitation.provider.clone(),
-    };
+    let key = GrantKey::sole(&principal, &elicitation.provider);
     let elicitation_id = elicitation.elicitation_id.clone();
     tokio::spawn(async move {
         let _slot = slot;
@@ -110,8 +107,8 @@ pub fn notify_when_connected(
         loop {
             // Subscribe before reading, so a grant landing in between still wakes us.
             let mut waiter = state.grants.events().subscribe();
-            if let Ok(Some(grant)) = state.grants.get(&key).await
-                && grant.is_usable()
+            if let Ok(grants) = state.grants.list(&key.principal, &key.provider).await
+                && grants.iter().any(|(_, g)| g.is_usable())
             {
                 let notice = CustomNotification::new(
                     "notifications/elicitation/complete",

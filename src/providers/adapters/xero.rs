@@ -1,5 +1,6 @@
-//! Xero: the tenant comes from `GET /connections` after connect (a grant can reach several
-//! organisations; the first organisation is used and named). Invoices: sales invoices
+//! Xero: the tenant comes from `GET /connections` after connect, filtered by the sign-in's
+//! `authEventId` (from the access token) so a second sign-in picks the organisation the person
+//! chose then; of what is listed, the first organisation is used and named. Invoices: sales invoices
 //! (`Type=="ACCREC"`) from `GET /api.xro/2.0/Invoices` with the `xero-tenant-id` header,
 //! 100 per `page`; statuses DRAFT/SUBMITTED, AUTHORISED, PAID, VOIDED, DELETED.
 
@@ -51,7 +52,10 @@ struct Contact {
 }
 
 pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
-    let url = endpoint(&api.provider.api_base, &["connections"])?;
+    let mut url = endpoint(&api.provider.api_base, &["connections"])?;
+    if let Some(event) = auth_event_id(api.access_token) {
+        url.query_pairs_mut().append_pair("authEventId", &event);
+    }
     let connections: Vec<Connection> = get_json(api, url, Auth::Bearer, &[]).await?;
     connections
         .into_iter()
@@ -188,4 +192,34 @@ fn normalize(raw: XeroInvoice) -> Result<Option<Invoice>, ApiError> {
         issue_date: iso_date(&raw.date_string)?,
         due_date: raw.due_date_string.as_deref().map(iso_date).transpose()?,
     }))
+}
+
+/// The `authentication_event_id` claim of Xero's access token (a JWT), which names the sign-in
+/// it came from. Read, not verified: it only narrows which organisations `GET /connections`
+/// lists, and that answer is Xero's, over TLS, for this very token.
+fn auth_event_id(access_token: &str) -> Option<String> {
+    use base64::Engine as _;
+    let payload = access_token.split('.').nth(1)?;
+    let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    let claims: serde_json::Value = serde_json::from_slice(&json).ok()?;
+    claims["authentication_event_id"]
+        .as_str()
+        .filter(|e| !e.is_empty() && e.len() <= 128)
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::auth_event_id;
+
+    #[test]
+    fn the_sign_in_event_is_read_from_a_jwt_access_token_only() {
+        // {"authentication_event_id":"ae-42"}
+        let token = "eyJhbGciOiJSUzI1NiJ9.eyJhdXRoZW50aWNhdGlvbl9ldmVudF9pZCI6ImFlLTQyIn0.sig";
+        assert_eq!(auth_event_id(token).as_deref(), Some("ae-42"));
+        assert_eq!(auth_event_id("an-opaque-token"), None);
+        assert_eq!(auth_event_id("a.not-base64!.c"), None);
+    }
 }

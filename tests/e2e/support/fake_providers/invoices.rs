@@ -185,14 +185,24 @@ pub(super) async fn api(
                 None => return (StatusCode::NOT_FOUND, "no such invoice").into_response(),
             }
         }
-        ("xero", "connections") => json!([
-            {"id": "c0d1", "tenantId": "tenant-8", "tenantType": "PRACTICE", "tenantName": "A Practice"},
-            {"id": "c0d2", "tenantId": "tenant-1", "tenantType": "ORGANISATION", "tenantName": "Demo Company (UK)"}
-        ]),
+        ("xero", "connections") => match query.get("authEventId") {
+            // The organisations that sign-in connected.
+            Some(event) => match fake.tenant_of_event(event) {
+                Some(tenant) => json!([xero_connection(&tenant)]),
+                None => json!([]),
+            },
+            None => json!([
+                {"id": "c0d1", "tenantId": "tenant-8", "tenantType": "PRACTICE", "tenantName": "A Practice"},
+                xero_connection("tenant-1")
+            ]),
+        },
         ("xero", "api.xro/2.0/Invoices") => {
-            if header("xero-tenant-id") != Some("tenant-1") {
-                return (StatusCode::FORBIDDEN, "no tenant").into_response();
-            }
+            // Each organisation has its own invoices: the second's numbers start `INV-B`.
+            let (prefix, all) = match header("xero-tenant-id") {
+                Some("tenant-1") => ("INV-", all),
+                Some("tenant-2") => ("INV-B", all.into_iter().take(7).collect()),
+                _ => return (StatusCode::FORBIDDEN, "no tenant").into_response(),
+            };
             let status = |f: &Fixture| ["AUTHORISED", "PAID", "DRAFT"][f.kind()];
             let wanted = query.get("Statuses").cloned();
             let rows: Vec<&Fixture> = all
@@ -202,7 +212,7 @@ pub(super) async fn api(
             let (chunk, _) = page_of(rows, page, 100);
             let invoices: Vec<Value> = chunk.into_iter().map(|f| json!({
                 "Type": "ACCREC", "InvoiceID": format!("9b1c{:04}-0000-4000-8000-000000000000", f.i),
-                "InvoiceNumber": format!("INV-{:04}", f.i),
+                "InvoiceNumber": format!("{prefix}{:04}", f.i),
                 "Contact": {"ContactID": "c-1", "Name": format!("Customer {}", f.i)},
                 "DateString": format!("{}T00:00:00", f.date()),
                 "DueDateString": format!("{}T00:00:00", f.due()),
@@ -332,4 +342,13 @@ pub(super) async fn api(
         }
     };
     axum::Json(body).into_response()
+}
+
+/// A `GET /connections` entry for one of the fake's Xero organisations.
+fn xero_connection(tenant: &str) -> Value {
+    let (id, name) = super::XERO_TENANTS
+        .iter()
+        .find(|(id, _)| *id == tenant)
+        .expect("a known organisation");
+    json!({"id": format!("c0d-{id}"), "tenantId": id, "tenantType": "ORGANISATION", "tenantName": name})
 }

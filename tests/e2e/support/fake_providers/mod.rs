@@ -51,7 +51,16 @@ pub struct Counters {
     pub idle_deaths: AtomicU64,
     /// When each successful refresh happened.
     pub refreshed_at: Mutex<Vec<std::time::Instant>>,
+    /// The Xero organisation of each grant revoked, in order (`?` for other providers').
+    pub revoked_tenants: Mutex<Vec<String>>,
 }
+
+/// Xero organisations the fake knows: (tenant id, name). The person picks one at consent, as
+/// on Xero's own page (`Settings::xero_tenant`).
+pub const XERO_TENANTS: [(&str, &str); 2] = [
+    ("tenant-1", "Demo Company (UK)"),
+    ("tenant-2", "Second Company (NZ)"),
+];
 
 #[derive(Default)]
 struct Tokens {
@@ -66,6 +75,10 @@ struct Tokens {
     revoked_families: HashSet<u64>,
     /// Unredeemed codes, with what their authorization request said.
     codes: HashMap<String, CodeRequest>,
+    /// The Xero organisation each grant (family) was consented for.
+    tenant_of_family: HashMap<u64, String>,
+    /// Xero's `authentication_event_id` of each sign-in → its organisation.
+    auth_events: HashMap<String, String>,
     next: u64,
 }
 
@@ -75,6 +88,8 @@ struct CodeRequest {
     redirect_uri: String,
     /// The PKCE S256 challenge, when the request had one.
     code_challenge: Option<String>,
+    /// Xero: the organisation the person picked at consent.
+    tenant: Option<String>,
 }
 
 /// The client every fake provider registered: `client-{provider}` with this secret.
@@ -173,6 +188,8 @@ pub struct Settings {
     pub refresh_idle: Option<Duration>,
     /// Answer refreshes with this status (a 5xx outage) instead.
     pub refresh_outage: Option<u16>,
+    /// The Xero organisation the next consent picks (one of [`XERO_TENANTS`]).
+    pub xero_tenant: &'static str,
 }
 
 impl Default for Settings {
@@ -186,6 +203,7 @@ impl Default for Settings {
             busy: Vec::new(),
             refresh_idle: None,
             refresh_outage: None,
+            xero_tenant: XERO_TENANTS[0].0,
         }
     }
 }
@@ -195,6 +213,11 @@ fn now() -> i64 {
 }
 
 impl Fake {
+    /// The organisation of a Xero sign-in, by its `authentication_event_id`.
+    pub(super) fn tenant_of_event(&self, event: &str) -> Option<String> {
+        self.tokens.lock().unwrap().auth_events.get(event).cloned()
+    }
+
     pub async fn start() -> Fake {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let fake = Fake {
@@ -280,6 +303,7 @@ async fn authorize(
         provider: provider.clone(),
         redirect_uri: query["redirect_uri"].clone(),
         code_challenge,
+        tenant: (provider == "xero").then(|| fake.settings.lock().unwrap().xero_tenant.to_owned()),
     };
     tokens.codes.insert(code.clone(), request);
     super::leaks::record("provider code", [code.as_str()]);
@@ -301,7 +325,22 @@ async fn authorize(
 
 fn issue(tokens: &mut Tokens, provider: &str, family: u64, ttl: i64) -> Value {
     tokens.next += 1;
-    let access = format!("at-{provider}-{}-{}", tokens.next, rand::random::<u64>());
+    let mut access = format!("at-{provider}-{}-{}", tokens.next, rand::random::<u64>());
+    if let Some(tenant) = tokens.tenant_of_family.get(&family).cloned() {
+        // Xero's access tokens are JWTs naming the sign-in (`authentication_event_id`), which
+        // `GET /connections?authEventId=` filters by.
+        use base64::Engine as _;
+        let event = format!("ae-{family}");
+        let claims = json!({"authentication_event_id": event, "jti": access});
+        let encode =
+            |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        access = format!(
+            "{}.{}.fake-signature",
+            encode(&json!({"alg": "RS256"})),
+            encode(&claims)
+        );
+        tokens.auth_events.insert(event, tenant);
+    }
     let refresh = format!("rt-{provider}-{}-{}", tokens.next, rand::random::<u64>());
     tokens
         .access
@@ -370,6 +409,9 @@ async fn token(
                     .fetch_add(1, Ordering::SeqCst);
                 tokens.next += 1;
                 let family = tokens.next;
+                if let Some(tenant) = request.tenant {
+                    tokens.tenant_of_family.insert(family, tenant);
+                }
                 issue(&mut tokens, &provider, family, settings.first_token_ttl)
             };
             tokio::time::sleep(settings.code_delay).await;
@@ -482,6 +524,12 @@ async fn revoke(
         tokens.revoked_families.insert(family);
         tokens.refresh.retain(|_, f| *f != family);
         fake.counters.revocations.fetch_add(1, Ordering::SeqCst);
+        let tenant = tokens.tenant_of_family.get(&family).cloned();
+        fake.counters
+            .revoked_tenants
+            .lock()
+            .unwrap()
+            .push(tenant.unwrap_or_else(|| "?".into()));
     }
     StatusCode::OK
 }
