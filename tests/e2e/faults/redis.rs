@@ -11,6 +11,10 @@ use crate::support::mcp::url_and_form;
 use crate::support::{Browser, Mcp, Server, servers};
 
 /// A durable redis-server of the test's own, on a fixed port so it can come back there.
+///
+/// The port is below Linux's ephemeral range (32768 and up): while this Redis is down, no
+/// other test's `bind(0)` and no outgoing connection can take it, so the Redis that comes
+/// back is this one.
 struct OwnRedis {
     port: u16,
     dir: tempfile::TempDir,
@@ -19,11 +23,12 @@ struct OwnRedis {
 
 impl OwnRedis {
     fn start() -> Option<OwnRedis> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = loop {
+            let port = 20_000 + rand::random::<u16>() % 12_000;
+            if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                break port;
+            }
+        };
         let mut redis = OwnRedis {
             port,
             dir: tempfile::tempdir().unwrap(),
@@ -48,7 +53,13 @@ impl OwnRedis {
                 "",
             ])
             .args(["--appendonly", "yes", "--appendfsync", "always"])
-            .args(["--maxmemory-policy", "noeviction", "--dir"])
+            .args([
+                "--maxmemory-policy",
+                "noeviction",
+                "--logfile",
+                "redis.log",
+                "--dir",
+            ])
             .arg(self.dir.path())
             .stdout(Stdio::null())
             .spawn();
@@ -56,14 +67,18 @@ impl OwnRedis {
             servers::skip("redis-server", "not installed");
             return false;
         };
-        self.child = Some(child);
+        let child = self.child.insert(child);
         for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            // Listening, and ours: a redis-server that could not listen has exited.
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+                && child.try_wait().unwrap().is_none()
+            {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("redis-server did not start");
+        let log = std::fs::read_to_string(self.dir.path().join("redis.log")).unwrap_or_default();
+        panic!("redis-server did not start on port {}:\n{log}", self.port);
     }
 
     /// Stops it at once, as a crash would.
@@ -318,6 +333,13 @@ async fn a_delivery_redis_could_not_record_is_sent_again_with_its_id() {
     receiver.set_hold(false).await;
     let first = receiver.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(first[0]["type"], "connection.created");
+    // Redis stays down until grantry has tried to record the delivery and failed: back too
+    // soon, the reconnected store takes the record and there is nothing to send again.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !server.log_shows("recording a webhook attempt failed").await {
+        assert!(Instant::now() < deadline, "the record was never attempted");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert!(redis.resume());
     // The claim lapses (three request timeouts) and the delivery goes out again.
     let deadline = Instant::now() + Duration::from_secs(90);
