@@ -304,9 +304,12 @@ impl Grants {
             let grant = self.open(&key, row)?;
             grants.push((key, grant));
         }
-        grants.sort_by(|a, b| {
-            (a.1.created_at, &a.1.connection_id).cmp(&(b.1.created_at, &b.1.connection_id))
-        });
+        // Connected in the same second: by the account's name, as a person would look.
+        let order = |g: &Grant| {
+            let name = g.tokens.account.as_ref().map(|a| a.name.to_lowercase());
+            (g.created_at, name, g.connection_id.clone())
+        };
+        grants.sort_by_cached_key(|(_, g)| order(g));
         Ok(grants)
     }
 

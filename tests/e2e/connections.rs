@@ -20,7 +20,7 @@ async fn count(mcp: &Mcp) -> usize {
 }
 
 /// The href of the link whose text is `words`.
-fn link_to(body: &str, words: &str) -> String {
+pub fn link_to(body: &str, words: &str) -> String {
     let end = body.find(&format!(">{words}</a>")).expect(words);
     let start = body[..end].rfind("href=\"").unwrap() + "href=\"".len();
     let href = &body[start..end];
@@ -60,7 +60,7 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
     assert!(!page.body.contains("access-"), "no token on the page");
 
     // Reconnect: a fresh sign-in for the same connection.
-    let reconnect = link_to(&page.body, "Reconnect Xero");
+    let reconnect = link_to(&page.body, "Reconnect Xero (Demo Company (UK))");
     let authorize = browser.continue_at(&reconnect).await;
     let callback = browser.get(&authorize).await.location().unwrap();
     let landed = browser.get(&callback).await;
@@ -76,7 +76,7 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
         .get(&format!(
             "{}{}",
             server.base,
-            link_to(&page.body, "Disconnect Xero")
+            link_to(&page.body, "Disconnect Xero (Demo Company (UK))")
         ))
         .await;
     assert_eq!(ask.status, StatusCode::OK, "{}", ask.body);

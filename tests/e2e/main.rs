@@ -8,6 +8,7 @@
 #[macro_use]
 mod support;
 
+mod accounts;
 mod adapters;
 mod callback;
 mod connect_page;

@@ -1,0 +1,186 @@
+//! Several accounts at one provider: a person connects two Xero organisations (the fake Xero
+//! lets them pick one at consent, and names the sign-in in its access token as Xero does).
+//! `list_invoices` with both and no `account` asks which one in a form (or, to a client that
+//! cannot show forms, answers with the list and changes nothing); with `account` it lists that
+//! organisation's invoices only. Reconnecting one keeps its connection; disconnecting one
+//! revokes exactly its grant at Xero.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::adapters::connect;
+use crate::connections::link_to;
+use crate::support::fake_providers::{Fake, XERO_TENANTS};
+use crate::support::mcp::url_and_form;
+use crate::support::{Browser, Mcp, Server, servers};
+
+const FIRST: &str = "Demo Company (UK)";
+const SECOND: &str = "Second Company (NZ)";
+
+/// Signs in through a link of the connections page whose text is `words`, picking `tenant`
+/// at the fake Xero's consent.
+async fn sign_in_from_page(server: &Server, fake: &Fake, words: &str, tenant: &'static str) {
+    fake.set(|s| s.xero_tenant = tenant);
+    let browser = Browser::new();
+    let page = browser.get(&format!("{}/connections", server.base)).await;
+    let link = link_to(&page.body, words);
+    let authorize = browser.continue_at(&link).await;
+    let callback = browser.get(&authorize).await.location().unwrap();
+    let landed = browser.get(&callback).await;
+    assert_eq!(landed.status, StatusCode::SEE_OTHER, "{}", landed.body);
+}
+
+/// (account name, connection id) of each connection, in the order listed.
+async fn accounts(mcp: &Mcp) -> Vec<(String, String)> {
+    mcp.connections().await["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["account"].as_str().unwrap().to_owned(),
+                c["connection_id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn invoice_numbers(result: &Value) -> Vec<String> {
+    result["structuredContent"]["invoices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["number"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn two_organisations_are_two_connections(store: &[String]) {
+    let fake = Fake::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("providers.toml");
+    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
+    let mut args = servers::as_strs(store);
+    args.extend(["--providers", catalog.to_str().unwrap()]);
+    let server = Server::start(&args).await;
+    let mcp = Mcp::new(server.mcp_url());
+    connect(&server, &mcp, "xero").await;
+    sign_in_from_page(
+        &server,
+        &fake,
+        "Connect another Xero account",
+        XERO_TENANTS[1].0,
+    )
+    .await;
+    let both = accounts(&mcp).await;
+    let names: Vec<&str> = both.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, [FIRST, SECOND]);
+    assert_ne!(both[0].1, both[1].1, "two connections");
+
+    // No `account`: asked which, in a form offering exactly the two.
+    let asked = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    let round = asked.result();
+    assert_eq!(round["resultType"], "input_required", "{}", asked.raw);
+    let question = &round["inputRequests"]["account_choice"]["params"];
+    assert_eq!(question["mode"], "form");
+    let offered: Vec<&str> = question["requestedSchema"]["properties"]["account"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, [FIRST, SECOND]);
+    let state = round["requestState"].as_str().unwrap();
+    let answer = |account: &str| json!({"account_choice": {"action": "accept", "content": {"account": account}}});
+    let chosen = mcp
+        .retry("list_invoices", json!({}), answer("tenant-2"), state)
+        .await;
+    let listed = chosen.result();
+    assert_eq!(listed["resultType"], "complete", "{}", chosen.raw);
+    assert_eq!(listed["structuredContent"]["account"], SECOND);
+    let numbers = invoice_numbers(listed);
+    assert!(!numbers.is_empty());
+    assert!(
+        numbers.iter().all(|n| n.starts_with("INV-B")),
+        "{numbers:?}"
+    );
+
+    // An answer naming an account that was not offered is asked again; a decline does nothing.
+    let again = mcp
+        .retry("list_invoices", json!({}), answer("tenant-8"), state)
+        .await;
+    assert_eq!(again.result()["resultType"], "input_required");
+    let declined = mcp
+        .retry(
+            "list_invoices",
+            json!({}),
+            json!({"account_choice": {"action": "decline"}}),
+            state,
+        )
+        .await;
+    assert_eq!(declined.result()["resultType"], "complete");
+    assert!(declined.result()["structuredContent"].is_null());
+
+    // A client that cannot show a form gets the list to choose from; nothing changes.
+    let url_only = json!({"elicitation": {"url": {}}});
+    let refused = mcp.call_tool("list_invoices", json!({}), url_only).await;
+    let text = refused.result()["content"][0]["text"].as_str().unwrap();
+    assert_eq!(refused.result()["isError"], true, "{}", refused.raw);
+    for named in [FIRST, SECOND, "tenant-1", "tenant-2", "`account`"] {
+        assert!(text.contains(named), "{named} in {text}");
+    }
+    assert_eq!(accounts(&mcp).await, both);
+
+    // With `account` (by name, any case): that organisation's invoices only.
+    let first = mcp
+        .call_tool(
+            "list_invoices",
+            json!({"account": "demo company (uk)"}),
+            url_and_form(),
+        )
+        .await;
+    assert_eq!(first.result()["structuredContent"]["account"], FIRST);
+    let numbers = invoice_numbers(first.result());
+    assert!(
+        numbers.iter().all(|n| !n.starts_with("INV-B")),
+        "{numbers:?}"
+    );
+    let unknown = mcp
+        .call_tool(
+            "list_invoices",
+            json!({"account": "Nobody Ltd"}),
+            url_and_form(),
+        )
+        .await;
+    assert_eq!(unknown.result()["isError"], true, "{}", unknown.raw);
+
+    // Reconnecting the second keeps its connection (and the first).
+    sign_in_from_page(
+        &server,
+        &fake,
+        &format!("Reconnect Xero ({SECOND})"),
+        XERO_TENANTS[1].0,
+    )
+    .await;
+    assert_eq!(accounts(&mcp).await, both);
+
+    // Disconnecting the first revokes exactly its grant at Xero and leaves the second.
+    let browser = Browser::new();
+    let page = browser.get(&format!("{}/connections", server.base)).await;
+    let ask = browser
+        .get(&format!(
+            "{}{}",
+            server.base,
+            link_to(&page.body, &format!("Disconnect Xero ({FIRST})"))
+        ))
+        .await;
+    let done = browser
+        .submit_with(&ask.form(), &[("origin", server.base.as_str())])
+        .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    assert_eq!(*fake.counters.revoked_tenants.lock().unwrap(), ["tenant-1"]);
+    assert_eq!(accounts(&mcp).await, both[1..]);
+}
+
+on_every_store!(two_organisations_are_two_connections);
