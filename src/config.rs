@@ -111,6 +111,11 @@ pub struct Config {
     pub mcp_direct_path: bool,
     pub no_url_elicitation: NoUrlElicitation,
     pub log_format: LogFormat,
+    /// What people see: the deployment's name, logo, colour and support link.
+    pub brand: std::sync::Arc<crate::ui::Brand>,
+    /// The language of person-facing MCP messages, and of pages a browser asks in no
+    /// language grantry speaks.
+    pub default_language: crate::ui::Lang,
     pub connections: ConnectionLimits,
     pub lifecycle: Lifecycle,
 }
@@ -165,7 +170,10 @@ impl Config {
             .clone()
             .unwrap_or_else(|| StoreUrl::sqlite_in(&args.data_dir));
         let lifecycle = lifecycle(&args, |name| std::env::var(name).ok())?;
+        let brand = brand(&args)?;
         Ok(Self {
+            brand,
+            default_language: args.default_language,
             lifecycle,
             limits: limits(&args),
             connections: connections(&args),
@@ -199,6 +207,25 @@ impl Config {
             log_format: args.log_format,
         })
     }
+}
+
+/// The brand as the options give it, its logo read and checked now.
+fn brand(args: &ServeArgs) -> Result<std::sync::Arc<crate::ui::Brand>, ConfigError> {
+    let logo = match &args.brand_logo {
+        Some(path) => Some(crate::ui::brand::Logo::load(path).map_err(|e| {
+            bad(
+                "--brand-logo (GRANTRY_BRAND_LOGO)",
+                format!("{}: {e}", path.display()),
+            )
+        })?),
+        None => None,
+    };
+    Ok(std::sync::Arc::new(crate::ui::Brand {
+        name: args.brand_name.clone(),
+        logo,
+        color: args.brand_color,
+        support_url: args.support_url.clone(),
+    }))
 }
 
 fn limits(args: &ServeArgs) -> Limits {

@@ -36,6 +36,7 @@
 //! | | [`data_dir`] | the data directory and its files, private to grantry's user (0700, 0600) |
 //! | | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
 //! | | [`clock`], [`cookie`] | the time; cookie names and attributes |
+//! | | [`ui`] | what a person reads: grantry's words in their language (Fluent catalogs under `locales/`), the deployment's brand |
 
 #![forbid(unsafe_code)]
 
@@ -64,6 +65,7 @@ pub mod startup;
 pub mod state;
 pub mod store;
 pub mod tools;
+pub mod ui;
 
 use std::time::Duration;
 
@@ -86,7 +88,8 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(serve_metrics))
-        .route("/assets/grantry.css", get(stylesheet));
+        .route("/assets/grantry.css", get(stylesheet))
+        .route("/assets/brand-logo", get(brand_logo));
     if let Some(demo) = &state.demo {
         // The demo's counters are served too: they let tests (and curious users) see that a
         // refused callback made no token request.
@@ -159,14 +162,40 @@ async fn serve_metrics(State(state): State<AppState>) -> impl IntoResponse {
     metrics::render(state.metrics.clone()).await
 }
 
-async fn stylesheet() -> impl IntoResponse {
+/// grantry's stylesheet, with the brand's colour after it.
+async fn stylesheet(State(state): State<AppState>) -> impl IntoResponse {
     (
         [
             (CONTENT_TYPE, "text/css; charset=utf-8"),
             (CACHE_CONTROL, "public, max-age=3600"),
         ],
-        include_str!("../assets/grantry.css"),
+        format!(
+            "{}{}",
+            include_str!("../assets/grantry.css"),
+            state.config.brand.stylesheet()
+        ),
     )
+}
+
+/// The `--brand-logo`, as read at start. An SVG opened on its own runs nothing: the
+/// response's policy forbids scripts and sandboxes it.
+async fn brand_logo(State(state): State<AppState>) -> axum::response::Response {
+    let Some(logo) = &state.config.brand.logo else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    (
+        [
+            (CONTENT_TYPE, logo.content_type),
+            (CACHE_CONTROL, "public, max-age=3600"),
+            (
+                axum::http::header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+            ),
+            (axum::http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        axum::body::Bytes::from(logo.bytes.to_vec()),
+    )
+        .into_response()
 }
 
 /// Removes flows long past their expiry, expired legacy sessions and lapsed leases, every few

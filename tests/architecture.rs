@@ -28,7 +28,9 @@ const LAYERS: &[&[&str]] = &[
     &["providers"],
     &["demo"],
     &["store"],
-    &["clock", "seal", "quota", "data_dir", "cookie", "metrics"],
+    &[
+        "clock", "seal", "quota", "data_dir", "cookie", "metrics", "ui",
+    ],
 ];
 
 /// A file of the crate, named by its module path (`mcp::edge`; `lib` for the root).

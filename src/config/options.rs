@@ -16,6 +16,8 @@ use super::webhooks::{DEFAULT_RETRY_SCHEDULE, EndpointTarget, RetrySchedule};
 use super::{IdentityMode, LogFormat, NoUrlElicitation, Secret};
 use crate::providers::ProviderId;
 use crate::store::StoreUrl;
+use crate::ui::Lang;
+use crate::ui::brand::Color;
 
 /// Options of `grantry serve`. Each is also an environment variable and a key of the TOML file
 /// named by `--config` (the key is the long flag with `_` for `-`); a flag or variable wins
@@ -264,9 +266,57 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_EXPIRY_WARNING", value_name = "DAYS",
           default_value = "30", value_parser = per_minute)]
     pub expiry_warning: u32,
+    /// The name people see on every page and in the messages their MCP client shows (1 to 60
+    /// characters).
+    #[arg(long, env = "GRANTRY_BRAND_NAME", value_name = "NAME",
+          default_value = crate::ui::brand::DEFAULT_NAME, value_parser = brand_name)]
+    pub brand_name: String,
+    /// A logo shown on every page, served by grantry: a PNG, JPEG, WebP or SVG file of at most
+    /// 256 KiB, read at start [default: none].
+    #[arg(long, env = "GRANTRY_BRAND_LOGO", value_name = "FILE")]
+    pub brand_logo: Option<PathBuf>,
+    /// The accent colour of buttons and links, as #RRGGBB or #RGB; it must be dark enough to
+    /// read on white (contrast 4.5:1) [default: grantry's blue].
+    #[arg(long, env = "GRANTRY_BRAND_COLOR", value_name = "#RRGGBB", value_parser = brand_color)]
+    pub brand_color: Option<Color>,
+    /// Where people get help, linked at the foot of every page (http or https)
+    /// [default: no link].
+    #[arg(long, env = "GRANTRY_SUPPORT_URL", value_name = "URL", value_parser = support_url)]
+    pub support_url: Option<url::Url>,
+    /// The language of the messages MCP clients show people (the protocol carries no locale),
+    /// and of pages when the browser asks for none grantry speaks: en, de or fr.
+    #[arg(long, env = "GRANTRY_DEFAULT_LANGUAGE", value_name = "LANG",
+          default_value = "en", value_parser = language)]
+    pub default_language: Lang,
     /// Log format.
     #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+fn brand_name(text: &str) -> Result<String, String> {
+    crate::ui::brand::check_name(text).map_err(|e| e.to_string())
+}
+
+fn brand_color(text: &str) -> Result<Color, String> {
+    Color::parse(text).map_err(|e| e.to_string())
+}
+
+fn support_url(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("`{text}` is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err("must be an http or https URL".into());
+    }
+    Ok(url)
+}
+
+fn language(text: &str) -> Result<Lang, String> {
+    Lang::parse(text).ok_or_else(|| {
+        let spoken: Vec<&str> = Lang::ALL.iter().map(|l| l.tag()).collect();
+        format!(
+            "`{text}` is not a language grantry speaks ({})",
+            spoken.join(", ")
+        )
+    })
 }
 
 impl ServeArgs {

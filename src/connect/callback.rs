@@ -23,6 +23,7 @@ use crate::providers::{Provider, adapters, oauth, revocation};
 use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::store::StoreError;
+use crate::ui;
 
 pub(super) async fn handle(
     State(state): State<AppState>,
@@ -226,16 +227,15 @@ pub(super) async fn connected(
         .provider
         .as_deref()
         .and_then(|id| state.catalog.get(id))
-        .map(|p| p.display_name.as_str())
-        .unwrap_or("billing");
-    let message = format!(
-        "Your {name} account is connected. Return to your assistant: it will continue on its own."
-    );
+        .map_or_else(
+            || ui::t("connected-unknown-provider"),
+            |p| p.display_name.clone(),
+        );
     pages::message_then(
         StatusCode::OK,
-        "Account connected",
-        &message,
-        Some((CONNECTIONS_PATH, "See and manage your connections")),
+        &ui::t("connected-title"),
+        &ui::t_with("connected-body", &[("provider", &name)]),
+        Some((CONNECTIONS_PATH, &ui::t("connected-manage"))),
     )
 }
 

@@ -26,6 +26,7 @@ use crate::providers::Provider;
 use crate::state::AppState;
 use crate::tools::disconnect::disconnect;
 use crate::tools::target::{self, Connection};
+use crate::ui;
 
 /// What a form token of this page is bound to: the person, so a token is no use to another.
 fn form_binding(principal: &Principal) -> String {
@@ -118,30 +119,10 @@ fn row(
     now: i64,
 ) -> ConnectionRow {
     let when = |at: i64| (at > 0).then(|| rfc3339(at));
-    let health = match grant.state {
-        Health::Active => "Working".to_owned(),
-        Health::RefreshFailing => format!(
-            "Working, but {} did not answer the last refresh; grantry tries again",
-            provider.display_name
-        ),
-        Health::NeedsReauth => format!(
-            "Needs you to reconnect: {}",
-            grant
-                .health
-                .reason
-                .as_deref()
-                .and_then(crate::grants::ReauthReason::parse)
-                .map_or_else(
-                    || format!(
-                        "{} no longer accepts grantry's access",
-                        provider.display_name
-                    ),
-                    |r| r.explained(&provider.display_name),
-                )
-        ),
-    };
+    let health = health(provider, &grant);
     ConnectionRow {
         provider: provider.display_name.clone(),
+        name: name(provider, grant.tokens.account.as_ref()),
         account: grant.tokens.account.map(|a| a.name),
         scopes: grant.tokens.scopes,
         healthy: grant.state == Health::Active,
@@ -151,6 +132,44 @@ fn row(
         expires_at: grant.health.hard_expires_at.map(rfc3339),
         reconnect: sign_in_link(state, principal, provider, now),
         disconnect: format!("{CONNECTIONS_PATH}/{}/disconnect", grant.connection_id),
+    }
+}
+
+/// How the connection works, in the reader's words.
+fn health(provider: &Provider, grant: &Grant) -> String {
+    let name = provider.display_name.as_str();
+    let brand = ui::brand();
+    match grant.state {
+        Health::Active => ui::t("connections-working"),
+        Health::RefreshFailing => ui::t_with(
+            "connections-refresh-failing",
+            &[("provider", name), ("brand", &brand.name)],
+        ),
+        Health::NeedsReauth => {
+            let why = grant
+                .health
+                .reason
+                .as_deref()
+                .and_then(crate::grants::ReauthReason::parse)
+                .map_or_else(
+                    || {
+                        ui::t_with(
+                            "connections-no-longer-accepted",
+                            &[("provider", name), ("brand", &brand.name)],
+                        )
+                    },
+                    |r| r.explained(ui::reader().lang, &brand.name, name),
+                );
+            ui::t_with("connections-needs-reauth", &[("why", &why)])
+        }
+    }
+}
+
+/// The provider's name, with the account in brackets where there is one.
+fn name(provider: &Provider, account: Option<&crate::providers::Account>) -> String {
+    match account {
+        Some(account) => format!("{} ({})", provider.display_name, account.name),
+        None => provider.display_name.clone(),
     }
 }
 
@@ -169,8 +188,8 @@ async fn find<'a>(
 fn no_such_connection() -> Response {
     pages::message(
         StatusCode::NOT_FOUND,
-        "No such connection",
-        "You have no connection with this id; it may have been disconnected already.",
+        &ui::t("connections-no-such-title"),
+        &ui::t("connections-no-such-body"),
     )
 }
 
@@ -196,7 +215,7 @@ pub(super) async fn confirm(
         StatusCode::OK,
         &ConfirmDisconnectPage {
             provider: &provider.display_name,
-            account: grant.tokens.account.as_ref().map(|a| a.name.as_str()),
+            name: &name(provider, grant.tokens.account.as_ref()),
             action: &format!("{CONNECTIONS_PATH}/{id}/disconnect"),
             csrf: &token,
             connected_at: grant.signed_in_at(),
@@ -250,7 +269,11 @@ pub(super) async fn disconnect_confirmed(
             list(
                 &state,
                 &principal,
-                Some(&done.message(&provider.display_name)),
+                Some(&done.message(
+                    ui::reader().lang,
+                    &state.config.brand.name,
+                    &provider.display_name,
+                )),
             )
             .await
         }

@@ -10,6 +10,7 @@ use super::pages;
 use crate::flows::FlowStatus;
 use crate::providers::invoice::ApiError;
 use crate::store::StoreError;
+use crate::ui;
 
 /// A browser route's refusal or failure.
 #[derive(Debug, thiserror::Error)]
@@ -75,59 +76,55 @@ impl PageError {
         }
     }
 
-    /// The page's status, title and message.
+    /// The page's status, and the catalog keys of its title and message.
     fn page(&self) -> (StatusCode, &'static str, &'static str) {
         use StatusCode as S;
         match self {
             PageError::InvalidLink => (
                 S::BAD_REQUEST,
-                "This sign-in link is not valid",
-                "The link is expired or incomplete. Ask your assistant again and it will give you a new link.",
+                "error-invalid-link-title",
+                "error-invalid-link-body",
             ),
             PageError::InvalidResponse | PageError::IssMismatch => (
                 S::BAD_REQUEST,
-                "This sign-in response is not valid",
-                "Nothing was connected. Ask your assistant again for a new link.",
+                "error-invalid-response-title",
+                "error-invalid-response-body",
             ),
-            PageError::Expired => (
-                S::BAD_REQUEST,
-                "This sign-in expired",
-                "It took too long to come back from the provider. Ask your assistant again for a new link.",
-            ),
+            PageError::Expired => (S::BAD_REQUEST, "error-expired-title", "error-expired-body"),
             PageError::OtherBrowser => (
                 S::FORBIDDEN,
-                "This sign-in was started in another browser",
-                "For your safety it was stopped. Open the link your assistant gave you in this browser.",
+                "error-other-browser-title",
+                "error-other-browser-body",
             ),
             PageError::OtherUser => (
                 S::FORBIDDEN,
-                "This sign-in belongs to someone else",
-                "For your safety it was stopped.",
+                "error-other-user-title",
+                "error-other-user-body",
             ),
             PageError::NotCompleted { .. } => (
                 S::OK,
-                "Account not connected",
-                "The sign-in was not completed, so nothing was connected. You can close this page.",
+                "error-not-completed-title",
+                "error-not-completed-body",
             ),
             PageError::ExchangeFailed => (
                 S::BAD_GATEWAY,
-                "The account could not be connected",
-                "The provider did not complete the sign-in. Ask your assistant again to start over.",
+                "error-not-connected-title",
+                "error-exchange-failed-body",
             ),
             PageError::Account(_) => (
                 S::BAD_GATEWAY,
-                "The account could not be connected",
-                "The provider did not say which account to use. Ask your assistant again to start over.",
+                "error-not-connected-title",
+                "error-no-account-body",
             ),
             PageError::Misconfigured => (
                 S::INTERNAL_SERVER_ERROR,
-                "This provider is misconfigured",
-                "grantry cannot send you to this provider. The operator has been told in the log.",
+                "error-misconfigured-title",
+                "error-misconfigured-body",
             ),
             PageError::Store(_) => (
                 S::SERVICE_UNAVAILABLE,
-                "grantry is unavailable for a moment",
-                "Nothing was changed. Please try again in a minute.",
+                "error-unavailable-title",
+                "error-unavailable-body",
             ),
         }
     }
@@ -143,13 +140,19 @@ impl IntoResponse for PageError {
             PageError::Account(ApiError::WrongRegion(region)) => {
                 return pages::message(
                     StatusCode::BAD_GATEWAY,
-                    "The account could not be connected",
-                    &format!("{region}. Ask the operator to add it."),
+                    &ui::t("error-not-connected-title"),
+                    &ui::t_with("error-wrong-region-body", &[("region", region)]),
                 );
             }
             _ => {}
         }
         let (status, title, message) = self.page();
-        pages::message(status, title, message)
+        let brand = ui::brand();
+        let args = [("brand", brand.name.as_str())];
+        pages::message(
+            status,
+            &ui::t_with(title, &args),
+            &ui::t_with(message, &args),
+        )
     }
 }

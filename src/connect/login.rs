@@ -18,6 +18,7 @@ use crate::identity::oidc::{LoginTransaction, is_return_path};
 use crate::identity::{Identity, Oidc, session};
 use crate::seal::{CLOCK_LEEWAY_SECS, Purpose, Sealer, constant_time_eq, digest, random_id};
 use crate::state::AppState;
+use crate::ui;
 
 /// How long a browser may take to sign in at the issuer.
 const LOGIN_TTL_SECS: i64 = 600;
@@ -61,8 +62,11 @@ pub(super) fn start(
     let Ok(location) = HeaderValue::from_str(&url) else {
         return pages::message(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "Sign-in is misconfigured",
-            "grantry cannot send you to your sign-in page. The operator has been told in the log.",
+            &ui::t("error-login-misconfigured-title"),
+            &ui::t_with(
+                "error-login-misconfigured-body",
+                &[("brand", &ui::brand().name)],
+            ),
         );
     };
     let mut jar = CookieJar::new();
@@ -93,8 +97,8 @@ pub(super) async fn callback(
     let Identity::Oidc(oidc) = &state.identity else {
         return pages::message(
             StatusCode::NOT_FOUND,
-            "Not found",
-            "There is no sign-in here.",
+            &ui::t("error-not-found-title"),
+            &ui::t("error-not-found-body"),
         );
     };
     let https = state.config.is_https();
@@ -219,15 +223,15 @@ async fn finish(
 fn stale_login() -> Response {
     pages::message(
         StatusCode::BAD_REQUEST,
-        "This sign-in cannot be finished",
-        "It expired or was started in another browser. Open the link from your assistant again.",
+        &ui::t("error-login-unfinished-title"),
+        &ui::t("error-login-unfinished-body"),
     )
 }
 
 fn not_signed_in(status: StatusCode) -> Response {
     pages::message(
         status,
-        "You are not signed in",
-        "The sign-in was not completed. Open the link from your assistant again to retry.",
+        &ui::t("error-not-signed-in-title"),
+        &ui::t("error-not-signed-in-body"),
     )
 }

@@ -21,7 +21,7 @@ pub mod ticket;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::header::RETRY_AFTER;
+use axum::http::header::{ACCEPT_LANGUAGE, RETRY_AFTER, VARY};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -31,6 +31,7 @@ use crate::identity::Principal;
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::limits::{Bucket, client_address};
 use crate::state::AppState;
+use crate::ui::{self, Lang, Reader};
 
 /// The browser routes, with the security headers on every response.
 pub fn router(state: AppState) -> Router<AppState> {
@@ -48,10 +49,31 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/connections/{id}/disconnect",
             get(connections::confirm).post(connections::disconnect_confirmed),
         )
-        .layer(middleware::from_fn_with_state(state, limit))
+        .layer(middleware::from_fn_with_state(state.clone(), limit))
+        .layer(middleware::from_fn_with_state(state, for_reader))
         .layer(middleware::from_fn(
             move |req: Request, next: Next| async move { harden(next.run(req).await, https) },
         ))
+}
+
+/// Renders every page of the request for its reader: the browser's language (its
+/// `Accept-Language`, else `--default-language`) under the deployment's brand.
+async fn for_reader(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let lang = request
+        .headers()
+        .get(ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(Lang::from_accept_language)
+        .unwrap_or(state.config.default_language);
+    let reader = Reader {
+        lang,
+        brand: state.config.brand.clone(),
+    };
+    let mut response = ui::for_reader(reader, next.run(request)).await;
+    response
+        .headers_mut()
+        .append(VARY, HeaderValue::from_static("accept-language"));
+    response
 }
 
 /// The per-address limit on browser routes (a 429 page with `Retry-After` beyond it).
@@ -62,8 +84,8 @@ async fn limit(State(state): State<AppState>, request: Request, next: Next) -> R
         Err(retry) => {
             let mut page = pages::message(
                 StatusCode::TOO_MANY_REQUESTS,
-                "Too many requests",
-                "Wait a minute, then open the link from your assistant again.",
+                &ui::t("error-too-many-title"),
+                &ui::t("error-too-many-body"),
             );
             page.headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(retry.0));

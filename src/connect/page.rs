@@ -20,6 +20,7 @@ use crate::identity::{Identity, Principal};
 use crate::providers::oauth;
 use crate::seal::{Purpose, random_id};
 use crate::state::AppState;
+use crate::ui;
 
 /// Opens the ticket and checks that the browser's user is its principal. A browser with no
 /// session (or one ending before a sign-in could finish) is sent to log in first, and comes
@@ -55,8 +56,8 @@ fn admit(
         );
         return Err(Box::new(pages::message(
             StatusCode::FORBIDDEN,
-            "This link belongs to someone else",
-            "The sign-in link was issued to another user. Ask your own assistant for a link.",
+            &ui::t("error-link-of-another-title"),
+            &ui::t("error-link-of-another-body"),
         )));
     }
     Ok((ticket, browser))
@@ -227,7 +228,7 @@ async fn supersede_older(state: &AppState, flow: &Flow) {
 pub(super) fn forbidden_form() -> Response {
     pages::message(
         StatusCode::FORBIDDEN,
-        "This form cannot be used",
-        "The form expired or was sent from another site. Open the page again and retry.",
+        &ui::t("error-bad-form-title"),
+        &ui::t("error-bad-form-body"),
     )
 }

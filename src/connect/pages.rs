@@ -47,6 +47,8 @@ pub struct ConnectLink {
 pub struct ConnectionRow {
     pub provider: String,
     pub account: Option<String>,
+    /// The provider, with the account in brackets where there is one: tells two apart.
+    pub name: String,
     pub scopes: Vec<String>,
     /// Whether it works as it is (else `health` says what is wrong).
     pub healthy: bool,
@@ -65,7 +67,8 @@ pub struct ConnectionRow {
 #[template(path = "confirm_disconnect.html")]
 pub struct ConfirmDisconnectPage<'a> {
     pub provider: &'a str,
-    pub account: Option<&'a str>,
+    /// The provider, with the account in brackets where there is one.
+    pub name: &'a str,
     pub action: &'a str,
     pub csrf: &'a str,
     pub connected_at: i64,
@@ -91,7 +94,7 @@ pub fn security_headers(https: bool) -> HeaderMap {
     headers.insert(
         CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
-            "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+            "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
         ),
     );
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -18,6 +18,7 @@ use crate::audit::Audit;
 use crate::clock::unix_now;
 use crate::flows::{Flow, FlowStatus, REDEEM_DEADLINE_SECS};
 use crate::state::AppState;
+use crate::ui;
 
 /// The page for a callback that found its flow already claimed.
 pub(super) async fn already_used(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Response {
@@ -30,13 +31,13 @@ pub(super) async fn already_used(state: &AppState, flow: &Flow, headers: &Header
     match flow.status {
         FlowStatus::Connected => pages::message(
             StatusCode::OK,
-            "Already connected",
-            "This sign-in already finished. Return to your assistant.",
+            &ui::t("error-already-connected-title"),
+            &ui::t("error-already-connected-body"),
         ),
         FlowStatus::Superseded => pages::message(
             StatusCode::BAD_REQUEST,
-            "A newer sign-in replaced this one",
-            "You started several sign-ins; only the newest ones can finish. Use the latest link from your assistant.",
+            &ui::t("error-superseded-title"),
+            &ui::t("error-superseded-body"),
         ),
         FlowStatus::Redeeming if flow.is_stuck(now) => recover_stuck(state, flow, audit, now).await,
         FlowStatus::Redeeming if same_browser(state, flow, headers) => {
@@ -46,16 +47,16 @@ pub(super) async fn already_used(state: &AppState, flow: &Flow, headers: &Header
             );
             pages::message(
                 StatusCode::CONFLICT,
-                "This sign-in is still finishing",
-                "Wait a moment, then reload this page.",
+                &ui::t("error-still-finishing-title"),
+                &ui::t("error-still-finishing-body"),
             )
         }
         _ => {
             audit.alarm("callback.state_reused", "callback for a flow already used");
             pages::message(
                 StatusCode::BAD_REQUEST,
-                "This sign-in was already used",
-                "Each sign-in can be completed once. Ask your assistant again for a new link.",
+                &ui::t("error-already-used-title"),
+                &ui::t("error-already-used-body"),
             )
         }
     }
@@ -90,7 +91,7 @@ async fn recover_stuck(state: &AppState, flow: &Flow, audit: Audit<'_>, now: i64
     }
     pages::message(
         StatusCode::BAD_GATEWAY,
-        "This sign-in did not finish",
-        "Connecting the account was interrupted, so nothing was connected. Open the link from your assistant again to start over.",
+        &ui::t("error-interrupted-title"),
+        &ui::t("error-interrupted-body"),
     )
 }

@@ -1,6 +1,7 @@
 //! A connection's health, kept with its grant: its state, why, how its refreshes have gone,
 //! and when the keep-alive scheduler should next look at it.
 
+use crate::ui::Lang;
 use serde::{Deserialize, Serialize};
 
 use crate::providers::Provider;
@@ -69,17 +70,14 @@ impl ReauthReason {
     }
 
     /// Said to the person asked to reconnect.
-    pub fn explained(self, provider: &str) -> String {
-        match self {
-            Self::InvalidGrant => {
-                format!("{provider} no longer accepts grantry's access (it expired or was revoked)")
-            }
-            Self::NoRefreshToken => format!("the access {provider} gave has expired"),
-            Self::TokenRefused => format!("{provider} refuses grantry's access"),
-            Self::AccessWithdrawn => format!(
-                "{provider} says grantry's access was withdrawn (consent, organisation or permission)"
-            ),
-        }
+    pub fn explained(self, lang: Lang, brand: &str, provider: &str) -> String {
+        let key = match self {
+            Self::InvalidGrant => "reauth-invalid-grant",
+            Self::NoRefreshToken => "reauth-no-refresh-token",
+            Self::TokenRefused => "reauth-token-refused",
+            Self::AccessWithdrawn => "reauth-access-withdrawn",
+        };
+        lang.t_with(key, &[("provider", provider), ("brand", brand)])
     }
 }
 

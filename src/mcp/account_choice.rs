@@ -58,6 +58,8 @@ pub(super) fn ask(call: &Call<'_>, provider: &Provider, accounts: &[Account], no
         call.state
             .sealer
             .seal_timed(Purpose::AccountChoice, b"", &claims, now, CHOICE_TTL_SECS);
+    let lang = call.state.config.default_language;
+    let name = provider.display_name.as_str();
     let options: Vec<Value> = accounts
         .iter()
         .map(|a| json!({"const": a.id, "title": a.name}))
@@ -69,16 +71,13 @@ pub(super) fn ask(call: &Call<'_>, provider: &Provider, accounts: &[Account], no
                 "method": "elicitation/create",
                 "params": {
                     "mode": "form",
-                    "message": format!(
-                        "Several {} accounts are connected. Which one should be used?",
-                        provider.display_name
-                    ),
+                    "message": lang.t_with("mcp-choose-account", &[("provider", name)]),
                     "requestedSchema": {
                         "type": "object",
                         "properties": {
                             "account": {
                                 "type": "string",
-                                "title": format!("{} account", provider.display_name),
+                                "title": lang.t_with("mcp-choose-account-field", &[("provider", name)]),
                                 "oneOf": options,
                             }
                         },

@@ -101,7 +101,7 @@ fn ask(call: &Call<'_>, tool: &str, question: Question, now: i64) -> CallToolRes
                             "confirm": {
                                 "type": "boolean",
                                 "title": question.title,
-                                "description": "Tick to go ahead. This cannot be undone."
+                                "description": call.state.config.default_language.t("mcp-confirm-checkbox")
                             }
                         },
                         "required": ["confirm"]

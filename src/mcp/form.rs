@@ -152,13 +152,14 @@ fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> Value {
         idempotency_key,
         now,
     } = round;
+    let lang = call.state.config.default_language;
     let asked: Vec<String> = problems.iter().map(|p| p.field.to_owned()).collect();
     for field in &asked {
         values.remove(field); // a field asked again is not kept half-valid
     }
     let properties: Map<String, Value> = asked
         .iter()
-        .map(|f| (f.clone(), form.field_schema(f)))
+        .map(|f| (f.clone(), form.field_schema(f, lang)))
         .collect();
     let required: Vec<&String> = asked.iter().filter(|f| !form.optional(f)).collect();
     let claims = FormClaims {
@@ -178,7 +179,7 @@ fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> Value {
             "method": "elicitation/create",
             "params": {
                 "mode": "form",
-                "message": form.form_message(problems),
+                "message": form.form_message(problems, lang, &call.state.config.brand.name),
                 "requestedSchema": {
                     "type": "object",
                     "properties": properties,

@@ -18,6 +18,7 @@ use crate::grants::{GrantKey, ReauthReason};
 use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::ToolResult;
+use crate::ui::Lang;
 
 /// The `inputRequests` key of the sign-in request for `provider`.
 pub fn input_key(provider: &str) -> String {
@@ -52,7 +53,7 @@ pub fn link_for_person(
     let what = match reason {
         Some(why) => format!(
             "Your {name} connection needs to be renewed: {}.",
-            why.explained(name)
+            why.explained(Lang::En, &state.config.brand.name, name)
         ),
         None => format!("Your {name} account is not connected yet."),
     };
@@ -129,11 +130,21 @@ pub fn url_elicitation(
 /// What the person is asked: to connect, or to reconnect and why.
 fn connect_message(state: &AppState, provider: &str, reason: Option<ReauthReason>) -> String {
     let name = display_name(state, provider);
+    let (lang, brand) = (
+        state.config.default_language,
+        state.config.brand.name.as_str(),
+    );
     let ask = match reason {
-        Some(why) => format!("Reconnect your {name} account: {}.", why.explained(name)),
-        None => format!("Connect your {name} account so grantry can act on it."),
+        Some(why) => lang.t_with(
+            "mcp-reconnect",
+            &[
+                ("provider", name),
+                ("why", &why.explained(lang, brand, name)),
+            ],
+        ),
+        None => lang.t_with("mcp-connect", &[("provider", name), ("brand", brand)]),
     };
-    format!("{ask} Open the link, sign in at the provider, then come back here.")
+    format!("{ask} {}", lang.t("mcp-open-link"))
 }
 
 fn input_required(

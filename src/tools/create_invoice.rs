@@ -12,6 +12,7 @@ use crate::grants::{Called, GrantKey};
 use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, NewInvoice};
+use crate::ui::Lang;
 
 pub const NAME: &str = "create_invoice";
 /// The arguments that say where to create it, not what: never asked for in a form.
@@ -106,7 +107,7 @@ impl CreateInvoice {
                 result.text = format!("Created invoice {}.", invoice.summary());
                 result
             }
-            Called::SignInNeeded(why) => target::not_connected(provider, why),
+            Called::SignInNeeded(why) => target::not_connected(state, provider, why),
             Called::Unavailable(after) => {
                 target::unavailable(provider, after, "nothing was created")
             }
@@ -131,8 +132,8 @@ impl FormTool for CreateInvoice {
         "invoice_details"
     }
 
-    fn field_schema(&self, field: &str) -> Value {
-        invoice_draft::field_schema(field)
+    fn field_schema(&self, field: &str, lang: Lang) -> Value {
+        invoice_draft::field_schema(field, lang)
     }
 
     fn optional(&self, field: &str) -> bool {
@@ -162,6 +163,7 @@ impl FormTool for CreateInvoice {
         Ok(match call.state.grants.get(&key).await? {
             Some(grant) if grant.is_usable() => None,
             Some(grant) => Some(target::not_connected(
+                call.state,
                 provider,
                 grant
                     .health
@@ -169,7 +171,7 @@ impl FormTool for CreateInvoice {
                     .as_deref()
                     .and_then(crate::grants::ReauthReason::parse),
             )),
-            None => Some(target::not_connected(provider, None)),
+            None => Some(target::not_connected(call.state, provider, None)),
         })
     }
 
@@ -191,17 +193,18 @@ impl FormTool for CreateInvoice {
         Ok(Attempt::Done(done))
     }
 
-    fn form_message(&self, problems: &[Problem]) -> String {
+    fn form_message(&self, problems: &[Problem], lang: Lang, brand: &str) -> String {
         format!(
-            "To create the invoice, grantry needs:\n{}",
+            "{}\n{}",
+            lang.t_with("mcp-invoice-needs", &[("brand", brand)]),
             problems
                 .iter()
                 .map(|p| format!(
                     "- {}: {}",
-                    invoice_draft::field_schema(p.field)["title"]
+                    invoice_draft::field_schema(p.field, lang)["title"]
                         .as_str()
                         .unwrap_or(p.field),
-                    p.message
+                    p.text(lang)
                 ))
                 .collect::<Vec<_>>()
                 .join("\n")
@@ -213,7 +216,8 @@ impl FormTool for CreateInvoice {
             "The invoice was not created: {}",
             problems
                 .iter()
-                .map(|p| format!("`{}`: {}", p.field, p.message))
+                // For the model: in English.
+                .map(|p| format!("`{}`: {}", p.field, p.text(Lang::En)))
                 .collect::<Vec<_>>()
                 .join(" ")
         ))

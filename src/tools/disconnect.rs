@@ -12,6 +12,7 @@ use crate::providers::http::OutboundError;
 use crate::providers::{Provider, revocation};
 use crate::state::AppState;
 use crate::store::StoreError;
+use crate::ui::Lang;
 
 /// How long disconnecting may hold the grant's lease (longer than the revocation request).
 const LEASE_MS: i64 = 30_000;
@@ -121,46 +122,32 @@ impl Disconnected {
         matches!(self, Self::Removed(_) | Self::Gone)
     }
 
-    /// What the person is told; `name` is the provider's display name.
-    pub fn message(&self, name: &str) -> String {
-        match self {
-            Self::Busy => format!(
-                "The {name} connection is being refreshed right now, so nothing was removed. \
-                 Try again in a minute."
-            ),
-            Self::Changed => format!(
-                "The {name} connection changed after you confirmed (it was connected again), so \
-                 nothing was removed. Ask again to disconnect the new one."
-            ),
-            Self::Updated => {
-                format!("The {name} connection was being updated; nothing was removed. Try again.")
+    /// What the person is told, in `lang`: `provider` is the provider's display name,
+    /// `brand` the deployment's.
+    pub fn message(&self, lang: Lang, brand: &str, provider: &str) -> String {
+        let status;
+        let key = match self {
+            Self::Busy => "disconnect-busy",
+            Self::Changed => "disconnect-changed",
+            Self::Updated => "disconnect-updated",
+            Self::Gone => "disconnect-gone",
+            Self::Removed(Revocation::Confirmed) => "disconnect-confirmed",
+            Self::Removed(Revocation::NotOffered) => "disconnect-not-offered",
+            Self::Removed(Revocation::Refused(code)) => {
+                status = code.to_string();
+                return lang.t_with(
+                    "disconnect-refused",
+                    &[
+                        ("provider", provider),
+                        ("brand", brand),
+                        ("status", &status),
+                    ],
+                );
             }
-            Self::Gone => format!("No {name} account is connected any more; nothing else to do."),
-            Self::Removed(Revocation::Confirmed) => {
-                format!("Disconnected {name}. {name} confirmed that grantry's access is revoked.")
-            }
-            Self::Removed(Revocation::NotOffered) => format!(
-                "Disconnected {name}: grantry has forgotten the connection. {name} offers no way \
-                 for grantry to revoke its access; remove the app in your {name} settings as well."
-            ),
-            Self::Removed(Revocation::Refused(status)) => forgotten_but(
-                name,
-                &format!("{name} refused to revoke its access (HTTP {status})"),
-            ),
-            Self::Removed(Revocation::Unreachable) => forgotten_but(
-                name,
-                &format!("{name} could not be reached to revoke its access"),
-            ),
-        }
+            Self::Removed(Revocation::Unreachable) => "disconnect-unreachable",
+        };
+        lang.t_with(key, &[("provider", provider), ("brand", brand)])
     }
-}
-
-/// Removed here, not revoked there: `why`.
-fn forgotten_but(name: &str, why: &str) -> String {
-    format!(
-        "Disconnected {name}: grantry has forgotten the connection, but {why}. The access ends \
-         when its tokens expire; you can also remove the app in your {name} settings."
-    )
 }
 
 #[cfg(test)]
@@ -169,7 +156,7 @@ mod tests {
 
     #[test]
     fn each_outcome_says_whether_the_provider_confirmed_refused_or_was_unreachable() {
-        let said = |d: Disconnected| d.message("Xero");
+        let said = |d: Disconnected| d.message(Lang::En, "grantry", "Xero");
         assert!(said(Disconnected::Removed(Revocation::Confirmed)).contains("confirmed"));
         assert!(said(Disconnected::Removed(Revocation::Refused(400))).contains("refused"));
         assert!(

@@ -97,17 +97,21 @@ impl ConfirmTool for DisconnectAccount {
             Some(account) => format!("{} ({})", provider.display_name, account.name),
             None => provider.display_name.clone(),
         };
+        let (lang, brand) = (
+            call.state.config.default_language,
+            call.state.config.brand.name.as_str(),
+        );
+        let name = provider.display_name.as_str();
         Ok(Prepared::Ask(Question {
             // Which connection: a reconnection since is another one.
             subject: Subject {
                 provider: provider.id.to_string(),
                 what: grant.signed_in_at().to_string(),
             },
-            title: format!("Disconnect {}", provider.display_name),
-            message: format!(
-                "Disconnect {which}? grantry will forget this connection and ask {} to revoke \
-                 its access. This cannot be undone: to use it again you would connect it anew.",
-                provider.display_name
+            title: lang.t_with("disconnect-question-title", &[("provider", name)]),
+            message: lang.t_with(
+                "disconnect-question",
+                &[("name", &which), ("provider", name), ("brand", brand)],
             ),
         }))
     }
@@ -121,7 +125,12 @@ impl ConfirmTool for DisconnectAccount {
         };
         let connected_at = subject.what.parse().unwrap_or_default();
         let done = disconnect(call.state, &key, provider, connected_at).await?;
-        let message = done.message(&provider.display_name);
+        let config = &call.state.config;
+        let message = done.message(
+            config.default_language,
+            &config.brand.name,
+            &provider.display_name,
+        );
         Ok(if done.removed() {
             ToolResult::text(message)
         } else {

@@ -2,6 +2,7 @@
 //! the schema of each field they ask for. Every entry point (the tool's arguments, a form's
 //! answers) goes through [`validate`].
 
+use crate::ui::Lang;
 use serde_json::{Map, Value, json};
 
 pub use super::Problem;
@@ -24,30 +25,32 @@ pub const FIELDS: [&str; 6] = [
     "description",
 ];
 
-/// The JSON Schema of one field, as a form asks for it: flat primitives with formats and
-/// enums where they fit. Never a secret: invoices carry none.
-pub fn field_schema(field: &str) -> Value {
-    match field {
-        "email" => json!({"type": "string", "format": "email", "title": "Customer email",
+/// The JSON Schema of one field, as a form asks for it (its title in `lang`): flat
+/// primitives with formats and enums where they fit. Never a secret: invoices carry none.
+pub fn field_schema(field: &str, lang: Lang) -> Value {
+    let mut schema = match field {
+        "email" => json!({"type": "string", "format": "email",
             "description": "Where the invoice is sent."}),
-        "customer_name" => {
-            json!({"type": "string", "title": "Customer name", "minLength": 1, "maxLength": 200})
-        }
-        "amount" => json!({"type": "number", "title": "Amount", "exclusiveMinimum": 0,
+        "customer_name" => json!({"type": "string", "minLength": 1, "maxLength": 200}),
+        "amount" => json!({"type": "number", "exclusiveMinimum": 0,
             "description": "Total, in the currency's units (e.g. 120.50)."}),
-        "currency" => json!({"type": "string", "title": "Currency", "enum": CURRENCIES}),
-        "due_date" => json!({"type": "string", "format": "date", "title": "Due date",
+        "currency" => json!({"type": "string", "enum": CURRENCIES}),
+        "due_date" => json!({"type": "string", "format": "date",
             "description": "YYYY-MM-DD, today or later."}),
-        "description" => json!({"type": "string", "title": "Description", "maxLength": 500}),
-        _ => json!({"type": "string"}),
-    }
+        "description" => json!({"type": "string", "maxLength": 500}),
+        _ => return json!({"type": "string"}),
+    };
+    schema["title"] = lang
+        .t(&format!("invoice-field-{}", field.replace('_', "-")))
+        .into();
+    schema
 }
 
 /// The tool's input schema: every field, `description` optional.
 pub fn input_schema() -> Value {
     let properties: Map<String, Value> = FIELDS
         .iter()
-        .map(|f| ((*f).to_owned(), field_schema(f)))
+        .map(|f| ((*f).to_owned(), field_schema(f, Lang::En)))
         .collect();
     json!({
         "type": "object",
@@ -70,19 +73,19 @@ pub fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Problem>>
     let email = problems.unless(
         text("email").filter(|e| is_email(e)),
         "email",
-        "Enter a valid email address.",
+        "invoice-problem-email",
     );
     let name = problems.unless(
         text("customer_name").filter(|n| n.chars().count() <= 200),
         "customer_name",
-        "Enter the customer's name (at most 200 characters).",
+        "invoice-problem-customer-name",
     );
     let currency = problems.unless(
         text("currency")
             .map(str::to_ascii_uppercase)
             .filter(|c| CURRENCIES.contains(&c.as_str())),
         "currency",
-        "Choose a currency from the list (an ISO 4217 code such as EUR).",
+        "invoice-problem-currency",
     );
     let as_currency = currency.as_deref().unwrap_or("EUR");
     let amount = problems.unless(
@@ -91,17 +94,17 @@ pub fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Problem>>
             .and_then(|a| minor_units(a, as_currency))
             .filter(|m| *m > 0 && *m <= 100_000_000_000),
         "amount",
-        "Enter an amount greater than zero with at most the currency's decimals, like 120.50.",
+        "invoice-problem-amount",
     );
     let due = problems.unless(
         text("due_date").filter(|d| is_date_from_today(d)),
         "due_date",
-        "Enter a due date of today or later, as YYYY-MM-DD.",
+        "invoice-problem-due-date",
     );
     let description = problems.unless(
         description(values.get("description")),
         "description",
-        "Keep the description under 500 characters.",
+        "invoice-problem-description",
     );
     match (email, name, amount, currency, due, description) {
         (Some(email), Some(name), Some(amount), Some(currency), Some(due), Some(description)) => {
@@ -215,7 +218,11 @@ mod tests {
         let problems = validate(&values(bad)).unwrap_err();
         let fields: Vec<&str> = problems.iter().map(|p| p.field).collect();
         assert_eq!(fields, ["email", "amount", "due_date"]);
-        assert_eq!(problems[0].message, "Enter a valid email address.");
+        assert_eq!(problems[0].text(Lang::En), "Enter a valid email address.");
+        assert_eq!(
+            problems[0].text(Lang::De),
+            "Geben Sie eine gültige E-Mail-Adresse ein."
+        );
         let missing = validate(&Map::new()).unwrap_err();
         let fields: Vec<&str> = missing.iter().map(|p| p.field).collect();
         assert_eq!(

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Call, ToolError, ToolResult};
+use crate::ui::Lang;
 
 /// A tool that changes something only after the user has answered a confirmation with an
 /// explicit yes (`accept` with `confirm: true`); anything else changes nothing.
@@ -53,8 +54,8 @@ pub struct Subject {
 pub trait FormTool: Sync {
     /// The key of its form among a round's `inputRequests` (and of the answer).
     fn request_key(&self) -> &'static str;
-    /// One field's JSON Schema as a form asks for it, with its `title`.
-    fn field_schema(&self, field: &str) -> Value;
+    /// One field's JSON Schema as a form asks for it, with its `title` in `lang`.
+    fn field_schema(&self, field: &str, lang: Lang) -> Value;
     /// Whether a form may leave `field` empty.
     fn optional(&self, field: &str) -> bool;
     /// The call's arguments checked against the tool's schema; the values a form keeps.
@@ -70,8 +71,9 @@ pub trait FormTool: Sync {
         values: &Map<String, Value>,
         idempotency_key: &str,
     ) -> Result<Attempt, ToolError>;
-    /// What the form says above the fields it asks for.
-    fn form_message(&self, problems: &[Problem]) -> String;
+    /// What the form says above the fields it asks for, in `lang` (`brand`: the deployment's
+    /// name).
+    fn form_message(&self, problems: &[Problem], lang: Lang, brand: &str) -> String;
     /// The answer for a client that cannot show a form: each problem named.
     fn without_form(&self, problems: &[Problem]) -> ToolResult;
     /// The answer to a declined or cancelled form.
@@ -84,9 +86,16 @@ pub enum Attempt {
     Problems(Vec<Problem>),
 }
 
-/// What is wrong with one field, in words for a person.
+/// What is wrong with one field: the catalog key of its words for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     pub field: &'static str,
     pub message: &'static str,
+}
+
+impl Problem {
+    /// Its words, in `lang`.
+    pub fn text(&self, lang: Lang) -> String {
+        lang.t(self.message)
+    }
 }

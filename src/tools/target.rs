@@ -11,6 +11,7 @@ use crate::providers::adapters::Api;
 use crate::providers::{Account, Provider};
 use crate::state::AppState;
 use crate::store::StoreError;
+use crate::ui::Lang;
 
 /// The provider to use: the one named; else the only one connected; else the catalog's
 /// default (the caller will be asked to connect it). A provider not offered, or several
@@ -196,12 +197,17 @@ pub fn api<'a>(
 
 /// The answer for a write at a provider the caller has not connected (or whose connection
 /// needs renewing, and why): the sign-in is list_invoices' to ask for.
-pub fn not_connected(provider: &Provider, why: Option<ReauthReason>) -> ToolResult {
+/// Written for the model, so in English.
+pub fn not_connected(
+    state: &AppState,
+    provider: &Provider,
+    why: Option<ReauthReason>,
+) -> ToolResult {
     let name = &provider.display_name;
     let what = match why {
         Some(why) => format!(
             "The {name} connection needs to be renewed: {}.",
-            why.explained(name)
+            why.explained(Lang::En, &state.config.brand.name, name)
         ),
         None => format!("No {name} account is connected."),
     };

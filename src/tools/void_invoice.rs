@@ -115,7 +115,7 @@ impl VoidInvoice {
             .await?;
         Ok(match called {
             Called::Done(answer) => Ok(answer),
-            Called::SignInNeeded(why) => Err(target::not_connected(provider, why)),
+            Called::SignInNeeded(why) => Err(target::not_connected(state, provider, why)),
             Called::Unavailable(after) => {
                 Err(target::unavailable(provider, after, "nothing was changed"))
             }
@@ -160,13 +160,14 @@ impl ConfirmTool for VoidInvoice {
                 invoice.number
             ))));
         }
+        let lang = call.state.config.default_language;
         Ok(Prepared::Ask(Question {
             subject: Subject {
                 provider: target.provider.id.to_string(),
                 what: target.invoice_id,
             },
-            title: format!("Void invoice {}", invoice.number),
-            message: question(&invoice),
+            title: lang.t_with("mcp-void-title", &[("number", &invoice.number)]),
+            message: lang.t_with("mcp-void-question", &[("invoice", &invoice.summary())]),
         }))
     }
 
@@ -207,13 +208,4 @@ impl ConfirmTool for VoidInvoice {
     fn cancelled(&self) -> ToolResult {
         ToolResult::text("Void cancelled; nothing was changed.")
     }
-}
-
-/// The question the user must confirm before `invoice` is voided.
-fn question(invoice: &Invoice) -> String {
-    format!(
-        "Void invoice {}? Voiding cannot be undone: the invoice stays on record as void and \
-         can no longer be paid.",
-        invoice.summary()
-    )
 }
