@@ -1,0 +1,134 @@
+// Every page a person meets, in each language grantry speaks, light and dark, checked by
+// axe-core (pinned) in headless Chromium: the connect page, the demo provider's consent, the
+// "connected" page, /connections, the disconnect confirmation, and an error page. Each must
+// have no axe violation, carry the reader's language, and fit a 360 px screen without
+// scrolling sideways. Screenshots of each page at 360 and 1280 px go to
+// $GRANTRY_SCREENSHOTS/pages (CI keeps the folder).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { callListInvoices, freePort, launchChromium } from './support.mjs';
+
+const require = createRequire(import.meta.url);
+const axePath = require.resolve('axe-core/axe.min.js');
+const binary = process.env.GRANTRY_BIN;
+const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'pages');
+let browser;
+const servers = [];
+
+/** Starts grantry (demo provider, SQLite in a temp dir) with `extra` flags; its base URL. */
+async function startGrantry(extra = []) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'grantry-pages-'));
+  servers.push(
+    spawn(binary, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...extra], { stdio: 'ignore' }),
+  );
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return base;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('grantry did not start');
+}
+
+before(async () => {
+  browser = await launchChromium();
+  mkdirSync(shots, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const server of servers) server.kill();
+});
+
+/** axe-core's violations on the page as it is, as readable lines. */
+async function violations(page) {
+  await page.addScriptTag({ path: axePath });
+  const result = await page.evaluate(() => window.axe.run(document));
+  return result.violations.map(
+    (v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+  );
+}
+
+/**
+ * Checks the page at both widths (no axe violation, nothing wider than a 360 px screen, the
+ * reader's language on grantry's own pages) and writes its screenshots as `name`.
+ */
+async function check(page, name, lang) {
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 800 });
+    assert.deepEqual(await violations(page), [], `${name} at ${width} px`);
+    const wider = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+    assert.equal(wider, false, `${name} scrolls sideways at ${width} px`);
+    await page.screenshot({ path: join(shots, `${name}-${width}.png`), fullPage: true });
+  }
+  if (lang) assert.equal(await page.getAttribute('html', 'lang'), lang, name);
+}
+
+/** Walks every page once for a reader of `lang` in `scheme`; `label` names the screenshots. */
+async function walk(base, lang, scheme, label) {
+  const context = await browser.newContext({
+    bypassCSP: true, // to inject axe-core; the pages' own policy is tested elsewhere
+    colorScheme: scheme,
+    locale: lang,
+    extraHTTPHeaders: { 'accept-language': lang },
+  });
+  const page = await context.newPage();
+  const at = (name) => `${label}-${name}`;
+  const first = await callListInvoices(base);
+  const [, request] = Object.entries(first.inputRequests)[0];
+
+  await page.goto(request.params.url);
+  await check(page, at('connect'), lang);
+  await Promise.all([page.waitForURL(/\/demo\/authorize/), page.click('button[type=submit]')]);
+  await check(page, at('demo-consent'), null); // the provider's page, in its own language
+  await Promise.all([page.waitForURL(/\/connected/), page.click('button[value=approve]')]);
+  await check(page, at('connected'), lang);
+
+  await page.goto(`${base}/connections`);
+  await check(page, at('connections'), lang);
+  await Promise.all([page.waitForURL(/\/disconnect$/), page.click('a[href$="/disconnect"]')]);
+  await check(page, at('confirm-disconnect'), lang);
+  await Promise.all([page.waitForLoadState('load'), page.click('button[type=submit]')]);
+  await check(page, at('disconnected'), lang);
+
+  await page.goto(`${base}/connect/not-a-ticket`);
+  await check(page, at('error'), lang);
+  await context.close();
+}
+
+const headings = { en: 'Your connections', de: 'Ihre Verbindungen', fr: 'Vos connexions' };
+
+test('every page passes axe-core in English, German and French, light and dark', async () => {
+  const base = await startGrantry();
+  for (const lang of Object.keys(headings)) {
+    for (const scheme of ['light', 'dark']) {
+      await walk(base, lang, scheme, `${lang}-${scheme}`);
+    }
+    // The page really is in that language.
+    const body = await (await fetch(`${base}/connections`, { headers: { 'accept-language': lang } })).text();
+    assert.match(body, new RegExp(headings[lang]));
+  }
+});
+
+test('a branded deployment passes axe-core too, light and dark', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'grantry-brand-'));
+  const logo = join(dir, 'logo.svg');
+  writeFileSync(
+    logo,
+    '<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32" rx="6" fill="#7a1f5c"/></svg>\n',
+  );
+  const base = await startGrantry([
+    '--brand-name', 'Acme Books', '--brand-logo', logo, '--brand-color', '#7a1f5c',
+    '--support-url', 'https://help.acme.example/',
+  ]);
+  for (const scheme of ['light', 'dark']) {
+    await walk(base, 'en', scheme, `brand-${scheme}`);
+  }
+});
