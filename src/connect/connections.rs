@@ -225,6 +225,8 @@ pub(super) async fn confirm(
 
 #[derive(Deserialize)]
 pub(super) struct DisconnectForm {
+    /// Missing is refused as a bad token (403), like an empty or forged one.
+    #[serde(default)]
     csrf: String,
     /// When the confirmed connection was signed in: a reconnection since is another one.
     connected_at: i64,

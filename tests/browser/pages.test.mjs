@@ -6,36 +6,16 @@
 // $GRANTRY_SCREENSHOTS/pages (CI keeps the folder).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callListInvoices, freePort, launchChromium } from './support.mjs';
+import { callListInvoices, launchChromium, startGrantry, stopAll } from './support.mjs';
 
 const require = createRequire(import.meta.url);
 const axePath = require.resolve('axe-core/axe.min.js');
-const binary = process.env.GRANTRY_BIN;
 const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'pages');
 let browser;
-const servers = [];
-
-/** Starts grantry (demo provider, SQLite in a temp dir) with `extra` flags; its base URL. */
-async function startGrantry(extra = []) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'grantry-pages-'));
-  servers.push(
-    spawn(binary, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...extra], { stdio: 'ignore' }),
-  );
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return base;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('grantry did not start');
-}
 
 before(async () => {
   browser = await launchChromium();
@@ -44,7 +24,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  for (const server of servers) server.kill();
+  stopAll();
 });
 
 /** axe-core's violations on the page as it is, as readable lines. */

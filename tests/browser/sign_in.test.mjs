@@ -3,34 +3,12 @@
 // A second test forwards the provider authorize URL to another browser, which must be stopped.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callListInvoices, freePort, launchChromium } from './support.mjs';
+import { callListInvoices, launchChromium, startGrantry, stopAll } from './support.mjs';
 
-const binary = process.env.GRANTRY_BIN;
 let browser;
-const servers = [];
-
-/** Starts a fresh grantry (demo provider, SQLite in a temp dir); returns its base URL. */
-async function startGrantry() {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'grantry-browser-'));
-  servers.push(
-    spawn(binary, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--retry-hold', '5'], {
-      stdio: 'ignore',
-    }),
-  );
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return base;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('grantry did not start');
-}
 
 before(async () => {
   browser = await launchChromium();
@@ -38,11 +16,11 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  for (const server of servers) server.kill();
+  stopAll();
 });
 
 test('a person signs in and the retried call returns invoices', async () => {
-  const base = await startGrantry();
+  const base = await startGrantry(['--retry-hold', '5']);
   const first = await callListInvoices(base);
   assert.equal(first.resultType, 'input_required');
   const [key, request] = Object.entries(first.inputRequests)[0];
@@ -65,7 +43,7 @@ test('a person signs in and the retried call returns invoices', async () => {
 });
 
 test('an authorize URL forwarded to another browser is stopped at the callback', async () => {
-  const base = await startGrantry();
+  const base = await startGrantry(['--retry-hold', '5']);
   const first = await callListInvoices(base);
   assert.equal(first.resultType, 'input_required');
   const [, request] = Object.entries(first.inputRequests)[0];
@@ -105,7 +83,7 @@ async function tabTo(page, wanted) {
 }
 
 test('a person finds the connection, and disconnects it with the keyboard alone', async () => {
-  const base = await startGrantry();
+  const base = await startGrantry(['--retry-hold', '5']);
   const first = await callListInvoices(base);
   const [, request] = Object.entries(first.inputRequests)[0];
   const context = await browser.newContext();

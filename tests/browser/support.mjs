@@ -1,7 +1,64 @@
-// What both browser test files need: a free loopback port, Debian's Chromium, and a
-// tools/call of list_invoices as an MCP 2026-07-28 client (optionally with a bearer token).
+// What the browser test files share: a free loopback port, Debian's Chromium, grantry and the
+// OpenID Connect provider started (and stopped), and a tools/call of list_invoices as an MCP
+// 2026-07-28 client (optionally with a bearer token).
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+
+const processes = [];
+
+/** Stops every process the helpers below started. */
+export const stopAll = () => {
+  for (const child of processes) child.kill();
+};
+
+/**
+ * Starts grantry (the demo provider, SQLite in a temp dir) with `args` after its listen
+ * address and data directory, and `env` added; returns its base URL once it answers.
+ */
+export async function startGrantry(args = [], env = {}) {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'grantry-browser-'));
+  processes.push(
+    spawn(process.env.GRANTRY_BIN, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], {
+      stdio: 'ignore',
+      env: { ...process.env, ...env },
+    }),
+  );
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return base;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('grantry did not start');
+}
+
+/** Starts the pinned OpenID Connect provider (installed by tests/oidc/install); its issuer. */
+export async function startOidcProvider() {
+  const oidcDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'oidc');
+  const deps = execFileSync(join(oidcDir, 'install'), { encoding: 'utf8' }).trim().split('\n').pop();
+  rmSync(join(oidcDir, 'node_modules'), { force: true });
+  symlinkSync(join(deps, 'node_modules'), join(oidcDir, 'node_modules'));
+  const child = spawn(join(deps, 'node_modules/.bin/node'), [join(oidcDir, 'server.mjs')], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  processes.push(child);
+  const line = await new Promise((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+  return JSON.parse(line).issuer;
+}
+
+/** grantry's flags and environment for `oidc` identity at `issuer`. */
+export const oidcIdentity = (issuer) => ({
+  args: ['--identity', 'oidc', '--oidc-issuer', issuer, '--oidc-client-id', 'grantry'],
+  env: { GRANTRY_OIDC_CLIENT_SECRET: 'grantry-secret' },
+});
 
 /** Debian's Chromium, headless, with nothing running in the background. */
 export const launchChromium = () =>
