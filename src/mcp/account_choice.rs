@@ -2,6 +2,9 @@
 //! provider, and named none, asks the person in one form-mode round (a single select of the
 //! accounts); the call then runs with the answer as its `account` argument.
 //!
+//! The tools with confirmation or form rounds ask the same question first ([`before_rounds`]),
+//! and the account chosen travels in each later round's state (`round_state::Binding`).
+//!
 //! The round's state (sealed, purpose "account choice") is bound to the caller and the
 //! original arguments, and carries the ids offered: an answer outside them changes nothing
 //! and is asked again. A client that cannot show a form is told which accounts there are.
@@ -9,10 +12,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
+
+use super::answers::{complete, from_json, tool_error};
+use super::capabilities::declares_form_elicitation;
 use super::round_state;
+use crate::clock::unix_now;
 use crate::providers::{Account, Provider};
 use crate::seal::Purpose;
-use crate::tools::{Call, ToolResult, target};
+use crate::tools::{Call, ToolError, ToolResult, target};
 
 /// The key of the question among a round's `inputRequests` (and of its answer).
 pub(super) const REQUEST_KEY: &str = "account_choice";
@@ -51,7 +59,7 @@ pub(super) fn is_answer(responses: Option<&Map<String, Value>>) -> bool {
 /// The `input_required` result asking which of `accounts` at `provider` to use.
 pub(super) fn ask(call: &Call<'_>, provider: &Provider, accounts: &[Account], now: i64) -> Value {
     let claims = ChoiceClaims {
-        binding: round_state::Binding::new(call.principal, call.arguments),
+        binding: round_state::Binding::new(call),
         offered: accounts.iter().map(|a| a.id.clone()).collect(),
     };
     let sealed =
@@ -96,7 +104,7 @@ pub(super) fn answered(
     sealed: &str,
     responses: Option<&Map<String, Value>>,
     now: i64,
-) -> Result<Choice, rmcp::model::ErrorData> {
+) -> Result<Choice, ErrorData> {
     let claims: ChoiceClaims = round_state::open(call, Purpose::AccountChoice, sealed, now)?;
     let answer = responses
         .and_then(|r| r.get(REQUEST_KEY))
@@ -108,6 +116,74 @@ pub(super) fn answered(
     Ok(match answer["content"]["account"].as_str() {
         Some(id) if claims.offered.iter().any(|o| o == id) => Choice::Chose(id.to_owned()),
         _ => Choice::Invalid,
+    })
+}
+
+/// Where a call of a tool with rounds stands on its account, before its own rounds.
+pub(super) enum Before {
+    /// Go on, at the account chosen just now if any; `fresh`: the retry answered this
+    /// question, so the tool's own rounds start from their first.
+    Proceed { chosen: Option<String>, fresh: bool },
+    /// Answered here: the question, or a declined one.
+    Answer(CallToolResponse),
+}
+
+/// Asks which account when a first round names none and several are connected at the
+/// provider (and the client can show a form; if not, the tool itself refuses with the list).
+pub(super) async fn before_rounds(
+    call: &Call<'_>,
+    params: &CallToolRequestParams,
+    capabilities: &Value,
+) -> Result<Before, ErrorData> {
+    let now = unix_now();
+    let responses = params
+        .input_responses
+        .as_ref()
+        .and_then(|r| serde_json::to_value(r).ok())
+        .and_then(|r| r.as_object().cloned());
+    let mut fresh = false;
+    if let Some(sealed) = params.request_state.as_deref()
+        && is_answer(responses.as_ref())
+    {
+        match answered(call, sealed, responses.as_ref(), now)? {
+            Choice::Chose(account) => {
+                return Ok(Before::Proceed {
+                    chosen: Some(account),
+                    fresh: true,
+                });
+            }
+            Choice::Declined => return Ok(Before::Answer(complete(declined()))),
+            Choice::Invalid => fresh = true,
+        }
+    }
+    let first_round = params.request_state.is_none() || fresh;
+    if first_round
+        && declares_form_elicitation(capabilities)
+        && let Some((provider, accounts)) = ambiguous(call).await.map_err(tool_error)?
+    {
+        return Ok(Before::Answer(CallToolResponse::InputRequired(from_json(
+            ask(call, provider, &accounts, now),
+        ))));
+    }
+    Ok(Before::Proceed {
+        chosen: None,
+        fresh,
+    })
+}
+
+/// The provider and its accounts when the call names no account and several are connected.
+async fn ambiguous<'a>(call: &Call<'a>) -> Result<Option<(&'a Provider, Vec<Account>)>, ToolError> {
+    if call.arguments.contains_key("account") {
+        return Ok(None);
+    }
+    let named = call.arguments.get("provider").and_then(Value::as_str);
+    // A provider that is not offered, or several connected: the tool says so itself.
+    let Ok(provider) = target::provider(call, named).await? else {
+        return Ok(None);
+    };
+    Ok(match target::account(call, provider, None).await? {
+        Ok(target::Chosen::Ambiguous(accounts)) => Some((provider, accounts)),
+        _ => None,
     })
 }
 

@@ -67,7 +67,15 @@ pub(super) async fn run(
         if !confirmed(params) {
             return Ok(complete(confirm.cancelled()));
         }
-        let done = confirm.execute(call, &claims.subject).await;
+        // At the account the person chose before the question, if they were asked.
+        let chosen = claims.binding.chosen_account();
+        let arguments = chosen.map(|account| round_state::with_account(call.arguments, account));
+        let call = Call {
+            arguments: arguments.as_ref().unwrap_or(call.arguments),
+            chosen_account: chosen,
+            ..*call
+        };
+        let done = confirm.execute(&call, &claims.subject).await;
         return Ok(complete(done.map_err(tool_error)?));
     }
     match confirm.prepare(call).await.map_err(tool_error)? {
@@ -79,7 +87,7 @@ pub(super) async fn run(
 /// The `input_required` answer asking `question`.
 fn ask(call: &Call<'_>, tool: &str, question: Question, now: i64) -> CallToolResponse {
     let claims = ConfirmClaims {
-        binding: round_state::Binding::new(call.principal, call.arguments),
+        binding: round_state::Binding::new(call),
         tool: tool.to_owned(),
         subject: question.subject,
     };

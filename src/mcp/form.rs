@@ -52,9 +52,18 @@ pub(super) async fn run(
     capabilities: &Value,
 ) -> Result<CallToolResponse, ErrorData> {
     let now = unix_now();
-    let (values, idempotency_key) = match standing(call, tool, form, params, now).await? {
-        Standing::Attempt(values, key) => (values, key),
+    let (values, idempotency_key, chosen) = match standing(call, tool, form, params, now).await? {
+        Standing::Attempt(values, key, chosen) => (values, key, chosen),
         Standing::Answered(answer) => return Ok(answer),
+    };
+    // At the account the person chose in an earlier round, if they were asked.
+    let arguments = chosen
+        .as_deref()
+        .map(|account| round_state::with_account(call.arguments, account));
+    let call = &Call {
+        arguments: arguments.as_ref().unwrap_or(call.arguments),
+        chosen_account: chosen.as_deref().or(call.chosen_account),
+        ..*call
     };
     let problems = match form
         .attempt(call, &values, &idempotency_key)
@@ -86,8 +95,9 @@ pub(super) async fn run(
 
 /// Where a call's rounds stand before its attempt.
 enum Standing {
-    /// Attempt with these values under this idempotency key.
-    Attempt(Map<String, Value>, String),
+    /// Attempt with these values under this idempotency key (and the account the person
+    /// chose in an earlier round, if any).
+    Attempt(Map<String, Value>, String, Option<String>),
     /// Answered already (a declined form, a precheck's answer).
     Answered(CallToolResponse),
 }
@@ -106,7 +116,11 @@ async fn standing(
         if let Some(answer) = form.precheck(call).await.map_err(tool_error)? {
             return Ok(Standing::Answered(complete(answer)));
         }
-        return Ok(Standing::Attempt(given, first_round_key(call, tool, now)));
+        return Ok(Standing::Attempt(
+            given,
+            first_round_key(call, tool, now),
+            None,
+        ));
     };
     let claims: FormClaims = round_state::open(call, Purpose::FormState, sealed, now)?;
     let answer = answer(params, form.request_key());
@@ -119,7 +133,8 @@ async fn standing(
             values.insert(field.clone(), value.clone());
         }
     }
-    Ok(Standing::Attempt(values, claims.idempotency_key))
+    let chosen = claims.binding.chosen_account().map(str::to_owned);
+    Ok(Standing::Attempt(values, claims.idempotency_key, chosen))
 }
 
 /// The idempotency key of a call that needs no form: a client retrying an identical valid
@@ -163,7 +178,7 @@ fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> Value {
         .collect();
     let required: Vec<&String> = asked.iter().filter(|f| !form.optional(f)).collect();
     let claims = FormClaims {
-        binding: round_state::Binding::new(call.principal, call.arguments),
+        binding: round_state::Binding::new(call),
         values,
         asked: asked.clone(),
         idempotency_key,

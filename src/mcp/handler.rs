@@ -17,6 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
+use super::account_choice::{self, Before};
 use super::answers::codes;
 use super::answers::{from_json, tool_error};
 use super::capabilities::client_capabilities;
@@ -26,6 +27,7 @@ use super::conformance;
 use super::form;
 use super::legacy;
 use super::plain_call::{CallAnswer, LegacyAnswer, PlainCall, Retry};
+use super::round_state;
 use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::{self, Call, Mode, ToolError};
@@ -214,11 +216,32 @@ impl McpHandler {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = params.name.as_ref();
         let arguments = params.arguments.clone().unwrap_or_default();
-        let call = Call {
+        let client = Call {
             state: &self.state,
             principal,
             arguments: &arguments,
+            chosen_account: None,
         };
+        // Which account first, where that is open; then the tool's own rounds at it.
+        let (chosen, fresh) =
+            match account_choice::before_rounds(&client, params, capabilities).await? {
+                Before::Answer(answer) => return Ok(answer),
+                Before::Proceed { chosen, fresh } => (chosen, fresh),
+            };
+        let mut params = params.clone();
+        if fresh {
+            params.request_state = None;
+            params.input_responses = None;
+        }
+        let with_account = chosen
+            .as_deref()
+            .map(|account| round_state::with_account(&arguments, account));
+        let call = Call {
+            arguments: with_account.as_ref().unwrap_or(&arguments),
+            chosen_account: chosen.as_deref(),
+            ..client
+        };
+        let params = &params;
         match tools::Tool::named(name).map(tools::Tool::mode) {
             Some(Mode::Form(tool)) => form::run(&call, name, tool, params, capabilities).await,
             Some(Mode::Confirm(tool)) => {

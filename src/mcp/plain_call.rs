@@ -290,6 +290,7 @@ impl<'a> PlainCall<'a> {
             state: self.state,
             principal: self.principal,
             arguments,
+            chosen_account: None,
         }
     }
 

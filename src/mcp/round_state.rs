@@ -12,20 +12,34 @@ use crate::identity::Principal;
 use crate::seal::{Purpose, constant_time_eq};
 use crate::tools::Call;
 
-/// Whose call, with which arguments: what every round state is bound to (flattened into it).
+/// Whose call, with which of the client's arguments, and the account the person chose in an
+/// earlier round if any: what every round state is bound to (flattened into it).
 #[derive(Serialize, Deserialize)]
 pub(super) struct Binding {
     #[serde(rename = "p")]
     principal_tag: String,
     #[serde(rename = "a")]
     arguments_digest: String,
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    chosen_account: Option<String>,
 }
 
 impl Binding {
-    pub(super) fn new(principal: &Principal, arguments: &Map<String, Value>) -> Self {
+    /// The binding of a round of `call`: to the client's own arguments (without an account
+    /// the person chose, which is kept beside them).
+    pub(super) fn new(call: &Call<'_>) -> Self {
+        let digest = match call.chosen_account {
+            Some(_) => {
+                let mut client = call.arguments.clone();
+                client.remove("account");
+                arguments_digest(&client)
+            }
+            None => arguments_digest(call.arguments),
+        };
         Self {
-            principal_tag: principal.tag(),
-            arguments_digest: arguments_digest(arguments),
+            principal_tag: call.principal.tag(),
+            arguments_digest: digest,
+            chosen_account: call.chosen_account.map(str::to_owned),
         }
     }
 
@@ -33,6 +47,18 @@ impl Binding {
         constant_time_eq(&self.principal_tag, &principal.tag())
             && self.arguments_digest == arguments_digest(arguments)
     }
+
+    /// The account the person chose in an earlier round, if any.
+    pub(super) fn chosen_account(&self) -> Option<&str> {
+        self.chosen_account.as_deref()
+    }
+}
+
+/// The client's arguments with `account` set to the one the person chose.
+pub(super) fn with_account(arguments: &Map<String, Value>, account: &str) -> Map<String, Value> {
+    let mut arguments = arguments.clone();
+    arguments.insert("account".into(), Value::String(account.to_owned()));
+    arguments
 }
 
 /// A round state, which carries a [`Binding`].
@@ -40,7 +66,7 @@ pub(super) trait Bound {
     fn binding(&self) -> &Binding;
 }
 
-/// Opens `sealed` as the state of a round of `call`.
+/// Opens `sealed` as the state of a round of `call` (the client's call, as it came).
 pub(super) fn open<T: DeserializeOwned + Bound>(
     call: &Call<'_>,
     purpose: Purpose,

@@ -122,10 +122,14 @@ impl Tool {
 }
 
 /// One call: who, with which arguments, on what.
+#[derive(Clone, Copy)]
 pub struct Call<'a> {
     pub state: &'a AppState,
     pub principal: &'a Principal,
     pub arguments: &'a Map<String, Value>,
+    /// Set when the `account` in `arguments` is the person's answer to an earlier round
+    /// (which account?), not the client's: the client's own arguments are the others.
+    pub chosen_account: Option<&'a str>,
 }
 
 /// How a tool presents itself in `tools/list`.

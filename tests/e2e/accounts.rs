@@ -3,7 +3,8 @@
 //! `list_invoices` with both and no `account` asks which one in a form (or, to a client that
 //! cannot show forms, answers with the list and changes nothing); with `account` it lists that
 //! organisation's invoices only. Reconnecting one keeps its connection; disconnecting one
-//! revokes exactly its grant at Xero.
+//! revokes exactly its grant at Xero. A tool with a confirmation (`disconnect_account`) asks
+//! which account first and confirms at the one chosen.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -181,6 +182,60 @@ async fn two_organisations_are_two_connections(store: &[String]) {
     assert_eq!(done.status, StatusCode::OK, "{}", done.body);
     assert_eq!(*fake.counters.revoked_tenants.lock().unwrap(), ["tenant-1"]);
     assert_eq!(accounts(&mcp).await, both[1..]);
+
+    // A tool with a confirmation asks which account first, then confirms at that one.
+    sign_in_from_page(
+        &server,
+        &fake,
+        "Connect another Xero account",
+        XERO_TENANTS[0].0,
+    )
+    .await;
+    let args = json!({"provider": "xero"});
+    let without_form = json!({"elicitation": {"url": {}}});
+    let refused = mcp
+        .call_tool("disconnect_account", args.clone(), without_form)
+        .await;
+    // (Without forms it cannot confirm at all: -32021, nothing changed.)
+    assert_eq!(refused.error_code(), -32021, "{}", refused.raw);
+    assert_eq!(accounts(&mcp).await.len(), 2);
+    let which = mcp
+        .call_tool("disconnect_account", args.clone(), url_and_form())
+        .await;
+    let round = which.result();
+    assert!(
+        round["inputRequests"]["account_choice"].is_object(),
+        "{}",
+        which.raw
+    );
+    let confirm = mcp
+        .retry(
+            "disconnect_account",
+            args.clone(),
+            answer("tenant-2"),
+            round["requestState"].as_str().unwrap(),
+        )
+        .await;
+    let question = confirm.result();
+    let message = question["inputRequests"]["confirm"]["params"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(message.contains(SECOND), "{}", confirm.raw);
+    let done = mcp
+        .retry(
+            "disconnect_account",
+            args,
+            json!({"confirm": {"action": "accept", "content": {"confirm": true}}}),
+            question["requestState"].as_str().unwrap(),
+        )
+        .await;
+    assert_eq!(done.result()["isError"], false, "{}", done.raw);
+    assert_eq!(
+        *fake.counters.revoked_tenants.lock().unwrap(),
+        ["tenant-1", "tenant-2"]
+    );
+    let left: Vec<String> = accounts(&mcp).await.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(left, [FIRST]);
 }
 
 on_every_store!(two_organisations_are_two_connections);
