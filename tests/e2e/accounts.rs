@@ -9,11 +9,10 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::adapters::connect;
-use crate::connections::link_to;
+use crate::connections::{connected_to_xero, link_to};
 use crate::support::fake_providers::{Fake, XERO_TENANTS};
 use crate::support::mcp::url_and_form;
-use crate::support::{Browser, Mcp, Server, servers};
+use crate::support::{Browser, Mcp, Server};
 
 const FIRST: &str = "Demo Company (UK)";
 const SECOND: &str = "Second Company (NZ)";
@@ -56,15 +55,7 @@ fn invoice_numbers(result: &Value) -> Vec<String> {
 }
 
 async fn two_organisations_are_two_connections(store: &[String]) {
-    let fake = Fake::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = dir.path().join("providers.toml");
-    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
-    let mut args = servers::as_strs(store);
-    args.extend(["--providers", catalog.to_str().unwrap()]);
-    let server = Server::start(&args).await;
-    let mcp = Mcp::new(server.mcp_url());
-    connect(&server, &mcp, "xero").await;
+    let (server, fake, mcp) = connected_to_xero(store).await;
     sign_in_from_page(
         &server,
         &fake,

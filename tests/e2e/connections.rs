@@ -27,16 +27,24 @@ pub fn link_to(body: &str, words: &str) -> String {
     href[..href.find('"').unwrap()].replace("&#x2f;", "/")
 }
 
-async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
+/// grantry on `store` with the fake Xero as its provider, and Xero connected once (the
+/// first organisation) for the MCP client's user.
+pub async fn connected_to_xero(store: &[String]) -> (Server, Fake, Mcp) {
     let fake = Fake::start().await;
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("providers.toml");
     std::fs::write(&catalog, fake.catalog("xero")).unwrap();
     let mut args = servers::as_strs(store);
     args.extend(["--providers", catalog.to_str().unwrap()]);
+    // The catalog is read at start: the file may go once grantry runs.
     let server = Server::start(&args).await;
     let mcp = Mcp::new(server.mcp_url());
     connect(&server, &mcp, "xero").await;
+    (server, fake, mcp)
+}
+
+async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
+    let (server, fake, mcp) = connected_to_xero(store).await;
     let before = mcp.connections().await;
     let id = before["connections"][0]["connection_id"]
         .as_str()

@@ -22,54 +22,6 @@ enum Cleanup {
     Prefix(#[allow(dead_code)] servers::TempPrefix),
 }
 
-impl Backend {
-    pub async fn open(self) -> Option<Fresh> {
-        match self {
-            Backend::Sqlite => {
-                let dir = tempfile::tempdir().unwrap();
-                let url = format!("sqlite://{}", dir.path().join("store.db").display());
-                let stores = grantry::startup::open_stores(
-                    &url.parse().unwrap(),
-                    grantry::store::DEFAULT_REDIS_PREFIX,
-                )
-                .await
-                .unwrap();
-                Some(Fresh {
-                    stores,
-                    cleanup: Cleanup::Dir(dir),
-                })
-            }
-            Backend::Postgres => {
-                let database = servers::fresh_postgres().await?;
-                let stores = grantry::startup::open_stores(
-                    &database.url.parse().unwrap(),
-                    grantry::store::DEFAULT_REDIS_PREFIX,
-                )
-                .await
-                .unwrap();
-                Some(Fresh {
-                    stores,
-                    cleanup: Cleanup::Database(database),
-                })
-            }
-            Backend::Redis => {
-                if !servers::redis_available().await {
-                    return None;
-                }
-                let prefix = format!("grantry-test-{}:", servers::random_suffix());
-                let stores =
-                    grantry::startup::open_stores(&servers::redis_url().parse().unwrap(), &prefix)
-                        .await
-                        .unwrap();
-                Some(Fresh {
-                    stores,
-                    cleanup: Cleanup::Prefix(servers::TempPrefix { prefix }),
-                })
-            }
-        }
-    }
-}
-
 /// A grant row as grantry wrote it before several accounts per provider (schema 0007, Redis
 /// hashes without `account`).
 pub struct OldGrant {
@@ -87,45 +39,46 @@ pub struct OldGrant {
 const BEFORE_ACCOUNTS: i64 = 7;
 
 impl Backend {
+    pub async fn open(self) -> Option<Fresh> {
+        self.open_after(None).await
+    }
+
     /// A store left by the previous grantry (its schema, `grant` written its way), then
     /// opened by this one, which migrates it.
     pub async fn open_with_old_grant(self, grant: &OldGrant) -> Option<Fresh> {
+        self.open_after(Some(grant)).await
+    }
+
+    /// A fresh store, first written by the previous grantry when `old` is given.
+    async fn open_after(self, old: Option<&OldGrant>) -> Option<Fresh> {
         match self {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().unwrap();
                 let url = format!("sqlite://{}", dir.path().join("store.db").display());
-                let options: sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
-                let pool = sqlx::SqlitePool::connect_with(options.create_if_missing(true))
-                    .await
-                    .unwrap();
-                old_schema(&pool, "migrations/sqlite").await;
-                insert_old(&pool, grant).await;
-                pool.close().await;
-                let stores = grantry::startup::open_stores(
-                    &url.parse().unwrap(),
-                    grantry::store::DEFAULT_REDIS_PREFIX,
-                )
-                .await
-                .unwrap();
+                if let Some(grant) = old {
+                    let options: sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
+                    let pool = sqlx::SqlitePool::connect_with(options.create_if_missing(true))
+                        .await
+                        .unwrap();
+                    old_schema(&pool, "migrations/sqlite").await;
+                    insert_old(&pool, grant).await;
+                    pool.close().await;
+                }
                 Some(Fresh {
-                    stores,
+                    stores: open_stores(&url, grantry::store::DEFAULT_REDIS_PREFIX).await,
                     cleanup: Cleanup::Dir(dir),
                 })
             }
             Backend::Postgres => {
                 let database = servers::fresh_postgres().await?;
-                let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
-                old_schema(&pool, "migrations/postgres").await;
-                insert_old(&pool, grant).await;
-                pool.close().await;
-                let stores = grantry::startup::open_stores(
-                    &database.url.parse().unwrap(),
-                    grantry::store::DEFAULT_REDIS_PREFIX,
-                )
-                .await
-                .unwrap();
+                if let Some(grant) = old {
+                    let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
+                    old_schema(&pool, "migrations/postgres").await;
+                    insert_old(&pool, grant).await;
+                    pool.close().await;
+                }
                 Some(Fresh {
-                    stores,
+                    stores: open_stores(&database.url, grantry::store::DEFAULT_REDIS_PREFIX).await,
                     cleanup: Cleanup::Database(database),
                 })
             }
@@ -134,18 +87,23 @@ impl Backend {
                     return None;
                 }
                 let prefix = format!("grantry-test-{}:", servers::random_suffix());
-                hset_old(&prefix, grant).await;
-                let stores =
-                    grantry::startup::open_stores(&servers::redis_url().parse().unwrap(), &prefix)
-                        .await
-                        .unwrap();
+                if let Some(grant) = old {
+                    hset_old(&prefix, grant).await;
+                }
                 Some(Fresh {
-                    stores,
+                    stores: open_stores(&servers::redis_url(), &prefix).await,
                     cleanup: Cleanup::Prefix(servers::TempPrefix { prefix }),
                 })
             }
         }
     }
+}
+
+/// This grantry's stores at `url`, migrated.
+async fn open_stores(url: &str, prefix: &str) -> Stores {
+    grantry::startup::open_stores(&url.parse().unwrap(), prefix)
+        .await
+        .unwrap()
 }
 
 /// The schema as it was: the migrations up to [`BEFORE_ACCOUNTS`], from the repository.
