@@ -213,34 +213,29 @@ fn a_logo_that_is_no_image_or_too_large_and_a_light_colour_stop_the_start() {
     };
     let text = dir.path().join("logo.png");
     std::fs::write(&text, "<html>not an image</html>").unwrap();
-    let said = start(&["--brand-logo", text.to_str().unwrap()]);
-    assert!(
-        said.contains("--brand-logo") && said.contains("is not a PNG, JPEG, WebP or SVG image"),
-        "{said}"
-    );
     let big = dir.path().join("big.png");
     let mut bytes = PIXEL_PNG.to_vec();
     bytes.resize(300 * 1024, 0);
     std::fs::write(&big, bytes).unwrap();
-    let said = start(&["--brand-logo", big.to_str().unwrap()]);
-    assert!(
-        said.contains("--brand-logo") && said.contains("at most 262144 bytes"),
-        "{said}"
-    );
-    let said = start(&["--brand-color", "#ffcc00"]);
-    assert!(
-        said.contains("--brand-color") && said.contains("too light"),
-        "{said}"
-    );
-    let said = start(&["--brand-color", "red"]);
-    assert!(
-        said.contains("--brand-color") && said.contains("#RRGGBB"),
-        "{said}"
-    );
-    let said = start(&["--default-language", "es"]);
-    assert!(
-        said.contains("--default-language") && said.contains("en, de, fr"),
-        "{said}"
-    );
+    let (text, big) = (text.to_str().unwrap(), big.to_str().unwrap());
+    // (the setting, its value, words the refusal must say)
+    let refused = [
+        (
+            "--brand-logo",
+            text,
+            "is not a PNG, JPEG, WebP or SVG image",
+        ),
+        ("--brand-logo", big, "at most 262144 bytes"),
+        ("--brand-color", "#ffcc00", "too light"),
+        ("--brand-color", "red", "#RRGGBB"),
+        ("--default-language", "es", "en, de, fr"),
+    ];
+    for (setting, value, words) in refused {
+        let said = start(&[setting, value]);
+        assert!(
+            said.contains(setting) && said.contains(words),
+            "{setting} {value}: {said}"
+        );
+    }
     assert!(!data.join("grantry.db").exists(), "nothing was written");
 }
