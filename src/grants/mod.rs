@@ -21,6 +21,7 @@ pub mod keepalive;
 pub mod lifecycle;
 mod record;
 pub mod redis;
+mod redis_scripts;
 pub mod sql;
 
 use std::sync::Arc;
