@@ -9,7 +9,8 @@
 use crate::audit::Audit;
 use crate::grants::{Grant, GrantKey};
 use crate::providers::http::OutboundError;
-use crate::providers::{Provider, revocation};
+use crate::providers::invoice::ApiError;
+use crate::providers::{Provider, adapters, revocation};
 use crate::state::AppState;
 use crate::store::StoreError;
 use crate::ui::Lang;
@@ -94,11 +95,47 @@ async fn remove_and_revoke(
         flow_id: None,
     }
     .notice("grant.removed", "disconnected by the user");
-    Ok(Disconnected::Removed(revoke(state, provider, &grant).await))
+    let others_remain = !state
+        .grants
+        .list(&key.principal, &key.provider)
+        .await?
+        .is_empty();
+    Ok(Disconnected::Removed(
+        revoke(state, provider, &grant, others_remain).await,
+    ))
 }
 
-/// Asks the provider to revoke the grant's tokens (the refresh token where there is one).
-async fn revoke(state: &AppState, provider: &Provider, grant: &Grant) -> Revocation {
+/// Asks the provider to revoke the grant's tokens (the refresh token where there is one); where
+/// that would also end the person's other accounts there (`others_remain`, at Xero), to end
+/// this account alone.
+async fn revoke(
+    state: &AppState,
+    provider: &Provider,
+    grant: &Grant,
+    others_remain: bool,
+) -> Revocation {
+    if others_remain {
+        let api = super::target::api(
+            state,
+            provider,
+            &grant.tokens.access_token,
+            grant.tokens.account.as_ref(),
+        );
+        if let Some(ended) = adapters::disconnect_account(&api).await {
+            return match ended {
+                Ok(()) => Revocation::Confirmed,
+                Err(e) => {
+                    tracing::warn!(provider = %provider.id, error = %e, "ending one account failed");
+                    match e {
+                        ApiError::Unauthorized => Revocation::Refused(401),
+                        ApiError::Forbidden => Revocation::Refused(403),
+                        ApiError::Rejected(status) => Revocation::Refused(status),
+                        _ => Revocation::Unreachable,
+                    }
+                }
+            };
+        }
+    }
     let (token, is_refresh) = match grant.tokens.refresh_token.as_deref() {
         Some(refresh) => (refresh, true),
         None => (grant.tokens.access_token.as_str(), false),

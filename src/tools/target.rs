@@ -120,14 +120,24 @@ pub async fn account(
             _ => Ok(Chosen::Ambiguous(accounts())),
         });
     };
-    let matches = |a: &Account| a.id == named || a.name.eq_ignore_ascii_case(named);
-    match grants
+    // By id first (ids are the provider's own, unique); else by name, which must then name
+    // one account only (organisations' names are theirs to choose, and may repeat).
+    let account_of = |g: &Grant| g.tokens.account.clone();
+    let by_id = grants
         .iter()
-        .find(|(_, g)| g.tokens.account.as_ref().is_some_and(matches))
-    {
+        .find(|(_, g)| account_of(g).is_some_and(|a| a.id == named));
+    let mut by_name = grants
+        .iter()
+        .filter(|(_, g)| account_of(g).is_some_and(|a| a.name.eq_ignore_ascii_case(named)));
+    let found = by_id.or_else(|| match (by_name.next(), by_name.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    });
+    match found {
         Some((key, _)) => Ok(Ok(Chosen::Grant(key.clone()))),
         None => Ok(Err(ToolResult::error(format!(
-            "No connected {} account is `{named}`. {}",
+            "`{named}` names no single connected {} account (give its id, or a name no other \
+             account has). {}",
             provider.display_name,
             which_accounts(provider, &accounts())
         )))),

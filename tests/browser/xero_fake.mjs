@@ -7,6 +7,7 @@
 // - POST /oauth/token: tokens whose access token is a JWT naming the sign-in
 //   (`authentication_event_id`), as Xero's are;
 // - GET  /api/connections?authEventId=: the organisations that sign-in connected;
+// - DELETE /api/connections/{id}: ends one organisation's connection (recorded);
 // - POST /oauth/revoke: revokes a refresh token (and records whose organisation it was).
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -21,7 +22,10 @@ const SECRET = 'fake-client-secret';
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const html = (text) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Starts the fake on a loopback port; `revoked` lists the organisations of revoked grants. */
+/**
+ * Starts the fake on a loopback port; `revoked` lists the organisations whose grant was revoked
+ * or whose connection was ended alone.
+ */
 export async function startXeroFake() {
   const codes = new Map(); // code → { tenant, redirectUri, challenge }
   const events = new Map(); // authentication_event_id → tenant
@@ -78,6 +82,15 @@ export async function startXeroFake() {
       const tenant = events.get(url.searchParams.get('authEventId'));
       const listed = tenant ? [tenant] : ORGANISATIONS;
       return send(200, listed.map((t) => ({ id: `c-${t.tenantId}`, tenantType: 'ORGANISATION', ...t })));
+    }
+    if (url.pathname.startsWith('/api/connections/') && req.method === 'DELETE') {
+      const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      if (!access.has(token)) return send(401, { error: 'unauthorized' });
+      const org = ORGANISATIONS.find((t) => url.pathname === `/api/connections/c-${t.tenantId}`);
+      if (!org) return send(404, { error: 'not_found' });
+      revoked.push(org.tenantId);
+      res.writeHead(204);
+      return res.end();
     }
     if (url.pathname === '/oauth/revoke' && req.method === 'POST') {
       if (!basic) return send(401, { error: 'invalid_client' });

@@ -3,8 +3,11 @@
 //! `list_invoices` with both and no `account` asks which one in a form (or, to a client that
 //! cannot show forms, answers with the list and changes nothing); with `account` it lists that
 //! organisation's invoices only. Reconnecting one keeps its connection; disconnecting one
-//! revokes exactly its grant at Xero. A tool with a confirmation (`disconnect_account`) asks
+//! while another stays ends exactly that organisation at Xero (`DELETE /connections/{id}`;
+//! revoking the token would end both). A tool with a confirmation (`disconnect_account`) asks
 //! which account first and confirms at the one chosen.
+
+use std::sync::atomic::Ordering;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -172,6 +175,9 @@ async fn two_organisations_are_two_connections(store: &[String]) {
         .await;
     assert_eq!(done.status, StatusCode::OK, "{}", done.body);
     assert_eq!(*fake.counters.revoked_tenants.lock().unwrap(), ["tenant-1"]);
+    // Ended alone (`DELETE /connections/{id}`), not by revoking the token: at Xero that would
+    // end the second organisation too.
+    assert_eq!(fake.counters.revocations.load(Ordering::SeqCst), 0);
     assert_eq!(accounts(&mcp).await, both[1..]);
 
     // A tool with a confirmation asks which account first, then confirms at that one.
@@ -225,6 +231,7 @@ async fn two_organisations_are_two_connections(store: &[String]) {
         *fake.counters.revoked_tenants.lock().unwrap(),
         ["tenant-1", "tenant-2"]
     );
+    assert_eq!(fake.counters.revocations.load(Ordering::SeqCst), 0);
     let left: Vec<String> = accounts(&mcp).await.into_iter().map(|(n, _)| n).collect();
     assert_eq!(left, [FIRST]);
 }

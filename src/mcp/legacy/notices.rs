@@ -107,8 +107,10 @@ pub fn notify_when_connected(
         loop {
             // Subscribe before reading, so a grant landing in between still wakes us.
             let mut waiter = state.grants.events().subscribe();
+            // As a held retry decides (`sign_in::settled`): every grant there usable.
             if let Ok(grants) = state.grants.list(&key.principal, &key.provider).await
-                && grants.iter().any(|(_, g)| g.is_usable())
+                && !grants.is_empty()
+                && grants.iter().all(|(_, g)| g.is_usable())
             {
                 let notice = CustomNotification::new(
                     "notifications/elicitation/complete",

@@ -93,6 +93,18 @@ pub(super) async fn send_json<T: DeserializeOwned>(
     }
 }
 
+/// Sends a request whose answer carries nothing to read (a DELETE's 204), once.
+pub(super) async fn send_for_status(
+    api: &Api<'_>,
+    request: &JsonRequest<'_>,
+) -> Result<(), ApiError> {
+    let response = api.upstream.send(build(api, request)).await?;
+    match judge(&response, ATTEMPTS - 1) {
+        Verdict::Success => Ok(()),
+        Verdict::Failed(e) | Verdict::Retry(_, e) => Err(e),
+    }
+}
+
 fn build(api: &Api<'_>, request: &JsonRequest<'_>) -> reqwest::RequestBuilder {
     let mut built = api
         .upstream

@@ -114,6 +114,15 @@ pub async fn pick_account(
     }
 }
 
+/// Ends one grant's account alone at a provider whose token revocation would end all of the
+/// person's accounts there (Xero); `None` where revoking the token ends this grant only.
+pub async fn disconnect_account(api: &Api<'_>) -> Option<Result<(), ApiError>> {
+    match api.provider.adapter {
+        AdapterKind::Xero => Some(xero::disconnect_organisation(api).await),
+        _ => None,
+    }
+}
+
 /// Normalizes a page of raw invoices and keeps those `filter` admits (for providers whose
 /// API cannot filter by our statuses itself).
 /// `normalize` gives `None` for an invoice it cannot place (a status grantry does not know):

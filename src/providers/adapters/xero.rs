@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use reqwest::Method;
 
-use super::http_json::{Auth, JsonRequest, endpoint, get_json, send_json};
+use super::http_json::{Auth, JsonRequest, endpoint, get_json, send_for_status, send_json};
 use super::{Api, Page, amount, iso_date, page_number, unknown_status};
 use crate::providers::Account;
 use crate::providers::invoice::{
@@ -20,6 +20,7 @@ const PAGE_SIZE: usize = 100;
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Connection {
+    id: String,
     tenant_id: String,
     tenant_name: Option<String>,
     tenant_type: String,
@@ -65,6 +66,19 @@ pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
             id: c.tenant_id,
         })
         .ok_or_else(|| ApiError::BadResponse("the grant reaches no Xero organisation".into()))
+}
+
+/// Ends this grant's organisation alone (`DELETE /connections/{id}`): Xero's token revocation
+/// would end every organisation the person connected to the app. Already gone is done.
+pub(super) async fn disconnect_organisation(api: &Api<'_>) -> Result<(), ApiError> {
+    let tenant = api.account()?;
+    let url = endpoint(&api.provider.api_base, &["connections"])?;
+    let connections: Vec<Connection> = get_json(api, url, Auth::Bearer, &[]).await?;
+    let Some(connection) = connections.into_iter().find(|c| c.tenant_id == tenant.id) else {
+        return Ok(());
+    };
+    let url = endpoint(&api.provider.api_base, &["connections", &connection.id])?;
+    send_for_status(api, &JsonRequest::new(Method::DELETE, url)).await
 }
 
 pub(super) async fn list_invoices(

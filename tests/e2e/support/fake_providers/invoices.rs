@@ -12,6 +12,31 @@ use serde_json::{Value, json};
 
 use super::{Fake, PROVIDERS, authorized};
 
+/// Xero's `DELETE /connections/{id}`: ends one organisation's connection (recorded).
+pub(super) async fn api_delete(
+    State(fake): State<Fake>,
+    Path((provider, path)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    if !authorized(&fake, &provider, &headers) {
+        return (StatusCode::UNAUTHORIZED, "unauthorized").into_response();
+    }
+    let tenant = path
+        .strip_prefix("connections/c0d-")
+        .filter(|t| super::XERO_TENANTS.iter().any(|(id, _)| id == t));
+    match (provider.as_str(), tenant) {
+        ("xero", Some(tenant)) => {
+            fake.counters
+                .revoked_tenants
+                .lock()
+                .unwrap()
+                .push(tenant.to_owned());
+            StatusCode::NO_CONTENT.into_response()
+        }
+        _ => (StatusCode::NOT_FOUND, "no such connection").into_response(),
+    }
+}
+
 /// Xero's invoice writes: `POST /api.xro/2.0/Invoices` creates (an `Idempotency-Key` repeated
 /// returns the first invoice), `POST /api.xro/2.0/Invoices/{id}` with `Status: VOIDED` voids.
 pub(super) async fn api_write(
@@ -193,7 +218,8 @@ pub(super) async fn api(
             },
             None => json!([
                 {"id": "c0d1", "tenantId": "tenant-8", "tenantType": "PRACTICE", "tenantName": "A Practice"},
-                xero_connection("tenant-1")
+                xero_connection("tenant-1"),
+                xero_connection("tenant-2")
             ]),
         },
         ("xero", "api.xro/2.0/Invoices") => {

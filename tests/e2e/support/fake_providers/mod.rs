@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 mod invoices;
 
 pub use invoices::open_count;
-use invoices::{api, api_write};
+use invoices::{api, api_delete, api_write};
 
 /// The providers, their fake data sizes, and which adapter each uses.
 pub const PROVIDERS: [(&str, usize); 6] = [
@@ -51,7 +51,8 @@ pub struct Counters {
     pub idle_deaths: AtomicU64,
     /// When each successful refresh happened.
     pub refreshed_at: Mutex<Vec<std::time::Instant>>,
-    /// The Xero organisation of each grant revoked, in order (`?` for other providers').
+    /// The Xero organisation of each grant revoked (its token) or disconnected alone
+    /// (`DELETE /connections/{id}`), in order (`?` for other providers').
     pub revoked_tenants: Mutex<Vec<String>>,
 }
 
@@ -231,7 +232,10 @@ impl Fake {
             .route("/{provider}/oauth/authorize", get(authorize))
             .route("/{provider}/oauth/token", post(token))
             .route("/{provider}/oauth/revoke", post(revoke))
-            .route("/{provider}/api/{*path}", get(api).post(api_write))
+            .route(
+                "/{provider}/api/{*path}",
+                get(api).post(api_write).delete(api_delete),
+            )
             .with_state(fake.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         fake
