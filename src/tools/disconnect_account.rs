@@ -106,6 +106,7 @@ impl ConfirmTool for DisconnectAccount {
             // Which connection: a reconnection since is another one.
             subject: Subject {
                 provider: provider.id.to_string(),
+                account: key.account.clone(),
                 what: grant.signed_in_at().to_string(),
             },
             title: lang.t_with("disconnect-question-title", &[("provider", name)]),
@@ -119,7 +120,11 @@ impl ConfirmTool for DisconnectAccount {
     /// Removes the connection the user confirmed, then revokes it at the provider.
     async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
         let (provider, key) = match Self::target(call).await? {
-            Ok((provider, key)) if provider.id == subject.provider => (provider, key),
+            Ok((provider, key))
+                if provider.id == subject.provider && key.account == subject.account =>
+            {
+                (provider, key)
+            }
             Ok(_) => return Err(confirmed_elsewhere()),
             Err(answer) => return Ok(answer),
         };

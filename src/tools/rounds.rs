@@ -38,12 +38,15 @@ pub struct Question {
     pub message: String,
 }
 
-/// Exactly what is confirmed: the provider, and which thing there (a connection's creation
-/// time, an invoice id). Carried sealed from the question to the answer.
+/// Exactly what is confirmed: the provider, the account there (`""` where it has none), and
+/// which thing in it (a connection's creation time, an invoice id). Carried sealed from the
+/// question to the answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Subject {
     #[serde(rename = "v")]
     pub provider: String,
+    #[serde(rename = "w", default)]
+    pub account: String,
     #[serde(rename = "s")]
     pub what: String,
 }

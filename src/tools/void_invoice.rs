@@ -164,6 +164,7 @@ impl ConfirmTool for VoidInvoice {
         Ok(Prepared::Ask(Question {
             subject: Subject {
                 provider: target.provider.id.to_string(),
+                account: target.key.account.clone(),
                 what: target.invoice_id,
             },
             title: lang.t_with("mcp-void-title", &[("number", &invoice.number)]),
@@ -176,7 +177,11 @@ impl ConfirmTool for VoidInvoice {
             Ok(target) => target,
             Err(answer) => return Ok(answer),
         };
-        if target.provider.id != subject.provider || target.invoice_id != subject.what {
+        // At the same account too: invoice ids repeat across a provider's companies.
+        if target.provider.id != subject.provider
+            || target.key.account != subject.account
+            || target.invoice_id != subject.what
+        {
             return Err(confirmed_elsewhere());
         }
         // A yes acts once: a confirmation sent again (a client retrying a lost answer, a
