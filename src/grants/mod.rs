@@ -18,6 +18,7 @@ pub mod calls;
 pub mod events;
 pub mod health;
 pub mod keepalive;
+mod key;
 pub mod lifecycle;
 mod record;
 pub mod redis;
@@ -38,76 +39,8 @@ pub use calls::Called;
 pub use events::{EventBus, GrantEvents};
 pub use health::{Health, ReauthReason, State};
 pub use keepalive::Due;
+pub use key::GrantKey;
 pub use lifecycle::Lifecycle;
-
-/// Which grant: a principal's connection to one account at one provider.
-///
-/// `account` is the provider's id of the tenant, company or business the grant is used with,
-/// or `""` where the provider has no accounts (Stripe, the demo) and on grants stored before
-/// several accounts per provider were kept: their account is in their tokens
-/// ([`Grant::account_id`]), and their key, binding and tag stay what they were, so they open
-/// and are found as before.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct GrantKey {
-    pub principal: Principal,
-    pub provider: String,
-    pub account: String,
-}
-
-impl GrantKey {
-    /// The key of the one grant at a provider without accounts.
-    pub fn sole(principal: &Principal, provider: &str) -> Self {
-        Self {
-            principal: principal.clone(),
-            provider: provider.to_owned(),
-            account: String::new(),
-        }
-    }
-
-    /// The associated-data binding for this row's sealed tokens.
-    fn binding(&self) -> Vec<u8> {
-        let mut parts = vec![
-            "grant/v1",
-            &self.principal.issuer,
-            &self.principal.subject,
-            &self.provider,
-        ];
-        if !self.account.is_empty() {
-            parts[0] = "grant/v2";
-            parts.push(&self.account);
-        }
-        let mut b = Vec::new();
-        for part in parts {
-            b.extend_from_slice(&(part.len() as u32).to_be_bytes());
-            b.extend_from_slice(part.as_bytes());
-        }
-        b
-    }
-
-    /// A non-reversible tag of the grant, for logs and the outbox's per-connection order.
-    pub fn tag(&self) -> String {
-        if self.account.is_empty() {
-            return self.owner_tag();
-        }
-        crate::seal::digest(
-            "grantry/grant-key/v2",
-            &[
-                self.principal.tag().as_bytes(),
-                self.provider.as_bytes(),
-                self.account.as_bytes(),
-            ],
-        )
-    }
-
-    /// A non-reversible tag of (principal, provider), shared by all the principal's accounts
-    /// there: what a retry waiting for a sign-in listens for, and Redis's hash slot.
-    pub fn owner_tag(&self) -> String {
-        crate::seal::digest(
-            "grantry/grant-key/v1",
-            &[self.principal.tag().as_bytes(), self.provider.as_bytes()],
-        )
-    }
-}
 
 /// A grant row as a backend stores it: tokens only in sealed form.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

@@ -105,6 +105,30 @@ async fn remove_and_revoke(
     ))
 }
 
+/// Ends the grant's account alone where the provider has a call for it; `None` where it has
+/// none (revoking the token ends this grant only).
+async fn end_account_alone(
+    state: &AppState,
+    provider: &Provider,
+    grant: &Grant,
+) -> Option<Revocation> {
+    let token = &grant.tokens.access_token;
+    let api = super::target::api(state, provider, token, grant.tokens.account.as_ref());
+    let ended = adapters::disconnect_account(&api).await?;
+    Some(match ended {
+        Ok(()) => Revocation::Confirmed,
+        Err(e) => {
+            tracing::warn!(provider = %provider.id, error = %e, "ending one account failed");
+            match e {
+                ApiError::Unauthorized => Revocation::Refused(401),
+                ApiError::Forbidden => Revocation::Refused(403),
+                ApiError::Rejected(status) => Revocation::Refused(status),
+                _ => Revocation::Unreachable,
+            }
+        }
+    })
+}
+
 /// Asks the provider to revoke the grant's tokens (the refresh token where there is one); where
 /// that would also end the person's other accounts there (`others_remain`, at Xero), to end
 /// this account alone.
@@ -114,27 +138,8 @@ async fn revoke(
     grant: &Grant,
     others_remain: bool,
 ) -> Revocation {
-    if others_remain {
-        let api = super::target::api(
-            state,
-            provider,
-            &grant.tokens.access_token,
-            grant.tokens.account.as_ref(),
-        );
-        if let Some(ended) = adapters::disconnect_account(&api).await {
-            return match ended {
-                Ok(()) => Revocation::Confirmed,
-                Err(e) => {
-                    tracing::warn!(provider = %provider.id, error = %e, "ending one account failed");
-                    match e {
-                        ApiError::Unauthorized => Revocation::Refused(401),
-                        ApiError::Forbidden => Revocation::Refused(403),
-                        ApiError::Rejected(status) => Revocation::Refused(status),
-                        _ => Revocation::Unreachable,
-                    }
-                }
-            };
-        }
+    if others_remain && let Some(ended) = end_account_alone(state, provider, grant).await {
+        return ended;
     }
     let (token, is_refresh) = match grant.tokens.refresh_token.as_deref() {
         Some(refresh) => (refresh, true),
@@ -162,7 +167,6 @@ impl Disconnected {
     /// What the person is told, in `lang`: `provider` is the provider's display name,
     /// `brand` the deployment's.
     pub fn message(&self, lang: Lang, brand: &str, provider: &str) -> String {
-        let status;
         let key = match self {
             Self::Busy => "disconnect-busy",
             Self::Changed => "disconnect-changed",
@@ -170,20 +174,19 @@ impl Disconnected {
             Self::Gone => "disconnect-gone",
             Self::Removed(Revocation::Confirmed) => "disconnect-confirmed",
             Self::Removed(Revocation::NotOffered) => "disconnect-not-offered",
-            Self::Removed(Revocation::Refused(code)) => {
-                status = code.to_string();
-                return lang.t_with(
-                    "disconnect-refused",
-                    &[
-                        ("provider", provider),
-                        ("brand", brand),
-                        ("status", &status),
-                    ],
-                );
-            }
+            Self::Removed(Revocation::Refused(_)) => "disconnect-refused",
             Self::Removed(Revocation::Unreachable) => "disconnect-unreachable",
         };
-        lang.t_with(key, &[("provider", provider), ("brand", brand)])
+        let status = match self {
+            Self::Removed(Revocation::Refused(code)) => code.to_string(),
+            _ => String::new(),
+        };
+        let args = [
+            ("provider", provider),
+            ("brand", brand),
+            ("status", &status),
+        ];
+        lang.t_with(key, &args)
     }
 }
 

@@ -26,6 +26,24 @@ async fn page_in(url: &str, language: Option<&str>) -> (StatusCode, String) {
     (response.status(), response.text().await.unwrap())
 }
 
+/// The first round of `list_invoices` without a connection: its link and the message the
+/// client shows with it.
+async fn sign_in_request(mcp: &Mcp) -> (String, String) {
+    let round = mcp
+        .call_tool(
+            "list_invoices",
+            serde_json::json!({}),
+            crate::support::mcp::url_and_form(),
+        )
+        .await;
+    let (link, _, key) = round.sign_in_round();
+    let message = round.result()["inputRequests"][key]["params"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (link, message)
+}
+
 #[tokio::test]
 async fn pages_speak_the_browsers_language_and_english_otherwise() {
     let server = Server::start(&[]).await;
@@ -75,22 +93,7 @@ async fn the_default_language_speaks_for_mcp_and_for_browsers_asking_none() {
         body.contains("Ihre Verbindungen"),
         "the browser's choice wins: {body}"
     );
-    let mcp = Mcp::new(server.mcp_url());
-    let round = mcp
-        .call_tool(
-            "list_invoices",
-            serde_json::json!({}),
-            crate::support::mcp::url_and_form(),
-        )
-        .await;
-    let request = round.result()["inputRequests"]
-        .as_object()
-        .unwrap()
-        .values()
-        .next()
-        .unwrap()
-        .clone();
-    let message = request["params"]["message"].as_str().unwrap();
+    let (_, message) = sign_in_request(&Mcp::new(server.mcp_url())).await;
     assert!(
         message
             .starts_with("Connectez votre compte Demo Billing pour que grantry puisse l'utiliser."),
@@ -123,17 +126,8 @@ async fn the_brand_is_on_every_page_and_in_the_elicitation() {
         "https://help.acme.example/grantry",
     ])
     .await;
-    let mcp = Mcp::new(server.mcp_url());
-    let (link, _, _) = mcp.first_round().await;
-    let round = mcp
-        .call_tool(
-            "list_invoices",
-            serde_json::json!({}),
-            crate::support::mcp::url_and_form(),
-        )
-        .await;
-    let raw = &round.raw;
-    assert!(raw.contains("so Acme Books can act on it"), "{raw}");
+    let (link, message) = sign_in_request(&Mcp::new(server.mcp_url())).await;
+    assert!(message.contains("so Acme Books can act on it"), "{message}");
 
     for url in [
         link.clone(),
