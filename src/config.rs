@@ -93,7 +93,10 @@ pub struct Config {
     pub max_legacy_sessions: usize,
     /// Of those, the most one principal may have.
     pub max_legacy_sessions_per_principal: usize,
-    /// Retries held open at once by this process; past it a retry is answered at once.
+    /// Legacy-era sessions one principal keeps in the store; past it the least recently used
+    /// is forgotten.
+    pub max_stored_legacy_sessions_per_principal: usize,
+    /// Retries and legacy GET streams held open at once by this process.
     pub max_held_retries: usize,
     /// Of those, the most one principal may have.
     pub max_held_retries_per_principal: usize,
@@ -125,6 +128,8 @@ pub struct Config {
 pub struct Lifecycle {
     pub endpoints: Vec<webhooks::Endpoint>,
     pub retries: webhooks::RetrySchedule,
+    /// Undelivered deliveries kept per endpoint; past it the oldest parked go first.
+    pub max_undelivered: u64,
     /// `None`: no background refreshes.
     pub keepalive: Option<KeepAlive>,
     pub expiry_warning_secs: i64,
@@ -192,6 +197,7 @@ impl Config {
             elicitation_timeout: args.elicitation_timeout,
             max_legacy_sessions: args.max_legacy_sessions,
             max_legacy_sessions_per_principal: args.max_legacy_sessions_per_principal,
+            max_stored_legacy_sessions_per_principal: args.max_stored_legacy_sessions_per_principal,
             max_held_retries: args.max_held_retries,
             max_held_retries_per_principal: args.max_held_retries_per_principal,
             keys,
@@ -251,6 +257,7 @@ fn lifecycle(
     Ok(Lifecycle {
         endpoints: webhooks::resolve(&targets, var)?,
         retries: args.webhook_retries.clone(),
+        max_undelivered: args.webhook_max_undelivered as u64,
         keepalive: args.keepalive.then_some(KeepAlive {
             interval: args.keepalive_interval,
             concurrency: args.keepalive_concurrency,

@@ -18,7 +18,7 @@
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, and what they share with the pages (a confirmed disconnect) |
 //! | shared state | [`state`] | the shared state every route and tool works with |
-//! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the open-file limit |
+//! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the `Host` names it answers to, the open-file limit |
 //! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
 //! | | [`grants`] | users' tokens, sealed at rest, versioned; connection health; the keep-alive scheduler; lifecycle writes with their events; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
 //! | | [`outbox`] | the transactional outbox: lifecycle events per webhook endpoint, claimed by one replica, signed (Standard Webhooks) and delivered with retries |
@@ -67,6 +67,7 @@ pub mod store;
 pub mod tools;
 pub mod ui;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -78,16 +79,13 @@ use axum::routing::get;
 use tower_http::trace::TraceLayer;
 
 use crate::clock::unix_now;
+use crate::server::hosts::AllowedHosts;
 use crate::state::AppState;
 
 /// Every route grantry serves.
 pub fn app(state: AppState) -> Router {
-    let mut router = Router::new()
-        .merge(mcp::router(state.clone()))
+    let mut browser = Router::new()
         .merge(connect::router(state.clone()))
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(ready))
-        .route("/metrics", get(serve_metrics))
         .route("/assets/grantry.css", get(stylesheet))
         .route("/assets/brand-logo", get(brand_logo));
     if let Some(demo) = &state.demo {
@@ -105,9 +103,23 @@ pub fn app(state: AppState) -> Router {
                 state.clone(),
                 limit_demo,
             ));
-        router = router.nest("/demo", demo_routes.with_state(()));
+        browser = browser.nest("/demo", demo_routes.with_state(()));
     }
-    router
+    // A browser page answers only under grantry's own names (DNS rebinding); `/mcp` checks
+    // the same list itself, probes and metrics none.
+    let hosts = Arc::new(AllowedHosts::for_config(&state.config));
+    let browser = browser.layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let hosts = hosts.clone();
+            async move { only_own_host(&hosts, request, next).await }
+        },
+    ));
+    Router::new()
+        .merge(mcp::router(state.clone()))
+        .merge(browser)
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready))
+        .route("/metrics", get(serve_metrics))
         .layer(
             // Spans carry the path only: query strings (codes, state) never reach the log. At
             // debug level: a span per request costs more than some whole requests.
@@ -116,6 +128,29 @@ pub fn app(state: AppState) -> Router {
             }),
         )
         .with_state(state)
+}
+
+/// A request for a browser page under a name that is not grantry's gets 421, and changes
+/// nothing: it comes from a page that rebound its own name to grantry's address.
+async fn only_own_host(
+    hosts: &AllowedHosts,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if hosts.allows_request(request.headers(), request.uri()) {
+        return next.run(request).await;
+    }
+    tracing::warn!(
+        path = %loggable_path(request.uri().path()),
+        "browser request under a foreign Host refused (possible DNS rebinding)"
+    );
+    (
+        StatusCode::MISDIRECTED_REQUEST,
+        [(CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "Misdirected Request: this page is served only under grantry's own address \
+         (its public URL)",
+    )
+        .into_response()
 }
 
 /// The per-address limit on `/demo` (429 with `Retry-After` beyond it).

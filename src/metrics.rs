@@ -20,8 +20,8 @@ pub use connections::{
 };
 use handles::McpSeries;
 pub use lifecycle::{
-    CONNECTIONS, DELIVERIES, EVENTS, OUTBOX_OLDEST, OUTBOX_PARKED, OUTBOX_PENDING,
-    connections_in_state, delivery, lifecycle_event, outbox_depth,
+    CONNECTIONS, DELIVERIES, DROPPED, EVENTS, OUTBOX_OLDEST, OUTBOX_PARKED, OUTBOX_PENDING,
+    connections_in_state, deliveries_dropped, delivery, lifecycle_event, outbox_depth,
 };
 
 /// MCP requests, by method and outcome.

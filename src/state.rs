@@ -36,9 +36,9 @@ pub struct Inner {
     /// Rung when this replica writes an event, so its deliverer sends it at once.
     pub outbox_wake: Arc<tokio::sync::Notify>,
     pub demo: Option<DemoProvider>,
-    /// Places for retries held open while a sign-in is pending, shared fairly by principal
-    /// (keyed by the principal's tag).
-    pub held_retries: Arc<crate::quota::Quota<String>>,
+    /// Places for requests held open, shared fairly by principal (keyed by the principal's
+    /// tag): retries waiting for a sign-in, and legacy-era GET streams.
+    pub held: Arc<crate::quota::Quota<String>>,
     /// Turns for held retries to read the store, and once woken to run their tool: when one
     /// sign-in wakes thousands of retries at once, they take turns in memory instead of all
     /// queueing at the store's pool (which gives up after a few seconds).

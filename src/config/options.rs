@@ -147,18 +147,26 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_MAX_LEGACY_SESSIONS_PER_PRINCIPAL", value_name = "N",
           default_value = "32", value_parser = at_least_one)]
     pub max_legacy_sessions_per_principal: usize,
+    /// Legacy-era sessions one principal may keep in the store, across every replica; past
+    /// it, opening one forgets their least recently used (its client's next request gets
+    /// 404 and opens another, as the protocol says).
+    #[arg(long, env = "GRANTRY_MAX_STORED_LEGACY_SESSIONS_PER_PRINCIPAL", value_name = "N",
+          default_value = "64", value_parser = at_least_one)]
+    pub max_stored_legacy_sessions_per_principal: usize,
     /// Seconds a legacy-era (2025-11-25) form or confirmation question, asked with
     /// elicitation/create, waits for its answer; unanswered, nothing is changed.
     #[arg(long, env = "GRANTRY_ELICITATION_TIMEOUT", value_name = "SECONDS",
           default_value = "300", value_parser = seconds(1, 3600))]
     pub elicitation_timeout: Duration,
-    /// Retries this process holds open at once while their sign-ins are pending; past it a
-    /// retry is asked again at once.
+    /// Requests this process holds open at once: retries waiting for a pending sign-in, and
+    /// legacy-era GET streams. Past it a retry is asked again at once, and a stream refused
+    /// (503).
     #[arg(long, env = "GRANTRY_MAX_HELD_RETRIES", value_name = "N",
           default_value = "1024", value_parser = at_least_one)]
     pub max_held_retries: usize,
-    /// Retries one principal may have held open at once in this process; past it their
-    /// retry is asked again at once.
+    /// Of those, the most one principal may hold in this process (held retries and GET
+    /// streams together); past it their retry is asked again at once, and their stream
+    /// refused (429).
     #[arg(long, env = "GRANTRY_MAX_HELD_RETRIES_PER_PRINCIPAL", value_name = "N",
           default_value = "32", value_parser = at_least_one)]
     pub max_held_retries_per_principal: usize,
@@ -218,8 +226,9 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_BODY_READ_TIMEOUT", value_name = "SECONDS",
           default_value = "30", value_parser = seconds(1, 600))]
     pub body_read_timeout: Duration,
-    /// Seconds a keep-alive connection may wait for its next request before it is closed; keep
-    /// it above the idle timeout of the proxy in front.
+    /// Seconds a keep-alive connection may wait for its next request before it is closed, and
+    /// an answer its client has stopped reading may wait for it; keep it above the idle
+    /// timeout of the proxy in front.
     #[arg(long, env = "GRANTRY_IDLE_TIMEOUT", value_name = "SECONDS",
           default_value = "180", value_parser = seconds(1, 3600))]
     pub idle_timeout: Duration,
@@ -244,6 +253,12 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_WEBHOOK_RETRIES", value_name = "SECONDS,…",
           default_value = DEFAULT_RETRY_SCHEDULE)]
     pub webhook_retries: RetrySchedule,
+    /// Undelivered (pending or parked) webhook deliveries kept per endpoint: past it the
+    /// oldest parked are dropped first, then the oldest pending, each drop counted in
+    /// grantry_webhook_deliveries_dropped_total and logged as an error.
+    #[arg(long, env = "GRANTRY_WEBHOOK_MAX_UNDELIVERED", value_name = "N",
+          default_value = "100000", value_parser = at_least_one)]
+    pub webhook_max_undelivered: usize,
     /// Refresh grants in the background before their provider's refresh-token idle window
     /// closes (one scheduler across the replicas).
     #[arg(long, env = "GRANTRY_KEEPALIVE", value_name = "BOOL",
@@ -279,8 +294,8 @@ pub struct ServeArgs {
     /// read on white (contrast 4.5:1) [default: grantry's blue].
     #[arg(long, env = "GRANTRY_BRAND_COLOR", value_name = "#RRGGBB", value_parser = brand_color)]
     pub brand_color: Option<Color>,
-    /// Where people get help, linked at the foot of every page (http or https)
-    /// [default: no link].
+    /// Where people get help, linked at the foot of every page (http or https, without a user
+    /// name or password) [default: no link].
     #[arg(long, env = "GRANTRY_SUPPORT_URL", value_name = "URL", value_parser = support_url)]
     pub support_url: Option<url::Url>,
     /// The language of the messages MCP clients show people (the protocol carries no locale),
@@ -305,6 +320,10 @@ fn support_url(text: &str) -> Result<url::Url, String> {
     let url = url::Url::parse(text).map_err(|e| format!("`{text}` is not a URL: {e}"))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err("must be an http or https URL".into());
+    }
+    // It is published on every page: a user name or password in it would be too.
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("must not carry a user name or password (it is shown on every page)".into());
     }
     Ok(url)
 }

@@ -86,10 +86,10 @@ impl RedisGrants {
         format!("{}keepalive", self.prefix)
     }
 
-    /// A script over the grant `key` (`KEYS[1]`), the keep-alive index (`KEYS[2]`), the outbox's
-    /// due set (`KEYS[3]`), the account index (`KEYS[4]`) and the outbox lists of `events`
-    /// (`KEYS[5…]`); `body` ends by adding
-    /// the events (ARGV from `records_from`) and returning 1, unless it returned earlier.
+    /// A script over the grant `key` (`KEYS[1]`), the keep-alive index (`KEYS[2]`), the
+    /// account index (`KEYS[3]`) and, for each of `events`, its outbox list and its
+    /// endpoint's due set (`KEYS[4…]`); `body` ends by adding the events (ARGV from
+    /// `records_from`) and returning 1, unless it returned earlier.
     fn with_events<'a>(
         &self,
         body: &str,
@@ -100,20 +100,17 @@ impl RedisGrants {
     ) -> redis::ScriptInvocation<'a> {
         let source = format!(
             "{WRITE_ROW}\n{body}\n{}\nreturn 1",
-            outbox_redis::append_lua(3, 5, records_from)
+            outbox_redis::append_lua(4, records_from)
         );
         let script = script.insert(redis::Script::new(&source));
         let mut invocation = script.key(self.key(key));
         invocation
             .key(self.keepalive_key())
-            .key(outbox_redis::due_key(&self.prefix))
             .key(self.accounts_key(key));
         for event in events {
-            invocation.key(outbox_redis::pending_key(
-                &self.prefix,
-                &event.connection,
-                &event.endpoint,
-            ));
+            for each in outbox_redis::delivery_keys(&self.prefix, event) {
+                invocation.key(each);
+            }
         }
         invocation
     }

@@ -3,7 +3,7 @@
 
 /// Writes the row's fields (ARGV 1-15; `used_at`, the 15th, only when given), files the
 /// grant in the keep-alive index (`KEYS[2]`) by `keepalive_at`, and one with an account
-/// (`ARGV[17]`) in the principal's account index (`KEYS[4]`).
+/// (`ARGV[17]`) in the principal's account index (`KEYS[3]`).
 pub(super) const WRITE_ROW: &str = r"
 local function write_row(version)
   redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[2],
@@ -13,7 +13,7 @@ local function write_row(version)
   if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'used_at', ARGV[15]) end
   if ARGV[17] ~= '' then
     redis.call('HSET', KEYS[1], 'account', ARGV[17])
-    redis.call('SADD', KEYS[4], KEYS[1])
+    redis.call('SADD', KEYS[3], KEYS[1])
   end
   if tonumber(ARGV[14]) > 0 then redis.call('ZADD', KEYS[2], ARGV[14], KEYS[1])
   else redis.call('ZREM', KEYS[2], KEYS[1]) end
@@ -37,7 +37,7 @@ pub(super) const DELETE_IF_VERSION: &str = r"
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], KEYS[1])
-redis.call('SREM', KEYS[4], KEYS[1])
+redis.call('SREM', KEYS[3], KEYS[1])
 ";
 
 pub(super) const TOUCH: &str = r"

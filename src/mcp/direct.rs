@@ -36,6 +36,7 @@ use super::known_meta::KnownMetas;
 use super::plain_call::{self, PlainCall, Retry};
 use crate::identity::Principal;
 use crate::metrics::{self, Outcome};
+use crate::server::hosts::AllowedHosts;
 use crate::state::AppState;
 
 /// What [`Direct::take`] made of a request.
@@ -49,19 +50,19 @@ pub enum Taken {
 /// Built once at start; shared by every request.
 pub struct Direct {
     state: AppState,
-    /// The `Host` values rmcp is configured to allow, lower-cased.
-    hosts: Vec<String>,
+    /// The `Host` values rmcp is configured to allow.
+    hosts: AllowedHosts,
     discover: Box<RawValue>,
     tool_list: Box<RawValue>,
     metas: KnownMetas,
 }
 
 impl Direct {
-    pub fn new(state: AppState, handler: &McpHandler, hosts: &[String]) -> Self {
+    pub fn new(state: AppState, handler: &McpHandler, hosts: AllowedHosts) -> Self {
         let discover = ServerResult::DiscoverResult(handler.discovery());
         let tool_list = ServerResult::ListToolsResult(handler.tool_list());
         Self {
-            hosts: hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+            hosts,
             discover: to_raw(&discover),
             tool_list: to_raw(&tool_list),
             metas: KnownMetas::default(),
@@ -145,8 +146,7 @@ impl Direct {
     /// `Host`, no `Origin` (browsers' requests go the full way), JSON in, JSON and SSE
     /// accepted with no parameters, this revision, no `Mcp-Param-*`.
     fn plain_headers(&self, headers: &HeaderMap) -> bool {
-        let host_allowed = single(headers, &HOST)
-            .is_some_and(|host| self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)));
+        let host_allowed = single(headers, &HOST).is_some_and(|host| self.hosts.allows(host));
         host_allowed
             && !headers.contains_key(ORIGIN)
             && single(headers, &CONTENT_TYPE)

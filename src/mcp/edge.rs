@@ -17,6 +17,7 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::header::{ACCEPT, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use futures::StreamExt;
@@ -28,7 +29,8 @@ use serde_json::Value;
 use super::answers::{codes, internal_error, json_answer, jsonrpc_error};
 use super::direct::{Direct, Taken};
 use super::handler::McpHandler;
-use super::legacy::{self, Opening, Sessions};
+use super::legacy::{self, Opening, Sessions, Streams};
+use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::server::Tracked;
 
@@ -45,6 +47,8 @@ pub struct Edge {
     /// Answers what it can (see [`super::direct`]); the rest goes to rmcp.
     pub direct: Option<Arc<Direct>>,
     pub sessions: Sessions,
+    /// Legacy-era GET streams open, per session and per principal.
+    pub streams: Streams,
     /// The interval between SSE comments.
     pub keep_alive: Duration,
     pub rmcp: Arc<Rmcp>,
@@ -79,6 +83,10 @@ impl Edge {
             Ok(in_use) => in_use,
             Err(refusal) => return refusal.into_response(),
         };
+        let stream = match self.open_stream(&parts) {
+            Ok(stream) => stream,
+            Err(refused) => return refused.into_response(),
+        };
         accepts_sse &= legacy::session_id(&parts).is_none();
         let mut call = match self.direct.as_deref().and_then(|d| d.take(&parts, &bytes)) {
             Some(Taken::Ready(response)) => return response,
@@ -103,10 +111,30 @@ impl Edge {
             call.await
         };
         match in_use {
-            // The session stays in use (not evicted) while its answer streams.
-            Some(in_use) => response.map(|body| Body::new(Tracked::new(body, in_use))),
+            // The session stays in use (not evicted), and a GET stream holds its places,
+            // while the answer streams.
+            Some(in_use) => response.map(|body| Body::new(Tracked::new(body, (in_use, stream)))),
             None => response,
         }
+    }
+
+    /// A session's GET stream (checked as the caller's already) takes its places first.
+    fn open_stream(&self, parts: &Parts) -> Result<Option<legacy::OpenStream>, legacy::Refused> {
+        let (Some(session), Some(principal)) = (
+            legacy::session_id(parts),
+            parts.extensions.get::<Principal>(),
+        ) else {
+            return Ok(None);
+        };
+        if parts.method != axum::http::Method::GET {
+            return Ok(None);
+        }
+        self.streams
+            .open(session, &principal.tag())
+            .map(Some)
+            .inspect_err(|refused| {
+                tracing::warn!(?refused, principal = %principal.tag(), "legacy GET stream refused");
+            })
     }
 }
 

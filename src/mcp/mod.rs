@@ -41,6 +41,7 @@ use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use crate::server::hosts::AllowedHosts;
 use crate::state::AppState;
 
 /// The protocol versions grantry speaks: the modern era, and the legacy one for clients that
@@ -59,20 +60,22 @@ pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
 /// The `/mcp` route.
 pub fn router(state: AppState) -> Router<AppState> {
     let config = &state.config;
-    let (hosts, origins) = allowed_hosts_and_origins(config);
+    let hosts = AllowedHosts::for_config(config);
+    let origins = allowed_origins(config);
     let memory = Arc::new(session_manager(config.elicitation_timeout));
     let sessions = legacy::Sessions::new(
         state.sessions.clone(),
         memory.clone(),
         config.max_legacy_sessions,
         config.max_legacy_sessions_per_principal,
+        config.max_stored_legacy_sessions_per_principal,
     );
     let mut server_config = StreamableHttpServerConfig::default()
         // Modern requests are served statelessly whatever this says; `initialize` opens a
         // legacy-era session (see `legacy`).
         .with_legacy_session_mode(true)
         .with_json_response(true)
-        .with_allowed_hosts(hosts.clone())
+        .with_allowed_hosts(hosts.spelled().to_vec())
         .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
@@ -81,7 +84,7 @@ pub fn router(state: AppState) -> Router<AppState> {
     let handler = handler::McpHandler::new(state.clone());
     let direct = config
         .mcp_direct_path
-        .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, &hosts)));
+        .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, hosts)));
     let rmcp = Arc::new(StreamableHttpService::new(
         handler::factory(handler),
         memory,
@@ -91,6 +94,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         edge: edge::Edge {
             direct,
             sessions,
+            streams: legacy::Streams::new(state.held.clone()),
             keep_alive: keep_alive_interval(config.retry_hold),
             rmcp,
         },
@@ -112,29 +116,19 @@ pub fn router(state: AppState) -> Router<AppState> {
         .merge(mcp)
 }
 
-/// The `Host` values `/mcp` answers to (DNS rebinding), and the browser origins allowed to
-/// call it: the public URL's, the listen address's, loopback spellings when listening on
-/// loopback, and `--allowed-origins`.
-fn allowed_hosts_and_origins(config: &crate::config::Config) -> (Vec<String>, Vec<String>) {
-    let public = config.public_url.as_url();
-    let mut hosts = vec![config.listen.to_string(), config.listen.ip().to_string()];
-    if let Some(host) = public.host_str() {
-        hosts.push(host.to_owned());
-        if let Some(port) = public.port() {
-            hosts.push(format!("{host}:{port}"));
-        }
-    }
+/// The browser origins allowed to call `/mcp`: the public URL's, loopback spellings when
+/// listening on loopback, and `--allowed-origins`.
+fn allowed_origins(config: &crate::config::Config) -> Vec<String> {
     let mut origins = vec![config.public_url.origin()];
     if config.listen.ip().is_loopback() {
         // Loopback names are not a rebinding risk; let local clients use either spelling.
         let port = config.listen.port();
         for host in ["localhost", "127.0.0.1", "[::1]"] {
-            hosts.push(format!("{host}:{port}"));
             origins.push(format!("http://{host}:{port}"));
         }
     }
     origins.extend(config.allowed_origins.iter().cloned());
-    (hosts, origins)
+    origins
 }
 
 /// rmcp's in-memory legacy sessions. One ends after a while with no traffic (a restore from

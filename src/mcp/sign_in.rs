@@ -252,7 +252,7 @@ pub async fn hold<'a>(
 ) -> HoldEnd<'a> {
     // Held retries are bounded, in all and per principal (so one user's held calls never
     // crowd out another's): past a cap, the client is simply asked again at once.
-    let _place = match state.held_retries.take(Some(principal.tag())) {
+    let _place = match state.held.take(Some(principal.tag())) {
         Ok(place) => place,
         Err(exceeded) => {
             tracing::warn!(

@@ -15,6 +15,8 @@ pub const OUTBOX_PENDING: &str = "grantry_outbox_pending";
 pub const OUTBOX_PARKED: &str = "grantry_outbox_parked";
 /// Age of the oldest delivery waiting, in seconds.
 pub const OUTBOX_OLDEST: &str = "grantry_outbox_oldest_pending_seconds";
+/// Deliveries dropped because their endpoint held more undelivered than it may keep.
+pub const DROPPED: &str = "grantry_webhook_deliveries_dropped_total";
 
 pub(super) fn describe() {
     metrics::describe_gauge!(CONNECTIONS, "Connections by provider and health state");
@@ -29,6 +31,15 @@ pub(super) fn describe() {
         OUTBOX_OLDEST,
         "Seconds since the oldest waiting delivery was written"
     );
+    metrics::describe_counter!(
+        DROPPED,
+        "Webhook deliveries dropped past the endpoint's cap on undelivered ones (oldest parked first)"
+    );
+}
+
+/// `count` deliveries to `endpoint` were dropped, past its cap.
+pub fn deliveries_dropped(endpoint: &str, count: u64) {
+    metrics::counter!(DROPPED, "endpoint" => endpoint.to_owned()).increment(count);
 }
 
 /// `count` connections of `provider` are in `state`.

@@ -1,13 +1,13 @@
-//! Delivery: every replica runs one [`Deliverer`], which claims due deliveries, posts each
-//! to its endpoint signed the Standard Webhooks way, and records the outcome. A slow,
-//! failing or redirecting endpoint only delays its own deliveries: tool calls and sign-ins
-//! never wait on it (their writes only add rows).
+//! Delivery: every replica runs one loop per endpoint, which claims that endpoint's due
+//! deliveries, posts each signed the Standard Webhooks way, and records the outcome. The
+//! endpoints are worked independently, and each attempt has a deadline: a slow, failing,
+//! hanging or redirecting endpoint only delays its own deliveries. Tool calls and sign-ins
+//! never wait on any of them (their writes only add rows).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::retry::{self, Answer};
 use super::{CLAIM_SECS, Claimed, OutboxBackend, Outcome};
@@ -16,15 +16,15 @@ use crate::config::webhooks::{Endpoint, RetrySchedule};
 
 /// Time allowed for one attempt (the spec recommends 15 to 30 s).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
-/// Deliveries claimed per round, and posted at once.
-const BATCH: usize = 32;
+/// An attempt's own deadline, past the HTTP client's: whatever it waits on (a name lookup,
+/// a TLS handshake, a body that never ends), it is over by then.
+const ATTEMPT_DEADLINE: Duration = Duration::from_secs(REQUEST_TIMEOUT.as_secs() + 2);
+/// Deliveries under way at once to one endpoint.
 const AT_ONCE: usize = 8;
-/// Between rounds when nothing was due: another replica's write wakes this one only by then.
+/// Between claims when nothing was due: another replica's write wakes this one only by then.
 const POLL: Duration = Duration::from_secs(1);
-/// How long a woken deliverer waits before it claims.
+/// How long a woken loop waits before it claims.
 const AFTER_WAKE: Duration = Duration::from_millis(50);
-/// Between measurements of the outbox's depth.
-const MEASURE_EVERY: Duration = Duration::from_secs(15);
 
 /// Posts what the outbox holds. Cheap to clone.
 #[derive(Clone)]
@@ -35,6 +35,8 @@ pub struct Deliverer {
     http: reqwest::Client,
     /// Rung after this process writes an event, so it goes out at once.
     wake: Arc<Notify>,
+    /// Undelivered deliveries kept per endpoint (see [`super::housekeeping`]).
+    max_undelivered: u64,
 }
 
 impl Deliverer {
@@ -43,6 +45,7 @@ impl Deliverer {
         endpoints: Vec<Endpoint>,
         retries: RetrySchedule,
         wake: Arc<Notify>,
+        max_undelivered: u64,
     ) -> Self {
         crate::providers::http::install_tls_provider();
         let http = reqwest::Client::builder()
@@ -59,73 +62,92 @@ impl Deliverer {
             retries,
             http,
             wake,
+            max_undelivered,
         }
     }
 
-    /// Delivers for as long as the process runs, and measures the outbox for the metrics.
+    /// Delivers to every endpoint, each on its own, for as long as the process runs; and
+    /// keeps the outbox (see [`super::housekeeping`]).
     pub fn spawn(self) {
-        let measured = self.backend.clone();
+        let mut bells = Vec::new();
+        for endpoint in self.endpoints.iter() {
+            let bell = Arc::new(Notify::new());
+            bells.push(bell.clone());
+            tokio::spawn(self.clone().deliver_to(endpoint.clone(), bell));
+        }
+        // A write rings one bell; every endpoint's loop hears it.
+        let wake = self.wake.clone();
         tokio::spawn(async move {
             loop {
-                match measured.depth(unix_now()).await {
-                    Ok(d) => {
-                        crate::metrics::outbox_depth(d.pending, d.parked, d.oldest_pending_age)
-                    }
-                    Err(e) => tracing::debug!(error = %e, "measuring the outbox failed"),
-                }
-                tokio::time::sleep(MEASURE_EVERY).await;
+                wake.notified().await;
+                bells.iter().for_each(|bell| bell.notify_one());
             }
         });
-        tokio::spawn(async move {
-            loop {
-                let worked = match self.round().await {
-                    Ok(n) => n,
-                    Err(e) => {
-                        crate::metrics::store_error("outbox");
-                        tracing::warn!(error = %e, "claiming webhook deliveries failed");
-                        0
-                    }
-                };
-                // A round that did work is followed at once: what it claimed may have been
-                // the head of a connection's queue, whose next event is due now.
-                if worked == 0
-                    && tokio::time::timeout(POLL, self.wake.notified())
-                        .await
-                        .is_ok()
-                {
-                    // Woken by a write: let the request that wrote it answer first, and let
-                    // events written together be claimed together.
-                    tokio::time::sleep(AFTER_WAKE).await;
-                }
-            }
-        });
+        tokio::spawn(super::housekeeping::run(
+            self.backend.clone(),
+            self.endpoints.clone(),
+            self.max_undelivered,
+        ));
     }
 
-    /// One round: claims due deliveries and attempts each; returns how many it claimed.
-    pub async fn round(&self) -> Result<usize, crate::store::StoreError> {
-        let claimed = self.backend.claim(unix_now(), BATCH, CLAIM_SECS).await?;
-        let count = claimed.len();
-        futures::stream::iter(claimed)
-            .for_each_concurrent(AT_ONCE, |one| async move { self.attempt(one).await })
-            .await;
-        Ok(count)
+    /// `endpoint`'s loop: claims as many due deliveries as it has room for, attempts each in
+    /// a task of its own, and claims again as soon as one is done.
+    async fn deliver_to(self, endpoint: Endpoint, bell: Arc<Notify>) {
+        let room = Arc::new(Semaphore::new(AT_ONCE));
+        loop {
+            let first = room.clone().acquire_owned().await.expect("never closed");
+            let worked = self.claim_and_attempt(&endpoint, &room, first).await;
+            // Work done: what it claimed may have been the head of a connection's queue,
+            // whose next event is due now. Otherwise wait for a write or the next poll.
+            if !worked && tokio::time::timeout(POLL, bell.notified()).await.is_ok() {
+                // Woken by a write: let the request that wrote it answer first, and let
+                // events written together be claimed together.
+                tokio::time::sleep(AFTER_WAKE).await;
+            }
+        }
     }
 
-    async fn attempt(&self, claimed: Claimed) {
-        let delivery = &claimed.delivery;
-        let outcome = match self
-            .endpoints
-            .iter()
-            .find(|e| e.name.as_str() == delivery.endpoint)
-        {
-            Some(endpoint) => {
-                let answer = self.post(endpoint, &claimed).await;
-                retry::outcome(&answer, delivery.attempts, &self.retries, unix_now())
+    /// One claim for `endpoint`, its attempts started; whether it claimed anything.
+    async fn claim_and_attempt(
+        &self,
+        endpoint: &Endpoint,
+        room: &Arc<Semaphore>,
+        first: OwnedSemaphorePermit,
+    ) -> bool {
+        let free = 1 + room.available_permits();
+        let name = endpoint.name.as_str();
+        let claimed = match self.backend.claim(name, unix_now(), free, CLAIM_SECS).await {
+            Ok(claimed) => claimed,
+            Err(e) => {
+                crate::metrics::store_error("outbox");
+                tracing::warn!(endpoint = name, error = %e, "claiming webhook deliveries failed");
+                return false;
             }
-            None => Outcome::Parked {
-                error: "the endpoint is no longer configured".into(),
-            },
         };
+        let worked = !claimed.is_empty();
+        let mut permits = std::iter::once(first)
+            .chain(std::iter::from_fn(|| room.clone().try_acquire_owned().ok()));
+        for one in claimed {
+            let permit = permits.next().expect("claimed no more than the room");
+            let deliverer = self.clone();
+            let endpoint = endpoint.clone();
+            tokio::spawn(async move {
+                deliverer.attempt(&endpoint, one).await;
+                drop(permit);
+            });
+        }
+        worked
+    }
+
+    /// One attempt at `claimed`, to `endpoint`, and its outcome recorded.
+    async fn attempt(&self, endpoint: &Endpoint, claimed: Claimed) {
+        let delivery = &claimed.delivery;
+        let answer = tokio::time::timeout(ATTEMPT_DEADLINE, self.post(endpoint, &claimed))
+            .await
+            .unwrap_or_else(|_| {
+                Answer::Transport(format!("no answer within {} s", ATTEMPT_DEADLINE.as_secs()))
+            });
+        let outcome = retry::outcome(&answer, delivery.attempts, &self.retries, unix_now());
         let label = match &outcome {
             Outcome::Delivered { .. } => "delivered",
             Outcome::Failed { .. } => "failed",

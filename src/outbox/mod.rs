@@ -10,11 +10,16 @@
 //! endpoint in the order they were written: only the oldest pending one of each
 //! (connection, endpoint) is ever claimed.
 //!
+//! Every replica also keeps the outbox ([`housekeeping`]): what waits for one endpoint is
+//! capped (`--webhook-max-undelivered`, the oldest parked dropped first), and deliveries for an
+//! endpoint no longer configured are parked.
+//!
 //! Backends: one table on SQLite and PostgreSQL ([`sql`]); on Redis, one list per
 //! (connection, endpoint) in the grant's own hash slot, written by the grant's script
 //! ([`redis`]).
 
 pub mod deliver;
+pub mod housekeeping;
 pub mod redis;
 pub mod retry;
 pub mod sign;
@@ -184,15 +189,22 @@ pub struct Filter {
 /// module); these are the delivery side and the operators' commands.
 #[async_trait]
 pub trait OutboxBackend: Send + Sync {
-    /// Claims up to `limit` due deliveries, the oldest pending one of each (connection,
-    /// endpoint), for `claim_secs`; each is claimed by one caller at a time. The attempt is
-    /// counted now, so a replica that dies mid-attempt still moves the backoff on.
+    /// Claims up to `limit` due deliveries for `endpoint`, the oldest pending one of each
+    /// of its connections, for `claim_secs`; each is claimed by one caller at a time. The
+    /// attempt is counted now, so a replica that dies mid-attempt still moves the backoff on.
     async fn claim(
         &self,
+        endpoint: &str,
         now: i64,
         limit: usize,
         claim_secs: i64,
     ) -> Result<Vec<Claimed>, StoreError>;
+    /// The endpoints that have pending deliveries (those no longer configured get parked).
+    async fn endpoints_pending(&self) -> Result<Vec<String>, StoreError>;
+    /// Keeps at most `keep` undelivered (pending or parked) deliveries for `endpoint`,
+    /// dropping the oldest parked first, then the oldest pending; returns how many it dropped.
+    async fn cap_undelivered(&self, endpoint: &str, keep: u64, now: i64)
+    -> Result<u64, StoreError>;
     /// Records how an attempt ended.
     async fn settle(&self, claimed: &Claimed, outcome: &Outcome) -> Result<(), StoreError>;
     /// Deliveries, newest first.
@@ -202,7 +214,9 @@ pub trait OutboxBackend: Send + Sync {
     async fn retry_parked(&self, event_id: Option<&str>, now: i64) -> Result<u64, StoreError>;
     /// Sends deliveries delivered at or after `since` again, with their ids; returns how many.
     async fn replay(&self, since: i64, now: i64) -> Result<u64, StoreError>;
-    async fn depth(&self, now: i64) -> Result<Depth, StoreError>;
+    /// How many deliveries wait for `endpoints` (all of them, where the store counts
+    /// them in one go), and for how long.
+    async fn depth(&self, endpoints: &[&str], now: i64) -> Result<Depth, StoreError>;
     /// Forgets deliveries delivered before `before`; returns how many.
     async fn prune_delivered(&self, before: i64) -> Result<u64, StoreError>;
 }

@@ -1,14 +1,16 @@
 //! The outbox in Redis. Deliveries wait in one list per (connection, endpoint),
 //! `outbox:{tag}:ENDPOINT`, in the grant's hash slot (the grant's `{tag}`), so the grant's
 //! own script appends them atomically with the change, and the list's order is the
-//! connection's order. A sorted set, `outbox-due`, holds each list with work and when its
-//! head is due; a claim pushes that time past the claim, so one replica works a list at a
-//! time. Delivered records move to a short log (`outbox-log:…`, the last
-//! [`LOG_KEPT`]), parked ones to `outbox-parked:…`, both in the same slot.
+//! connection's order. A sorted set per endpoint, `outbox-due:ENDPOINT`, holds each of its
+//! lists with work and when its head is due; a claim pushes that time past the claim, so one
+//! replica works a list at a time, and each endpoint is claimed for on its own. Delivered
+//! records move to a short log (`outbox-log:…`, the last [`LOG_KEPT`]), parked ones to
+//! `outbox-parked:…`, both in the same slot.
 //!
-//! `outbox-due` is the one key outside the connection's slot: grantry talks to one Redis
-//! endpoint, where a script may touch it. On a Cluster the index would be written after the
-//! script, with a sweep of the `outbox:*` lists to repair it.
+//! The due sets are the keys outside the connection's slot: grantry talks to one Redis
+//! endpoint, where a script may touch them. On a Cluster the index would be written after the
+//! script, with a sweep of the `outbox:*` lists to repair it. (Before, one set, `outbox-due`,
+//! served every endpoint; [`RedisOutbox::split_older_due`] moves what it holds at start.)
 
 use async_trait::async_trait;
 use redis::aio::ConnectionManager;
@@ -21,16 +23,24 @@ pub const LOG_KEPT: i64 = 20;
 
 /// Appends the deliveries given after the fixed arguments to their lists and marks each list
 /// due from its record's first attempt (unless the list is already due). Used from the grant
-/// scripts: `outbox_keys_from` is the first KEYS index of the lists, `args_from` the first
-/// ARGV index of the records, `due` the KEYS index of `outbox-due`.
-pub fn append_lua(due: usize, outbox_keys_from: usize, args_from: usize) -> String {
+/// scripts: from KEYS index `keys_from` come pairs (a delivery's list, its endpoint's due
+/// set; [`delivery_keys`]), from ARGV index `args_from` the records, one per pair.
+pub fn append_lua(keys_from: usize, args_from: usize) -> String {
     format!(
-        "for i = {outbox_keys_from}, #KEYS do \
-           local record = ARGV[{args_from} + i - {outbox_keys_from}] \
+        "for i = {keys_from}, #KEYS, 2 do \
+           local record = ARGV[{args_from} + (i - {keys_from}) / 2] \
            redis.call('RPUSH', KEYS[i], record) \
-           redis.call('ZADD', KEYS[{due}], 'NX', cjson.decode(record).next_attempt_at, KEYS[i]) \
+           redis.call('ZADD', KEYS[i + 1], 'NX', cjson.decode(record).next_attempt_at, KEYS[i]) \
          end"
     )
+}
+
+/// The keys [`append_lua`] takes for `delivery`: its list, then its endpoint's due set.
+pub fn delivery_keys(prefix: &str, delivery: &Delivery) -> [String; 2] {
+    [
+        pending_key(prefix, &delivery.connection, &delivery.endpoint),
+        due_key(prefix, &delivery.endpoint),
+    ]
 }
 
 const CLAIM: &str = r"
@@ -45,8 +55,9 @@ redis.call('ZADD', KEYS[2], ARGV[2], KEYS[1])
 return cjson.encode(rec)
 ";
 
-/// KEYS: pending list, due set, log, parked. ARGV: event id, outcome, time, error, log size.
-/// The next record (if any) is due at its own next attempt.
+/// KEYS: pending list, due set, log, parked. ARGV: event id, outcome (`failed`, `delivered`,
+/// `parked`, or `dropped`: gone, past the endpoint's cap), time, error, log size. The next
+/// record (if any) is due at its own next attempt.
 const SETTLE: &str = r"
 local head = redis.call('LINDEX', KEYS[1], 0)
 if not head then return 0 end
@@ -65,7 +76,7 @@ if ARGV[2] == 'delivered' then
   rec.delivered_at = tonumber(ARGV[3])
   redis.call('RPUSH', KEYS[3], cjson.encode(rec))
   redis.call('LTRIM', KEYS[3], -tonumber(ARGV[5]), -1)
-else
+elseif ARGV[2] == 'parked' then
   rec.status = 'parked'
   redis.call('RPUSH', KEYS[4], cjson.encode(rec))
 end
@@ -107,6 +118,14 @@ else
   redis.call('ZADD', KEYS[3], 'NX', ARGV[1], KEYS[2])
 end
 return #moved
+";
+
+/// Removes the head of `KEYS[1]` if its event id is `ARGV[1]`.
+const DROP_HEAD: &str = r"
+local head = redis.call('LINDEX', KEYS[1], 0)
+if not head or cjson.decode(head).event_id ~= ARGV[1] then return 0 end
+redis.call('LPOP', KEYS[1])
+return 1
 ";
 
 pub struct RedisOutbox {
@@ -160,7 +179,7 @@ impl RedisOutbox {
         let mut conn = self.conn.clone();
         let record: Option<String> = redis::Script::new(CLAIM)
             .key(list)
-            .key(due_key(&self.prefix))
+            .key(due_key(&self.prefix, endpoint_of(list)))
             .arg(now)
             .arg(claim_until)
             .invoke_async(&mut conn)
@@ -193,7 +212,7 @@ impl RedisOutbox {
             let n: u64 = redis::Script::new(REQUEUE)
                 .key(&key)
                 .key(&pending)
-                .key(due_key(&self.prefix))
+                .key(due_key(&self.prefix, endpoint_of(&pending)))
                 .arg(now)
                 .arg(event_id)
                 .arg(since)
@@ -206,9 +225,14 @@ impl RedisOutbox {
     }
 }
 
-/// The sorted set of pending lists, scored by when their head is due.
-pub fn due_key(prefix: &str) -> String {
-    format!("{prefix}outbox-due")
+/// The sorted set of `endpoint`'s pending lists, scored by when their head is due.
+pub fn due_key(prefix: &str, endpoint: &str) -> String {
+    format!("{prefix}outbox-due:{endpoint}")
+}
+
+/// The endpoint a pending, parked or log list is for (its name's last part).
+fn endpoint_of(list: &str) -> &str {
+    list.rsplit(':').next().unwrap_or(list)
 }
 
 /// The pending list of one connection (its grant's tag) and endpoint.
@@ -229,13 +253,14 @@ fn decode(record: &str) -> Result<Delivery, StoreError> {
 impl OutboxBackend for RedisOutbox {
     async fn claim(
         &self,
+        endpoint: &str,
         now: i64,
         limit: usize,
         claim_secs: i64,
     ) -> Result<Vec<Claimed>, StoreError> {
         let mut conn = self.conn.clone();
         let lists: Vec<String> = redis::cmd("ZRANGEBYSCORE")
-            .arg(due_key(&self.prefix))
+            .arg(due_key(&self.prefix, endpoint))
             .arg("-inf")
             .arg(now)
             .arg("LIMIT")
@@ -264,18 +289,7 @@ impl OutboxBackend for RedisOutbox {
             } => ("failed", *next_attempt_at, error.as_str()),
             Outcome::Parked { error } => ("parked", 0, error.as_str()),
         };
-        let mut conn = self.conn.clone();
-        redis::Script::new(SETTLE)
-            .key(list)
-            .key(due_key(&self.prefix))
-            .key(self.renamed(list, "log"))
-            .key(self.renamed(list, "parked"))
-            .arg(&claimed.delivery.event_id)
-            .arg(kind)
-            .arg(time)
-            .arg(error)
-            .arg(LOG_KEPT)
-            .invoke_async::<i64>(&mut conn)
+        self.settle_head(list, &claimed.delivery.event_id, kind, time, error)
             .await?;
         Ok(())
     }
@@ -283,8 +297,9 @@ impl OutboxBackend for RedisOutbox {
     async fn list(&self, filter: &Filter) -> Result<Vec<Delivery>, StoreError> {
         let mut conn = self.conn.clone();
         let mut found = Vec::new();
+        let due_sets = format!("{}outbox-due", self.prefix);
         for key in self.scan(&format!("{}outbox*", self.prefix)).await? {
-            if key == due_key(&self.prefix) {
+            if key.starts_with(&due_sets) {
                 continue;
             }
             let records: Vec<String> = redis::cmd("LRANGE")
@@ -313,15 +328,19 @@ impl OutboxBackend for RedisOutbox {
         self.requeue("log", "", since.max(1), now).await
     }
 
-    async fn depth(&self, now: i64) -> Result<Depth, StoreError> {
+    async fn depth(&self, endpoints: &[&str], now: i64) -> Result<Depth, StoreError> {
         let mut conn = self.conn.clone();
         // The lists with work (bounded: a healthy outbox is nearly empty).
-        let lists: Vec<String> = redis::cmd("ZRANGE")
-            .arg(due_key(&self.prefix))
-            .arg(0)
-            .arg(9_999)
-            .query_async(&mut conn)
-            .await?;
+        let mut lists: Vec<String> = Vec::new();
+        for endpoint in endpoints {
+            let more: Vec<String> = redis::cmd("ZRANGE")
+                .arg(due_key(&self.prefix, endpoint))
+                .arg(0)
+                .arg(9_999)
+                .query_async(&mut conn)
+                .await?;
+            lists.extend(more);
+        }
         let mut page = redis::pipe();
         for list in &lists {
             page.cmd("LLEN").arg(list).cmd("LINDEX").arg(list).arg(0);
@@ -347,5 +366,182 @@ impl OutboxBackend for RedisOutbox {
 
     async fn prune_delivered(&self, _before: i64) -> Result<u64, StoreError> {
         Ok(0) // each log keeps its last LOG_KEPT records (LTRIM at delivery)
+    }
+
+    async fn endpoints_pending(&self) -> Result<Vec<String>, StoreError> {
+        let sets = self.scan(&format!("{}outbox-due:*", self.prefix)).await?;
+        Ok(sets.iter().map(|set| endpoint_of(set).to_owned()).collect())
+    }
+
+    async fn cap_undelivered(
+        &self,
+        endpoint: &str,
+        keep: u64,
+        _now: i64,
+    ) -> Result<u64, StoreError> {
+        let parked = self
+            .scan(&format!("{}outbox-parked:*:{endpoint}", self.prefix))
+            .await?;
+        let pending = self
+            .scan(&format!("{}outbox:*:{endpoint}", self.prefix))
+            .await?;
+        let waiting = self.total_length(parked.iter().chain(&pending)).await?;
+        let over = waiting.saturating_sub(keep).min(MAX_DROPPED_AT_ONCE);
+        if over == 0 {
+            return Ok(0);
+        }
+        // The oldest parked first (given up on already), then the oldest pending.
+        let mut dropped = self.drop_oldest(&parked, over, ListKind::Parked).await?;
+        if dropped < over {
+            dropped += self
+                .drop_oldest(&pending, over - dropped, ListKind::Pending)
+                .await?;
+        }
+        Ok(dropped)
+    }
+}
+
+/// The most deliveries one [`OutboxBackend::cap_undelivered`] drops in Redis (one round trip
+/// or two each); the next call goes on.
+const MAX_DROPPED_AT_ONCE: u64 = 10_000;
+
+/// Which kind of list a record is dropped from.
+#[derive(Clone, Copy)]
+enum ListKind {
+    Parked,
+    Pending,
+}
+
+impl RedisOutbox {
+    /// Moves the lists of the one due set of before (`outbox-due`) into their endpoint's.
+    pub async fn split_older_due(&self) -> Result<(), StoreError> {
+        let older = format!("{}outbox-due", self.prefix);
+        let mut conn = self.conn.clone();
+        let lists: Vec<(String, f64)> = redis::cmd("ZRANGE")
+            .arg(&older)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query_async(&mut conn)
+            .await?;
+        for (list, due) in &lists {
+            redis::cmd("ZADD")
+                .arg(due_key(&self.prefix, endpoint_of(list)))
+                .arg("NX")
+                .arg(*due)
+                .arg(list)
+                .query_async::<()>(&mut conn)
+                .await?;
+        }
+        if !lists.is_empty() {
+            tracing::info!(
+                lists = lists.len(),
+                "webhook outbox: due lists split by endpoint"
+            );
+            redis::cmd("DEL")
+                .arg(&older)
+                .query_async::<()>(&mut conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn total_length(&self, lists: impl Iterator<Item = &String>) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        let mut total = 0;
+        for list in lists {
+            total += redis::cmd("LLEN")
+                .arg(list)
+                .query_async::<u64>(&mut conn)
+                .await?;
+        }
+        Ok(total)
+    }
+
+    /// Drops up to `count` records from `lists`, oldest first across them (each list is in
+    /// order, so its head is its oldest); how many it dropped.
+    async fn drop_oldest(
+        &self,
+        lists: &[String],
+        count: u64,
+        kind: ListKind,
+    ) -> Result<u64, StoreError> {
+        use std::cmp::Reverse;
+        let mut heads = std::collections::BinaryHeap::new();
+        for list in lists {
+            if let Some(head) = self.head(list).await? {
+                heads.push(Reverse((head.created_at, list.as_str(), head.event_id)));
+            }
+        }
+        let mut dropped = 0;
+        while dropped < count {
+            let Some(Reverse((_, list, event_id))) = heads.pop() else {
+                break;
+            };
+            if self.drop_head(list, &event_id, kind).await? {
+                dropped += 1;
+            }
+            if let Some(head) = self.head(list).await? {
+                heads.push(Reverse((head.created_at, list, head.event_id)));
+            }
+        }
+        Ok(dropped)
+    }
+
+    async fn head(&self, list: &str) -> Result<Option<Delivery>, StoreError> {
+        let mut conn = self.conn.clone();
+        let head: Option<String> = redis::cmd("LINDEX")
+            .arg(list)
+            .arg(0)
+            .query_async(&mut conn)
+            .await?;
+        head.as_deref().map(decode).transpose()
+    }
+
+    /// Drops the head of `list` if it is still `event_id`: a parked list's by itself, a
+    /// pending list's as its settlement (its due time moves to the next record).
+    async fn drop_head(
+        &self,
+        list: &str,
+        event_id: &str,
+        kind: ListKind,
+    ) -> Result<bool, StoreError> {
+        match kind {
+            ListKind::Pending => self.settle_head(list, event_id, "dropped", 0, "").await,
+            ListKind::Parked => {
+                let mut conn = self.conn.clone();
+                let removed: i64 = redis::Script::new(DROP_HEAD)
+                    .key(list)
+                    .arg(event_id)
+                    .invoke_async(&mut conn)
+                    .await?;
+                Ok(removed == 1)
+            }
+        }
+    }
+
+    /// Runs [`SETTLE`] on the head of the pending `list`; whether it was still `event_id`.
+    async fn settle_head(
+        &self,
+        list: &str,
+        event_id: &str,
+        kind: &str,
+        time: i64,
+        error: &str,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conn.clone();
+        let settled: i64 = redis::Script::new(SETTLE)
+            .key(list)
+            .key(due_key(&self.prefix, endpoint_of(list)))
+            .key(self.renamed(list, "log"))
+            .key(self.renamed(list, "parked"))
+            .arg(event_id)
+            .arg(kind)
+            .arg(time)
+            .arg(error)
+            .arg(LOG_KEPT)
+            .invoke_async(&mut conn)
+            .await?;
+        Ok(settled == 1)
     }
 }

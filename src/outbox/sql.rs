@@ -135,17 +135,24 @@ macro_rules! sql_outbox {
 
         #[async_trait]
         impl OutboxBackend for $name {
-            async fn claim(&self, now: i64, limit: usize, claim_secs: i64) -> Result<Vec<Claimed>, StoreError> {
+            async fn claim(
+                &self,
+                endpoint: &str,
+                now: i64,
+                limit: usize,
+                claim_secs: i64,
+            ) -> Result<Vec<Claimed>, StoreError> {
                 // Of the oldest rows that are due and not claimed (a window, so a backlog of
                 // one connection costs a sort, not a lookup per row), those that head their
                 // (connection, endpoint); the outer conditions are checked again on every row
                 // locked.
                 let rows: Vec<ClaimedRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "UPDATE webhook_outbox SET claimed_until = $2, attempts = attempts + 1 \
-                     WHERE status = 'pending' AND next_attempt_at <= $1 AND claimed_until <= $1 \
+                     WHERE endpoint = $5 AND status = 'pending' AND next_attempt_at <= $1 \
+                     AND claimed_until <= $1 \
                      AND seq IN (SELECT o.seq FROM (SELECT seq, connection, endpoint FROM webhook_outbox \
-                       WHERE status = 'pending' AND next_attempt_at <= $1 AND claimed_until <= $1 \
-                       ORDER BY seq LIMIT $4) o \
+                       WHERE endpoint = $5 AND status = 'pending' AND next_attempt_at <= $1 \
+                       AND claimed_until <= $1 ORDER BY seq LIMIT $4) o \
                        WHERE NOT EXISTS (SELECT 1 FROM webhook_outbox p WHERE p.connection = o.connection \
                          AND p.endpoint = o.endpoint AND p.status = 'pending' AND p.seq < o.seq) \
                        ORDER BY o.seq LIMIT $3) \
@@ -155,6 +162,7 @@ macro_rules! sql_outbox {
                 .bind(now + claim_secs)
                 .bind(limit as i64)
                 .bind((limit * CLAIM_WINDOW) as i64)
+                .bind(endpoint)
                 .fetch_all(&self.relaxed)
                 .await?;
                 Ok(rows
@@ -223,7 +231,7 @@ macro_rules! sql_outbox {
                 Ok(done.rows_affected())
             }
 
-            async fn depth(&self, now: i64) -> Result<Depth, StoreError> {
+            async fn depth(&self, _endpoints: &[&str], now: i64) -> Result<Depth, StoreError> {
                 let (pending, parked, oldest): (i64, i64, Option<i64>) = sqlx::query_as(
                     "SELECT COALESCE(SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END), 0), \
                      COALESCE(SUM(CASE WHEN status = 'parked' THEN 1 ELSE 0 END), 0), \
@@ -237,6 +245,39 @@ macro_rules! sql_outbox {
                     parked: Some(parked),
                     oldest_pending_age: oldest.map_or(0, |at| (now - at).max(0)),
                 })
+            }
+
+            async fn endpoints_pending(&self) -> Result<Vec<String>, StoreError> {
+                let names: Vec<(String,)> = sqlx::query_as(
+                    "SELECT DISTINCT endpoint FROM webhook_outbox WHERE status = 'pending'",
+                )
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(names.into_iter().map(|(name,)| name).collect())
+            }
+
+            async fn cap_undelivered(&self, endpoint: &str, keep: u64, _now: i64) -> Result<u64, StoreError> {
+                let (waiting,): (i64,) = sqlx::query_as(
+                    "SELECT COUNT(*) FROM webhook_outbox WHERE endpoint = $1 AND status <> 'delivered'",
+                )
+                .bind(endpoint)
+                .fetch_one(&self.pool)
+                .await?;
+                let over = waiting - keep as i64;
+                if over <= 0 {
+                    return Ok(0);
+                }
+                // The oldest parked first (given up on already), then the oldest pending.
+                let dropped = sqlx::query(
+                    "DELETE FROM webhook_outbox WHERE seq IN (SELECT seq FROM webhook_outbox \
+                     WHERE endpoint = $1 AND status <> 'delivered' \
+                     ORDER BY CASE WHEN status = 'parked' THEN 0 ELSE 1 END, seq LIMIT $2)",
+                )
+                .bind(endpoint)
+                .bind(over)
+                .execute(&self.pool)
+                .await?;
+                Ok(dropped.rows_affected())
             }
 
             async fn prune_delivered(&self, before: i64) -> Result<u64, StoreError> {

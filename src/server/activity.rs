@@ -8,6 +8,10 @@
 //!   within the header-read timeout (counted from the accept, or from the first byte);
 //! - a keep-alive connection between requests: the next byte within the idle timeout.
 //!
+//! A busy connection whose client has stopped reading (the socket takes no more of the
+//! answer) has the idle timeout too, counted from the write that could not go out: a stream
+//! nobody reads is closed, not held for ever.
+//!
 //! The socket's reads ([`Watched`]), the start of each request and the end of each answer
 //! ([`Busy`], carried by the answer's body in a [`super::Tracked`]) move the deadline;
 //! [`expiry`] waits for it.
@@ -38,6 +42,8 @@ pub(super) enum Expired {
     Header,
     /// A keep-alive connection sent nothing for the idle timeout.
     Idle,
+    /// The client read none of the answer for the idle timeout.
+    Stalled,
 }
 
 impl Expired {
@@ -45,6 +51,7 @@ impl Expired {
         match self {
             Expired::Header => "header",
             Expired::Idle => "idle",
+            Expired::Stalled => "stalled",
         }
     }
 }
@@ -59,6 +66,8 @@ pub(super) struct Activity {
     boundary: AtomicU64,
     /// Whether a request was ever served (then the idle timeout applies between requests).
     served: AtomicU32,
+    /// Since when the socket has taken none of what was written (`NONE`: it takes it).
+    write_blocked_since: AtomicU64,
 }
 
 impl Activity {
@@ -69,6 +78,7 @@ impl Activity {
             head_started: AtomicU64::new(NONE),
             boundary: AtomicU64::new(0),
             served: AtomicU32::new(0),
+            write_blocked_since: AtomicU64::new(NONE),
         })
     }
 
@@ -85,6 +95,16 @@ impl Activity {
         }
     }
 
+    /// A write could not go out (`blocked`), or went out.
+    fn wrote(&self, blocked: bool) {
+        if !blocked {
+            self.write_blocked_since.store(NONE, Ordering::Relaxed);
+        } else if self.write_blocked_since.load(Ordering::Relaxed) == NONE {
+            self.write_blocked_since
+                .store(self.now_ms(), Ordering::Relaxed);
+        }
+    }
+
     /// A request's head is complete: the connection is busy until the returned guard drops
     /// (with the answer's body).
     pub(super) fn request_started(self: &Arc<Self>) -> Busy {
@@ -94,12 +114,14 @@ impl Activity {
         Busy(self.clone())
     }
 
-    /// When the connection expires if nothing happens, and why; `None` while busy.
+    /// When the connection expires if nothing happens, and why; `None` while busy with a
+    /// client that reads.
     fn deadline(&self, timeouts: &Timeouts) -> Option<(u64, Expired)> {
-        if self.in_flight.load(Ordering::Relaxed) > 0 {
-            return None;
-        }
         let ms = |d: Duration| d.as_millis() as u64;
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            let blocked = self.write_blocked_since.load(Ordering::Relaxed);
+            return (blocked != NONE).then(|| (blocked + ms(timeouts.idle), Expired::Stalled));
+        }
         let head_started = self.head_started.load(Ordering::Relaxed);
         if head_started != NONE {
             return Some((head_started + ms(timeouts.header_read), Expired::Header));
@@ -177,7 +199,10 @@ impl<T: AsyncWrite> AsyncWrite for Watched<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.project().inner.poll_write(cx, buf)
+        let this = self.project();
+        let polled = this.inner.poll_write(cx, buf);
+        this.activity.wrote(polled.is_pending());
+        polled
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -193,7 +218,10 @@ impl<T: AsyncWrite> AsyncWrite for Watched<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.project().inner.poll_write_vectored(cx, bufs)
+        let this = self.project();
+        let polled = this.inner.poll_write_vectored(cx, bufs);
+        this.activity.wrote(polled.is_pending());
+        polled
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -225,6 +253,28 @@ mod tests {
         let (deadline, why) = activity.deadline(&TIMEOUTS).unwrap();
         assert_eq!(why, Expired::Idle);
         assert!((1000..1100).contains(&deadline), "{deadline}");
+    }
+
+    #[tokio::test]
+    async fn a_busy_connection_whose_client_stops_reading_expires_after_the_idle_timeout() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let activity = Activity::new();
+        let (ours, mut client) = tokio::io::duplex(8);
+        let mut socket = std::pin::pin!(Watched::new(ours, activity.clone()));
+        let _busy = activity.request_started();
+        socket.write_all(b"12345678").await.unwrap();
+        assert_eq!(activity.deadline(&TIMEOUTS), None, "read so far");
+        // The client reads nothing more: the next write cannot go out.
+        let blocked = tokio::time::timeout(Duration::from_millis(50), socket.write_all(b"9")).await;
+        assert!(blocked.is_err(), "the write waits");
+        let (deadline, why) = activity.deadline(&TIMEOUTS).unwrap();
+        assert_eq!(why, Expired::Stalled);
+        assert!((1000..1200).contains(&deadline), "{deadline}");
+        // It reads again: busy, no deadline.
+        let mut buffer = [0u8; 8];
+        client.read_exact(&mut buffer).await.unwrap();
+        socket.write_all(b"9").await.unwrap();
+        assert_eq!(activity.deadline(&TIMEOUTS), None);
     }
 
     #[test]

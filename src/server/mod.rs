@@ -8,12 +8,15 @@
 //!   or of its first byte), the next request of a keep-alive connection within
 //!   `--idle-timeout`, and a request body within `--body-read-timeout` ([`deadline`]). A
 //!   connection answering a request is never idle, however long its answer streams (held
-//!   retries and legacy GET streams send keep-alives anyway).
+//!   retries and legacy GET streams send keep-alives anyway), unless its client stops
+//!   reading: an answer the socket takes none of for `--idle-timeout` is closed.
+//! - **Hosts** ([`hosts`]): the `Host` names grantry answers to, against DNS rebinding.
 //! - **File descriptors.** [`raise_open_file_limit`] lifts the soft `RLIMIT_NOFILE` to the hard
 //!   one; the default total cap stays well below it, so accepting never fails for want of one.
 
 mod activity;
 pub mod deadline;
+pub mod hosts;
 mod slots;
 mod tracked;
 
@@ -194,7 +197,7 @@ async fn connection(
                 break;
             }
             why = &mut expiry => {
-                // Not busy by definition: closing it loses nothing.
+                // Not busy, or its client reads nothing: closing it loses nothing it would read.
                 crate::metrics::connection_expired(why.label());
                 tracing::debug!(reason = why.label(), "connection closed by its deadline");
                 break;

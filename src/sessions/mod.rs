@@ -2,7 +2,8 @@
 //! any replica serves any request of a session. A session belongs to the principal who
 //! opened it; its record holds that principal's tag and the client's `initialize`
 //! parameters (to replay the handshake on a replica that has not seen it). Records expire
-//! on their own; each use by the owner pushes the expiry on.
+//! on their own; each use by the owner pushes the expiry on. A principal keeps a bounded
+//! number of them: a new one past the cap forgets that principal's least recently used.
 
 pub mod redis;
 pub mod sql;
@@ -20,16 +21,27 @@ pub struct SessionRecord {
     pub initialize: String,
 }
 
+/// What [`SessionBackend::create`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Created {
+    /// Stored. `forgotten`: the owner's sessions removed to keep within the cap, least
+    /// recently used first.
+    Stored { forgotten: Vec<String> },
+    /// An unexpired session already has that id: nothing was written.
+    Taken,
+}
+
 #[async_trait]
 pub trait SessionBackend: Send + Sync {
-    /// Stores the new session `id` for `ttl_ms`; `false` (and nothing written) when an
-    /// unexpired session already has that id.
+    /// Stores the new session `id` for `ttl_ms`, then forgets the owner's least recently
+    /// used sessions (never `id`) until it keeps at most `keep`.
     async fn create(
         &self,
         id: &str,
         record: &SessionRecord,
         ttl_ms: i64,
-    ) -> Result<bool, StoreError>;
+        keep: usize,
+    ) -> Result<Created, StoreError>;
     /// The unexpired session `id`.
     async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError>;
     /// Pushes the expiry of session `id` to `ttl_ms` from now if it is unexpired and

@@ -1,10 +1,13 @@
 //! Sessions in Redis: one hash per session with a `PEXPIRE`, so Redis drops it on its own.
-//! Creating and touching are scripts, so each is one atomic step.
+//! Creating and touching are scripts, so each is one atomic step. Each owner's sessions are
+//! also listed in a sorted set scored by expiry (`mcp_sessions_of:{owner}`), which says
+//! which to forget past the cap. The set is in the owner's hash slot, each session in its
+//! own: they are written one after the other, never by one script.
 
 use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 
-use super::{SessionBackend, SessionRecord};
+use super::{Created, SessionBackend, SessionRecord};
 use crate::store::StoreError;
 
 /// Writes the session unless the id is taken.
@@ -19,6 +22,35 @@ return 1
 const TOUCH: &str = r"
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+";
+
+/// Lists the session `ARGV[1]` (for `ARGV[2]` ms) in its owner's set, drops what has expired
+/// there, and removes and returns the least recently used others past `ARGV[3]` in all.
+const LIST: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+local gone = {}
+if over <= 0 then return gone end
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if #gone >= over then break end
+  if id ~= ARGV[1] then table.insert(gone, id) end
+end
+redis.call('ZREM', KEYS[1], unpack(gone))
+return gone
+";
+
+/// Moves the session `ARGV[1]` on in its owner's set, if it is listed there.
+const RELIST: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1
 ";
 
 pub struct RedisSessions {
@@ -37,6 +69,10 @@ impl RedisSessions {
     fn key(&self, id: &str) -> String {
         format!("{}mcp_session:{{{id}}}", self.prefix)
     }
+
+    fn owner_key(&self, owner: &str) -> String {
+        format!("{}mcp_sessions_of:{{{owner}}}", self.prefix)
+    }
 }
 
 #[async_trait]
@@ -46,7 +82,8 @@ impl SessionBackend for RedisSessions {
         id: &str,
         record: &SessionRecord,
         ttl_ms: i64,
-    ) -> Result<bool, StoreError> {
+        keep: usize,
+    ) -> Result<Created, StoreError> {
         let mut conn = self.conn.clone();
         let created: i64 = redis::Script::new(CREATE)
             .key(self.key(id))
@@ -55,7 +92,23 @@ impl SessionBackend for RedisSessions {
             .arg(ttl_ms.max(1))
             .invoke_async(&mut conn)
             .await?;
-        Ok(created == 1)
+        if created != 1 {
+            return Ok(Created::Taken);
+        }
+        let forgotten: Vec<String> = redis::Script::new(LIST)
+            .key(self.owner_key(&record.owner))
+            .arg(id)
+            .arg(ttl_ms.max(1))
+            .arg(keep.max(1))
+            .invoke_async(&mut conn)
+            .await?;
+        for gone in &forgotten {
+            redis::cmd("DEL")
+                .arg(self.key(gone))
+                .query_async::<()>(&mut conn)
+                .await?;
+        }
+        Ok(Created::Stored { forgotten })
     }
 
     async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
@@ -79,6 +132,14 @@ impl SessionBackend for RedisSessions {
             .arg(ttl_ms.max(1))
             .invoke_async(&mut conn)
             .await?;
+        if touched == 1 {
+            redis::Script::new(RELIST)
+                .key(self.owner_key(owner))
+                .arg(id)
+                .arg(ttl_ms.max(1))
+                .invoke_async::<i64>(&mut conn)
+                .await?;
+        }
         Ok(touched == 1)
     }
 
@@ -88,10 +149,22 @@ impl SessionBackend for RedisSessions {
 
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
+        let owner: Option<String> = redis::cmd("HGET")
+            .arg(self.key(id))
+            .arg("owner")
+            .query_async(&mut conn)
+            .await?;
         redis::cmd("DEL")
             .arg(self.key(id))
             .query_async::<()>(&mut conn)
             .await?;
+        if let Some(owner) = owner {
+            redis::cmd("ZREM")
+                .arg(self.owner_key(&owner))
+                .arg(id)
+                .query_async::<()>(&mut conn)
+                .await?;
+        }
         Ok(())
     }
 }

@@ -3,11 +3,11 @@
 
 use async_trait::async_trait;
 
-use super::{SessionBackend, SessionRecord};
+use super::{Created, SessionBackend, SessionRecord};
 use crate::store::StoreError;
 
 macro_rules! sql_sessions {
-    ($(#[$doc:meta])* $name:ident, $pool:ty, now_ms: $now:literal) => {
+    ($(#[$doc:meta])* $name:ident, $pool:ty, now_ms: $now:literal, skip: $skip:literal) => {
         crate::store::pool_backend!($(#[$doc])* $name, $pool);
 
         #[async_trait]
@@ -17,7 +17,8 @@ macro_rules! sql_sessions {
                 id: &str,
                 record: &SessionRecord,
                 ttl_ms: i64,
-            ) -> Result<bool, StoreError> {
+                keep: usize,
+            ) -> Result<Created, StoreError> {
                 // An expired row under the same id is overwritten; a live one never is.
                 let written = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "INSERT INTO mcp_sessions (id, owner, initialize, expires_at_ms) \
@@ -33,7 +34,24 @@ macro_rules! sql_sessions {
                 .bind(ttl_ms)
                 .execute(&self.pool)
                 .await?;
-                Ok(written.rows_affected() == 1)
+                if written.rows_affected() != 1 {
+                    return Ok(Created::Taken);
+                }
+                // The owner's others, most recently used first; those past `keep - 1` go.
+                let forgotten: Vec<(String,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM mcp_sessions WHERE owner = $1 AND id IN (\
+                     SELECT id FROM mcp_sessions WHERE owner = $1 AND id <> $2 \
+                     ORDER BY expires_at_ms DESC, id {skip} $3) RETURNING id",
+                    skip = $skip
+                )))
+                .bind(&record.owner)
+                .bind(id)
+                .bind(keep.saturating_sub(1) as i64)
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(Created::Stored {
+                    forgotten: forgotten.into_iter().map(|(id,)| id).collect(),
+                })
             }
 
             async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
@@ -87,11 +105,13 @@ sql_sessions!(
     /// Sessions in SQLite.
     SqliteSessions,
     sqlx::SqlitePool,
-    now_ms: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+    now_ms: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+    skip: "LIMIT -1 OFFSET"
 );
 sql_sessions!(
     /// Sessions in PostgreSQL.
     PostgresSessions,
     sqlx::PgPool,
-    now_ms: "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+    now_ms: "(extract(epoch from clock_timestamp()) * 1000)::bigint",
+    skip: "OFFSET"
 );

@@ -78,7 +78,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         outbox: stores.outbox,
         outbox_wake: wake,
         demo,
-        held_retries: crate::quota::Quota::new(
+        held: crate::quota::Quota::new(
             config.max_held_retries,
             config.max_held_retries_per_principal,
         ),
@@ -181,6 +181,7 @@ pub fn spawn_lifecycle(state: &AppState) {
         lifecycle.endpoints.clone(),
         lifecycle.retries.clone(),
         state.outbox_wake.clone(),
+        lifecycle.max_undelivered,
     )
     .spawn();
     if let Some(pace) = lifecycle.keepalive {

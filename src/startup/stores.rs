@@ -97,10 +97,12 @@ async fn redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
     let (client, conn) = store::redis_connection(url).await?;
     let grants = RedisGrants::new(conn.clone(), prefix);
     grants.index_older_grants().await?;
+    let outbox = RedisOutbox::new(conn.clone(), prefix);
+    outbox.split_older_due().await?;
     Ok(Stores {
         flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
         grants: Arc::new(grants),
-        outbox: Arc::new(RedisOutbox::new(conn.clone(), prefix)),
+        outbox: Arc::new(outbox),
         counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
         leases: Arc::new(RedisLeases::new(conn.clone(), prefix)),
         sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),

@@ -51,7 +51,9 @@ pub enum BrandError {
     #[error("cannot be read: {0}")]
     Unreadable(String),
     #[error("is {size} bytes; a logo may be at most {MAX_LOGO_BYTES} bytes (256 KiB)")]
-    TooLarge { size: usize },
+    TooLarge { size: u64 },
+    #[error("is not a regular file (a logo is read whole at start: a pipe or a device is not)")]
+    NotAFile,
     #[error("is not a PNG, JPEG, WebP or SVG image")]
     NotAnImage,
     #[error("`{0}` is not a colour as #RRGGBB or #RGB")]
@@ -82,12 +84,28 @@ pub struct Logo {
 }
 
 impl Logo {
-    /// Reads and checks the file: at most [`MAX_LOGO_BYTES`], a PNG, JPEG, WebP or SVG by
-    /// its content (not its name).
+    /// Reads and checks the file: a regular file (a FIFO or `/dev/zero` would block the
+    /// start or never end), at most [`MAX_LOGO_BYTES`] (no more than that plus one is ever
+    /// read), a PNG, JPEG, WebP or SVG by its content (not its name).
     pub fn load(path: &Path) -> Result<Self, BrandError> {
-        let bytes = std::fs::read(path).map_err(|e| BrandError::Unreadable(e.to_string()))?;
+        use std::io::Read as _;
+        let unreadable = |e: std::io::Error| BrandError::Unreadable(e.to_string());
+        // Checked before opening: opening a FIFO for reading waits for a writer.
+        let metadata = std::fs::metadata(path).map_err(unreadable)?;
+        if !metadata.is_file() {
+            return Err(BrandError::NotAFile);
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .map_err(unreadable)?
+            .take(MAX_LOGO_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(unreadable)?;
         if bytes.len() > MAX_LOGO_BYTES {
-            return Err(BrandError::TooLarge { size: bytes.len() });
+            // The file grew after the check, or is larger than it says: its size is at least this.
+            return Err(BrandError::TooLarge {
+                size: metadata.len().max(bytes.len() as u64),
+            });
         }
         let content_type = image_type(&bytes).ok_or(BrandError::NotAnImage)?;
         Ok(Self {
@@ -238,9 +256,19 @@ mod tests {
         assert_eq!(
             Logo::load(&big),
             Err(BrandError::TooLarge {
-                size: MAX_LOGO_BYTES + 1
+                size: MAX_LOGO_BYTES as u64 + 1
             })
         );
+        // Neither a device nor a pipe is read: /dev/zero never ends, a FIFO waits for a writer.
+        assert_eq!(
+            Logo::load(Path::new("/dev/zero")),
+            Err(BrandError::NotAFile)
+        );
+        let fifo = dir.path().join("logo.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            assert_eq!(Logo::load(&fifo), Err(BrandError::NotAFile));
+        }
         assert!(matches!(
             Logo::load(&dir.path().join("missing.png")),
             Err(BrandError::Unreadable(_))

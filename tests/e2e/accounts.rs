@@ -33,6 +33,20 @@ async fn sign_in_from_page(server: &Server, fake: &Fake, words: &str, tenant: &'
     assert_eq!(landed.status, StatusCode::SEE_OTHER, "{}", landed.body);
 }
 
+/// Disconnects through the connections page: the link whose text is `words`, then its
+/// confirmation.
+async fn disconnect_from_page(server: &Server, words: &str) {
+    let browser = Browser::new();
+    let page = browser.get(&format!("{}/connections", server.base)).await;
+    let ask = browser
+        .get(&format!("{}{}", server.base, link_to(&page.body, words)))
+        .await;
+    let done = browser
+        .submit_with(&ask.form(), &[("origin", server.base.as_str())])
+        .await;
+    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+}
+
 /// (account name, connection id) of each connection, in the order listed.
 async fn accounts(mcp: &Mcp) -> Vec<(String, String)> {
     mcp.connections().await["connections"]
@@ -161,19 +175,7 @@ async fn two_organisations_are_two_connections(store: &[String]) {
     assert_eq!(accounts(&mcp).await, both);
 
     // Disconnecting the first revokes exactly its grant at Xero and leaves the second.
-    let browser = Browser::new();
-    let page = browser.get(&format!("{}/connections", server.base)).await;
-    let ask = browser
-        .get(&format!(
-            "{}{}",
-            server.base,
-            link_to(&page.body, &format!("Disconnect Xero ({FIRST})"))
-        ))
-        .await;
-    let done = browser
-        .submit_with(&ask.form(), &[("origin", server.base.as_str())])
-        .await;
-    assert_eq!(done.status, StatusCode::OK, "{}", done.body);
+    disconnect_from_page(&server, &format!("Disconnect Xero ({FIRST})")).await;
     assert_eq!(*fake.counters.revoked_tenants.lock().unwrap(), ["tenant-1"]);
     // Ended alone (`DELETE /connections/{id}`), not by revoking the token: at Xero that would
     // end the second organisation too.
@@ -237,3 +239,65 @@ async fn two_organisations_are_two_connections(store: &[String]) {
 }
 
 on_every_store!(two_organisations_are_two_connections);
+
+/// A confirmation is pinned to the account it was asked at. Asked while the first organisation
+/// was the only one, answered after the person swapped it for the second (where the same
+/// invoice id exists too: ids repeat across a provider's companies), the yes voids nothing.
+#[tokio::test]
+async fn a_yes_given_at_one_organisation_voids_nothing_at_another() {
+    let (server, fake, mcp) = connected_to_xero(&[]).await;
+    let made = mcp
+        .call_tool(
+            "create_invoice",
+            json!({"provider": "xero", "email": "ap@acme.example", "customer_name": "Acme GmbH",
+                "amount": 99, "currency": "GBP", "due_date": "2099-01-31"}),
+            url_and_form(),
+        )
+        .await;
+    let id = made.result()["structuredContent"]["invoice"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let args = json!({"provider": "xero", "invoice_id": id});
+    let asked = mcp
+        .call_tool("void_invoice", args.clone(), url_and_form())
+        .await;
+    let question = asked.result();
+    assert!(
+        question["inputRequests"]["confirm"].is_object(),
+        "{}",
+        asked.raw
+    );
+    let message = question["inputRequests"]["confirm"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(message.contains("Acme GmbH"), "{message}");
+
+    disconnect_from_page(&server, &format!("Disconnect Xero ({FIRST})")).await;
+    sign_in_from_page(&server, &fake, "Connect Xero", XERO_TENANTS[1].0).await;
+    let now: Vec<String> = accounts(&mcp).await.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        now,
+        [SECOND],
+        "the same call now means the second organisation"
+    );
+
+    let yes = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let answered = mcp
+        .retry(
+            "void_invoice",
+            args,
+            yes,
+            question["requestState"].as_str().unwrap(),
+        )
+        .await;
+    assert_eq!(answered.error_code(), -32602, "{}", answered.raw);
+    assert!(
+        answered
+            .raw
+            .contains("the confirmation was given for something else"),
+        "{}",
+        answered.raw
+    );
+    assert_eq!(fake.written.lock().unwrap().voids, 0, "voided nowhere");
+}

@@ -220,6 +220,13 @@ fn a_logo_that_is_no_image_or_too_large_and_a_light_colour_stop_the_start() {
             "is not a PNG, JPEG, WebP or SVG image",
         ),
         ("--brand-logo", big, "at most 262144 bytes"),
+        // A device (or a FIFO) would hang the start or read without end.
+        ("--brand-logo", "/dev/zero", "not a regular file"),
+        (
+            "--support-url",
+            "https://help:hunter2@support.example/",
+            "must not carry a user name or password",
+        ),
         ("--brand-color", "#ffcc00", "too light"),
         ("--brand-color", "red", "#RRGGBB"),
         ("--default-language", "es", "en, de, fr"),

@@ -65,7 +65,29 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
     ] {
         assert!(page.body.contains(shown), "{shown} in {}", page.body);
     }
-    assert!(!page.body.contains("access-"), "no token on the page");
+    let issued = fake.issued_tokens();
+    assert!(!issued.is_empty());
+    for token in issued {
+        assert!(!page.body.contains(&token), "no token on the page");
+    }
+    // A page on another site that rebinds its name to grantry's address reads nothing.
+    let rebound = format!(
+        "rebound.attacker.example:{}",
+        server.base.rsplit(':').next().unwrap()
+    );
+    let read = browser
+        .get_with(
+            &format!("{}/connections", server.base),
+            &[("host", rebound.as_str())],
+        )
+        .await;
+    assert_eq!(
+        read.status,
+        StatusCode::MISDIRECTED_REQUEST,
+        "{}",
+        read.body
+    );
+    assert!(!read.body.contains("Xero"), "{}", read.body);
 
     // Reconnect: a fresh sign-in for the same connection.
     let reconnect = link_to(&page.body, "Reconnect Xero (Demo Company (UK))");
@@ -116,6 +138,23 @@ async fn the_page_lists_reconnects_and_disconnects(store: &[String]) {
             refused.body
         );
     }
+    // Nor can it disconnect: the rebound page's own name, as its origin.
+    let rebound_origin = format!("http://{rebound}");
+    let refused = browser
+        .submit_with(
+            &form,
+            &[
+                ("host", rebound.as_str()),
+                ("origin", rebound_origin.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::MISDIRECTED_REQUEST,
+        "{}",
+        refused.body
+    );
     let mut elsewhere = form.clone();
     elsewhere.action = elsewhere.action.replace(&id, "conn_not_yours");
     let refused = browser.submit_with(&elsewhere, &origin).await;

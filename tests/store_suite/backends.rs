@@ -17,9 +17,10 @@ pub struct Fresh {
 }
 
 enum Cleanup {
-    Dir(#[allow(dead_code)] tempfile::TempDir),
-    Database(#[allow(dead_code)] servers::TempDatabase),
-    Prefix(#[allow(dead_code)] servers::TempPrefix),
+    /// The SQLite file's directory, and the file's URL.
+    Dir(#[allow(dead_code)] tempfile::TempDir, String),
+    Database(servers::TempDatabase),
+    Prefix(servers::TempPrefix),
 }
 
 /// A grant row as grantry wrote it before several accounts per provider (schema 0007, Redis
@@ -66,7 +67,7 @@ impl Backend {
                 }
                 Some(Fresh {
                     stores: open_stores(&url, grantry::store::DEFAULT_REDIS_PREFIX).await,
-                    cleanup: Cleanup::Dir(dir),
+                    cleanup: Cleanup::Dir(dir, url),
                 })
             }
             Backend::Postgres => {
@@ -199,6 +200,51 @@ async fn hset_old(prefix: &str, g: &OldGrant) {
 }
 
 impl Fresh {
+    /// Whether the store still holds the lease `name`, lapsed or not: read from the store
+    /// itself, not through grantry.
+    pub async fn holds_lease_row(&self, name: &str) -> bool {
+        let count = "SELECT COUNT(*) FROM leases WHERE name = $1";
+        match &self.cleanup {
+            Cleanup::Dir(_, url) => {
+                let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+                let (n,): (i64,) = sqlx::query_as(count)
+                    .bind(name)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                pool.close().await;
+                n > 0
+            }
+            Cleanup::Database(database) => {
+                let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
+                let (n,): (i64,) = sqlx::query_as(count)
+                    .bind(name)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                pool.close().await;
+                n > 0
+            }
+            Cleanup::Prefix(prefix) => {
+                let client = redis::Client::open(servers::redis_url()).unwrap();
+                let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+                let key = format!("{}lease:{{{name}}}", prefix.prefix);
+                redis::cmd("EXISTS")
+                    .arg(key)
+                    .query_async::<i64>(&mut conn)
+                    .await
+                    .unwrap()
+                    > 0
+            }
+        }
+    }
+
+    /// Whether the store removes what expires by itself (Redis), rather than by grantry's
+    /// cleanup (SQL).
+    pub fn expires_by_itself(&self) -> bool {
+        matches!(self.cleanup, Cleanup::Prefix(_))
+    }
+
     /// Closes the store, then removes what the test wrote (the guard does it on drop too,
     /// so a failing test cleans up as well).
     pub async fn finish(self) {
@@ -207,19 +253,26 @@ impl Fresh {
     }
 }
 
-/// Defines one `#[tokio::test]` per backend for a suite function taking `&Stores`.
+/// Defines one `#[tokio::test]` per backend for a suite function taking `&Stores` (or, as
+/// `for_each_backend!(fresh: name)`, taking the whole [`Fresh`] to look into the store).
 #[macro_export]
 macro_rules! for_each_backend {
+    (fresh: $suite:ident) => {
+        $crate::for_each_backend!(@tests $suite, |fresh| super::$suite(&fresh).await);
+    };
     ($suite:ident) => {
+        $crate::for_each_backend!(@tests $suite, |fresh| super::$suite(&fresh.stores).await);
+    };
+    (@tests $suite:ident, |$fresh:ident| $call:expr) => {
         mod $suite {
             use $crate::backends::Backend;
 
             async fn run(backend: Backend) {
-                let Some(fresh) = backend.open().await else {
+                let Some($fresh) = backend.open().await else {
                     return;
                 };
-                super::$suite(&fresh.stores).await;
-                fresh.finish().await;
+                $call;
+                $fresh.finish().await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -26,12 +26,12 @@ async fn due_keys(grants: &Grants, now: i64, limit: usize) -> Result<Vec<GrantKe
     Ok(due.into_iter().map(|d| d.key).collect())
 }
 
-/// Every event in the outbox, in the order a receiver gets them (claiming one at a time
-/// shows that only the oldest of a connection is ever handed out).
+/// Every event in the outbox for the endpoint `ops`, in the order a receiver gets them
+/// (claiming one at a time shows that only the oldest of a connection is ever handed out).
 pub async fn drain(stores: &Stores, now: i64) -> Vec<(String, Value)> {
     let mut seen = Vec::new();
     loop {
-        let claimed = stores.outbox.claim(now, 10, 60).await.unwrap();
+        let claimed = stores.outbox.claim("ops", now, 10, 60).await.unwrap();
         if claimed.is_empty() {
             return seen;
         }
@@ -169,7 +169,7 @@ async fn without_endpoints_nothing_is_queued(stores: &Stores) {
     assert!(
         stores
             .outbox
-            .claim(10_000, 10, 60)
+            .claim("ops", 10_000, 10, 60)
             .await
             .unwrap()
             .is_empty()

@@ -14,13 +14,15 @@
 //!   era answers with `input_required` are asked on the call's stream and answered there.
 //!
 //! Files: [`sessions`] (the store records, ownership), [`residents`] (which sessions stay in
-//! memory here: a fair share of the cap, idle ones evicted to make room), [`notices`]
+//! memory here: a fair share of the cap, idle ones evicted to make room), [`streams`] (GET
+//! streams: two per session, counted in the principal's share of held requests), [`notices`]
 //! (`-32042` and `elicitation/complete`), [`questions`] (form rounds asked mid-call).
 
 mod notices;
 mod questions;
 mod residents;
 mod sessions;
+mod streams;
 
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
@@ -29,6 +31,7 @@ pub use notices::{CompletionNotices, notify_when_connected, url_elicitation_requ
 pub use questions::drive_rounds;
 pub use residents::InUse;
 pub use sessions::{Opening, Sessions, is_modern, opened_session, session_id};
+pub use streams::{Open as OpenStream, Refused, Streams};
 
 /// Whether this request belongs to a legacy-era session: it carries no per-request version
 /// and its session began with `initialize` (whatever version that asked for, the session

@@ -22,13 +22,15 @@ use serde_json::{Map, Value};
 use super::residents::{Crowded, InUse, Reservation, Residents};
 use crate::identity::Principal;
 use crate::mcp::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
-use crate::sessions::{SessionBackend, SessionRecord};
+use crate::sessions::{Created, SessionBackend, SessionRecord};
 
 /// An unused session is forgotten after this long; each request pushes it on.
 const SESSION_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// The most of a client's `initialize` params kept for a restore (its version, capabilities
-/// and client info are what a restore replays).
-const MAX_STORED_PARAMS: usize = 16 * 1024;
+/// and client info without icons are what a restore replays; real clients send well under
+/// one kilobyte). With the cap on sessions per principal, this bounds what one principal
+/// can make the store keep.
+const MAX_STORED_PARAMS: usize = 4 * 1024;
 
 /// The sessions in the store, as the edge and rmcp use them, and which of them rmcp keeps in
 /// memory here (each costs tens of kilobytes while it lives).
@@ -37,6 +39,9 @@ pub struct Sessions {
     backend: Arc<dyn SessionBackend>,
     memory: Arc<LocalSessionManager>,
     residents: Arc<Residents>,
+    /// Sessions one principal keeps in the store; a new one past it forgets their least
+    /// recently used.
+    keep: usize,
 }
 
 /// Why the edge stops a request before rmcp.
@@ -92,17 +97,20 @@ impl Refusal {
 }
 
 impl Sessions {
-    /// At most `cap` sessions in memory here, `share` of them one principal's.
+    /// At most `cap` sessions in memory here, `share` of them one principal's; and at most
+    /// `keep` of one principal's in the store.
     pub fn new(
         backend: Arc<dyn SessionBackend>,
         memory: Arc<LocalSessionManager>,
         cap: usize,
         share: usize,
+        keep: usize,
     ) -> Self {
         Self {
             backend,
             memory,
             residents: Residents::new(cap, share),
+            keep,
         }
     }
 
@@ -210,14 +218,16 @@ impl Opening {
             backend,
             memory,
             residents,
+            keep,
         } = &self.sessions;
-        let refusal = match backend.create(id, &self.record, ttl_ms()).await {
-            Ok(true) => {
+        let refusal = match backend.create(id, &self.record, ttl_ms(), *keep).await {
+            Ok(Created::Stored { forgotten }) => {
                 crate::metrics::session_opened();
                 residents.settle(self.place, id);
+                forget(memory, &forgotten).await;
                 return Ok(());
             }
-            Ok(false) => {
+            Ok(Created::Taken) => {
                 tracing::error!("rmcp opened a session under an id already stored; refused");
                 Refusal::Unavailable
             }
@@ -231,6 +241,25 @@ impl Opening {
             tracing::warn!(error = %e, "an unrecorded session could not be closed; it idles out");
         }
         Err(refusal)
+    }
+}
+
+/// Takes the sessions the store forgot (their owner opened more than they may keep) out of
+/// memory here too; another replica's copy idles out, and its next use is answered 404.
+async fn forget(memory: &LocalSessionManager, forgotten: &[String]) {
+    if forgotten.is_empty() {
+        return;
+    }
+    tracing::info!(
+        forgotten = forgotten.len(),
+        "a principal opened more legacy sessions than it may keep; its least recently used \
+         are forgotten"
+    );
+    for id in forgotten {
+        let id: std::sync::Arc<str> = id.as_str().into();
+        if memory.sessions.read().await.contains_key(&id) {
+            let _ = memory.close_session(&id).await;
+        }
     }
 }
 
@@ -267,6 +296,10 @@ fn initialize_params(body: &[u8]) -> Option<String> {
         if let Some(value) = params.get(key) {
             kept.insert(key.to_owned(), value.clone());
         }
+    }
+    // Icons (often data URIs) are for a host's display; a restore has no use for them.
+    if let Some(Value::Object(info)) = kept.get_mut("clientInfo") {
+        info.remove("icons");
     }
     let kept = Value::Object(kept);
     serde_json::from_value::<InitializeRequestParams>(kept.clone()).ok()?;

@@ -8,5 +8,6 @@ mod demo;
 mod files;
 mod login;
 mod providers;
+mod rebinding;
 mod shapes;
 mod shares;

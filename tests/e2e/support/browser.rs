@@ -184,7 +184,16 @@ impl Browser {
     }
 
     pub async fn get(&self, url: &str) -> Page {
-        let r = self.http.get(url).send().await.unwrap();
+        self.get_with(url, &[]).await
+    }
+
+    /// A GET with these headers too (a foreign `Host`, say).
+    pub async fn get_with(&self, url: &str, headers: &[(&str, &str)]) -> Page {
+        let mut request = self.http.get(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let r = request.send().await.unwrap();
         self.page(url, r).await
     }
 

@@ -184,6 +184,16 @@ impl LegacySession {
         panic!("the call's stream ended without its answer");
     }
 
+    /// Asks for a GET stream of the session: the answer as it comes (a stream is open while
+    /// the response lives).
+    pub async fn get_stream(&self) -> reqwest::Response {
+        self.with_session(self.http.get(&self.url))
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .expect("grantry answers")
+    }
+
     /// Opens the session's GET stream; the handle yields the first message whose `method`
     /// is `method`, or `None` if none comes within `wait`.
     pub async fn listen_for(

@@ -46,13 +46,14 @@ async fn spawn(
         .env_remove("GRANTRY_KEYS")
         .env("GRANTRY_OIDC_CLIENT_SECRET", super::oidc::CLIENT_SECRET)
         .env("FAKE_SECRET", "fake-client-secret")
-        // The webhook endpoints tests configure: `hooks` (the receiver's secret) and `forger`
-        // (a secret the receiver does not know).
+        // The webhook endpoints tests configure: `hooks` and `slow` (the receivers' secret)
+        // and `forger` (a secret the receivers do not know).
         .env("GRANTRY_WEBHOOK_SECRET_HOOKS", super::webhooks::SECRET)
         .env(
             "GRANTRY_WEBHOOK_SECRET_FORGER",
             super::webhooks::WRONG_SECRET,
         )
+        .env("GRANTRY_WEBHOOK_SECRET_SLOW", super::webhooks::SECRET)
         // For catalog entries that point at grantry's own demo provider.
         .env("DEMO_SECRET", grantry::demo::DEMO_CLIENT_SECRET)
         .stdout(Stdio::null())
@@ -328,14 +329,19 @@ impl Server {
 
     /// Rows in a table of the SQLite store (read with the sqlite3 file directly).
     pub async fn count_rows(&self, table: &str) -> i64 {
+        self.query_i64(&format!("SELECT COUNT(*) FROM {table}"))
+            .await
+    }
+
+    /// The one number `sql` selects from the SQLite store (read from the file directly).
+    pub async fn query_i64(&self, sql: &str) -> i64 {
         use sqlx::Connection;
         let url = format!(
             "sqlite://{}",
             self.data_dir.path().join("grantry.db").display()
         );
         let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
-        let sql = format!("SELECT COUNT(*) FROM {table}");
-        sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
             .fetch_one(&mut conn)
             .await
             .unwrap()

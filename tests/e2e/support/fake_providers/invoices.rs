@@ -1,6 +1,6 @@
 //! The fakes' invoice APIs, each in its provider's documented response shape, over
 //! generated fixtures (`Fixture`), with each provider's pagination and status words; and
-//! Xero's invoice writes.
+//! Xero's invoice writes, to either organisation.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -48,8 +48,14 @@ pub(super) async fn api_write(
     if !authorized(&fake, &provider, &headers) {
         return (StatusCode::UNAUTHORIZED, "unauthorized").into_response();
     }
+    // Either organisation takes writes (to the one the `xero-tenant-id` header names); the
+    // invoices written are one set, so an id means an invoice in both, as ids can repeat
+    // across a provider's companies.
+    let tenant = headers.get("xero-tenant-id").and_then(|v| v.to_str().ok());
     if provider != "xero"
-        || headers.get("xero-tenant-id").and_then(|v| v.to_str().ok()) != Some("tenant-1")
+        || !super::XERO_TENANTS
+            .iter()
+            .any(|(id, _)| Some(*id) == tenant)
     {
         return (StatusCode::NOT_FOUND, "no such write").into_response();
     }
