@@ -75,7 +75,13 @@ async function walk(base, lang, scheme, label) {
   await check(page, at('connections'), lang);
   await Promise.all([page.waitForURL(/\/disconnect$/), page.click('a[href$="/disconnect"]')]);
   await check(page, at('confirm-disconnect'), lang);
-  await Promise.all([page.waitForLoadState('load'), page.click('button[type=submit]')]);
+  // The result page itself, not the confirmation still on screen: wait for the POST's answer.
+  await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && /\/disconnect$/.test(r.url())),
+    page.click('button[type=submit]'),
+  ]);
+  await page.waitForLoadState('load');
+  assert.match(await page.textContent('main'), disconnected[lang], `${label}: ${page.url()}`);
   await check(page, at('disconnected'), lang);
 
   await page.goto(`${base}/connect/not-a-ticket`);
@@ -84,6 +90,12 @@ async function walk(base, lang, scheme, label) {
 }
 
 const headings = { en: 'Your connections', de: 'Ihre Verbindungen', fr: 'Vos connexions' };
+// What the page says once a disconnect is done (the demo provider revokes).
+const disconnected = {
+  en: /Disconnected Demo Billing\. Demo Billing confirmed/,
+  de: /Demo Billing getrennt\. Demo Billing hat bestätigt/,
+  fr: /Demo Billing déconnecté\. Demo Billing a confirmé/,
+};
 
 test('every page passes axe-core in English, German and French, light and dark', async () => {
   const base = await startGrantry();

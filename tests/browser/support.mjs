@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { logTo, record, recordUrl, traceEnv } from '../leaks.mjs';
 
 const processes = [];
 
@@ -27,8 +28,8 @@ export async function startGrantry(args = [], env = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'grantry-browser-'));
   processes.push(
     spawn(process.env.GRANTRY_BIN, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], {
-      stdio: 'ignore',
-      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', logTo('browser', 'ignore')],
+      env: { ...process.env, ...traceEnv(), ...env },
     }),
   );
   for (let i = 0; i < 100; i++) {
@@ -60,13 +61,28 @@ export const oidcIdentity = (issuer) => ({
   env: { GRANTRY_OIDC_CLIENT_SECRET: 'grantry-secret' },
 });
 
-/** Debian's Chromium, headless, with nothing running in the background. */
-export const launchChromium = () =>
-  chromium.launch({
+/** Debian's Chromium, headless, with nothing running in the background. Every context it
+ * opens keeps the secrets it meets (URLs' codes, states and tickets; cookies) for the leak
+ * search. */
+export async function launchChromium() {
+  const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (...options) => watched(await newContext(...options));
+  return browser;
+}
+
+function watched(context) {
+  context.on('request', (request) => recordUrl(request.url()));
+  context.on('response', async (response) => {
+    const cookies = (await response.headerValue('set-cookie').catch(() => null)) ?? '';
+    record('cookie', cookies.split('\n').map((c) => c.split(';')[0].split('=').slice(1).join('=')));
+  });
+  return context;
+}
 
 export const freePort = () =>
   new Promise((resolve) => {

@@ -21,7 +21,8 @@ import { BIN, startGrantry } from './support.mjs';
 
 const OPENER = process.env.GRANTRY_OPEN_WITH;
 if (!OPENER) throw new Error('GRANTRY_OPEN_WITH names the link opener: run this through `scripts/test bridge`');
-const here = fileURLToPath(new URL('.', import.meta.url));
+// The installed tree is the folder above the tests' copy (tests/clients/run).
+const here = fileURLToPath(new URL('..', import.meta.url));
 const inspectorCli = join(here, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
 
 /** A file for the opener's records, and a reader that waits (10 s at most) for `n` of them. */

@@ -11,9 +11,10 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { signIn, startGrantry } from './support.mjs';
+import { assertConnected, signIn, startGrantry } from './support.mjs';
 
-const here = fileURLToPath(new URL('.', import.meta.url));
+// The installed tree is the folder above the tests' copy (tests/clients/run).
+const here = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(here, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
 // The Inspector keeps a catalog and secrets under $HOME: give it a scratch one.
 const home = mkdtempSync(join(tmpdir(), 'grantry-inspector-'));
@@ -67,7 +68,7 @@ for (const era of ['legacy', 'modern']) {
       const url = text.match(/https?:\/\/\S+\/connect\/\S+/)?.[0];
       assert.ok(url, text);
       const final = await signIn(url);
-      assert.match(final.text, /connected/);
+      assertConnected(final);
       const second = await inspector(
         link.mcpUrl, era, '--method', 'tools/call', '--tool-name', 'list_invoices', '--tool-arg', 'status=all',
       );

@@ -5,6 +5,8 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import assert from 'node:assert/strict';
+import { logTo, record, recordUrl, traceEnv } from '../leaks.mjs';
 
 export const BIN = process.env.GRANTRY_BIN;
 if (!BIN) throw new Error('GRANTRY_BIN names the grantry binary');
@@ -26,7 +28,8 @@ export async function startGrantry(args = []) {
   const base = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'grantry-clients-'));
   const child = spawn(BIN, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], {
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', logTo('clients', 'inherit')],
+    env: { ...process.env, ...traceEnv() },
   });
   for (let i = 0; i < 100; i++) {
     try {
@@ -55,11 +58,13 @@ class Browser {
       const headers = { ...(init.headers ?? {}) };
       const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
       if (cookie) headers.cookie = cookie;
+      recordUrl(url);
       const response = await fetch(url, { ...init, headers, redirect: 'manual' });
       for (const set of response.headers.getSetCookie()) {
         const [pair] = set.split(';');
         const at = pair.indexOf('=');
         this.cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
+        record('cookie', [pair.slice(at + 1).trim()]);
       }
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
@@ -93,6 +98,15 @@ class Browser {
 
 function unescape(html) {
   return html.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#x2F;', '/').replaceAll('&#47;', '/');
+}
+
+/** The sign-in ended on grantry's "Account connected" page, and on nothing else (a refusal
+ * page such as "Account not connected" also says "connected"). */
+export function assertConnected(final) {
+  assert.equal(final.status, 200, final.text);
+  assert.match(final.url, /\/connected\?provider=/, `ended on ${final.url}`);
+  assert.match(final.text, /<title>Account connected/);
+  assert.match(final.text, /account is connected\. Return to your assistant/);
 }
 
 /** Opens a connect link like a person and approves at the demo provider; the last page. */

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { signIn, startGrantry } from './support.mjs';
+import { assertConnected, signIn, startGrantry } from './support.mjs';
 
 const ERAS = {
   legacy: undefined, // the SDK's default: plain `initialize`
@@ -38,7 +38,7 @@ async function listInvoicesSigningIn(client, era) {
   assert.equal(elicitation.mode, 'url');
   assert.ok(elicitation.elicitationId);
   const final = await signIn(elicitation.url);
-  assert.match(final.text, /connected/);
+  assertConnected(final);
   return client.callTool({ name: 'list_invoices', arguments: { status: 'all' } });
 }
 
@@ -64,7 +64,7 @@ for (const era of ['legacy', 'modern']) {
       const { client, asked } = await connect(grantry, era, async (params) => {
         if (params.mode === 'url') {
           const final = await signIn(params.url);
-          assert.match(final.text, /connected/);
+          assertConnected(final);
           return { action: 'accept' };
         }
         return { action: 'decline' };

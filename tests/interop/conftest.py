@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+import leaks
+
 BINARY = os.environ.get("GRANTRY_BIN", str(Path(__file__).resolve().parents[2] / "target/debug/grantry"))
 
 
@@ -29,9 +31,14 @@ class Grantry:
         self.data_dir = tempfile.TemporaryDirectory()
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        self.log_path = Path(self.data_dir.name) / "grantry.log"
+        # Kept for the leak search when it runs (at trace level), else beside the data.
+        self.log_path = leaks.log_path("interop") or Path(self.data_dir.name) / "grantry.log"
         self.log_file = open(self.log_path, "w")
-        env = {**{k: v for k, v in os.environ.items() if k != "GRANTRY_KEYS"}, **(env or {})}
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "GRANTRY_KEYS"},
+            **leaks.trace_env(),
+            **(env or {}),
+        }
         self.process = subprocess.Popen(
             [BINARY, "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir.name, *extra_args],
             stdout=subprocess.DEVNULL,
@@ -110,7 +117,9 @@ def first_form(response: httpx2.Response) -> tuple[str, dict[str, str]]:
 
 async def sign_in(link: str, approve: bool = True) -> httpx2.Response:
     """Opens the connect link like a person: Continue, then Approve (or Deny) at the provider.
-    Returns the last page, after every redirect was followed."""
+    Returns the last page, after every redirect was followed. Every secret on the way (the
+    link's ticket, codes, states, cookies) is kept for the leak search."""
+    leaks.record_url(link)
     async with httpx2.AsyncClient(follow_redirects=True, timeout=30) as browser:
         connect = await browser.get(link)
         assert connect.status_code == 200, connect.text
@@ -120,5 +129,17 @@ async def sign_in(link: str, approve: bool = True) -> httpx2.Response:
         action, fields = first_form(consent)
         fields["decision"] = "approve" if approve else "deny"
         final = await browser.post(action, data=fields)
+        for seen in [*consent.history, consent, *final.history, final]:
+            leaks.record_url(str(seen.url))
+        leaks.record("cookie", [cookie.value for cookie in browser.cookies.jar])
         assert re.search(r"/(connected|oauth/callback)", str(final.url)), final.url
         return final
+
+
+def assert_connected(final: httpx2.Response) -> None:
+    """The sign-in ended on grantry's "Account connected" page, and on nothing else (a refusal
+    page such as "Account not connected" also says "connected")."""
+    assert final.status_code == 200, final.text
+    assert "/connected?provider=" in str(final.url), f"ended on {final.url}: {final.text[:300]}"
+    assert "<title>Account connected" in final.text, final.text[:300]
+    assert "account is connected. Return to your assistant" in final.text, final.text[:300]

@@ -32,6 +32,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import leaks
+
 OIDC_DIR = Path(__file__).resolve().parents[1] / "oidc"
 TEST_REDIRECT_URI = "http://127.0.0.1/callback"
 GRANTRY_CLIENT_ID = "grantry"
@@ -258,6 +260,7 @@ def access_token(
     tokens = redeem(
         issuer, result["code"], result["code_verifier"], client_id=client_id, resource=resource
     )
+    leaks.record("bearer token", [tokens["access_token"], tokens.get("refresh_token")])
     return tokens["access_token"]
 
 

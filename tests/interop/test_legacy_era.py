@@ -11,7 +11,7 @@ import pytest
 import mcp.types as types
 from mcp import Client, MCPError
 
-from conftest import sign_in
+from conftest import assert_connected, sign_in
 from test_forms import GOOD, created, scripted
 
 
@@ -26,7 +26,7 @@ async def connect_through_32042(client: Client) -> None:
     with pytest.raises(MCPError) as caught:
         await client.call_tool("list_invoices", {})
     final = await sign_in(url_elicitation(caught.value)["url"])
-    assert final.status_code == 200 and "connected" in final.text
+    assert_connected(final)
 
 
 def test_legacy_mode_negotiates_2025_11_25_and_lists_tools(grantry):
@@ -52,7 +52,7 @@ def test_a_missing_connection_is_32042_and_the_retry_after_signing_in_completes(
             assert elicitation["elicitationId"]
             assert elicitation["url"].startswith(f"{grantry.base}/connect/")
             final = await sign_in(elicitation["url"])
-            assert final.status_code == 200 and "connected" in final.text
+            assert_connected(final)
             result = await client.call_tool("list_invoices", {"status": "all"})
             assert result.is_error is not True
             assert len(result.structured_content["invoices"]) == 5

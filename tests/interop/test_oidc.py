@@ -13,7 +13,7 @@ import mcp.types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import Grantry, first_form
+from conftest import Grantry, assert_connected, first_form
 from oidc_fixture import GRANTRY_CLIENT_ID, GRANTRY_CLIENT_SECRET, OidcProvider, access_token
 
 
@@ -79,7 +79,7 @@ def test_the_callers_sign_in_completes_and_another_user_opening_the_link_is_refu
             action, fields = first_form(consent)
             fields["decision"] = "approve"
             final = await alices.post(action, data=fields)
-            assert final.status_code == 200 and "connected" in final.text, final.text
+            assert_connected(final)
         return types.ElicitResult(action="accept")
 
     async def main():

@@ -8,7 +8,7 @@ import pytest
 import mcp.types as types
 from mcp import Client, MCPError
 
-from conftest import sign_in
+from conftest import assert_connected, sign_in
 
 
 def run(coro):
@@ -35,7 +35,7 @@ def test_the_whole_sign_in_flow_ends_with_invoices(grantry):
         assert params.url.startswith(f"{grantry.base}/connect/")
         links.append(params.url)
         final = await sign_in(params.url)
-        assert final.status_code == 200 and "connected" in final.text
+        assert_connected(final)
         return types.ElicitResult(action="accept")
 
     async def main():

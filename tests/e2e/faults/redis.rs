@@ -312,6 +312,7 @@ async fn a_slow_store_gives_bounded_errors_then_recovers() {
 /// again once its claim lapses, with the same webhook-id: the receiver sees one event, and a
 /// duplicate it can drop. Nothing is lost and nothing arrives under two ids.
 #[tokio::test]
+#[ignore = "a soak: it waits out a delivery's 45 s claim; scripts/test soak runs it"]
 async fn a_delivery_redis_could_not_record_is_sent_again_with_its_id() {
     let Some(mut redis) = OwnRedis::start() else {
         return;

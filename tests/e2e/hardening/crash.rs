@@ -3,6 +3,7 @@
 //! told to start again, and the same link works.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -32,7 +33,14 @@ async fn a_crash_during_the_token_request_is_recovered_not_reported_as_an_attack
         let (browser, callback) = (browser.clone(), callback.clone());
         tokio::spawn(async move { browser.get(&callback).await })
     };
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // The fake has the code (it counts it before its delay): the replica is mid-exchange.
+    for _ in 0..500 {
+        if fake.counters.code_redemptions.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(fake.counters.code_redemptions.load(Ordering::SeqCst), 1);
     let mut server = server;
     server.kill();
     hanging.abort();

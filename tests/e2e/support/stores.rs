@@ -4,10 +4,11 @@
 
 /// The PostgreSQL and Redis tests of `$name(store_args)`, inside the module of its tests.
 macro_rules! shared_store_tests {
-    ($name:ident) => {
+    ($(#[$attr:meta])* $name:ident) => {
         use crate::support::servers;
 
         #[tokio::test]
+        $(#[$attr])*
         async fn postgres() {
             let Some((args, _guard)) = servers::postgres_store().await else {
                 return;
@@ -16,6 +17,7 @@ macro_rules! shared_store_tests {
         }
 
         #[tokio::test]
+        $(#[$attr])*
         async fn redis() {
             let Some((args, _guard)) = servers::redis_store().await else {
                 return;
@@ -41,10 +43,11 @@ macro_rules! on_every_store {
 
 /// Runs `$name(store_args)` as one test per shared store (PostgreSQL, Redis): for tests of
 /// several replicas.
+/// Attributes before the name go on each test (`#[ignore = "…"]` for a soak).
 macro_rules! on_shared_stores {
-    ($name:ident) => {
+    ($(#[$attr:meta])* $name:ident) => {
         mod $name {
-            shared_store_tests!($name);
+            shared_store_tests!($(#[$attr])* $name);
         }
     };
 }
