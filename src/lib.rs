@@ -21,10 +21,10 @@
 //! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the `Host` names it answers to, the open-file limit |
 //! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
 //! | | [`grants`] | users' tokens, sealed at rest, versioned; connection health; the keep-alive scheduler; lifecycle writes with their events; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
-//! | | [`outbox`] | the transactional outbox: lifecycle events per webhook endpoint, claimed by one replica, signed (Standard Webhooks) and delivered with retries |
+//! | | [`outbox`] | the transactional outbox: lifecycle events per webhook endpoint, claimed by one replica, signed (Standard Webhooks) and delivered with retries, each endpoint on its own; what waits is capped per endpoint |
 //! | | [`leases`] | exclusive leases in the store (single-flight refresh across replicas, single-use marks) |
 //! | | [`limits`] | rate limits counted in the store, shared by the replicas |
-//! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them |
+//! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them; a bounded number per opener |
 //! | | [`audit`] | audit events: hashed ids, never a secret |
 //! | identity | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
 //! | settings | [`config`] | every option declared once (flag, variable, TOML key, default), typed and checked at start |
