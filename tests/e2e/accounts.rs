@@ -13,6 +13,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::connections::{connected_to_xero, link_to};
+use crate::invoice_forms::create_at_xero;
 use crate::support::fake_providers::{Fake, XERO_TENANTS};
 use crate::support::mcp::url_and_form;
 use crate::support::{Browser, Mcp, Server};
@@ -246,14 +247,7 @@ on_every_store!(two_organisations_are_two_connections);
 #[tokio::test]
 async fn a_yes_given_at_one_organisation_voids_nothing_at_another() {
     let (server, fake, mcp) = connected_to_xero(&[]).await;
-    let made = mcp
-        .call_tool(
-            "create_invoice",
-            json!({"provider": "xero", "email": "ap@acme.example", "customer_name": "Acme GmbH",
-                "amount": 99, "currency": "GBP", "due_date": "2099-01-31"}),
-            url_and_form(),
-        )
-        .await;
+    let made = create_at_xero(&mcp).await;
     let id = made.result()["structuredContent"]["invoice"]["id"]
         .as_str()
         .unwrap()

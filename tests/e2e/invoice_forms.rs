@@ -193,19 +193,23 @@ async fn ask_to_void(mcp: &Mcp, provider: &str, id: &str) -> (String, String) {
     )
 }
 
+/// Creates an invoice of 99.00 GBP for Acme GmbH at Xero; the call's answer.
+pub async fn create_at_xero(mcp: &Mcp) -> Answer {
+    mcp.call_tool(
+        "create_invoice",
+        json!({"provider": "xero", "email": "ap@acme.example", "customer_name": "Acme GmbH",
+            "amount": 99, "currency": "GBP", "due_date": "2099-01-31"}),
+        url_and_form(),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn void_invoice_voids_only_on_an_explicit_yes_for_that_invoice() {
     let (a, fake, _dir) = grantry_with_fakes("xero", &[]).await;
     let mcp = Mcp::new(a.mcp_url());
     connect(&a, &mcp, "xero").await;
-    let made = mcp
-        .call_tool(
-            "create_invoice",
-            json!({"provider": "xero", "email": "ap@acme.example", "customer_name": "Acme GmbH",
-                "amount": 99, "currency": "GBP", "due_date": "2099-01-31"}),
-            url_and_form(),
-        )
-        .await;
+    let made = create_at_xero(&mcp).await;
     let invoice = made.result()["structuredContent"]["invoice"].clone();
     assert_eq!(invoice["status"], "open", "{}", made.raw);
     let id = invoice["id"].as_str().unwrap().to_owned();

@@ -189,16 +189,9 @@ async fn an_endpoint_down_past_the_retries_is_parked_then_retried(store: &[Strin
     let server = Server::start(&servers::as_strs(&s.args)).await;
     connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
     let parked = [("endpoint", "hooks"), ("outcome", "parked")];
-    for _ in 0..100 {
-        if server
-            .counter("grantry_webhook_deliveries_total", &parked)
-            .await
-            == 1.0
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    server
+        .wait_for_counter("grantry_webhook_deliveries_total", &parked, 1.0)
+        .await;
     let listed = events_command(&server, &["list", "--status", "parked"]);
     assert!(listed.contains("connection.created"), "{listed}");
     assert!(
@@ -221,16 +214,9 @@ async fn a_wrong_secret_fails_verification(store: &[String]) {
     let events = s.receiver.wait_for(1, Duration::from_secs(20)).await;
     assert_eq!(events[0]["type"], "connection.created");
     let parked = [("endpoint", "forger"), ("outcome", "parked")];
-    for _ in 0..100 {
-        if server
-            .counter("grantry_webhook_deliveries_total", &parked)
-            .await
-            == 1.0
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    server
+        .wait_for_counter("grantry_webhook_deliveries_total", &parked, 1.0)
+        .await;
     let state = s.receiver.state().await;
     assert_eq!(
         state["forged"], 3,
@@ -391,22 +377,6 @@ async fn next_second() {
     .await;
 }
 
-/// Waits (at most 10 s) until `server` has parked `count` deliveries to `hooks`.
-async fn wait_until_parked(server: &Server, count: f64) {
-    let parked = [("endpoint", "hooks"), ("outcome", "parked")];
-    for _ in 0..100 {
-        if server
-            .counter("grantry_webhook_deliveries_total", &parked)
-            .await
-            == count
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{count} deliveries were never parked");
-}
-
 async fn past_its_cap_an_endpoint_loses_its_oldest_parked_delivery(store: &[String]) {
     let s = setup(store, "1", "").await;
     s.receiver.set_down(true).await;
@@ -420,7 +390,10 @@ async fn past_its_cap_an_endpoint_loses_its_oldest_parked_delivery(store: &[Stri
         next_second().await;
         connect(&server, &mcp, provider).await;
     }
-    wait_until_parked(&server, 3.0).await;
+    let parked = [("endpoint", "hooks"), ("outcome", "parked")];
+    server
+        .wait_for_counter("grantry_webhook_deliveries_total", &parked, 3.0)
+        .await;
     // Event ids, newest first.
     let ids = |listed: String| -> Vec<String> {
         listed
@@ -433,16 +406,9 @@ async fn past_its_cap_an_endpoint_loses_its_oldest_parked_delivery(store: &[Stri
     // The cap is kept at start and every few minutes: a restart keeps it now.
     let server = server.restart().await;
     let dropped = [("endpoint", "hooks")];
-    for _ in 0..100 {
-        if server
-            .counter("grantry_webhook_deliveries_dropped_total", &dropped)
-            .await
-            == 1.0
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    server
+        .wait_for_counter("grantry_webhook_deliveries_dropped_total", &dropped, 1.0)
+        .await;
     assert!(server.log_shows("webhook deliveries DROPPED").await);
     let after = ids(events_command(&server, &["list", "--status", "parked"]));
     assert_eq!(after, before[..2], "the oldest went");

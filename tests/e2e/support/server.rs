@@ -303,6 +303,21 @@ impl Server {
             .sum()
     }
 
+    /// Waits (at most 10 s) until the counter `name` with `labels` reads `value`; fails the
+    /// test with the metrics otherwise.
+    pub async fn wait_for_counter(&self, name: &str, labels: &[(&str, &str)], value: f64) {
+        for _ in 0..100 {
+            if self.counter(name, labels).await == value {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!(
+            "{name} {labels:?} never read {value}:\n{}",
+            self.metrics().await
+        );
+    }
+
     /// Waits (at most 10 s) until this replica holds `count` retries open.
     pub async fn wait_until_holding(&self, count: u32) {
         for _ in 0..200 {
