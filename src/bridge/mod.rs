@@ -28,12 +28,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::task::AbortHandle;
 
 use crate::config::BridgeArgs;
 use profile::{ClientProfile, Era, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, MODERN};
-use stdio::ClientLink;
+use stdio::{ClientLink, Line};
 use upstream::Upstream;
 use wire::{Incoming, Outcome};
 
@@ -76,11 +76,9 @@ where
         let bridge = Arc::clone(&bridge);
         async move { bridge.check_server().await }
     });
-    let mut lines = BufReader::new(input).lines();
-    while let Some(line) = lines.next_line().await? {
-        if !line.trim().is_empty() {
-            bridge.take(&line);
-        }
+    let mut input = BufReader::new(input);
+    while let Some(line) = stdio::read_line(&mut input).await? {
+        bridge.take_line(line);
     }
     tracing::info!("grantry bridge: the client closed stdin; stopping");
     bridge.stop();
@@ -136,6 +134,23 @@ impl Bridge {
                 "grantry bridge: {e} (the bridge keeps running and tries again with each request)"
             ),
         }
+    }
+
+    /// One line of input: a message, or an error answered without an id (the bridge goes on).
+    fn take_line(self: &Arc<Self>, line: Line) {
+        let error = match line {
+            Line::Text(text) if text.trim().is_empty() => return,
+            Line::Text(text) => return self.take(&text),
+            Line::NotUtf8 => wire::error(-32700, "parse error: the line is not UTF-8"),
+            Line::TooLong => wire::error(
+                -32600,
+                format!(
+                    "invalid request: the line is longer than {} MiB",
+                    stdio::MAX_LINE_BYTES >> 20
+                ),
+            ),
+        };
+        self.client.send(&wire::answer(&Value::Null, Err(error)));
     }
 
     fn take(self: &Arc<Self>, line: &str) {
@@ -328,6 +343,47 @@ fn handshake_answer(version: &str, discovered: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    use url::Url;
+
+    /// Options for a bridge whose server is never reached (nothing listens on port 9).
+    fn offline(token_cache: &std::path::Path) -> BridgeArgs {
+        BridgeArgs {
+            url: Url::parse("http://127.0.0.1:9/mcp").unwrap(),
+            open_with: Some("/bin/false".into()),
+            wait: Duration::from_secs(1),
+            headers: Vec::new(),
+            client_id: None,
+            token_cache: Some(token_cache.to_owned()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_answered_and_the_bridge_goes_on() {
+        crate::providers::http::install_tls_provider();
+        let dir = tempfile::tempdir().unwrap();
+        let (mut to_bridge, input) = tokio::io::duplex(1 << 16);
+        let (output, from_bridge) = tokio::io::duplex(1 << 16);
+        let serving = tokio::spawn(serve(offline(dir.path()), input, output));
+        to_bridge
+            .write_all(b"{\"id\": \"\xff\"}\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        let mut answers = BufReader::new(from_bridge).lines();
+        let mut next = async || -> Value {
+            let line = tokio::time::timeout(Duration::from_secs(10), answers.next_line());
+            serde_json::from_str(&line.await.unwrap().unwrap().unwrap()).unwrap()
+        };
+        let refused = next().await;
+        assert_eq!(refused["error"]["code"], -32700);
+        assert_eq!(refused["id"], Value::Null);
+        assert_eq!(
+            next().await,
+            json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+        );
+        drop(to_bridge);
+        serving.await.unwrap().unwrap();
+    }
 
     #[test]
     fn the_server_gets_this_revision_and_the_bridges_capabilities_with_the_clients_meta() {
