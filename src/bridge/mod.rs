@@ -14,6 +14,7 @@
 //! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache
 
 mod auth;
+mod body;
 mod calls;
 mod headers;
 mod links;

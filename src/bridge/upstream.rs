@@ -11,12 +11,14 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::auth::{AuthError, Authorizer};
+use super::body::{self, BodyError};
 use super::headers::{self, Mirrors};
 use super::sse::Events;
 use crate::config::StaticHeader;
 
-/// Largest answer read from the server.
+/// Largest answer read from the server (a JSON answer, or a whole SSE stream).
 const MAX_ANSWER_BYTES: usize = 16 << 20;
+const ANSWER: &str = "the server's answer";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request not otherwise bounded (not a held sign-in retry) gives up after this.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
@@ -44,6 +46,8 @@ pub(super) enum UpstreamError {
     Status(StatusCode),
     #[error("the server's answer is not a JSON-RPC answer: {0}")]
     Garbled(String),
+    #[error(transparent)]
+    Body(#[from] BodyError),
 }
 
 /// The bearer token a refused request carried; `Debug` does not show it.
@@ -194,9 +198,7 @@ impl Upstream {
         let message = if is_sse {
             self.read_stream(response, id, on_notification).await?
         } else {
-            let bytes = read_capped(response)
-                .await
-                .map_err(|e| self.unreachable(&e))?;
+            let bytes = body::read(response, ANSWER, MAX_ANSWER_BYTES).await?;
             serde_json::from_slice(&bytes).map_err(|_| UpstreamError::Status(status))?
         };
         reply_of(message, id)
@@ -214,7 +216,11 @@ impl Upstream {
         while let Some(chunk) = response.chunk().await.map_err(|e| self.unreachable(&e))? {
             read += chunk.len();
             if read > MAX_ANSWER_BYTES {
-                return Err(UpstreamError::Garbled("the stream is too long".into()));
+                return Err(BodyError::TooLarge {
+                    what: ANSWER,
+                    limit: MAX_ANSWER_BYTES,
+                }
+                .into());
             }
             for data in events.push(&chunk) {
                 let message: Value = serde_json::from_str(&data)
@@ -251,17 +257,6 @@ impl Upstream {
     pub(super) fn knows_mirrors(&self) -> bool {
         self.mirrors.known()
     }
-}
-
-async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_ANSWER_BYTES {
-            break;
-        }
-    }
-    Ok(body)
 }
 
 fn reply_of(mut message: Value, id: u64) -> Result<Reply, UpstreamError> {

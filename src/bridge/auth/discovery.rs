@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 use url::Url;
 
-use super::AuthError;
+use super::{AUTH_ANSWER_BYTES, AuthError};
+use crate::bridge::body;
 
 /// What one authorization needs to know.
 pub(super) struct Endpoints {
@@ -40,7 +41,7 @@ pub(super) async fn discover(
     let issuer = resource["authorization_servers"][0]
         .as_str()
         .and_then(|i| Url::parse(i).ok())
-        .ok_or_else(|| missing("the Protected Resource Metadata", "authorization_servers"))?;
+        .ok_or_else(|| missing_field("the Protected Resource Metadata", "authorization_servers"))?;
     secure(&issuer, local, "authorization_servers")?;
     let metadata = authorization_server(http, &issuer).await?;
     // RFC 8414 §3.3: the metadata must be the issuer's own.
@@ -54,7 +55,7 @@ pub(super) async fn discover(
         let url = metadata[name]
             .as_str()
             .and_then(|u| Url::parse(u).ok())
-            .ok_or_else(|| missing("the authorization server's metadata", name))?;
+            .ok_or_else(|| missing_field("the authorization server's metadata", name))?;
         secure(&url, local, name)?;
         Ok::<Url, AuthError>(url)
     };
@@ -129,7 +130,10 @@ pub(super) async fn register(
         .await
         .map_err(|e| AuthError::Registration(crate::providers::http::transport_reason(&e)))?;
     let status = response.status();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
+    let body = match body::json(response, "the registration answer", AUTH_ANSWER_BYTES).await {
+        Err(body::BodyError::NotJson { .. }) => Value::Null,
+        read => read?,
+    };
     match body["client_id"].as_str() {
         Some(id) if status.is_success() => Ok(id.to_owned()),
         _ => Err(AuthError::Registration(format!(
@@ -139,18 +143,34 @@ pub(super) async fn register(
     }
 }
 
-/// RFC 8414's metadata, else OpenID Connect discovery's.
+/// RFC 8414's metadata, else OpenID Connect discovery's, at the first of their places that
+/// answers. An answer too large or not JSON ends the search: it is the server's answer.
 async fn authorization_server(http: &reqwest::Client, issuer: &Url) -> Result<Value, AuthError> {
-    let oauth = well_known(issuer, "oauth-authorization-server");
-    if let Ok(metadata) = get_json(http, &oauth, "the authorization server's metadata").await {
-        return Ok(metadata);
+    let what = "the authorization server's metadata";
+    let mut missing = missing_field(what, "metadata URL");
+    for url in metadata_urls(issuer) {
+        match get_json(http, &url, what).await {
+            Err(error @ AuthError::Discovery { .. }) => missing = error,
+            found => return found,
+        }
     }
-    let mut openid = issuer.clone();
-    openid.set_path(&format!(
-        "{}/.well-known/openid-configuration",
-        issuer.path().trim_end_matches('/')
-    ));
-    get_json(http, &openid, "the authorization server's metadata").await
+    Err(missing)
+}
+
+/// Where an issuer's metadata may be: RFC 8414's place, then OpenID Connect's with the path
+/// inserted (as RFC 8414 does) and appended (as OpenID Connect Discovery does).
+fn metadata_urls(issuer: &Url) -> Vec<Url> {
+    let mut urls = vec![
+        well_known(issuer, "oauth-authorization-server"),
+        well_known(issuer, "openid-configuration"),
+    ];
+    let path = issuer.path().trim_end_matches('/');
+    if !path.is_empty() {
+        let mut appended = issuer.clone();
+        appended.set_path(&format!("{path}/.well-known/openid-configuration"));
+        urls.push(appended);
+    }
+    urls
 }
 
 /// `/.well-known/NAME` inserted before the URL's path (RFC 8414 §3, RFC 9728 §3).
@@ -178,13 +198,10 @@ async fn get_json(
     if !response.status().is_success() {
         return Err(failed(format!("{url} answered HTTP {}", response.status())));
     }
-    response
-        .json()
-        .await
-        .map_err(|_| failed(format!("{url} is not JSON")))
+    Ok(body::json(response, what, AUTH_ANSWER_BYTES).await?)
 }
 
-fn missing(what: &'static str, field: &str) -> AuthError {
+fn missing_field(what: &'static str, field: &str) -> AuthError {
     AuthError::Discovery {
         what,
         reason: format!("no usable {field}"),
@@ -209,7 +226,35 @@ fn parameter(challenge: &str, name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fake::{self, AS_PATH, Fake, PRM_PATH, Setup};
     use super::*;
+
+    #[tokio::test]
+    async fn every_answer_of_discovery_and_registration_is_read_within_the_bound() {
+        let padded = |path| Setup {
+            padded: Some(path),
+            ..Setup::default()
+        };
+        for (path, what) in [
+            (PRM_PATH, "the Protected Resource Metadata"),
+            (AS_PATH, "the authorization server's metadata"),
+        ] {
+            let fake = Fake::start(padded(path)).await;
+            let refused = discover(&fake::http(), &fake.server(), None).await;
+            let refused = refused.err().expect("a padded answer is refused");
+            assert_eq!(
+                refused.to_string(),
+                format!("{what} is larger than 256 KiB; not read")
+            );
+        }
+        let fake = Fake::start(padded("/register")).await;
+        let endpoints = discover(&fake::http(), &fake.server(), None).await.unwrap();
+        let refused = register(&fake::http(), &endpoints, "http://127.0.0.1:1/callback").await;
+        assert_eq!(
+            refused.unwrap_err().to_string(),
+            "the registration answer is larger than 256 KiB; not read"
+        );
+    }
 
     #[test]
     fn challenge_parameters_are_read_quoted_or_not() {

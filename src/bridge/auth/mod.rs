@@ -7,6 +7,8 @@
 
 mod cache;
 mod discovery;
+#[cfg(test)]
+mod fake;
 mod loopback;
 
 use std::path::Path;
@@ -15,6 +17,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use url::Url;
 
+use super::body::{self, BodyError};
 use super::links::{self, LinkRefusal};
 use cache::{TokenCache, Tokens};
 use discovery::Endpoints;
@@ -23,6 +26,8 @@ pub(super) use cache::default_dir;
 
 /// How long the user has to finish signing in at the authorization server.
 const AUTHORIZE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Largest metadata, registration or token answer read: a few KiB in practice.
+const AUTH_ANSWER_BYTES: usize = 256 << 10;
 /// A token this close to its expiry is refreshed before use.
 const EXPIRY_MARGIN_SECS: i64 = 30;
 
@@ -45,6 +50,8 @@ pub(super) enum AuthError {
     Token(String),
     #[error("the loopback redirect listener: {0}")]
     Listener(#[from] std::io::Error),
+    #[error(transparent)]
+    Body(#[from] BodyError),
 }
 
 pub(super) struct Authorizer {
@@ -235,10 +242,13 @@ impl Authorizer {
             .await
             .map_err(|e| AuthError::Token(crate::providers::http::transport_reason(&e)))?;
         let status = response.status();
-        let body: serde_json::Value = response
-            .json()
-            .await
-            .map_err(|_| AuthError::Token(format!("HTTP {status} without JSON")))?;
+        let body =
+            match body::json(response, "the token endpoint's answer", AUTH_ANSWER_BYTES).await {
+                Err(BodyError::NotJson { .. }) => {
+                    return Err(AuthError::Token(format!("HTTP {status} without JSON")));
+                }
+                read => read?,
+            };
         if !status.is_success() {
             // The error code only: an error description may echo what was sent.
             let error = body["error"].as_str().unwrap_or("an unnamed error");
@@ -319,5 +329,36 @@ fn tokens_of(
         expires_at: answer
             .expires_in
             .map(|secs| crate::clock::unix_now() + secs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fake::{Fake, Setup};
+
+    #[tokio::test]
+    async fn the_token_answer_is_read_within_the_bound() {
+        let fake = Fake::start(Setup {
+            padded: Some("/token"),
+            ..Setup::default()
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let authorizer = Authorizer::new(fake::http(), fake.server(), dir.path(), None, None);
+        let endpoint = Url::parse(&format!("{}/token", fake.base)).unwrap();
+        let refused = authorizer
+            .token_request(&endpoint, &[("grant_type", "refresh_token")])
+            .await
+            .err()
+            .expect("a padded answer is refused");
+        assert_eq!(
+            refused.to_string(),
+            "the token endpoint's answer is larger than 256 KiB; not read"
+        );
+        let sent = fake.token_requests();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].form["grant_type"], "refresh_token");
+        assert!(sent[0].authorization.is_none(), "a public client");
     }
 }
