@@ -13,6 +13,7 @@
 //! - [`links`]: which links are opened, and opening them
 //! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache
 
+mod answer;
 mod auth;
 mod body;
 mod calls;
@@ -21,6 +22,8 @@ mod links;
 mod profile;
 mod sse;
 mod stdio;
+#[cfg(test)]
+mod testing;
 mod upstream;
 mod wire;
 
@@ -344,46 +347,63 @@ fn handshake_answer(version: &str, discovered: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    use testing::StdioClient;
     use url::Url;
-
-    /// Options for a bridge whose server is never reached (nothing listens on port 9).
-    fn offline(token_cache: &std::path::Path) -> BridgeArgs {
-        BridgeArgs {
-            url: Url::parse("http://127.0.0.1:9/mcp").unwrap(),
-            open_with: Some("/bin/false".into()),
-            wait: Duration::from_secs(1),
-            headers: Vec::new(),
-            client_id: None,
-            token_cache: Some(token_cache.to_owned()),
-        }
-    }
 
     #[tokio::test]
     async fn a_line_that_is_not_utf8_is_answered_and_the_bridge_goes_on() {
-        crate::providers::http::install_tls_provider();
         let dir = tempfile::tempdir().unwrap();
-        let (mut to_bridge, input) = tokio::io::duplex(1 << 16);
-        let (output, from_bridge) = tokio::io::duplex(1 << 16);
-        let serving = tokio::spawn(serve(offline(dir.path()), input, output));
-        to_bridge
-            .write_all(b"{\"id\": \"\xff\"}\n{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n")
-            .await
-            .unwrap();
-        let mut answers = BufReader::new(from_bridge).lines();
-        let mut next = async || -> Value {
-            let line = tokio::time::timeout(Duration::from_secs(10), answers.next_line());
-            serde_json::from_str(&line.await.unwrap().unwrap().unwrap()).unwrap()
-        };
-        let refused = next().await;
+        // Nothing listens on port 9: the server is never reached.
+        let url = Url::parse("http://127.0.0.1:9/mcp").unwrap();
+        let mut client = StdioClient::start(testing::args(url, dir.path()));
+        client.write(b"{\"id\": \"\xff\"}\n").await;
+        client
+            .send(&json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+            .await;
+        let refused = client.next().await;
         assert_eq!(refused["error"]["code"], -32700);
         assert_eq!(refused["id"], Value::Null);
         assert_eq!(
-            next().await,
+            client.next().await,
             json!({"jsonrpc": "2.0", "id": 7, "result": {}})
         );
-        drop(to_bridge);
-        serving.await.unwrap().unwrap();
+        client.close().await;
+    }
+
+    #[tokio::test]
+    async fn an_http_error_that_is_not_json_rpc_is_answered_with_its_cause() {
+        let refuse = || async {
+            let challenge = r#"Bearer error="insufficient_scope", scope="invoices:write""#;
+            let body = axum::Json(json!({"error": "insufficient_scope"}));
+            let headers = [("www-authenticate", challenge)];
+            (http::StatusCode::FORBIDDEN, headers, body)
+        };
+        let router = axum::Router::new().route("/mcp", axum::routing::post(refuse));
+        let base = testing::serve_router(router).await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = testing::args(Url::parse(&format!("{base}/mcp")).unwrap(), dir.path());
+        args.headers.push(testing::static_token());
+        let mut client = StdioClient::start(args);
+        let cause = "the server answered HTTP 403 Forbidden without a JSON-RPC answer \
+                     (insufficient_scope)";
+        client
+            .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await;
+        let listed = client.next().await;
+        assert_eq!(listed["id"], 1);
+        assert_eq!(listed["error"]["code"], -32603);
+        assert_eq!(
+            listed["error"]["message"],
+            format!("grantry bridge: {cause}")
+        );
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "list_invoices", "arguments": {}}});
+        client.send(&call).await;
+        let called = client.next().await;
+        assert_eq!(called["result"]["isError"], true);
+        let text = called["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, format!("grantry bridge: {cause}"));
+        client.close().await;
     }
 
     #[test]

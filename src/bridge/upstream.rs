@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use url::Url;
 
-use super::auth::{AuthError, Authorizer};
+pub(super) use super::answer::Reply;
+use super::answer::{self, NotAReply};
+use super::auth::{self, AuthError, Authorizer};
 use super::body::{self, BodyError};
 use super::headers::{self, Mirrors};
 use super::sse::Events;
@@ -22,9 +24,6 @@ const ANSWER: &str = "the server's answer";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request not otherwise bounded (not a held sign-in retry) gives up after this.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The server's JSON-RPC answer: its `result`, or its `error` object.
-pub(super) type Reply = Result<Value, Value>;
 
 /// Why no answer came from the server. Never shows a token or a header value.
 #[derive(Debug, thiserror::Error)]
@@ -42,10 +41,8 @@ pub(super) enum UpstreamError {
     },
     #[error("the server asks for authorization (HTTP 401), which did not succeed: {0}")]
     Authorization(#[from] AuthError),
-    #[error("the server answered HTTP {0} without a JSON-RPC answer")]
-    Status(StatusCode),
-    #[error("the server's answer is not a JSON-RPC answer: {0}")]
-    Garbled(String),
+    #[error(transparent)]
+    NotAReply(#[from] NotAReply),
     #[error(transparent)]
     Body(#[from] BodyError),
 }
@@ -179,12 +176,12 @@ impl Upstream {
             .await
             .map_err(|e| self.unreachable(&e))?;
         let status = response.status();
+        let challenge = response
+            .headers()
+            .get(http::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         if status == StatusCode::UNAUTHORIZED {
-            let challenge = response
-                .headers()
-                .get(http::header::WWW_AUTHENTICATE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
             return Err(UpstreamError::Unauthorized {
                 challenge,
                 sent: sent.map(SentToken),
@@ -199,9 +196,10 @@ impl Upstream {
             self.read_stream(response, id, on_notification).await?
         } else {
             let bytes = body::read(response, ANSWER, MAX_ANSWER_BYTES).await?;
-            serde_json::from_slice(&bytes).map_err(|_| UpstreamError::Status(status))?
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null)
         };
-        reply_of(message, id)
+        let error = challenge.and_then(|c| auth::challenge_parameter(&c, "error"));
+        Ok(answer::reply_of(message, id, status, error.as_deref())?)
     }
 
     /// Reads an SSE answer until the message that answers `id`.
@@ -224,7 +222,7 @@ impl Upstream {
             }
             for data in events.push(&chunk) {
                 let message: Value = serde_json::from_str(&data)
-                    .map_err(|e| UpstreamError::Garbled(format!("an event: {e}")))?;
+                    .map_err(|e| NotAReply::Garbled(format!("an event: {e}")))?;
                 if message.get("id") == Some(&json!(id)) {
                     return Ok(message);
                 }
@@ -233,9 +231,7 @@ impl Upstream {
                 }
             }
         }
-        Err(UpstreamError::Garbled(
-            "the stream ended without an answer".into(),
-        ))
+        Err(NotAReply::Garbled("the stream ended without an answer".into()).into())
     }
 
     fn unreachable(&self, error: &reqwest::Error) -> UpstreamError {
@@ -256,20 +252,5 @@ impl Upstream {
     /// Whether a `tools/list` told which arguments each tool mirrors into headers.
     pub(super) fn knows_mirrors(&self) -> bool {
         self.mirrors.known()
-    }
-}
-
-fn reply_of(mut message: Value, id: u64) -> Result<Reply, UpstreamError> {
-    if message.get("id") != Some(&json!(id)) && message.get("error").is_none() {
-        return Err(UpstreamError::Garbled(
-            "an answer to another request".into(),
-        ));
-    }
-    let mut fields = message.as_object_mut();
-    let mut take = |name: &str| fields.as_deref_mut().and_then(|f| f.remove(name));
-    match (take("result"), take("error")) {
-        (Some(result), None) => Ok(Ok(result)),
-        (None, Some(error)) => Ok(Err(error)),
-        _ => Err(UpstreamError::Garbled("neither result nor error".into())),
     }
 }

@@ -214,7 +214,7 @@ fn scopes(list: &Value) -> Option<String> {
 }
 
 /// A parameter of a `WWW-Authenticate: Bearer` challenge (quoted or not).
-fn parameter(challenge: &str, name: &str) -> Option<String> {
+pub(in crate::bridge) fn parameter(challenge: &str, name: &str) -> Option<String> {
     let start = challenge.find(&format!("{name}="))? + name.len() + 1;
     let rest = &challenge[start..];
     let value = match rest.strip_prefix('"') {

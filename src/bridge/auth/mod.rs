@@ -23,6 +23,7 @@ use cache::{TokenCache, Tokens};
 use discovery::Endpoints;
 
 pub(super) use cache::default_dir;
+pub(super) use discovery::parameter as challenge_parameter;
 
 /// How long the user has to finish signing in at the authorization server.
 const AUTHORIZE_TIMEOUT: Duration = Duration::from_secs(300);
