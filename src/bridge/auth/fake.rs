@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 pub(super) const PRM_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+const PRM_ROOT: &str = "/.well-known/oauth-protected-resource";
 pub(super) const AS_PATH: &str = "/.well-known/oauth-authorization-server";
 
 /// How the fake answers.
@@ -21,6 +22,10 @@ pub(super) const AS_PATH: &str = "/.well-known/oauth-authorization-server";
 pub(super) struct Setup {
     /// A path whose answer is followed by 1 MiB of spaces (still valid JSON).
     pub(super) padded: Option<&'static str>,
+    /// The Protected Resource Metadata at the root only, naming the origin as the resource.
+    pub(super) prm_at_root: bool,
+    /// Appended to the issuer in the authorization server's metadata (`/`: another issuer).
+    pub(super) issuer_suffix: &'static str,
     /// Members added to (or replacing those of) the authorization server's metadata.
     pub(super) metadata: Value,
     /// Members added to the registration answer.
@@ -57,8 +62,13 @@ impl Fake {
             base: base.clone(),
             token_requests: Mutex::new(Vec::new()),
         });
+        let prm = if shared.setup.prm_at_root {
+            PRM_ROOT
+        } else {
+            PRM_PATH
+        };
         let app = axum::Router::new()
-            .route(PRM_PATH, get(resource_metadata))
+            .route(prm, get(resource_metadata))
             .route(AS_PATH, get(server_metadata))
             .route("/register", post(register))
             .route("/authorize", get(authorize))
@@ -108,14 +118,19 @@ fn merged(mut base: Value, extra: &Value) -> Value {
 
 async fn resource_metadata(State(shared): State<Arc<Shared>>) -> Response {
     let base = &shared.base;
-    let metadata = json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]});
-    answer(&shared, PRM_PATH, metadata)
+    let (path, resource) = if shared.setup.prm_at_root {
+        (PRM_ROOT, base.clone())
+    } else {
+        (PRM_PATH, format!("{base}/mcp"))
+    };
+    let metadata = json!({"resource": resource, "authorization_servers": [base]});
+    answer(&shared, path, metadata)
 }
 
 async fn server_metadata(State(shared): State<Arc<Shared>>) -> Response {
     let base = &shared.base;
     let metadata = json!({
-        "issuer": base,
+        "issuer": format!("{base}{}", shared.setup.issuer_suffix),
         "authorization_endpoint": format!("{base}/authorize"),
         "token_endpoint": format!("{base}/token"),
         "registration_endpoint": format!("{base}/register"),

@@ -291,8 +291,9 @@ fn check_response<'a>(
     response: &'a loopback::Response,
     endpoints: &Endpoints,
 ) -> Result<&'a str, AuthError> {
+    // RFC 9207 §2.4: a simple string comparison; `https://id.example/` is another issuer.
     match response.get("iss") {
-        Some(iss) if iss.trim_end_matches('/') != endpoints.issuer.trim_end_matches('/') => {
+        Some(iss) if *iss != endpoints.issuer => {
             return Err(AuthError::Refused(
                 "a response from another issuer (iss)".into(),
             ));
@@ -361,5 +362,31 @@ mod tests {
         assert_eq!(sent.len(), 1);
         assert_eq!(sent[0].form["grant_type"], "refresh_token");
         assert!(sent[0].authorization.is_none(), "a public client");
+    }
+
+    #[tokio::test]
+    async fn an_authorization_response_is_taken_only_from_the_issuer_exactly() {
+        let fake = Fake::start(Setup::default()).await;
+        let endpoints = discovery::discover(&fake::http(), &fake.server(), None)
+            .await
+            .unwrap();
+        let response = |iss: Option<String>| {
+            let mut response = loopback::Response::new();
+            response.insert("code".into(), "c".into());
+            if let Some(iss) = iss {
+                response.insert("iss".into(), iss);
+            }
+            response
+        };
+        let exact = response(Some(fake.base.clone()));
+        assert_eq!(check_response(&exact, &endpoints).unwrap(), "c");
+        for refused in [
+            Some(format!("{}/", fake.base)),
+            Some("https://evil.example".into()),
+            None,
+        ] {
+            let refused = response(refused);
+            assert!(check_response(&refused, &endpoints).is_err(), "{refused:?}");
+        }
     }
 }
