@@ -8,7 +8,8 @@
 //! - [`stdio`]: the client's side, lines in and out, the bridge's requests to the client
 //! - [`wire`]: the JSON-RPC messages of that side
 //! - [`profile`]: what the client speaks (handshake era or 2026-07-28) and declared
-//! - [`upstream`] (with [`sse`] and [`headers`]): the server's side
+//! - [`upstream`] (with [`answer`], [`body`], [`sse`], [`headers`] and [`mirrors`]): the
+//!   server's side
 //! - [`calls`]: a `tools/call`'s rounds: sign-in, questions, waiting, progress
 //! - [`links`]: which links are opened, and opening them
 //! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache
@@ -19,6 +20,7 @@ mod body;
 mod calls;
 mod headers;
 mod links;
+mod mirrors;
 mod profile;
 mod sse;
 mod stdio;

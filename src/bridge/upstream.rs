@@ -14,7 +14,8 @@ pub(super) use super::answer::Reply;
 use super::answer::{self, NotAReply};
 use super::auth::{self, AuthError, Authorizer};
 use super::body::{self, BodyError};
-use super::headers::{self, Mirrors};
+use super::headers;
+use super::mirrors::{Invalid, Mirrors};
 use super::sse::Events;
 use crate::config::StaticHeader;
 
@@ -115,11 +116,11 @@ impl Upstream {
     ) -> Result<Reply, UpstreamError> {
         let deadline = deadline.unwrap_or_else(|| Instant::now() + REQUEST_TIMEOUT);
         let exchange = self.authorized_exchange(method, params, on_notification);
-        let reply = tokio::time::timeout_at(deadline, exchange)
+        let mut reply = tokio::time::timeout_at(deadline, exchange)
             .await
             .map_err(|_| UpstreamError::TimedOut)??;
         if method == "tools/list"
-            && let Ok(result) = &reply
+            && let Ok(result) = &mut reply
         {
             self.mirrors.learn(result);
         }
@@ -252,5 +253,10 @@ impl Upstream {
     /// Whether a `tools/list` told which arguments each tool mirrors into headers.
     pub(super) fn knows_mirrors(&self) -> bool {
         self.mirrors.known()
+    }
+
+    /// Why `tool` was left out of the listing, if it was.
+    pub(super) fn left_out(&self, tool: &str) -> Option<Invalid> {
+        self.mirrors.of(tool).err()
     }
 }
