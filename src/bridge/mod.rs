@@ -104,13 +104,21 @@ fn connect_upstream(args: &BridgeArgs) -> Upstream {
         return upstream;
     }
     match args.token_cache.clone().or_else(auth::default_dir) {
-        Some(dir) => upstream.authorize_with(&dir, args.client_id.clone(), args.open_with.clone()),
+        Some(dir) => upstream.authorize_with(&dir, client_choice(args), args.open_with.clone()),
         None => tracing::warn!(
             "no per-user config directory for the token cache: MCP authorization is off \
              (set --token-cache)"
         ),
     }
     upstream
+}
+
+fn client_choice(args: &BridgeArgs) -> auth::Choice {
+    auth::Choice {
+        client_id: args.client_id.clone(),
+        secret: args.client_id.as_ref().and_then(|_| args.client_secret()),
+        metadata_url: args.client_metadata_url.clone(),
+    }
 }
 
 pub(crate) struct Bridge {

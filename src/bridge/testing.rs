@@ -19,6 +19,8 @@ pub(super) fn args(url: Url, token_cache: &std::path::Path) -> BridgeArgs {
         wait: Duration::from_secs(1),
         headers: Vec::new(),
         client_id: None,
+        client_secret_file: None,
+        client_metadata_url: None,
         token_cache: Some(token_cache.to_owned()),
     }
 }

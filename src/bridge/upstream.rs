@@ -93,14 +93,14 @@ impl Upstream {
     pub(super) fn authorize_with(
         &mut self,
         cache_dir: &std::path::Path,
-        client_id: Option<String>,
+        client: auth::Choice,
         open_with: Option<String>,
     ) {
         self.authorizer = Some(Authorizer::new(
             self.http.clone(),
             self.url.clone(),
             cache_dir,
-            client_id,
+            client,
             open_with,
         ));
     }

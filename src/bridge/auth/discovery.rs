@@ -1,8 +1,8 @@
-//! Where to authorize: the server's Protected Resource Metadata (RFC 9728, named by its 401)
-//! and its authorization server's metadata (RFC 8414, or OpenID Connect discovery); and a
-//! public client registered there (RFC 7591) when none was given.
+//! Where to authorize: the server's Protected Resource Metadata (RFC 9728, named by its 401,
+//! else at its well-known places) and its authorization server's metadata (RFC 8414, or
+//! OpenID Connect discovery).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use url::Url;
 
 use super::{AUTH_ANSWER_BYTES, AuthError};
@@ -13,7 +13,11 @@ pub(super) struct Endpoints {
     pub(super) issuer: String,
     pub(super) authorization_endpoint: Url,
     pub(super) token_endpoint: Url,
-    registration_endpoint: Option<Url>,
+    pub(super) registration_endpoint: Option<Url>,
+    /// The token endpoint's authentication methods (`token_endpoint_auth_methods_supported`).
+    pub(super) auth_methods: Vec<String>,
+    /// The server takes a Client ID Metadata Document's URL as a client id.
+    pub(super) accepts_metadata_documents: bool,
     /// The resource indicator (RFC 8707): the server as its Protected Resource Metadata
     /// names it, verbatim.
     pub(super) resource: String,
@@ -63,6 +67,8 @@ pub(super) async fn discover(
         authorization_endpoint: endpoint("authorization_endpoint")?,
         token_endpoint: endpoint("token_endpoint")?,
         registration_endpoint: endpoint("registration_endpoint").ok(),
+        auth_methods: strings(&metadata["token_endpoint_auth_methods_supported"]),
+        accepts_metadata_documents: metadata["client_id_metadata_document_supported"] == true,
         resource: resource_id,
         scope: scope(challenge, &resource, &metadata),
         sends_iss: metadata["authorization_response_iss_parameter_supported"] == true,
@@ -148,45 +154,6 @@ fn secure(url: &Url, local: bool, name: &str) -> Result<(), AuthError> {
     })
 }
 
-/// Registers a public native client for `redirect_uri`; its client id.
-pub(super) async fn register(
-    http: &reqwest::Client,
-    endpoints: &Endpoints,
-    redirect_uri: &str,
-) -> Result<String, AuthError> {
-    let endpoint = endpoints
-        .registration_endpoint
-        .as_ref()
-        .ok_or(AuthError::NoRegistration)?;
-    let request = json!({
-        "client_name": "grantry bridge",
-        "application_type": "native",
-        "redirect_uris": [redirect_uri],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    });
-    let response = http
-        .post(endpoint.clone())
-        .timeout(TIMEOUT)
-        .json(&request)
-        .send()
-        .await
-        .map_err(|e| AuthError::Registration(crate::providers::http::transport_reason(&e)))?;
-    let status = response.status();
-    let body = match body::json(response, "the registration answer", AUTH_ANSWER_BYTES).await {
-        Err(body::BodyError::NotJson { .. }) => Value::Null,
-        read => read?,
-    };
-    match body["client_id"].as_str() {
-        Some(id) if status.is_success() => Ok(id.to_owned()),
-        _ => Err(AuthError::Registration(format!(
-            "HTTP {status}, {}",
-            body["error"].as_str().unwrap_or("no client_id")
-        ))),
-    }
-}
-
 /// RFC 8414's metadata, else OpenID Connect discovery's, at the first of their places that
 /// answers. An answer too large or not JSON ends the search: it is the server's answer.
 async fn authorization_server(http: &reqwest::Client, issuer: &Url) -> Result<Value, AuthError> {
@@ -253,8 +220,16 @@ fn missing_field(what: &'static str, field: &str) -> AuthError {
 }
 
 fn scopes(list: &Value) -> Option<String> {
-    let names: Vec<&str> = list.as_array()?.iter().filter_map(Value::as_str).collect();
+    let names = strings(list);
     (!names.is_empty()).then(|| names.join(" "))
+}
+
+fn strings(list: &Value) -> Vec<String> {
+    let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// A parameter of a `WWW-Authenticate: Bearer` challenge (quoted or not).
@@ -272,9 +247,10 @@ pub(in crate::bridge) fn parameter(challenge: &str, name: &str) -> Option<String
 mod tests {
     use super::super::fake::{self, AS_PATH, Fake, PRM_PATH, Setup};
     use super::*;
+    use serde_json::json;
 
     #[tokio::test]
-    async fn every_answer_of_discovery_and_registration_is_read_within_the_bound() {
+    async fn every_answer_of_discovery_is_read_within_the_bound() {
         let padded = |path| Setup {
             padded: Some(path),
             ..Setup::default()
@@ -291,13 +267,6 @@ mod tests {
                 format!("{what} is larger than 256 KiB; not read")
             );
         }
-        let fake = Fake::start(padded("/register")).await;
-        let endpoints = discover(&fake::http(), &fake.server(), None).await.unwrap();
-        let refused = register(&fake::http(), &endpoints, "http://127.0.0.1:1/callback").await;
-        assert_eq!(
-            refused.unwrap_err().to_string(),
-            "the registration answer is larger than 256 KiB; not read"
-        );
     }
 
     #[tokio::test]

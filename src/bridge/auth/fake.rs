@@ -42,6 +42,7 @@ pub(super) struct TokenRequest {
 struct Shared {
     setup: Setup,
     base: String,
+    registrations: Mutex<Vec<Value>>,
     token_requests: Mutex<Vec<TokenRequest>>,
 }
 
@@ -60,6 +61,7 @@ impl Fake {
         let shared = Arc::new(Shared {
             setup,
             base: base.clone(),
+            registrations: Mutex::new(Vec::new()),
             token_requests: Mutex::new(Vec::new()),
         });
         let prm = if shared.setup.prm_at_root {
@@ -81,6 +83,11 @@ impl Fake {
     /// The protected resource: the fake's `/mcp`.
     pub(super) fn server(&self) -> Url {
         Url::parse(&format!("{}/mcp", self.base)).unwrap()
+    }
+
+    /// The registration requests' bodies.
+    pub(super) fn registrations(&self) -> Vec<Value> {
+        self.shared.registrations.lock().unwrap().clone()
     }
 
     pub(super) fn token_requests(&self) -> Vec<TokenRequest> {
@@ -139,7 +146,8 @@ async fn server_metadata(State(shared): State<Arc<Shared>>) -> Response {
     answer(&shared, AS_PATH, merged(metadata, &shared.setup.metadata))
 }
 
-async fn register(State(shared): State<Arc<Shared>>) -> Response {
+async fn register(State(shared): State<Arc<Shared>>, Json(asked): Json<Value>) -> Response {
+    shared.registrations.lock().unwrap().push(asked);
     let registered = merged(
         json!({"client_id": "fake-client"}),
         &shared.setup.registration,
