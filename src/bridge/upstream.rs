@@ -40,7 +40,13 @@ pub(super) enum UpstreamError {
         /// The bearer token sent, if the bridge's own.
         sent: Option<SentToken>,
     },
-    #[error("the server asks for authorization (HTTP 401), which did not succeed: {0}")]
+    #[error("the server refused the request's scope (HTTP 403 insufficient_scope)")]
+    InsufficientScope {
+        /// The `WWW-Authenticate` challenge, naming the scope needed.
+        challenge: String,
+        sent: Option<SentToken>,
+    },
+    #[error("the server asks for authorization, which did not succeed: {0}")]
     Authorization(#[from] AuthError),
     #[error(transparent)]
     NotAReply(#[from] NotAReply),
@@ -127,26 +133,33 @@ impl Upstream {
         Ok(reply)
     }
 
-    /// One exchange; after a 401, authorization (or a refresh) and the exchange once more.
+    /// One exchange; after a 401, authorization (or a refresh), and after a 403 for want of
+    /// scope, a sign-in for more: each at most once per request, the exchange again after it.
     async fn authorized_exchange(
         &self,
         method: &str,
         params: Value,
         on_notification: &(dyn Fn(Value) + Sync),
     ) -> Result<Reply, UpstreamError> {
-        let first = self.exchange(method, &params, on_notification).await;
-        let (Err(UpstreamError::Unauthorized { challenge, sent }), Some(authorizer)) =
-            (&first, &self.authorizer)
-        else {
-            return first;
+        let Some(authorizer) = &self.authorizer else {
+            return self.exchange(method, &params, on_notification).await;
         };
-        authorizer
-            .renew(
-                challenge.as_deref(),
-                sent.as_ref().map(|token| token.0.as_str()),
-            )
-            .await?;
-        self.exchange(method, &params, on_notification).await
+        let (mut renewed, mut stepped_up) = (false, false);
+        loop {
+            match self.exchange(method, &params, on_notification).await {
+                Err(UpstreamError::Unauthorized { challenge, sent }) if !renewed => {
+                    renewed = true;
+                    let sent = sent.as_ref().map(|token| token.0.as_str());
+                    authorizer.renew(challenge.as_deref(), sent).await?;
+                }
+                Err(UpstreamError::InsufficientScope { challenge, sent }) if !stepped_up => {
+                    stepped_up = true;
+                    let sent = sent.as_ref().map(|token| token.0.as_str());
+                    authorizer.step_up(&challenge, sent).await?;
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn exchange(
@@ -185,6 +198,16 @@ impl Upstream {
         if status == StatusCode::UNAUTHORIZED {
             return Err(UpstreamError::Unauthorized {
                 challenge,
+                sent: sent.map(SentToken),
+            });
+        }
+        if let Some(challenge) = challenge.as_deref().filter(|c| {
+            status == StatusCode::FORBIDDEN
+                && self.authorizer.is_some()
+                && auth::challenge_parameter(c, "error").as_deref() == Some("insufficient_scope")
+        }) {
+            return Err(UpstreamError::InsufficientScope {
+                challenge: challenge.to_owned(),
                 sent: sent.map(SentToken),
             });
         }

@@ -30,6 +30,8 @@ pub(super) struct Setup {
     pub(super) metadata: Value,
     /// Members added to the registration answer.
     pub(super) registration: Value,
+    /// The user says no at the authorization endpoint.
+    pub(super) deny: bool,
 }
 
 /// One request to the token endpoint.
@@ -43,6 +45,7 @@ struct Shared {
     setup: Setup,
     base: String,
     registrations: Mutex<Vec<Value>>,
+    authorizations: Mutex<Vec<HashMap<String, String>>>,
     token_requests: Mutex<Vec<TokenRequest>>,
 }
 
@@ -62,6 +65,7 @@ impl Fake {
             setup,
             base: base.clone(),
             registrations: Mutex::new(Vec::new()),
+            authorizations: Mutex::new(Vec::new()),
             token_requests: Mutex::new(Vec::new()),
         });
         let prm = if shared.setup.prm_at_root {
@@ -90,9 +94,24 @@ impl Fake {
         self.shared.registrations.lock().unwrap().clone()
     }
 
+    /// The authorization requests' queries.
+    pub(super) fn authorizations(&self) -> Vec<HashMap<String, String>> {
+        self.shared.authorizations.lock().unwrap().clone()
+    }
+
     pub(super) fn token_requests(&self) -> Vec<TokenRequest> {
         self.shared.token_requests.lock().unwrap().clone()
     }
+}
+
+/// A link opener that follows the fake's redirect back to the bridge's loopback listener, as
+/// a browser would (curl, in a script under `dir`).
+pub(super) fn follower(dir: &std::path::Path) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join("follow-link");
+    std::fs::write(&path, "#!/bin/sh\nexec curl -sS -o /dev/null -L \"$1\"\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_str().unwrap().to_owned()
 }
 
 /// An HTTP client as the bridge builds it.
@@ -155,16 +174,22 @@ async fn register(State(shared): State<Arc<Shared>>, Json(asked): Json<Value>) -
     answer(&shared, "/register", registered)
 }
 
-/// Grants at once: back to the redirect URI with a code, the state and `iss`.
+/// Grants at once (or denies): back to the redirect URI with a code, the state and `iss`.
 async fn authorize(
     State(shared): State<Arc<Shared>>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Redirect {
     let mut back = Url::parse(&query["redirect_uri"]).unwrap();
+    let (name, value) = if shared.setup.deny {
+        ("error", "access_denied")
+    } else {
+        ("code", "fake-code")
+    };
     back.query_pairs_mut()
-        .append_pair("code", "fake-code")
+        .append_pair(name, value)
         .append_pair("state", &query["state"])
         .append_pair("iss", &shared.base);
+    shared.authorizations.lock().unwrap().push(query);
     Redirect::to(back.as_str())
 }
 
@@ -176,10 +201,13 @@ async fn token(
     let authorization = headers
         .get("authorization")
         .map(|v| v.to_str().unwrap().to_owned());
-    shared.token_requests.lock().unwrap().push(TokenRequest {
+    let mut requests = shared.token_requests.lock().unwrap();
+    requests.push(TokenRequest {
         form,
         authorization,
     });
-    let tokens = json!({"access_token": "fake-access", "token_type": "Bearer", "expires_in": 3600});
+    let access = format!("fake-access-{}", requests.len());
+    drop(requests);
+    let tokens = json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600});
     answer(&shared, "/token", tokens)
 }

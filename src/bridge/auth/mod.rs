@@ -15,7 +15,7 @@ mod loopback;
 mod sign_in;
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use url::Url;
 
@@ -34,6 +34,9 @@ const AUTHORIZE_TIMEOUT: Duration = Duration::from_secs(300);
 const AUTH_ANSWER_BYTES: usize = 256 << 10;
 /// A token this close to its expiry is refreshed before use.
 const EXPIRY_MARGIN_SECS: i64 = 30;
+/// After a sign-in fails, requests within this get that failure rather than a new sign-in
+/// each (a new browser tab each, within a second).
+const FAILURE_MEMORY: Duration = Duration::from_secs(30);
 
 /// Why the bridge could not get a token.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +62,15 @@ pub(super) enum AuthError {
     Listener(#[from] std::io::Error),
     #[error(transparent)]
     Body(#[from] BodyError),
+    #[error(
+        "the server asks for the scope {0:?}, which the last sign-in asked for and did not get"
+    )]
+    NotGranted(String),
+    #[error(
+        "a sign-in failed {} s ago ({reason}); the bridge signs in again {} s after it",
+        ago.as_secs(), FAILURE_MEMORY.as_secs()
+    )]
+    FailedLately { reason: String, ago: Duration },
 }
 
 pub(super) struct Authorizer {
@@ -69,6 +81,8 @@ pub(super) struct Authorizer {
     tokens: std::sync::Mutex<Option<Tokens>>,
     /// One refresh or sign-in at a time.
     renewing: tokio::sync::Mutex<()>,
+    /// The last sign-in's failure and when, until a sign-in succeeds.
+    failed: std::sync::Mutex<Option<(Instant, String)>>,
 }
 
 impl Authorizer {
@@ -92,6 +106,7 @@ impl Authorizer {
             cache,
             tokens,
             renewing: tokio::sync::Mutex::new(()),
+            failed: std::sync::Mutex::new(None),
         }
     }
 
@@ -135,10 +150,7 @@ impl Authorizer {
     ) -> Result<(), AuthError> {
         let _turn = self.renewing.lock().await;
         let current = self.current();
-        // Another request renewed it while this one waited for its turn.
-        if let Some(current) = &current
-            && Some(current.access_token.as_str()) != rejected
-        {
+        if renewed_meanwhile(current.as_ref(), rejected) {
             return Ok(());
         }
         if let Some(current) = current.filter(|t| t.refresh_token.is_some()) {
@@ -150,9 +162,58 @@ impl Authorizer {
                 Err(e) => tracing::info!("the refresh was refused ({e}); authorizing again"),
             }
         }
-        let fresh = self.sign_in.authorize(challenge, None).await?;
+        let fresh = self.authorize(challenge, None).await?;
         self.keep(fresh);
         Ok(())
+    }
+
+    /// After a 403 `insufficient_scope` to `rejected`: a sign-in for the scopes held and those
+    /// the challenge names, unless all were asked for already (it would not help).
+    pub(super) async fn step_up(
+        &self,
+        challenge: &str,
+        rejected: Option<&str>,
+    ) -> Result<(), AuthError> {
+        let _turn = self.renewing.lock().await;
+        let current = self.current();
+        if renewed_meanwhile(current.as_ref(), rejected) {
+            return Ok(());
+        }
+        let held = current.and_then(|t| t.scope).unwrap_or_default();
+        let asked = challenge_parameter(challenge, "scope").unwrap_or_default();
+        if asked
+            .split_whitespace()
+            .all(|s| held.split_whitespace().any(|h| h == s))
+        {
+            return Err(AuthError::NotGranted(asked));
+        }
+        let fresh = self.authorize(Some(challenge), Some(&held)).await?;
+        self.keep(fresh);
+        Ok(())
+    }
+
+    /// A sign-in, unless one failed lately: then that failure again.
+    async fn authorize(
+        &self,
+        challenge: Option<&str>,
+        held: Option<&str>,
+    ) -> Result<Tokens, AuthError> {
+        if let Some((at, reason)) = self.failed().clone()
+            && at.elapsed() < FAILURE_MEMORY
+        {
+            let ago = at.elapsed();
+            return Err(AuthError::FailedLately { reason, ago });
+        }
+        let signed_in = self.sign_in.authorize(challenge, held).await;
+        *self.failed() = match &signed_in {
+            Ok(_) => None,
+            Err(e) => Some((Instant::now(), e.to_string())),
+        };
+        signed_in
+    }
+
+    fn failed(&self) -> std::sync::MutexGuard<'_, Option<(Instant, String)>> {
+        self.failed.lock().expect("failure lock is never poisoned")
     }
 
     /// Keeps `tokens` in memory and in the cache; their access token.
@@ -163,5 +224,80 @@ impl Authorizer {
         let access = tokens.access_token.clone();
         *self.tokens.lock().expect("tokens lock is never poisoned") = Some(tokens);
         access
+    }
+}
+
+/// Whether another request renewed the token while this one waited for its turn.
+fn renewed_meanwhile(current: Option<&Tokens>, rejected: Option<&str>) -> bool {
+    current.is_some_and(|current| Some(current.access_token.as_str()) != rejected)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use fake::{Fake, Setup};
+
+    fn authorizer(fake: &Fake, dir: &Path) -> Arc<Authorizer> {
+        let opener = fake::follower(dir);
+        let cache = dir.join("tokens");
+        let choice = Choice::default();
+        let authorizer = Authorizer::new(fake::http(), fake.server(), &cache, choice, Some(opener));
+        Arc::new(authorizer)
+    }
+
+    #[tokio::test]
+    async fn after_a_failed_sign_in_the_next_requests_get_its_failure_not_a_new_tab() {
+        let fake = Fake::start(Setup {
+            deny: true,
+            ..Setup::default()
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let authorizer = authorizer(&fake, dir.path());
+        let requests = (0..3).map(|_| {
+            let authorizer = Arc::clone(&authorizer);
+            tokio::spawn(async move { authorizer.renew(None, None).await })
+        });
+        let outcomes = futures::future::join_all(requests).await;
+        let failures: Vec<String> = outcomes
+            .into_iter()
+            .map(|outcome| outcome.unwrap().unwrap_err().to_string())
+            .collect();
+        assert_eq!(fake.authorizations().len(), 1, "{failures:?}");
+        assert!(
+            failures.iter().all(|f| f.contains("access_denied")),
+            "{failures:?}"
+        );
+        let again = authorizer.renew(None, None).await.unwrap_err();
+        assert!(matches!(again, AuthError::FailedLately { .. }), "{again}");
+        assert_eq!(fake.authorizations().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_step_up_signs_in_once_for_the_scopes_held_and_asked() {
+        let fake = Fake::start(Setup::default()).await;
+        let dir = tempfile::tempdir().unwrap();
+        let authorizer = authorizer(&fake, dir.path());
+        authorizer
+            .renew(Some(r#"Bearer scope="mcp:basic""#), None)
+            .await
+            .unwrap();
+        let first = authorizer.access_token().await.unwrap();
+        let more = r#"Bearer error="insufficient_scope", scope="mcp:write""#;
+        authorizer.step_up(more, Some(&first)).await.unwrap();
+        let second = authorizer.access_token().await.unwrap();
+        assert_ne!(first, second);
+        let scopes: Vec<String> = fake
+            .authorizations()
+            .into_iter()
+            .map(|query| query["scope"].clone())
+            .collect();
+        assert_eq!(scopes, ["mcp:basic", "mcp:basic mcp:write"]);
+        // Asked again for what it asked for: another sign-in would not help.
+        let refused = authorizer.step_up(more, Some(&second)).await.unwrap_err();
+        assert!(matches!(refused, AuthError::NotGranted(_)), "{refused}");
+        assert_eq!(fake.authorizations().len(), 2);
     }
 }
