@@ -23,6 +23,9 @@ pub struct BridgeArgs {
 
     /// The program that opens a sign-in link, run with the link as its one argument. Default:
     /// $BROWSER, else xdg-open (Linux), open (macOS) or rundll32's URL handler (Windows).
+    /// Only https links are opened, without credentials, up to 4096 characters; plain http,
+    /// and any link to this machine or a private network (loopback, private, link-local
+    /// addresses, localhost names), only from a server on this machine.
     #[arg(long, value_name = "CMD")]
     pub open_with: Option<String>,
 
