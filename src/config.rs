@@ -12,7 +12,7 @@ mod options;
 mod values;
 pub mod webhooks;
 
-pub use bridge::{BridgeArgs, StaticHeader, is_loopback};
+pub use bridge::{BridgeArgs, CLIENT_SECRET_VAR, ClientSecret, StaticHeader, is_loopback};
 pub use cli::{
     Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation, Secret,
 };

@@ -34,6 +34,14 @@ type Stop = Value;
 pub(super) async fn call(bridge: &Bridge, params: Value) -> Outcome {
     let profile = bridge.profile_for(&params);
     learn_mirrors(bridge, &profile).await;
+    let tool = params["name"].as_str().unwrap_or_default();
+    if let Some(invalid) = bridge.upstream.left_out(tool) {
+        // Not sent: the server would get a call without the headers it declared.
+        return Err(wire::error(
+            -32602,
+            format!("grantry bridge: the tool {tool} is left out: {invalid}"),
+        ));
+    }
     let mut progress = Progress::of(&params);
     let mut params = params;
     let mut waiting: Option<Waiting> = None;

@@ -1,52 +1,13 @@
 //! The headers of a 2026-07-28 POST: the routing headers (`Mcp-Method`, `Mcp-Name`), the
-//! arguments a tool mirrors into `Mcp-Param-*` (SEP-2243 `x-mcp-header`, as the server's
-//! `tools/list` declares them), values outside visible ASCII base64-wrapped.
-
-use std::collections::HashMap;
-use std::sync::Mutex;
+//! arguments a tool mirrors into `Mcp-Param-*` (see [`super::mirrors`]), values outside
+//! visible ASCII base64-wrapped.
 
 use base64::Engine as _;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
+use super::mirrors::Mirrors;
 use super::profile::MODERN;
-
-/// One argument a tool mirrors into a header.
-#[derive(Debug, Clone)]
-struct Mirror {
-    argument: String,
-    header: HeaderName,
-}
-
-/// The mirrored arguments per tool, as the server's last `tools/list` declared them; `None`
-/// until a listing was seen.
-#[derive(Default)]
-pub(super) struct Mirrors(Mutex<Option<HashMap<String, Vec<Mirror>>>>);
-
-impl Mirrors {
-    /// Whether a `tools/list` was seen (a tool it did not list mirrors nothing).
-    pub(super) fn known(&self) -> bool {
-        self.lock().is_some()
-    }
-
-    /// Learns from a `tools/list` result.
-    pub(super) fn learn(&self, result: &Value) {
-        let Some(tools) = result["tools"].as_array() else {
-            return;
-        };
-        let mut known = self.lock();
-        let mirrors = known.get_or_insert_with(HashMap::new);
-        for tool in tools {
-            if let Some(name) = tool["name"].as_str() {
-                mirrors.insert(name.to_owned(), mirrors_of(tool));
-            }
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<HashMap<String, Vec<Mirror>>>> {
-        self.0.lock().expect("mirrors lock is never poisoned")
-    }
-}
 
 /// `base` (the `--header`s) with this revision's headers for `method` and `params`.
 pub(super) fn for_request(
@@ -81,33 +42,14 @@ pub(super) fn for_request(
 
 fn mirror_arguments(headers: &mut HeaderMap, mirrors: &Mirrors, params: &Value) {
     let tool = params["name"].as_str().unwrap_or_default();
-    let known = mirrors.lock();
-    let declared = known.as_ref().and_then(|m| m.get(tool));
-    for mirror in declared.into_iter().flatten() {
+    for mirror in mirrors.of(tool).unwrap_or_default() {
         let value = match &params["arguments"][&mirror.argument] {
             Value::Null => continue,
             Value::String(text) => text.clone(),
             other => other.to_string(),
         };
-        insert_encoded(headers, mirror.header.clone(), &value);
+        insert_encoded(headers, mirror.header, &value);
     }
-}
-
-fn mirrors_of(tool: &Value) -> Vec<Mirror> {
-    let Some(properties) = tool["inputSchema"]["properties"].as_object() else {
-        return Vec::new();
-    };
-    properties
-        .iter()
-        .filter_map(|(argument, schema)| {
-            let header = schema["x-mcp-header"].as_str()?;
-            let header = HeaderName::try_from(format!("mcp-param-{header}")).ok()?;
-            Some(Mirror {
-                argument: argument.clone(),
-                header,
-            })
-        })
-        .collect()
 }
 
 /// Sets a header, base64-wrapped (`=?base64?…?=`) when the value is not plain visible ASCII.
@@ -149,7 +91,7 @@ mod tests {
         let mirrors = Mirrors::default();
         assert!(!mirrors.known());
         mirrors.learn(
-            &json!({"tools": [{"name": "list_invoices", "inputSchema": {"properties": {
+            &mut json!({"tools": [{"name": "list_invoices", "inputSchema": {"properties": {
                 "provider": {"type": "string", "x-mcp-header": "Provider"},
                 "status": {"type": "string"},
             }}}]}),

@@ -1,10 +1,11 @@
 //! Sign-in links: which ones the bridge will open (https; http only to this machine, and only
-//! from a server on this machine; no credentials; not absurdly long), and opening them in
-//! the user's browser.
+//! from a server on this machine; nothing on this machine or a private network from a remote
+//! server; no credentials; not absurdly long), and opening them in the user's browser.
 
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::process::Stdio;
 
-use url::Url;
+use url::{Host, Url};
 
 /// Longer links are refused: no sign-in page needs one, and a terminal or an opener may not
 /// take it whole.
@@ -25,10 +26,15 @@ pub(super) enum LinkRefusal {
     PlainHttp,
     #[error("the link carries a user name or password")]
     Credentials,
+    #[error(
+        "the link is to this machine or a private network ({0}); only a server on this machine may send one"
+    )]
+    NearHost(String),
 }
 
 /// A link that may be opened. Plain http is for a server on this machine (`local`) linking to
-/// this machine: a remote server must not steer the browser at local services.
+/// this machine; a remote server must not steer the browser at local services or at the
+/// user's network at all (a router's page, a cloud metadata address), whatever the scheme.
 pub(super) fn check(link: &str, local: bool) -> Result<Url, LinkRefusal> {
     if link.len() > MAX_LINK_LENGTH {
         return Err(LinkRefusal::TooLong(link.len()));
@@ -43,7 +49,44 @@ pub(super) fn check(link: &str, local: bool) -> Result<Url, LinkRefusal> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err(LinkRefusal::Credentials);
     }
+    if !local && is_near(&url) {
+        return Err(LinkRefusal::NearHost(
+            url.host_str().unwrap_or_default().to_owned(),
+        ));
+    }
     Ok(url)
+}
+
+/// Whether the link's host is this machine or a network near it, by address (IPv4 inside
+/// IPv6 too) or by name (`localhost` and its subdomains, with or without the final dot).
+fn is_near(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Ipv4(ip)) => near_v4(ip),
+        Some(Host::Ipv6(ip)) => near_v6(ip) || ip.to_ipv4().is_some_and(near_v4),
+        Some(Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        None => true,
+    }
+}
+
+/// Loopback, private, shared (carrier-grade NAT), link-local, unspecified or broadcast.
+fn near_v4(ip: Ipv4Addr) -> bool {
+    let [first, second, ..] = ip.octets();
+    let shared = first == 100 && (64..128).contains(&second);
+    ip.is_loopback()
+        || ip.is_private()
+        || shared
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+}
+
+/// Loopback, unspecified, unique local (fc00::/7) or link-local (fe80::/10).
+fn near_v6(ip: Ipv6Addr) -> bool {
+    let first = ip.segments()[0];
+    ip.is_loopback() || ip.is_unspecified() || first & 0xfe00 == 0xfc00 || first & 0xffc0 == 0xfe80
 }
 
 /// Why the browser could not be started.
@@ -146,5 +189,48 @@ mod tests {
             Err(LinkRefusal::PlainHttp),
             "a remote server's link to this machine"
         );
+    }
+
+    #[test]
+    fn a_remote_servers_link_to_this_machine_or_a_private_network_is_refused() {
+        let near = [
+            "https://127.0.0.1/connect",
+            "https://127.1.2.3:8443/connect",
+            "https://2130706433/connect",
+            "https://localhost/connect",
+            "https://LOCALHOST./connect",
+            "https://foo.localhost/connect",
+            "https://[::1]/connect",
+            "https://[::ffff:127.0.0.1]/connect",
+            "https://[::ffff:10.1.2.3]/connect",
+            "https://[::]/connect",
+            "https://0.0.0.0/connect",
+            "https://10.0.0.1/connect",
+            "https://172.16.5.4/connect",
+            "https://192.168.1.1/connect",
+            "https://100.64.0.1/connect",
+            "https://169.254.169.254/latest/meta-data/",
+            "https://[fe80::1]/connect",
+            "https://[fd00::1]/connect",
+        ];
+        for link in near {
+            assert!(
+                matches!(check(link, false), Err(LinkRefusal::NearHost(_))),
+                "{link} from a remote server"
+            );
+            assert!(
+                check(link, true).is_ok(),
+                "{link} from a server on this machine"
+            );
+        }
+        for link in [
+            "https://connector.example.com/connect",
+            "https://8.8.8.8/connect",
+            "https://172.32.0.1/connect",
+            "https://[2001:db8::1]/connect",
+            "https://localhost.example.com/connect",
+        ] {
+            assert!(check(link, false).is_ok(), "{link}");
+        }
     }
 }

@@ -8,18 +8,24 @@
 //! - [`stdio`]: the client's side, lines in and out, the bridge's requests to the client
 //! - [`wire`]: the JSON-RPC messages of that side
 //! - [`profile`]: what the client speaks (handshake era or 2026-07-28) and declared
-//! - [`upstream`] (with [`sse`] and [`headers`]): the server's side
+//! - [`upstream`] (with [`answer`], [`body`], [`sse`], [`headers`] and [`mirrors`]): the
+//!   server's side
 //! - [`calls`]: a `tools/call`'s rounds: sign-in, questions, waiting, progress
 //! - [`links`]: which links are opened, and opening them
 //! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache
 
+mod answer;
 mod auth;
+mod body;
 mod calls;
 mod headers;
 mod links;
+mod mirrors;
 mod profile;
 mod sse;
 mod stdio;
+#[cfg(test)]
+mod testing;
 mod upstream;
 mod wire;
 
@@ -28,12 +34,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::task::AbortHandle;
 
 use crate::config::BridgeArgs;
 use profile::{ClientProfile, Era, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, MODERN};
-use stdio::ClientLink;
+use stdio::{ClientLink, Line};
 use upstream::Upstream;
 use wire::{Incoming, Outcome};
 
@@ -76,11 +82,9 @@ where
         let bridge = Arc::clone(&bridge);
         async move { bridge.check_server().await }
     });
-    let mut lines = BufReader::new(input).lines();
-    while let Some(line) = lines.next_line().await? {
-        if !line.trim().is_empty() {
-            bridge.take(&line);
-        }
+    let mut input = BufReader::new(input);
+    while let Some(line) = stdio::read_line(&mut input).await? {
+        bridge.take_line(line);
     }
     tracing::info!("grantry bridge: the client closed stdin; stopping");
     bridge.stop();
@@ -100,13 +104,21 @@ fn connect_upstream(args: &BridgeArgs) -> Upstream {
         return upstream;
     }
     match args.token_cache.clone().or_else(auth::default_dir) {
-        Some(dir) => upstream.authorize_with(&dir, args.client_id.clone(), args.open_with.clone()),
+        Some(dir) => upstream.authorize_with(&dir, client_choice(args), args.open_with.clone()),
         None => tracing::warn!(
             "no per-user config directory for the token cache: MCP authorization is off \
              (set --token-cache)"
         ),
     }
     upstream
+}
+
+fn client_choice(args: &BridgeArgs) -> auth::Choice {
+    auth::Choice {
+        client_id: args.client_id.clone(),
+        secret: args.client_id.as_ref().and_then(|_| args.client_secret()),
+        metadata_url: args.client_metadata_url.clone(),
+    }
 }
 
 pub(crate) struct Bridge {
@@ -136,6 +148,23 @@ impl Bridge {
                 "grantry bridge: {e} (the bridge keeps running and tries again with each request)"
             ),
         }
+    }
+
+    /// One line of input: a message, or an error answered without an id (the bridge goes on).
+    fn take_line(self: &Arc<Self>, line: Line) {
+        let error = match line {
+            Line::Text(text) if text.trim().is_empty() => return,
+            Line::Text(text) => return self.take(&text),
+            Line::NotUtf8 => wire::error(-32700, "parse error: the line is not UTF-8"),
+            Line::TooLong => wire::error(
+                -32600,
+                format!(
+                    "invalid request: the line is longer than {} MiB",
+                    stdio::MAX_LINE_BYTES >> 20
+                ),
+            ),
+        };
+        self.client.send(&wire::answer(&Value::Null, Err(error)));
     }
 
     fn take(self: &Arc<Self>, line: &str) {
@@ -328,6 +357,64 @@ fn handshake_answer(version: &str, discovered: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use testing::StdioClient;
+    use url::Url;
+
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_answered_and_the_bridge_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        // Nothing listens on port 9: the server is never reached.
+        let url = Url::parse("http://127.0.0.1:9/mcp").unwrap();
+        let mut client = StdioClient::start(testing::args(url, dir.path()));
+        client.write(b"{\"id\": \"\xff\"}\n").await;
+        client
+            .send(&json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+            .await;
+        let refused = client.next().await;
+        assert_eq!(refused["error"]["code"], -32700);
+        assert_eq!(refused["id"], Value::Null);
+        assert_eq!(
+            client.next().await,
+            json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+        );
+        client.close().await;
+    }
+
+    #[tokio::test]
+    async fn an_http_error_that_is_not_json_rpc_is_answered_with_its_cause() {
+        let refuse = || async {
+            let challenge = r#"Bearer error="insufficient_scope", scope="invoices:write""#;
+            let body = axum::Json(json!({"error": "insufficient_scope"}));
+            let headers = [("www-authenticate", challenge)];
+            (http::StatusCode::FORBIDDEN, headers, body)
+        };
+        let router = axum::Router::new().route("/mcp", axum::routing::post(refuse));
+        let base = testing::serve_router(router).await;
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = testing::args(Url::parse(&format!("{base}/mcp")).unwrap(), dir.path());
+        args.headers.push(testing::static_token());
+        let mut client = StdioClient::start(args);
+        let cause = "the server answered HTTP 403 Forbidden without a JSON-RPC answer \
+                     (insufficient_scope)";
+        client
+            .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await;
+        let listed = client.next().await;
+        assert_eq!(listed["id"], 1);
+        assert_eq!(listed["error"]["code"], -32603);
+        assert_eq!(
+            listed["error"]["message"],
+            format!("grantry bridge: {cause}")
+        );
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "list_invoices", "arguments": {}}});
+        client.send(&call).await;
+        let called = client.next().await;
+        assert_eq!(called["result"]["isError"], true);
+        let text = called["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, format!("grantry bridge: {cause}"));
+        client.close().await;
+    }
 
     #[test]
     fn the_server_gets_this_revision_and_the_bridges_capabilities_with_the_clients_meta() {

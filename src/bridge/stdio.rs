@@ -1,16 +1,71 @@
-//! The client's side: one JSON-RPC message per line on stdin and stdout. Answers and
-//! notifications go through one writer task, so lines never interleave; the bridge's own
-//! requests to the client (`elicitation/create`) wait here for their answers.
+//! The client's side: one JSON-RPC message per line on stdin and stdout. Lines are read
+//! with a bound on their length, and a line that is not UTF-8 is a line like any other (the
+//! bridge answers it with an error and goes on). Answers and notifications go through one
+//! writer task, so lines never interleave; the bridge's own requests to the client
+//! (`elicitation/create`) wait here for their answers.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 use super::wire::{self, Outcome};
+
+/// The longest line the client may send: far above any tool call's arguments, and a bound on
+/// what one line can make the bridge hold.
+pub(super) const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// One line of the client's input, without its end.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Line {
+    Text(String),
+    /// Not UTF-8, so not JSON.
+    NotUtf8,
+    /// Longer than [`MAX_LINE_BYTES`]; what it held was dropped as it came.
+    TooLong,
+}
+
+/// The next line of `input`, or `None` at its end.
+pub(super) async fn read_line<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let available = input.fill_buf().await?;
+        if available.is_empty() {
+            if line.is_empty() && !too_long {
+                return Ok(None);
+            }
+            break;
+        }
+        let end = memchr::memchr(b'\n', available);
+        let part = &available[..end.unwrap_or(available.len())];
+        too_long = too_long || line.len() + part.len() > MAX_LINE_BYTES;
+        if too_long {
+            line = Vec::new();
+        } else {
+            line.extend_from_slice(part);
+        }
+        let used = end.map_or(available.len(), |end| end + 1);
+        input.consume(used);
+        if end.is_some() {
+            break;
+        }
+    }
+    if too_long {
+        return Ok(Some(Line::TooLong));
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(Some(
+        String::from_utf8(line).map_or(Line::NotUtf8, Line::Text),
+    ))
+}
 
 /// Why a request to the client got no answer.
 #[derive(Debug, thiserror::Error)]
@@ -107,5 +162,40 @@ async fn write_lines<W: AsyncWrite + Unpin>(
             tracing::warn!("stdout is closed; the client is gone");
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines_of(input: &[u8]) -> Vec<Line> {
+        let mut reader = tokio::io::BufReader::with_capacity(4093, input);
+        let mut lines = Vec::new();
+        while let Some(line) = read_line(&mut reader).await.unwrap() {
+            lines.push(line);
+        }
+        lines
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_or_too_long_is_one_line_among_the_others() {
+        let mut input = b"{\"a\":1}\r\n\xff\xfe\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES + 1));
+        input.extend(b"\nlast");
+        assert_eq!(
+            lines_of(&input).await,
+            [
+                Line::Text("{\"a\":1}".into()),
+                Line::NotUtf8,
+                Line::TooLong,
+                Line::Text("last".into()),
+            ]
+        );
+        let exactly = vec![b'x'; MAX_LINE_BYTES];
+        assert_eq!(
+            lines_of(&exactly).await,
+            [Line::Text("x".repeat(MAX_LINE_BYTES))]
+        );
     }
 }

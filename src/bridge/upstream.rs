@@ -10,19 +10,21 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use url::Url;
 
-use super::auth::{AuthError, Authorizer};
-use super::headers::{self, Mirrors};
+pub(super) use super::answer::Reply;
+use super::answer::{self, NotAReply};
+use super::auth::{self, AuthError, Authorizer};
+use super::body::{self, BodyError};
+use super::headers;
+use super::mirrors::{Invalid, Mirrors};
 use super::sse::Events;
 use crate::config::StaticHeader;
 
-/// Largest answer read from the server.
+/// Largest answer read from the server (a JSON answer, or a whole SSE stream).
 const MAX_ANSWER_BYTES: usize = 16 << 20;
+const ANSWER: &str = "the server's answer";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// A request not otherwise bounded (not a held sign-in retry) gives up after this.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The server's JSON-RPC answer: its `result`, or its `error` object.
-pub(super) type Reply = Result<Value, Value>;
 
 /// Why no answer came from the server. Never shows a token or a header value.
 #[derive(Debug, thiserror::Error)]
@@ -38,12 +40,18 @@ pub(super) enum UpstreamError {
         /// The bearer token sent, if the bridge's own.
         sent: Option<SentToken>,
     },
-    #[error("the server asks for authorization (HTTP 401), which did not succeed: {0}")]
+    #[error("the server refused the request's scope (HTTP 403 insufficient_scope)")]
+    InsufficientScope {
+        /// The `WWW-Authenticate` challenge, naming the scope needed.
+        challenge: String,
+        sent: Option<SentToken>,
+    },
+    #[error("the server asks for authorization, which did not succeed: {0}")]
     Authorization(#[from] AuthError),
-    #[error("the server answered HTTP {0} without a JSON-RPC answer")]
-    Status(StatusCode),
-    #[error("the server's answer is not a JSON-RPC answer: {0}")]
-    Garbled(String),
+    #[error(transparent)]
+    NotAReply(#[from] NotAReply),
+    #[error(transparent)]
+    Body(#[from] BodyError),
 }
 
 /// The bearer token a refused request carried; `Debug` does not show it.
@@ -91,14 +99,14 @@ impl Upstream {
     pub(super) fn authorize_with(
         &mut self,
         cache_dir: &std::path::Path,
-        client_id: Option<String>,
+        client: auth::Choice,
         open_with: Option<String>,
     ) {
         self.authorizer = Some(Authorizer::new(
             self.http.clone(),
             self.url.clone(),
             cache_dir,
-            client_id,
+            client,
             open_with,
         ));
     }
@@ -114,37 +122,44 @@ impl Upstream {
     ) -> Result<Reply, UpstreamError> {
         let deadline = deadline.unwrap_or_else(|| Instant::now() + REQUEST_TIMEOUT);
         let exchange = self.authorized_exchange(method, params, on_notification);
-        let reply = tokio::time::timeout_at(deadline, exchange)
+        let mut reply = tokio::time::timeout_at(deadline, exchange)
             .await
             .map_err(|_| UpstreamError::TimedOut)??;
         if method == "tools/list"
-            && let Ok(result) = &reply
+            && let Ok(result) = &mut reply
         {
             self.mirrors.learn(result);
         }
         Ok(reply)
     }
 
-    /// One exchange; after a 401, authorization (or a refresh) and the exchange once more.
+    /// One exchange; after a 401, authorization (or a refresh), and after a 403 for want of
+    /// scope, a sign-in for more: each at most once per request, the exchange again after it.
     async fn authorized_exchange(
         &self,
         method: &str,
         params: Value,
         on_notification: &(dyn Fn(Value) + Sync),
     ) -> Result<Reply, UpstreamError> {
-        let first = self.exchange(method, &params, on_notification).await;
-        let (Err(UpstreamError::Unauthorized { challenge, sent }), Some(authorizer)) =
-            (&first, &self.authorizer)
-        else {
-            return first;
+        let Some(authorizer) = &self.authorizer else {
+            return self.exchange(method, &params, on_notification).await;
         };
-        authorizer
-            .renew(
-                challenge.as_deref(),
-                sent.as_ref().map(|token| token.0.as_str()),
-            )
-            .await?;
-        self.exchange(method, &params, on_notification).await
+        let (mut renewed, mut stepped_up) = (false, false);
+        loop {
+            match self.exchange(method, &params, on_notification).await {
+                Err(UpstreamError::Unauthorized { challenge, sent }) if !renewed => {
+                    renewed = true;
+                    let sent = sent.as_ref().map(|token| token.0.as_str());
+                    authorizer.renew(challenge.as_deref(), sent).await?;
+                }
+                Err(UpstreamError::InsufficientScope { challenge, sent }) if !stepped_up => {
+                    stepped_up = true;
+                    let sent = sent.as_ref().map(|token| token.0.as_str());
+                    authorizer.step_up(&challenge, sent).await?;
+                }
+                other => return other,
+            }
+        }
     }
 
     async fn exchange(
@@ -175,14 +190,24 @@ impl Upstream {
             .await
             .map_err(|e| self.unreachable(&e))?;
         let status = response.status();
+        let challenge = response
+            .headers()
+            .get(http::header::WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         if status == StatusCode::UNAUTHORIZED {
-            let challenge = response
-                .headers()
-                .get(http::header::WWW_AUTHENTICATE)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
             return Err(UpstreamError::Unauthorized {
                 challenge,
+                sent: sent.map(SentToken),
+            });
+        }
+        if let Some(challenge) = challenge.as_deref().filter(|c| {
+            status == StatusCode::FORBIDDEN
+                && self.authorizer.is_some()
+                && auth::challenge_parameter(c, "error").as_deref() == Some("insufficient_scope")
+        }) {
+            return Err(UpstreamError::InsufficientScope {
+                challenge: challenge.to_owned(),
                 sent: sent.map(SentToken),
             });
         }
@@ -194,12 +219,11 @@ impl Upstream {
         let message = if is_sse {
             self.read_stream(response, id, on_notification).await?
         } else {
-            let bytes = read_capped(response)
-                .await
-                .map_err(|e| self.unreachable(&e))?;
-            serde_json::from_slice(&bytes).map_err(|_| UpstreamError::Status(status))?
+            let bytes = body::read(response, ANSWER, MAX_ANSWER_BYTES).await?;
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null)
         };
-        reply_of(message, id)
+        let error = challenge.and_then(|c| auth::challenge_parameter(&c, "error"));
+        Ok(answer::reply_of(message, id, status, error.as_deref())?)
     }
 
     /// Reads an SSE answer until the message that answers `id`.
@@ -214,11 +238,15 @@ impl Upstream {
         while let Some(chunk) = response.chunk().await.map_err(|e| self.unreachable(&e))? {
             read += chunk.len();
             if read > MAX_ANSWER_BYTES {
-                return Err(UpstreamError::Garbled("the stream is too long".into()));
+                return Err(BodyError::TooLarge {
+                    what: ANSWER,
+                    limit: MAX_ANSWER_BYTES,
+                }
+                .into());
             }
             for data in events.push(&chunk) {
                 let message: Value = serde_json::from_str(&data)
-                    .map_err(|e| UpstreamError::Garbled(format!("an event: {e}")))?;
+                    .map_err(|e| NotAReply::Garbled(format!("an event: {e}")))?;
                 if message.get("id") == Some(&json!(id)) {
                     return Ok(message);
                 }
@@ -227,9 +255,7 @@ impl Upstream {
                 }
             }
         }
-        Err(UpstreamError::Garbled(
-            "the stream ended without an answer".into(),
-        ))
+        Err(NotAReply::Garbled("the stream ended without an answer".into()).into())
     }
 
     fn unreachable(&self, error: &reqwest::Error) -> UpstreamError {
@@ -251,30 +277,9 @@ impl Upstream {
     pub(super) fn knows_mirrors(&self) -> bool {
         self.mirrors.known()
     }
-}
 
-async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_ANSWER_BYTES {
-            break;
-        }
-    }
-    Ok(body)
-}
-
-fn reply_of(mut message: Value, id: u64) -> Result<Reply, UpstreamError> {
-    if message.get("id") != Some(&json!(id)) && message.get("error").is_none() {
-        return Err(UpstreamError::Garbled(
-            "an answer to another request".into(),
-        ));
-    }
-    let mut fields = message.as_object_mut();
-    let mut take = |name: &str| fields.as_deref_mut().and_then(|f| f.remove(name));
-    match (take("result"), take("error")) {
-        (Some(result), None) => Ok(Ok(result)),
-        (None, Some(error)) => Ok(Err(error)),
-        _ => Err(UpstreamError::Garbled("neither result nor error".into())),
+    /// Why `tool` was left out of the listing, if it was.
+    pub(super) fn left_out(&self, tool: &str) -> Option<Invalid> {
+        self.mirrors.of(tool).err()
     }
 }

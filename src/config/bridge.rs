@@ -1,7 +1,10 @@
 //! The options of `grantry bridge`: the local stdio MCP server that talks to a remote one on
 //! the user's behalf (see [`crate::bridge`]). Flags only: clients launch it with arguments,
-//! and some (Codex) pass it almost no environment.
+//! and some (Codex) pass it almost no environment. The one exception is a client secret,
+//! which may come from a variable as well as a file, never from an argument (`ps` shows
+//! those to every user of the machine).
 
+use std::io::Read as _;
 use std::time::Duration;
 
 use clap::Args;
@@ -20,6 +23,9 @@ pub struct BridgeArgs {
 
     /// The program that opens a sign-in link, run with the link as its one argument. Default:
     /// $BROWSER, else xdg-open (Linux), open (macOS) or rundll32's URL handler (Windows).
+    /// Only https links are opened, without credentials, up to 4096 characters; plain http,
+    /// and any link to this machine or a private network (loopback, private, link-local
+    /// addresses, localhost names), only from a server on this machine.
     #[arg(long, value_name = "CMD")]
     pub open_with: Option<String>,
 
@@ -35,11 +41,26 @@ pub struct BridgeArgs {
     #[arg(long = "header", value_name = "NAME: VALUE", value_parser = header)]
     pub headers: Vec<StaticHeader>,
 
-    /// The public client id to authorize as, registered at the server's authorization server
-    /// with the redirect URI `http://127.0.0.1/callback` (any port). Default: register one
-    /// dynamically where the authorization server allows it.
-    #[arg(long, value_name = "ID")]
+    /// The client id to authorize as, registered at the server's authorization server with
+    /// the redirect URI `http://127.0.0.1/callback` (any port): a public client, or a
+    /// confidential one with --client-secret-file. Default: --client-metadata-url where the
+    /// authorization server accepts it, else a client registered dynamically.
+    #[arg(long, value_name = "ID", conflicts_with = "client_metadata_url")]
     pub client_id: Option<String>,
+
+    /// A file holding the secret of --client-id (trailing line end dropped; keep it 0600); or
+    /// set GRANTRY_BRIDGE_CLIENT_SECRET. There is no option taking the secret itself: `ps`
+    /// shows arguments to everyone. The bridge authenticates with it as the authorization
+    /// server's metadata allows (client_secret_basic, else client_secret_post).
+    #[arg(long, value_name = "PATH", requires = "client_id", value_parser = secret_file)]
+    pub client_secret_file: Option<ClientSecret>,
+
+    /// The URL of the bridge's Client ID Metadata Document (https, with a path), used as its
+    /// client id where the authorization server says it accepts such documents; elsewhere a
+    /// client is registered dynamically. The document must name the redirect URI
+    /// `http://127.0.0.1/callback` and the token endpoint auth method `none`.
+    #[arg(long, value_name = "URL", value_parser = metadata_url)]
+    pub client_metadata_url: Option<Url>,
 
     /// Where tokens are kept, one 0600 file per server URL (a directory it creates is 0700).
     /// Default: grantry/bridge in the
@@ -47,6 +68,45 @@ pub struct BridgeArgs {
     /// Support on macOS; %APPDATA% on Windows).
     #[arg(long, value_name = "DIR")]
     pub token_cache: Option<std::path::PathBuf>,
+}
+
+/// The variable a client secret may come from instead of --client-secret-file.
+pub const CLIENT_SECRET_VAR: &str = "GRANTRY_BRIDGE_CLIENT_SECRET";
+/// Longer secret files are refused (and a FIFO or a device is not read at all).
+const MAX_SECRET_BYTES: u64 = 4096;
+
+impl BridgeArgs {
+    /// The secret of --client-id: --client-secret-file's, else GRANTRY_BRIDGE_CLIENT_SECRET's.
+    pub fn client_secret(&self) -> Option<ClientSecret> {
+        let from_env = || {
+            std::env::var(CLIENT_SECRET_VAR)
+                .ok()
+                .filter(|s| !s.is_empty())
+        };
+        self.client_secret_file
+            .clone()
+            .or_else(|| from_env().map(ClientSecret))
+    }
+}
+
+/// A client secret; `Debug` never shows it.
+#[derive(Clone)]
+pub struct ClientSecret(String);
+
+impl ClientSecret {
+    pub fn new(secret: String) -> Self {
+        Self(secret)
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientSecret(…)")
+    }
 }
 
 /// One `--header`: its value is marked sensitive, so `Debug` never shows it.
@@ -81,6 +141,38 @@ fn server_url(text: &str) -> Result<Url, String> {
     Ok(url)
 }
 
+fn secret_file(path: &str) -> Result<ClientSecret, String> {
+    let failed = |e: std::io::Error| format!("cannot read {path}: {e}");
+    let file = std::fs::File::open(path).map_err(failed)?;
+    if !file.metadata().map_err(failed)?.is_file() {
+        return Err(format!("{path} is not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(MAX_SECRET_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(failed)?;
+    if text.len() as u64 > MAX_SECRET_BYTES {
+        return Err(format!("{path} is longer than {MAX_SECRET_BYTES} bytes"));
+    }
+    let secret = text.trim_end_matches(['\r', '\n']);
+    if secret.is_empty() {
+        return Err(format!("{path} is empty"));
+    }
+    Ok(ClientSecret(secret.to_owned()))
+}
+
+/// A Client ID Metadata Document's URL: https, with a path, nothing else in it.
+fn metadata_url(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|e| format!("not a URL: {e}"))?;
+    if url.scheme() != "https" {
+        return Err("a client metadata document URL is https".into());
+    }
+    if url.path() == "/" || url.fragment().is_some() || !url.username().is_empty() {
+        return Err("a client metadata document URL has a path, and no fragment or user".into());
+    }
+    Ok(url)
+}
+
 fn header(text: &str) -> Result<StaticHeader, String> {
     let (name, value) = text.split_once(':').ok_or("expected \"Name: value\"")?;
     let name = HeaderName::try_from(name.trim()).map_err(|e| format!("header name: {e}"))?;
@@ -104,6 +196,31 @@ mod tests {
         assert!(server_url("ftp://connector.example.com/mcp").is_err());
         assert!(server_url("https://user:pw@connector.example.com/mcp").is_err());
         assert!(server_url("not a url").is_err());
+    }
+
+    #[test]
+    fn a_client_secret_comes_from_a_regular_file_of_bounded_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        std::fs::write(&path, "s3cret\n").unwrap();
+        let secret = secret_file(path.to_str().unwrap()).unwrap();
+        assert_eq!(secret.expose(), "s3cret");
+        assert!(!format!("{secret:?}").contains("s3cret"));
+        std::fs::write(&path, "x".repeat(4097)).unwrap();
+        assert!(secret_file(path.to_str().unwrap()).is_err());
+        std::fs::write(&path, "\n").unwrap();
+        assert!(secret_file(path.to_str().unwrap()).is_err());
+        let device = secret_file("/dev/zero").unwrap_err();
+        assert_eq!(device, "/dev/zero is not a regular file");
+        assert!(secret_file(dir.path().to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_client_metadata_document_url_is_https_with_a_path() {
+        assert!(metadata_url("https://app.example/client.json").is_ok());
+        assert!(metadata_url("http://app.example/client.json").is_err());
+        assert!(metadata_url("https://app.example/").is_err());
+        assert!(metadata_url("https://app.example/c.json#x").is_err());
     }
 
     #[test]

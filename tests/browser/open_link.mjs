@@ -5,11 +5,17 @@
 // consent (Approve, or Deny when GRANTRY_TEST_DECISION=deny); it stops on any other page
 // (grantry's "connected" page, the bridge's own loopback page). Appends one JSON line to the
 // file named by GRANTRY_TEST_OPENED: the link, the heading of the page it ended on and that
-// page's URL.
+// page's URL. Before anything else, it appends the link to the file named by
+// GRANTRY_TEST_LAUNCHED: a test checking that nothing was opened sees a launch at once, not
+// after the seconds the browser takes.
 import { appendFileSync } from 'node:fs';
-import { launchChromium } from './support.mjs';
 
 const [link] = process.argv.slice(2);
+if (process.env.GRANTRY_TEST_LAUNCHED) {
+  appendFileSync(process.env.GRANTRY_TEST_LAUNCHED, `${JSON.stringify({ link })}\n`);
+}
+// Loaded after the launch is written: Playwright takes a while to load.
+const { launchChromium } = await import('./support.mjs');
 const decision = process.env.GRANTRY_TEST_DECISION ?? 'approve';
 const login = process.env.GRANTRY_TEST_LOGIN ?? 'alice';
 const record = (outcome, final) => {

@@ -40,13 +40,16 @@ def opener() -> str:
 
 
 class Bridge:
-    """How to launch the bridge for one test: its stderr and the opener's record in files."""
+    """How to launch the bridge for one test: its stderr and the opener's records in files
+    (each launch, written first; each outcome, written when the browser is done)."""
 
     def __init__(self, tmp_path: Path, server_url: str, wait: int = 30, decision: str = "approve",
                  login: str = "alice"):
         self.stderr = tmp_path / "bridge.log"
         self.opened_log = tmp_path / "opened.jsonl"
         self.opened_log.touch()
+        self.launched_log = tmp_path / "launched.jsonl"
+        self.launched_log.touch()
         self.token_cache = tmp_path / "tokens"
         args = ["bridge", server_url, "--open-with", opener(), "--wait", str(wait),
                 "--token-cache", str(self.token_cache)]
@@ -58,6 +61,7 @@ class Bridge:
                 **os.environ,
                 "BRIDGE_STDERR": str(self.stderr),
                 "GRANTRY_TEST_OPENED": str(self.opened_log),
+                "GRANTRY_TEST_LAUNCHED": str(self.launched_log),
                 "GRANTRY_TEST_DECISION": decision,
                 "GRANTRY_TEST_LOGIN": login,
                 "GRANTRY_LOG": "trace",
@@ -73,6 +77,21 @@ class Bridge:
             if len(lines) >= expected or time.monotonic() > deadline:
                 return [json.loads(line) for line in lines]
             time.sleep(0.1)
+
+    def launched(self, quiet: float = 2.0) -> list[str]:
+        """The links the opener was started with, read once its record has not changed for
+        `quiet` seconds (30 s at most): it writes a launch before doing anything else, so a
+        link opened as the call ended is still seen here."""
+        deadline = time.monotonic() + 30
+        seen, since = None, time.monotonic()
+        while time.monotonic() < deadline:
+            text = self.launched_log.read_text()
+            if text != seen:
+                seen, since = text, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                break
+            time.sleep(0.1)
+        return [json.loads(line)["link"] for line in (seen or "").splitlines()]
 
     def log(self) -> str:
         return self.stderr.read_text() if self.stderr.exists() else ""
@@ -158,7 +177,7 @@ def test_a_url_capable_client_is_shown_the_link_and_nothing_is_opened(grantry, t
 
     anyio.run(main)
     assert len(shown) == 1 and shown[0].startswith(f"{grantry.base}/connect/")
-    assert bridge.opened() == []
+    assert bridge.launched() == []
 
 
 def test_a_modern_client_without_elicitation_signs_in_through_the_browser(grantry, tmp_path):
@@ -250,7 +269,7 @@ def assert_call_refused(bridge: Bridge, server: "LocalServer", says: str) -> Non
         anyio.run(main)
     finally:
         server.stop()
-    assert bridge.opened() == []
+    assert bridge.launched() == []
 
 
 class HostileServer(LocalServer):
@@ -462,7 +481,8 @@ def test_every_kind_of_client_lists_invoices_from_an_oidc_grantry(oidc, grantry_
         async def callback(ctx, params):
             # The client shows the link; the person (Chromium, as `name`) opens it.
             assert isinstance(params, types.ElicitRequestURLParams), params
-            env = {**bridge.params.env, "GRANTRY_TEST_OPENED": str(tmp_path / "shown.jsonl")}
+            env = {**bridge.params.env, "GRANTRY_TEST_OPENED": str(tmp_path / "shown.jsonl"),
+                   "GRANTRY_TEST_LAUNCHED": str(tmp_path / "shown-launched.jsonl")}
             await anyio.run_process([opener(), params.url], env=env)
             return types.ElicitResult(action="accept")
 

@@ -6,6 +6,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use super::client::Client;
 use sha2::{Digest as _, Sha256};
 use url::Url;
 
@@ -13,19 +15,25 @@ use url::Url;
 /// tokens of the last authorization.
 #[derive(Clone, Serialize, Deserialize)]
 pub(in crate::bridge) struct Tokens {
-    pub(in crate::bridge) client_id: String,
+    /// Flat, as `client_id` (and the secret and method, where there are some): files written
+    /// before confidential clients read as public clients.
+    #[serde(flatten)]
+    pub(in crate::bridge) client: Client,
     pub(in crate::bridge) token_endpoint: Url,
     pub(in crate::bridge) resource: String,
     pub(in crate::bridge) access_token: String,
     pub(in crate::bridge) refresh_token: Option<String>,
     /// Unix seconds.
     pub(in crate::bridge) expires_at: Option<i64>,
+    /// The scopes asked for (a step-up asks for them again, with the new ones).
+    #[serde(default)]
+    pub(in crate::bridge) scope: Option<String>,
 }
 
 impl std::fmt::Debug for Tokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tokens")
-            .field("client_id", &self.client_id)
+            .field("client", &self.client)
             .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
     }
@@ -108,12 +116,16 @@ mod tests {
         let cache = TokenCache::new(&cache_dir, &server);
         assert!(cache.load().is_none());
         let tokens = Tokens {
-            client_id: "c".into(),
+            client: serde_json::from_value(
+                serde_json::json!({"client_id": "c", "client_secret": "secret-client"}),
+            )
+            .unwrap(),
             token_endpoint: Url::parse("https://id.example.com/token").unwrap(),
             resource: server.to_string(),
             access_token: "secret-access".into(),
             refresh_token: Some("secret-refresh".into()),
             expires_at: Some(1),
+            scope: None,
         };
         cache.store(&tokens).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;

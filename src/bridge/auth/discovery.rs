@@ -1,19 +1,25 @@
-//! Where to authorize: the server's Protected Resource Metadata (RFC 9728, named by its 401)
-//! and its authorization server's metadata (RFC 8414, or OpenID Connect discovery); and a
-//! public client registered there (RFC 7591) when none was given.
+//! Where to authorize: the server's Protected Resource Metadata (RFC 9728, named by its 401,
+//! else at its well-known places) and its authorization server's metadata (RFC 8414, or
+//! OpenID Connect discovery).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use url::Url;
 
-use super::AuthError;
+use super::{AUTH_ANSWER_BYTES, AuthError};
+use crate::bridge::body;
 
 /// What one authorization needs to know.
 pub(super) struct Endpoints {
     pub(super) issuer: String,
     pub(super) authorization_endpoint: Url,
     pub(super) token_endpoint: Url,
-    registration_endpoint: Option<Url>,
-    /// The server the bridge talks to, as the resource indicator (RFC 8707).
+    pub(super) registration_endpoint: Option<Url>,
+    /// The token endpoint's authentication methods (`token_endpoint_auth_methods_supported`).
+    pub(super) auth_methods: Vec<String>,
+    /// The server takes a Client ID Metadata Document's URL as a client id.
+    pub(super) accepts_metadata_documents: bool,
+    /// The resource indicator (RFC 8707): the server as its Protected Resource Metadata
+    /// names it, verbatim.
     pub(super) resource: String,
     /// The scopes to ask for (space-separated; may be empty).
     pub(super) scope: String,
@@ -30,21 +36,19 @@ pub(super) async fn discover(
     challenge: Option<&str>,
 ) -> Result<Endpoints, AuthError> {
     let local = crate::config::is_loopback(server);
-    let metadata_url = challenge
-        .and_then(|c| parameter(c, "resource_metadata"))
-        .and_then(|u| Url::parse(&u).ok())
-        .unwrap_or_else(|| well_known(server, "oauth-protected-resource"));
-    secure(&metadata_url, local, "resource_metadata")?;
-    let resource = get_json(http, &metadata_url, "the Protected Resource Metadata").await?;
-    check_resource(&resource, server)?;
-    let issuer = resource["authorization_servers"][0]
+    let resource = protected_resource(http, server, challenge, local).await?;
+    let resource_id = check_resource(&resource, server)?;
+    // Kept as written: the metadata's issuer must be this string exactly (a parsed URL would
+    // gain a trailing `/`).
+    let named = resource["authorization_servers"][0]
         .as_str()
-        .and_then(|i| Url::parse(i).ok())
-        .ok_or_else(|| missing("the Protected Resource Metadata", "authorization_servers"))?;
+        .ok_or_else(|| missing_field("the Protected Resource Metadata", "authorization_servers"))?;
+    let issuer = Url::parse(named)
+        .map_err(|_| missing_field("the Protected Resource Metadata", "authorization_servers"))?;
     secure(&issuer, local, "authorization_servers")?;
     let metadata = authorization_server(http, &issuer).await?;
-    // RFC 8414 §3.3: the metadata must be the issuer's own.
-    if metadata["issuer"].as_str().map(without_slash) != Some(without_slash(issuer.as_str())) {
+    // RFC 8414 §3.3: the metadata is the issuer's own, identical, not merely alike.
+    if metadata["issuer"].as_str() != Some(named) {
         return Err(AuthError::Discovery {
             what: "the authorization server's metadata",
             reason: "its issuer is not the authorization server the resource names".into(),
@@ -54,40 +58,87 @@ pub(super) async fn discover(
         let url = metadata[name]
             .as_str()
             .and_then(|u| Url::parse(u).ok())
-            .ok_or_else(|| missing("the authorization server's metadata", name))?;
+            .ok_or_else(|| missing_field("the authorization server's metadata", name))?;
         secure(&url, local, name)?;
         Ok::<Url, AuthError>(url)
     };
-    let scope = challenge
-        .and_then(|c| parameter(c, "scope"))
-        .or_else(|| scopes(&resource["scopes_supported"]))
-        .unwrap_or_default();
     Ok(Endpoints {
-        issuer: metadata["issuer"].as_str().unwrap_or_default().to_owned(),
+        issuer: named.to_owned(),
         authorization_endpoint: endpoint("authorization_endpoint")?,
         token_endpoint: endpoint("token_endpoint")?,
         registration_endpoint: endpoint("registration_endpoint").ok(),
-        // The server the bridge talks to, whatever else its metadata might claim.
-        resource: server.to_string(),
-        scope,
+        auth_methods: strings(&metadata["token_endpoint_auth_methods_supported"]),
+        accepts_metadata_documents: metadata["client_id_metadata_document_supported"] == true,
+        resource: resource_id,
+        scope: scope(challenge, &resource, &metadata),
         sends_iss: metadata["authorization_response_iss_parameter_supported"] == true,
     })
 }
 
-/// RFC 9728 §3.3: the metadata must describe the server the bridge talks to, or a token for
-/// another server (one the user trusts) could be asked for and then sent here.
-fn check_resource(metadata: &Value, server: &Url) -> Result<(), AuthError> {
-    match metadata["resource"].as_str() {
-        Some(named) if without_slash(named) == without_slash(server.as_str()) => Ok(()),
-        _ => Err(AuthError::Discovery {
-            what: "the Protected Resource Metadata",
-            reason: format!("its resource is not {server}"),
-        }),
+/// The Protected Resource Metadata: where the challenge says, else at the server's path
+/// (RFC 9728 §3.1), else at the root.
+async fn protected_resource(
+    http: &reqwest::Client,
+    server: &Url,
+    challenge: Option<&str>,
+    local: bool,
+) -> Result<Value, AuthError> {
+    let what = "the Protected Resource Metadata";
+    let named = challenge
+        .and_then(|c| parameter(c, "resource_metadata"))
+        .and_then(|u| Url::parse(&u).ok());
+    if let Some(url) = named {
+        secure(&url, local, "resource_metadata")?;
+        return get_json(http, &url, what).await;
+    }
+    let at_path = well_known(server, "oauth-protected-resource");
+    let mut root = at_path.clone();
+    root.set_path("/.well-known/oauth-protected-resource");
+    match get_json(http, &at_path, what).await {
+        Err(AuthError::Discovery { .. }) if root != at_path => get_json(http, &root, what).await,
+        found => found,
     }
 }
 
-fn without_slash(url: &str) -> &str {
-    url.trim_end_matches('/')
+/// The scopes to ask for: the challenge's, else those the resource supports; with
+/// `offline_access` where the authorization server offers it (a refresh token then spares the
+/// user another sign-in).
+fn scope(challenge: Option<&str>, resource: &Value, metadata: &Value) -> String {
+    let mut scope = challenge
+        .and_then(|c| parameter(c, "scope"))
+        .or_else(|| scopes(&resource["scopes_supported"]))
+        .unwrap_or_default();
+    let offered = metadata["scopes_supported"]
+        .as_array()
+        .is_some_and(|list| list.iter().any(|s| s == "offline_access"));
+    if offered && !scope.split(' ').any(|s| s == "offline_access") {
+        scope = [scope.as_str(), "offline_access"]
+            .join(" ")
+            .trim()
+            .to_owned();
+    }
+    scope
+}
+
+/// RFC 9728 §3.3: the metadata must describe the server the bridge talks to (or a part of its
+/// origin above it), or a token for another server (one the user trusts) could be asked for
+/// and then sent here. The resource as the metadata writes it: the one to ask a token for.
+fn check_resource(metadata: &Value, server: &Url) -> Result<String, AuthError> {
+    let refused = || AuthError::Discovery {
+        what: "the Protected Resource Metadata",
+        reason: format!("its resource is not {server}"),
+    };
+    let named = metadata["resource"].as_str().ok_or_else(refused)?;
+    let url = Url::parse(named).map_err(|_| refused())?;
+    let path = url.path().trim_end_matches('/');
+    let server_path = server.path().trim_end_matches('/');
+    let above = server_path == path || server_path.starts_with(&format!("{path}/"));
+    let same = url.origin() == server.origin() && above && url.fragment().is_none();
+    if same {
+        Ok(named.to_owned())
+    } else {
+        Err(refused())
+    }
 }
 
 /// https, or http to this machine for a server on this machine: codes, verifiers and tokens
@@ -103,54 +154,34 @@ fn secure(url: &Url, local: bool, name: &str) -> Result<(), AuthError> {
     })
 }
 
-/// Registers a public native client for `redirect_uri`; its client id.
-pub(super) async fn register(
-    http: &reqwest::Client,
-    endpoints: &Endpoints,
-    redirect_uri: &str,
-) -> Result<String, AuthError> {
-    let endpoint = endpoints
-        .registration_endpoint
-        .as_ref()
-        .ok_or(AuthError::NoRegistration)?;
-    let request = json!({
-        "client_name": "grantry bridge",
-        "application_type": "native",
-        "redirect_uris": [redirect_uri],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    });
-    let response = http
-        .post(endpoint.clone())
-        .timeout(TIMEOUT)
-        .json(&request)
-        .send()
-        .await
-        .map_err(|e| AuthError::Registration(crate::providers::http::transport_reason(&e)))?;
-    let status = response.status();
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    match body["client_id"].as_str() {
-        Some(id) if status.is_success() => Ok(id.to_owned()),
-        _ => Err(AuthError::Registration(format!(
-            "HTTP {status}, {}",
-            body["error"].as_str().unwrap_or("no client_id")
-        ))),
+/// RFC 8414's metadata, else OpenID Connect discovery's, at the first of their places that
+/// answers. An answer too large or not JSON ends the search: it is the server's answer.
+async fn authorization_server(http: &reqwest::Client, issuer: &Url) -> Result<Value, AuthError> {
+    let what = "the authorization server's metadata";
+    let mut missing = missing_field(what, "metadata URL");
+    for url in metadata_urls(issuer) {
+        match get_json(http, &url, what).await {
+            Err(error @ AuthError::Discovery { .. }) => missing = error,
+            found => return found,
+        }
     }
+    Err(missing)
 }
 
-/// RFC 8414's metadata, else OpenID Connect discovery's.
-async fn authorization_server(http: &reqwest::Client, issuer: &Url) -> Result<Value, AuthError> {
-    let oauth = well_known(issuer, "oauth-authorization-server");
-    if let Ok(metadata) = get_json(http, &oauth, "the authorization server's metadata").await {
-        return Ok(metadata);
+/// Where an issuer's metadata may be: RFC 8414's place, then OpenID Connect's with the path
+/// inserted (as RFC 8414 does) and appended (as OpenID Connect Discovery does).
+fn metadata_urls(issuer: &Url) -> Vec<Url> {
+    let mut urls = vec![
+        well_known(issuer, "oauth-authorization-server"),
+        well_known(issuer, "openid-configuration"),
+    ];
+    let path = issuer.path().trim_end_matches('/');
+    if !path.is_empty() {
+        let mut appended = issuer.clone();
+        appended.set_path(&format!("{path}/.well-known/openid-configuration"));
+        urls.push(appended);
     }
-    let mut openid = issuer.clone();
-    openid.set_path(&format!(
-        "{}/.well-known/openid-configuration",
-        issuer.path().trim_end_matches('/')
-    ));
-    get_json(http, &openid, "the authorization server's metadata").await
+    urls
 }
 
 /// `/.well-known/NAME` inserted before the URL's path (RFC 8414 §3, RFC 9728 §3).
@@ -178,13 +209,10 @@ async fn get_json(
     if !response.status().is_success() {
         return Err(failed(format!("{url} answered HTTP {}", response.status())));
     }
-    response
-        .json()
-        .await
-        .map_err(|_| failed(format!("{url} is not JSON")))
+    Ok(body::json(response, what, AUTH_ANSWER_BYTES).await?)
 }
 
-fn missing(what: &'static str, field: &str) -> AuthError {
+fn missing_field(what: &'static str, field: &str) -> AuthError {
     AuthError::Discovery {
         what,
         reason: format!("no usable {field}"),
@@ -192,12 +220,20 @@ fn missing(what: &'static str, field: &str) -> AuthError {
 }
 
 fn scopes(list: &Value) -> Option<String> {
-    let names: Vec<&str> = list.as_array()?.iter().filter_map(Value::as_str).collect();
+    let names = strings(list);
     (!names.is_empty()).then(|| names.join(" "))
 }
 
+fn strings(list: &Value) -> Vec<String> {
+    let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    list.iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 /// A parameter of a `WWW-Authenticate: Bearer` challenge (quoted or not).
-fn parameter(challenge: &str, name: &str) -> Option<String> {
+pub(in crate::bridge) fn parameter(challenge: &str, name: &str) -> Option<String> {
     let start = challenge.find(&format!("{name}="))? + name.len() + 1;
     let rest = &challenge[start..];
     let value = match rest.strip_prefix('"') {
@@ -209,7 +245,67 @@ fn parameter(challenge: &str, name: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fake::{self, AS_PATH, Fake, PRM_PATH, Setup};
     use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn every_answer_of_discovery_is_read_within_the_bound() {
+        let padded = |path| Setup {
+            padded: Some(path),
+            ..Setup::default()
+        };
+        for (path, what) in [
+            (PRM_PATH, "the Protected Resource Metadata"),
+            (AS_PATH, "the authorization server's metadata"),
+        ] {
+            let fake = Fake::start(padded(path)).await;
+            let refused = discover(&fake::http(), &fake.server(), None).await;
+            let refused = refused.err().expect("a padded answer is refused");
+            assert_eq!(
+                refused.to_string(),
+                format!("{what} is larger than 256 KiB; not read")
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_metadata_is_found_at_the_root_and_its_resource_and_issuer_kept_exactly() {
+        let fake = Fake::start(Setup {
+            prm_at_root: true,
+            metadata: json!({"scopes_supported": ["invoices", "offline_access"]}),
+            ..Setup::default()
+        })
+        .await;
+        let endpoints = discover(
+            &fake::http(),
+            &fake.server(),
+            Some(r#"Bearer scope="invoices""#),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            endpoints.resource, fake.base,
+            "the origin, with no `/` added"
+        );
+        assert_eq!(endpoints.issuer, fake.base);
+        assert_eq!(endpoints.scope, "invoices offline_access");
+    }
+
+    #[tokio::test]
+    async fn metadata_whose_issuer_differs_even_by_a_slash_is_refused() {
+        let slashed = Fake::start(Setup {
+            issuer_suffix: "/",
+            ..Setup::default()
+        })
+        .await;
+        let refused = discover(&fake::http(), &slashed.server(), None).await;
+        let refused = refused.err().expect("another issuer is refused");
+        assert!(
+            refused.to_string().contains("its issuer is not"),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn challenge_parameters_are_read_quoted_or_not() {
@@ -233,6 +329,14 @@ mod tests {
         assert!(check_resource(&json!({"resource": "https://c.example/mcp/"}), &server).is_ok());
         assert!(check_resource(&json!({"resource": "https://bank.example/mcp"}), &server).is_err());
         assert!(check_resource(&json!({}), &server).is_err());
+        let origin = check_resource(&json!({"resource": "https://c.example"}), &server);
+        assert_eq!(origin.unwrap(), "https://c.example", "verbatim");
+        assert!(check_resource(&json!({"resource": "https://c.example/mc"}), &server).is_err());
+        assert!(check_resource(&json!({"resource": "https://c.example/mcp/x"}), &server).is_err());
+        assert!(check_resource(&json!({"resource": "http://c.example/mcp"}), &server).is_err());
+        assert!(
+            check_resource(&json!({"resource": "https://c.example:8443/mcp"}), &server).is_err()
+        );
         let plain = Url::parse("http://id.example/token").unwrap();
         assert!(secure(&plain, false, "token_endpoint").is_err());
         let local = Url::parse("http://127.0.0.1:9/token").unwrap();

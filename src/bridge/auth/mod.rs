@@ -1,37 +1,52 @@
 //! MCP authorization toward a server that asks for it: on a 401 naming its Protected
 //! Resource Metadata, the bridge reads that and the authorization server's metadata, runs
-//! authorization code + PKCE (S256) in the browser with a loopback redirect (RFC 8252),
-//! as `--client-id` or a dynamically registered public client, asks for the server as the
-//! `resource` (RFC 8707), keeps the tokens in the token cache, refreshes them, and authorizes
-//! again when a refresh fails. Tokens never reach a log or the client.
+//! authorization code + PKCE (S256) in the browser with a loopback redirect (RFC 8252), as
+//! `--client-id` (public, or confidential with its secret), a Client ID Metadata Document or
+//! a dynamically registered client, asks for the server as the `resource` (RFC 8707), keeps
+//! the tokens in the token cache, refreshes them, and authorizes again when a refresh fails.
+//! Tokens and secrets never reach a log or the client.
 
 mod cache;
+mod client;
 mod discovery;
+#[cfg(test)]
+mod fake;
 mod loopback;
+mod sign_in;
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use serde::Deserialize;
 use url::Url;
 
-use super::links::{self, LinkRefusal};
+use super::body::BodyError;
+use super::links::LinkRefusal;
 use cache::{TokenCache, Tokens};
-use discovery::Endpoints;
+use sign_in::SignIn;
 
 pub(super) use cache::default_dir;
+pub(super) use client::Choice;
+pub(super) use discovery::parameter as challenge_parameter;
 
 /// How long the user has to finish signing in at the authorization server.
 const AUTHORIZE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Largest metadata, registration or token answer read: a few KiB in practice.
+const AUTH_ANSWER_BYTES: usize = 256 << 10;
 /// A token this close to its expiry is refreshed before use.
 const EXPIRY_MARGIN_SECS: i64 = 30;
+/// After a sign-in fails, requests within this get that failure rather than a new sign-in
+/// each (a new browser tab each, within a second).
+const FAILURE_MEMORY: Duration = Duration::from_secs(30);
 
 /// Why the bridge could not get a token.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum AuthError {
     #[error("reading {what}: {reason}")]
     Discovery { what: &'static str, reason: String },
-    #[error("the authorization server offers no dynamic client registration; pass --client-id")]
+    #[error(
+        "the authorization server offers no dynamic client registration; pass --client-id \
+         (or --client-metadata-url, where it accepts client metadata documents)"
+    )]
     NoRegistration,
     #[error("registering a client at the authorization server: {0}")]
     Registration(String),
@@ -45,26 +60,29 @@ pub(super) enum AuthError {
     Token(String),
     #[error("the loopback redirect listener: {0}")]
     Listener(#[from] std::io::Error),
+    #[error(transparent)]
+    Body(#[from] BodyError),
+    #[error(
+        "the server asks for the scope {0:?}, which the last sign-in asked for and did not get"
+    )]
+    NotGranted(String),
+    #[error(
+        "a sign-in failed {} s ago ({reason}); the bridge signs in again {} s after it",
+        ago.as_secs(), FAILURE_MEMORY.as_secs()
+    )]
+    FailedLately { reason: String, ago: Duration },
 }
 
 pub(super) struct Authorizer {
-    http: reqwest::Client,
-    server: Url,
+    sign_in: SignIn,
     cache: TokenCache,
-    client_id: Option<String>,
-    open_with: Option<String>,
     /// The current tokens: read without waiting, so requests with a good token never wait
     /// for a sign-in in progress.
     tokens: std::sync::Mutex<Option<Tokens>>,
     /// One refresh or sign-in at a time.
     renewing: tokio::sync::Mutex<()>,
-}
-
-#[derive(Deserialize)]
-struct TokenAnswer {
-    access_token: String,
-    refresh_token: Option<String>,
-    expires_in: Option<i64>,
+    /// The last sign-in's failure and when, until a sign-in succeeds.
+    failed: std::sync::Mutex<Option<(Instant, String)>>,
 }
 
 impl Authorizer {
@@ -72,19 +90,23 @@ impl Authorizer {
         http: reqwest::Client,
         server: Url,
         cache_dir: &Path,
-        client_id: Option<String>,
+        choice: Choice,
         open_with: Option<String>,
     ) -> Self {
         let cache = TokenCache::new(cache_dir, &server);
         let tokens = std::sync::Mutex::new(cache.load());
-        Self {
+        let sign_in = SignIn {
             http,
             server,
-            cache,
-            client_id,
+            choice,
             open_with,
+        };
+        Self {
+            sign_in,
+            cache,
             tokens,
             renewing: tokio::sync::Mutex::new(()),
+            failed: std::sync::Mutex::new(None),
         }
     }
 
@@ -111,7 +133,7 @@ impl Authorizer {
         if latest.access_token != current.access_token {
             return Some(latest.access_token);
         }
-        match self.refresh(&latest).await {
+        match self.sign_in.refresh(&latest).await {
             Ok(renewed) => Some(self.keep(renewed)),
             Err(e) => {
                 tracing::info!("could not refresh the token ({e}); using it as it is");
@@ -128,14 +150,11 @@ impl Authorizer {
     ) -> Result<(), AuthError> {
         let _turn = self.renewing.lock().await;
         let current = self.current();
-        // Another request renewed it while this one waited for its turn.
-        if let Some(current) = &current
-            && Some(current.access_token.as_str()) != rejected
-        {
+        if renewed_meanwhile(current.as_ref(), rejected) {
             return Ok(());
         }
         if let Some(current) = current.filter(|t| t.refresh_token.is_some()) {
-            match self.refresh(&current).await {
+            match self.sign_in.refresh(&current).await {
                 Ok(renewed) => {
                     self.keep(renewed);
                     return Ok(());
@@ -143,9 +162,58 @@ impl Authorizer {
                 Err(e) => tracing::info!("the refresh was refused ({e}); authorizing again"),
             }
         }
-        let fresh = self.authorize(challenge).await?;
+        let fresh = self.authorize(challenge, None).await?;
         self.keep(fresh);
         Ok(())
+    }
+
+    /// After a 403 `insufficient_scope` to `rejected`: a sign-in for the scopes held and those
+    /// the challenge names, unless all were asked for already (it would not help).
+    pub(super) async fn step_up(
+        &self,
+        challenge: &str,
+        rejected: Option<&str>,
+    ) -> Result<(), AuthError> {
+        let _turn = self.renewing.lock().await;
+        let current = self.current();
+        if renewed_meanwhile(current.as_ref(), rejected) {
+            return Ok(());
+        }
+        let held = current.and_then(|t| t.scope).unwrap_or_default();
+        let asked = challenge_parameter(challenge, "scope").unwrap_or_default();
+        if asked
+            .split_whitespace()
+            .all(|s| held.split_whitespace().any(|h| h == s))
+        {
+            return Err(AuthError::NotGranted(asked));
+        }
+        let fresh = self.authorize(Some(challenge), Some(&held)).await?;
+        self.keep(fresh);
+        Ok(())
+    }
+
+    /// A sign-in, unless one failed lately: then that failure again.
+    async fn authorize(
+        &self,
+        challenge: Option<&str>,
+        held: Option<&str>,
+    ) -> Result<Tokens, AuthError> {
+        if let Some((at, reason)) = self.failed().clone()
+            && at.elapsed() < FAILURE_MEMORY
+        {
+            let ago = at.elapsed();
+            return Err(AuthError::FailedLately { reason, ago });
+        }
+        let signed_in = self.sign_in.authorize(challenge, held).await;
+        *self.failed() = match &signed_in {
+            Ok(_) => None,
+            Err(e) => Some((Instant::now(), e.to_string())),
+        };
+        signed_in
+    }
+
+    fn failed(&self) -> std::sync::MutexGuard<'_, Option<(Instant, String)>> {
+        self.failed.lock().expect("failure lock is never poisoned")
     }
 
     /// Keeps `tokens` in memory and in the cache; their access token.
@@ -157,167 +225,79 @@ impl Authorizer {
         *self.tokens.lock().expect("tokens lock is never poisoned") = Some(tokens);
         access
     }
+}
 
-    /// The whole authorization: discovery, a client, the browser, the code, the tokens.
-    async fn authorize(&self, challenge: Option<&str>) -> Result<Tokens, AuthError> {
-        let endpoints = discovery::discover(&self.http, &self.server, challenge).await?;
-        let loopback = loopback::Loopback::start().await?;
-        let client_id = match &self.client_id {
-            Some(id) => id.clone(),
-            None => discovery::register(&self.http, &endpoints, &loopback.redirect_uri).await?,
-        };
-        let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
-        let state = crate::seal::random_id();
-        let redirect_uri = loopback.redirect_uri.clone();
-        let link = authorization_link(&endpoints, &client_id, &redirect_uri, &state, &challenge);
-        let link = links::check(link.as_str(), crate::config::is_loopback(&self.server))
-            .map_err(AuthError::Link)?;
-        eprintln!(
-            "grantry bridge: {} asks you to sign in. Opening {link}",
-            self.server
+/// Whether another request renewed the token while this one waited for its turn.
+fn renewed_meanwhile(current: Option<&Tokens>, rejected: Option<&str>) -> bool {
+    current.is_some_and(|current| Some(current.access_token.as_str()) != rejected)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use fake::{Fake, Setup};
+
+    fn authorizer(fake: &Fake, dir: &Path) -> Arc<Authorizer> {
+        let opener = fake::follower(dir);
+        let cache = dir.join("tokens");
+        let choice = Choice::default();
+        let authorizer = Authorizer::new(fake::http(), fake.server(), &cache, choice, Some(opener));
+        Arc::new(authorizer)
+    }
+
+    #[tokio::test]
+    async fn after_a_failed_sign_in_the_next_requests_get_its_failure_not_a_new_tab() {
+        let fake = Fake::start(Setup {
+            deny: true,
+            ..Setup::default()
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let authorizer = authorizer(&fake, dir.path());
+        let requests = (0..3).map(|_| {
+            let authorizer = Arc::clone(&authorizer);
+            tokio::spawn(async move { authorizer.renew(None, None).await })
+        });
+        let outcomes = futures::future::join_all(requests).await;
+        let failures: Vec<String> = outcomes
+            .into_iter()
+            .map(|outcome| outcome.unwrap().unwrap_err().to_string())
+            .collect();
+        assert_eq!(fake.authorizations().len(), 1, "{failures:?}");
+        assert!(
+            failures.iter().all(|f| f.contains("access_denied")),
+            "{failures:?}"
         );
-        if let Err(e) = links::open(&link, self.open_with.as_deref()) {
-            tracing::warn!("{e}; open the link yourself");
-        }
-        let response = tokio::time::timeout(AUTHORIZE_TIMEOUT, loopback.response(&state))
+        let again = authorizer.renew(None, None).await.unwrap_err();
+        assert!(matches!(again, AuthError::FailedLately { .. }), "{again}");
+        assert_eq!(fake.authorizations().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_step_up_signs_in_once_for_the_scopes_held_and_asked() {
+        let fake = Fake::start(Setup::default()).await;
+        let dir = tempfile::tempdir().unwrap();
+        let authorizer = authorizer(&fake, dir.path());
+        authorizer
+            .renew(Some(r#"Bearer scope="mcp:basic""#), None)
             .await
-            .map_err(|_| AuthError::TimedOut)?
-            .ok_or(AuthError::TimedOut)?;
-        let code = check_response(&response, &endpoints)?;
-        let form = [
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", redirect_uri.as_str()),
-            ("client_id", client_id.as_str()),
-            ("code_verifier", verifier.secret().as_str()),
-            ("resource", endpoints.resource.as_str()),
-        ];
-        let answer = self.token_request(&endpoints.token_endpoint, &form).await?;
-        tracing::info!("signed in at the authorization server");
-        Ok(tokens_of(
-            answer,
-            client_id,
-            &endpoints.token_endpoint,
-            &endpoints.resource,
-            None,
-        ))
-    }
-
-    async fn refresh(&self, current: &Tokens) -> Result<Tokens, AuthError> {
-        let refresh_token = current.refresh_token.as_deref().unwrap_or_default();
-        let form = [
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh_token),
-            ("client_id", current.client_id.as_str()),
-            ("resource", current.resource.as_str()),
-        ];
-        let answer = self.token_request(&current.token_endpoint, &form).await?;
-        Ok(tokens_of(
-            answer,
-            current.client_id.clone(),
-            &current.token_endpoint,
-            &current.resource,
-            current.refresh_token.clone(),
-        ))
-    }
-
-    async fn token_request(
-        &self,
-        endpoint: &Url,
-        form: &[(&str, &str)],
-    ) -> Result<TokenAnswer, AuthError> {
-        let response = self
-            .http
-            .post(endpoint.clone())
-            .timeout(discovery::TIMEOUT)
-            .form(form)
-            .send()
-            .await
-            .map_err(|e| AuthError::Token(crate::providers::http::transport_reason(&e)))?;
-        let status = response.status();
-        let body: serde_json::Value = response
-            .json()
-            .await
-            .map_err(|_| AuthError::Token(format!("HTTP {status} without JSON")))?;
-        if !status.is_success() {
-            // The error code only: an error description may echo what was sent.
-            let error = body["error"].as_str().unwrap_or("an unnamed error");
-            return Err(AuthError::Token(format!("HTTP {status}, {error}")));
-        }
-        serde_json::from_value(body)
-            .map_err(|_| AuthError::Token("no access_token in the answer".into()))
-    }
-}
-
-fn authorization_link(
-    endpoints: &Endpoints,
-    client_id: &str,
-    redirect_uri: &str,
-    state: &str,
-    challenge: &oauth2::PkceCodeChallenge,
-) -> Url {
-    let mut link = endpoints.authorization_endpoint.clone();
-    {
-        let mut query = link.query_pairs_mut();
-        query
-            .append_pair("response_type", "code")
-            .append_pair("client_id", client_id)
-            .append_pair("redirect_uri", redirect_uri)
-            .append_pair("state", state)
-            .append_pair("code_challenge", challenge.as_str())
-            .append_pair("code_challenge_method", "S256")
-            .append_pair("resource", &endpoints.resource);
-        if !endpoints.scope.is_empty() {
-            query.append_pair("scope", &endpoints.scope);
-        }
-    }
-    link
-}
-
-/// The code of an authorization response (its `state` was checked by the listener), from
-/// this issuer (RFC 9207: `iss` required where the server says it sends it).
-fn check_response<'a>(
-    response: &'a loopback::Response,
-    endpoints: &Endpoints,
-) -> Result<&'a str, AuthError> {
-    match response.get("iss") {
-        Some(iss) if iss.trim_end_matches('/') != endpoints.issuer.trim_end_matches('/') => {
-            return Err(AuthError::Refused(
-                "a response from another issuer (iss)".into(),
-            ));
-        }
-        None if endpoints.sends_iss => {
-            return Err(AuthError::Refused(
-                "a response without its issuer (iss)".into(),
-            ));
-        }
-        _ => {}
-    }
-    if let Some(error) = response.get("error") {
-        return Err(AuthError::Refused(error.clone()));
-    }
-    response
-        .get("code")
-        .map(String::as_str)
-        .ok_or_else(|| AuthError::Refused("no code".into()))
-}
-
-fn tokens_of(
-    answer: TokenAnswer,
-    client_id: String,
-    token_endpoint: &Url,
-    resource: &str,
-    previous_refresh: Option<String>,
-) -> Tokens {
-    Tokens {
-        client_id,
-        token_endpoint: token_endpoint.clone(),
-        resource: resource.to_owned(),
-        access_token: answer.access_token,
-        // A server that does not rotate refresh tokens answers without one.
-        refresh_token: answer.refresh_token.or(previous_refresh),
-        expires_at: answer
-            .expires_in
-            .map(|secs| crate::clock::unix_now() + secs),
+            .unwrap();
+        let first = authorizer.access_token().await.unwrap();
+        let more = r#"Bearer error="insufficient_scope", scope="mcp:write""#;
+        authorizer.step_up(more, Some(&first)).await.unwrap();
+        let second = authorizer.access_token().await.unwrap();
+        assert_ne!(first, second);
+        let scopes: Vec<String> = fake
+            .authorizations()
+            .into_iter()
+            .map(|query| query["scope"].clone())
+            .collect();
+        assert_eq!(scopes, ["mcp:basic", "mcp:basic mcp:write"]);
+        // Asked again for what it asked for: another sign-in would not help.
+        let refused = authorizer.step_up(more, Some(&second)).await.unwrap_err();
+        assert!(matches!(refused, AuthError::NotGranted(_)), "{refused}");
+        assert_eq!(fake.authorizations().len(), 2);
     }
 }
