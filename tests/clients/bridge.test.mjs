@@ -7,7 +7,7 @@
 // and the provider in GRANTRY_OIDC_NODE and GRANTRY_OIDC_SERVER.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +17,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
+import { record, logTo, traceEnv } from '../leaks.mjs';
 import { BIN, startGrantry } from './support.mjs';
 
 const OPENER = process.env.GRANTRY_OPEN_WITH;
@@ -73,6 +74,14 @@ const expectedOutcomes = (identity) =>
 const bridgeArgs = (grantry, tokens) =>
   ['bridge', grantry.mcpUrl, '--open-with', OPENER, '--wait', '30', '--token-cache', tokens];
 const scratch = () => mkdtempSync(join(tmpdir(), 'grantry-bridge-'));
+
+/** The tokens a bridge cached in `dir`, kept for the leak search. */
+function recordTokens(dir) {
+  for (const name of readdirSync(dir)) {
+    const kept = JSON.parse(readFileSync(join(dir, name), 'utf8'));
+    record('bridge token', [kept.access_token, kept.refresh_token]);
+  }
+}
 const login = () => `alice-${Math.random().toString(36).slice(2, 10)}`;
 
 for (const identity of ['dev', 'oidc']) {
@@ -88,11 +97,12 @@ for (const identity of ['dev', 'oidc']) {
         const opened = openerRecord();
         const options = era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {};
         const client = new Client({ name: 'grantry-bridge-interop', version: '1' }, options);
+        const tokens = scratch();
         await client.connect(new StdioClientTransport({
           command: BIN,
-          args: bridgeArgs(grantry, scratch()),
-          env: { ...process.env, GRANTRY_TEST_OPENED: opened.file, GRANTRY_TEST_LOGIN: login() },
-          stderr: 'ignore',
+          args: bridgeArgs(grantry, tokens),
+          env: { ...process.env, ...traceEnv(), GRANTRY_TEST_OPENED: opened.file, GRANTRY_TEST_LOGIN: login() },
+          stderr: logTo('bridge', 'ignore'),
         }));
         assert.equal(client.getNegotiatedProtocolVersion(), era === 'legacy' ? '2025-11-25' : '2026-07-28');
         const { tools } = await client.listTools();
@@ -101,6 +111,7 @@ for (const identity of ['dev', 'oidc']) {
         assert.notEqual(result.isError, true, JSON.stringify(result));
         assert.equal(result.structuredContent.invoices.length, 5);
         await client.close();
+        recordTokens(tokens);
         const records = await opened.read(expectedOutcomes(identity).length);
         assert.deepEqual(records.map((r) => r.outcome), expectedOutcomes(identity));
         assert.match(records.at(-1).link, new RegExp(`^${grantry.base}/connect/`));
@@ -136,6 +147,7 @@ for (const identity of ['dev', 'oidc']) {
         '--method', 'tools/call', '--tool-name', 'list_invoices', '--tool-arg', 'status=all');
       assert.notEqual(called.result.isError, true, JSON.stringify(called));
       assert.equal(called.result.structuredContent.invoices.length, 5);
+      recordTokens(tokens);
       const records = await opened.read(expectedOutcomes(identity).length);
       assert.deepEqual(records.map((r) => r.outcome), expectedOutcomes(identity));
     });

@@ -25,6 +25,7 @@ import mcp.types as types
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientSession
 
+import leaks
 from conftest import BINARY, free_port, sign_in
 from oidc_fixture import GRANTRY_CLIENT_ID, GRANTRY_CLIENT_SECRET
 from conftest import Grantry
@@ -39,13 +40,26 @@ def opener() -> str:
     return path
 
 
+# Every bridge of this module, for the leak search once its tests are done.
+_BRIDGES: list[Bridge] = []
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _secrets_kept_for_the_leak_search():
+    yield
+    for bridge in _BRIDGES:
+        bridge.record_secrets()
+
+
 class Bridge:
-    """How to launch the bridge for one test: its stderr and the opener's records in files
-    (each launch, written first; each outcome, written when the browser is done)."""
+    """How to launch the bridge for one test: its stderr (at trace level; kept for the leak
+    search when it runs) and the opener's records in files (each launch, written first; each
+    outcome, written when the browser is done)."""
 
     def __init__(self, tmp_path: Path, server_url: str, wait: int = 30, decision: str = "approve",
                  login: str = "alice"):
-        self.stderr = tmp_path / "bridge.log"
+        _BRIDGES.append(self)
+        self.stderr = leaks.log_path("bridge") or tmp_path / "bridge.log"
         self.opened_log = tmp_path / "opened.jsonl"
         self.opened_log.touch()
         self.launched_log = tmp_path / "launched.jsonl"
@@ -95,6 +109,21 @@ class Bridge:
 
     def log(self) -> str:
         return self.stderr.read_text() if self.stderr.exists() else ""
+
+    def record_secrets(self) -> None:
+        """What the bridge held and the browser met: its cached tokens, the links it opened
+        and the codes and states of the pages they ended on."""
+        for cache in self.token_cache.iterdir() if self.token_cache.exists() else []:
+            try:
+                kept = json.loads(cache.read_text())
+            except ValueError:
+                continue  # a test damaged it on purpose
+            leaks.record("bridge token", [kept.get("access_token"), kept.get("refresh_token")])
+        for line in self.opened_log.read_text().splitlines():
+            opened = json.loads(line)
+            for url in [opened.get("link"), opened.get("final")]:
+                if url:
+                    leaks.record_url(url)
 
 
 def form_only(monkeypatch):
