@@ -120,6 +120,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(serve_metrics))
+        .route(bridge::CLIENT_METADATA_PATH, get(bridge_client_metadata))
         .layer(
             // Spans carry the path only: query strings (codes, state) never reach the log. At
             // debug level: a span per request costs more than some whole requests.
@@ -195,6 +196,17 @@ async fn ready(State(state): State<AppState>) -> impl IntoResponse {
 
 async fn serve_metrics(State(state): State<AppState>) -> impl IntoResponse {
     metrics::render(state.metrics.clone()).await
+}
+
+/// The bridge's Client ID Metadata Document, for authorization servers that take such
+/// documents (`grantry bridge --client-metadata-url`). Fetched by servers, not browsers.
+async fn bridge_client_metadata(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(CACHE_CONTROL, "public, max-age=3600")],
+        axum::Json(bridge::client_metadata_document(
+            state.config.public_url.as_url().as_str(),
+        )),
+    )
 }
 
 /// grantry's stylesheet, with the brand's colour after it.

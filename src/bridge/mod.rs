@@ -12,7 +12,8 @@
 //!   server's side
 //! - [`calls`]: a `tools/call`'s rounds: sign-in, questions, waiting, progress
 //! - [`links`]: which links are opened, and opening them
-//! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache
+//! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache; the
+//!   bridge's Client ID Metadata Document, which grantry serves for it
 
 mod answer;
 mod auth;
@@ -38,6 +39,7 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::task::AbortHandle;
 
 use crate::config::BridgeArgs;
+pub use auth::document::{PATH as CLIENT_METADATA_PATH, client_metadata_document};
 use profile::{ClientProfile, Era, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, MODERN};
 use stdio::{ClientLink, Line};
 use upstream::Upstream;

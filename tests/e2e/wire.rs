@@ -324,3 +324,32 @@ async fn an_expired_request_state_gets_the_one_refusal() {
     let taken = mcp.retry("list_invoices", json!({}), decline, &fresh).await;
     assert_eq!(taken.result()["resultType"], "complete", "{}", taken.raw);
 }
+
+/// grantry serves `grantry bridge`'s Client ID Metadata Document: its id is its own URL under
+/// the public URL, its redirect the bridge's loopback listener, and it holds no secret.
+#[tokio::test]
+async fn the_bridges_client_metadata_document_is_served_under_the_public_url() {
+    // (dev identity takes only a loopback public URL; another port than grantry's own.)
+    let server = Server::start(&["--public-url", "http://localhost:9443"]).await;
+    let response = reqwest::get(format!("{}/bridge/client-metadata.json", server.base))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let document: Value = response.json().await.unwrap();
+    assert_eq!(
+        document["client_id"],
+        "http://localhost:9443/bridge/client-metadata.json"
+    );
+    assert_eq!(
+        document["redirect_uris"],
+        json!(["http://127.0.0.1/callback"])
+    );
+    assert_eq!(document["token_endpoint_auth_method"], "none");
+    assert!(document.get("client_secret").is_none());
+}

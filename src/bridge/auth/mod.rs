@@ -9,6 +9,7 @@
 mod cache;
 mod client;
 mod discovery;
+pub(super) mod document;
 #[cfg(test)]
 mod fake;
 mod loopback;
