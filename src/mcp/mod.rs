@@ -41,7 +41,7 @@ use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::server::hosts::AllowedHosts;
+use crate::server::hosts::{AllowedHosts, LOOPBACK_NAMES};
 use crate::state::AppState;
 
 /// The protocol versions grantry speaks: the modern era, and the legacy one for clients that
@@ -121,9 +121,9 @@ pub fn router(state: AppState) -> Router<AppState> {
 fn allowed_origins(config: &crate::config::Config) -> Vec<String> {
     let mut origins = vec![config.public_url.origin()];
     if config.listen.ip().is_loopback() {
-        // Loopback names are not a rebinding risk; let local clients use either spelling.
+        // Loopback names are not a rebinding risk; let local clients use any spelling.
         let port = config.listen.port();
-        for host in ["localhost", "127.0.0.1", "[::1]"] {
+        for host in LOOPBACK_NAMES {
             origins.push(format!("http://{host}:{port}"));
         }
     }

@@ -65,6 +65,7 @@ pub async fn park_unconfigured(backend: &dyn OutboxBackend, configured: &[&str])
     };
     for endpoint in pending.iter().filter(|e| !configured.contains(&e.as_str())) {
         loop {
+            // Claimed as of the far future: every delivery waiting, due or not.
             let claimed = match backend
                 .claim(endpoint, i64::MAX / 2, PARK_BATCH, CLAIM_SECS)
                 .await

@@ -12,6 +12,10 @@ use axum::http::{HeaderMap, Uri, header::HOST};
 
 use crate::config::Config;
 
+/// How this machine is named on loopback: answered (and allowed as origins) on the listen
+/// port when grantry listens on loopback, where they are no rebinding risk.
+pub const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
 /// A host grantry answers to, with its port, or any port when `None`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Allowed {
@@ -42,7 +46,7 @@ impl AllowedHosts {
         }
         if config.listen.ip().is_loopback() {
             let port = config.listen.port();
-            for host in ["localhost", "127.0.0.1", "[::1]"] {
+            for host in LOOPBACK_NAMES {
                 spelled.push(format!("{host}:{port}"));
             }
         }

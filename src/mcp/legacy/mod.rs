@@ -24,6 +24,10 @@ mod residents;
 mod sessions;
 mod streams;
 
+use axum::body::Body;
+use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 
@@ -38,4 +42,19 @@ pub use streams::{Open as OpenStream, Refused, Streams};
 /// speaks 2025-11-25).
 pub fn is_legacy(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.meta.protocol_version().is_none() && ctx.peer.peer_info().is_some()
+}
+
+/// The edge's plain-text refusal, with `Retry-After: 60` where waiting a minute helps.
+fn plain_refusal(status: StatusCode, text: &'static str, retry_later: bool) -> Response {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    if retry_later {
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("60"));
+    }
+    response
 }

@@ -7,9 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::SessionManager;
@@ -80,19 +79,7 @@ impl Refusal {
                 "grantry's store is unavailable; retry in a moment",
             ),
         };
-        let mut response = Response::new(Body::from(text));
-        *response.status_mut() = status;
-        if status == StatusCode::SERVICE_UNAVAILABLE {
-            response.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                HeaderValue::from_static("60"),
-            );
-        }
-        response.headers_mut().insert(
-            axum::http::header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-        response
+        super::plain_refusal(status, text, status == StatusCode::SERVICE_UNAVAILABLE)
     }
 }
 

@@ -13,8 +13,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::body::Body;
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 
 use crate::quota::{Exceeded, Place, Quota};
@@ -99,40 +98,24 @@ impl Drop for Open {
 impl Refused {
     /// The answer: a plain-text status that says what to do.
     pub fn into_response(self) -> Response {
-        let (status, text, retry) = match self {
+        let (status, text) = match self {
             Self::Session => (
                 StatusCode::CONFLICT,
                 "Conflict: this session already has as many GET streams open as it may (2); \
                  close one first",
-                None,
             ),
             Self::Share => (
                 StatusCode::TOO_MANY_REQUESTS,
                 "Too Many Requests: you hold as many streams and waiting calls open as one \
                  user may; close one, or retry in a minute",
-                Some("60"),
             ),
             Self::Total => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "Service Unavailable: grantry holds as many streams and waiting calls open \
                  as it may; retry in a minute",
-                Some("60"),
             ),
         };
-        let mut response = Response::new(Body::from(text));
-        *response.status_mut() = status;
-        let headers = response.headers_mut();
-        headers.insert(
-            axum::http::header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-        if let Some(seconds) = retry {
-            headers.insert(
-                axum::http::header::RETRY_AFTER,
-                HeaderValue::from_static(seconds),
-            );
-        }
-        response
+        super::plain_refusal(status, text, self != Self::Session)
     }
 }
 
