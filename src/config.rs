@@ -3,7 +3,6 @@
 //! `options` declares each option once; `Config::resolve` checks them against each other. Every
 //! error names the setting at fault, as the user would spell it.
 
-mod bridge;
 mod cli;
 pub mod events;
 mod file;
@@ -12,11 +11,11 @@ mod options;
 mod values;
 pub mod webhooks;
 
-pub use bridge::{BridgeArgs, CLIENT_SECRET_VAR, ClientSecret, StaticHeader, is_loopback};
 pub use cli::{
     Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation, Secret,
 };
 pub use file::FileError;
+pub use grantry_bridge::BridgeArgs;
 pub use identity::OidcSettings;
 pub use options::ServeArgs;
 pub use values::{Origin, PublicUrl};

@@ -13,7 +13,6 @@
 //! |---|---|---|
 //! | routes | this file | `app(state)`: every route, the store cleanup |
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
-//! | | [`bridge`] | `grantry bridge`: a local stdio MCP server that speaks to a remote one for clients that cannot sign in by themselves (opens links, relays questions, waits for the sign-in) |
 //! | protocols | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, and what they share with the pages (a confirmed disconnect) |
@@ -33,20 +32,22 @@
 //! | store | [`store`] | the store's foundations: its URL, its error, the SQLite/PostgreSQL pools with their migrations, the Redis connection, durability checks at start |
 //! | leaves | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
 //! | | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
-//! | | [`data_dir`] | the data directory and its files, private to grantry's user (0700, 0600) |
 //! | | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
-//! | | [`clock`], [`cookie`] | the time; cookie names and attributes |
+//! | | [`cookie`] | cookie names and attributes |
 //! | | [`ui`] | what a person reads: grantry's words in their language (Fluent catalogs under `locales/`), the deployment's brand |
+//!
+//! Two crates of the workspace sit beside this one: `grantry-bridge` (`crates/grantry-bridge`,
+//! the local stdio MCP server that `grantry bridge` runs, for clients that cannot sign in by
+//! themselves; this crate serves its Client ID Metadata Document) and `grantry-base`
+//! (`crates/grantry-base`: the clock, private files, loopback names, random ids), which both
+//! stand on. [`clock`] is re-exported from it.
 
 #![forbid(unsafe_code)]
 
 pub mod audit;
-pub mod bridge;
-pub mod clock;
 pub mod config;
 pub mod connect;
 pub mod cookie;
-pub mod data_dir;
 pub mod demo;
 pub mod flows;
 pub mod grants;
@@ -66,6 +67,8 @@ pub mod state;
 pub mod store;
 pub mod tools;
 pub mod ui;
+
+pub use grantry_base::clock;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -120,7 +123,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(serve_metrics))
-        .route(bridge::CLIENT_METADATA_PATH, get(bridge_client_metadata))
+        .route(grantry_bridge::CLIENT_METADATA_PATH, get(bridge_client_metadata))
         .layer(
             // Spans carry the path only: query strings (codes, state) never reach the log. At
             // debug level: a span per request costs more than some whole requests.
@@ -203,7 +206,7 @@ async fn serve_metrics(State(state): State<AppState>) -> impl IntoResponse {
 async fn bridge_client_metadata(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(CACHE_CONTROL, "public, max-age=3600")],
-        axum::Json(bridge::client_metadata_document(
+        axum::Json(grantry_bridge::client_metadata_document(
             state.config.public_url.as_url().as_str(),
         )),
     )

@@ -297,10 +297,7 @@ pub fn digest(domain: &str, parts: &[&[u8]]) -> String {
     URL_SAFE_NO_PAD.encode(hasher.finalize())
 }
 
-/// A random id of 128 bits, base64url encoded.
-pub fn random_id() -> String {
-    URL_SAFE_NO_PAD.encode(rand::random::<[u8; 16]>())
-}
+pub use grantry_base::random_id;
 
 /// Constant-time equality for two strings of secrets' hashes.
 pub fn constant_time_eq(a: &str, b: &str) -> bool {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// one above. The same order as the map at the top of `src/lib.rs`.
 const LAYERS: &[&[&str]] = &[
     &["lib"],
-    &["startup", "bridge"],
+    &["startup"],
     &["mcp", "connect"],
     &["tools"],
     &["state", "server"],
@@ -28,9 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &["providers"],
     &["demo"],
     &["store"],
-    &[
-        "clock", "seal", "quota", "data_dir", "cookie", "metrics", "ui",
-    ],
+    &["seal", "quota", "cookie", "metrics", "ui"],
 ];
 
 /// A file of the crate, named by its module path (`mcp::edge`; `lib` for the root).
@@ -470,4 +468,72 @@ fn the_map_in_lib_rs_states_these_layers() {
         })
         .collect();
     assert_eq!(layers_in_the_map(), expected);
+}
+
+/// The crates a package pulls into its build (normal and build dependencies, transitively),
+/// from `cargo metadata`'s resolved graph.
+fn build_closure(package: &str) -> BTreeSet<String> {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "cargo metadata: {output:?}");
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let name_of = |id: &str| {
+        metadata["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    let nodes = metadata["resolve"]["nodes"].as_array().unwrap();
+    let start = nodes
+        .iter()
+        .find(|n| name_of(n["id"].as_str().unwrap()) == package)
+        .unwrap();
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![start];
+    while let Some(node) = todo.pop() {
+        for dep in node["deps"].as_array().unwrap() {
+            let not_dev = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k["kind"] != "dev");
+            let id = dep["pkg"].as_str().unwrap();
+            if not_dev && seen.insert(name_of(id)) {
+                todo.push(nodes.iter().find(|n| n["id"] == id).unwrap());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_bridge_builds_without_any_server_crate() {
+    let closure = build_closure("grantry-bridge");
+    let server: Vec<&String> = closure
+        .iter()
+        .filter(|name| {
+            *name == "grantry"
+                || ["sqlx", "redis", "rmcp", "askama", "fluent", "metrics"]
+                    .iter()
+                    .any(|server_crate| name.starts_with(server_crate))
+        })
+        .collect();
+    assert!(server.is_empty(), "the bridge pulls in {server:?}");
+    assert!(closure.contains("grantry-base"), "{closure:?}");
+}
+
+#[test]
+fn the_base_depends_on_no_other_grantry_crate() {
+    let closure = build_closure("grantry-base");
+    let grantry: Vec<&String> = closure
+        .iter()
+        .filter(|n| n.starts_with("grantry"))
+        .collect();
+    assert!(grantry.is_empty(), "grantry-base pulls in {grantry:?}");
 }

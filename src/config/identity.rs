@@ -103,16 +103,7 @@ fn client_secret(given: Option<&Secret>) -> Result<String, ConfigError> {
 }
 
 fn is_https_or_loopback(url: &Url) -> bool {
-    url.scheme() == "https" || (url.scheme() == "http" && is_loopback_host(url))
-}
-
-fn is_loopback_host(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(name)) => name == "localhost",
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    url.scheme() == "https" || (url.scheme() == "http" && grantry_base::net::is_loopback(url))
 }
 
 /// `dev` treats every caller as one local user, so it must not be reachable from elsewhere.
@@ -124,7 +115,7 @@ pub(super) fn check_dev(
     if identity != IdentityMode::Dev {
         return Ok(());
     }
-    let public_is_loopback = is_loopback_host(public_url.as_url());
+    let public_is_loopback = grantry_base::net::is_loopback(public_url.as_url());
     // Behind a reverse proxy the listen address is loopback while the world reaches grantry:
     // the public URL must be local too.
     if !public_is_loopback {

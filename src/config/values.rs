@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
 
 use url::Url;
 
@@ -140,21 +139,7 @@ impl<T: FromStr<Err: fmt::Display>> FromStr for CommaList<T> {
 }
 
 /// A value parser for whole seconds within `min..=max`, read as a `Duration`.
-pub(super) fn seconds(
-    min: u64,
-    max: u64,
-) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
-    move |text| {
-        let value: u64 = text
-            .parse()
-            .map_err(|_| format!("`{text}` is not a whole number of seconds"))?;
-        if (min..=max).contains(&value) {
-            Ok(Duration::from_secs(value))
-        } else {
-            Err(format!("must be between {min} and {max} seconds"))
-        }
-    }
-}
+pub(super) use grantry_base::clock::seconds;
 
 /// A value parser for a count of at least one.
 pub(super) fn at_least_one(text: &str) -> Result<usize, String> {

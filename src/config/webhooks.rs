@@ -61,7 +61,7 @@ impl FromStr for EndpointTarget {
             .ok_or_else(|| format!("`{text}` is not NAME=URL"))?;
         let name: EndpointName = name.trim().parse()?;
         let url = Url::parse(url.trim()).map_err(|e| format!("{}: not a URL: {e}", name.0))?;
-        let loopback = super::bridge::is_loopback(&url);
+        let loopback = grantry_base::net::is_loopback(&url);
         if url.scheme() != "https" && !(url.scheme() == "http" && loopback) {
             return Err(format!(
                 "{}: must be https (plain http only to a loopback address)",

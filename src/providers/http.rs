@@ -55,33 +55,4 @@ pub async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, Out
     Ok(body)
 }
 
-/// Makes ring rustls's process-wide crypto provider (reqwest is built without one); call it
-/// before the first client is built. Later calls do nothing.
-pub fn install_tls_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
-/// A short reason for a transport error, without the URL (which may carry a query).
-pub fn transport_reason(error: &reqwest::Error) -> String {
-    if error.is_timeout() {
-        "timed out".into()
-    } else if error.is_connect() {
-        "connection failed".into()
-    } else {
-        error.without_url_ref().to_string()
-    }
-}
-
-trait WithoutUrlRef {
-    fn without_url_ref(&self) -> String;
-}
-
-impl WithoutUrlRef for reqwest::Error {
-    fn without_url_ref(&self) -> String {
-        let mut text = self.to_string();
-        if let Some(url) = self.url() {
-            text = text.replace(url.as_str(), "<url>");
-        }
-        text
-    }
-}
+pub use grantry_base::net::{install_tls_provider, transport_reason};

@@ -10,7 +10,7 @@ use crate::seal::{KeyRing, Sealer};
 
 /// The data directory, made (or kept) private to grantry's user.
 pub(super) fn prepare_data_dir(dir: &Path) -> Result<(), StartError> {
-    crate::data_dir::prepare(dir).map_err(|e| {
+    grantry_base::private_files::prepare(dir).map_err(|e| {
         StartError::Keys(format!(
             "--data-dir (GRANTRY_DATA_DIR): cannot make {} private to this user: {e}",
             dir.display()
@@ -80,7 +80,7 @@ pub(super) fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
 /// A key file others may read is refused, as SSH refuses such a private key: whoever reads
 /// it can open every grant. `allow` turns the refusal into a warning.
 fn check_key_file_mode(path: &Path, allow: bool) -> Result<(), StartError> {
-    let mode = crate::data_dir::readable_by_others(path)
+    let mode = grantry_base::private_files::readable_by_others(path)
         .map_err(|e| StartError::Keys(format!("cannot read {}: {e}", path.display())))?;
     let Some(mode) = mode else {
         return Ok(());

@@ -130,11 +130,12 @@ fn make_private(database: &std::path::Path) -> Result<(), StoreError> {
     }
     let unavailable =
         |e: std::io::Error| StoreError::Unavailable(format!("{}: {e}", database.display()));
-    crate::data_dir::private_file(database).map_err(unavailable)?;
+    grantry_base::private_files::private_file(database).map_err(unavailable)?;
     for suffix in ["-wal", "-shm"] {
         let mut companion = database.as_os_str().to_owned();
         companion.push(suffix);
-        crate::data_dir::tighten(std::path::Path::new(&companion), 0o600).map_err(unavailable)?;
+        grantry_base::private_files::tighten(std::path::Path::new(&companion), 0o600)
+            .map_err(unavailable)?;
     }
     Ok(())
 }

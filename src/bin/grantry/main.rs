@@ -3,9 +3,7 @@
 
 use std::process::ExitCode;
 
-use grantry::config::{
-    BridgeArgs, Cli, Command, Config, IdentityMode, KeysCommand, LogFormat, ServeArgs,
-};
+use grantry::config::{Cli, Command, Config, IdentityMode, KeysCommand, ServeArgs};
 use grantry::store::StoreUrl;
 
 mod events;
@@ -28,7 +26,7 @@ fn main() -> ExitCode {
         Some(Command::Keys(KeysCommand::Rewrap(args))) => keys::rewrap(*args),
         Some(Command::Serve(args)) => serve(*args),
         Some(Command::Migrate(args)) => migrate(*args),
-        Some(Command::Bridge(args)) => bridge(*args),
+        Some(Command::Bridge(args)) => grantry_bridge::program::main(*args),
         Some(Command::Events(command)) => events::run(command),
         None => serve(cli.serve),
     }
@@ -49,7 +47,7 @@ fn migrate(args: ServeArgs) -> ExitCode {
     };
     install_tls_provider();
     if matches!(config.store, StoreUrl::Sqlite(_))
-        && let Err(e) = grantry::data_dir::prepare(&config.data_dir)
+        && let Err(e) = grantry_base::private_files::prepare(&config.data_dir)
     {
         eprintln!(
             "grantry: --data-dir (GRANTRY_DATA_DIR): cannot make {} private to this user: {e}",
@@ -75,20 +73,6 @@ fn migrate(args: ServeArgs) -> ExitCode {
 }
 
 pub(crate) use grantry::providers::http::install_tls_provider;
-
-/// `grantry bridge`: stdout carries the MCP stream, so logs go to stderr only (as always).
-fn bridge(args: BridgeArgs) -> ExitCode {
-    logging::init(LogFormat::Text);
-    install_tls_provider();
-    let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
-    match runtime.block_on(grantry::bridge::run(args)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("grantry bridge: {e}");
-            ExitCode::from(1)
-        }
-    }
-}
 
 fn serve(args: ServeArgs) -> ExitCode {
     let config = match configure(args) {

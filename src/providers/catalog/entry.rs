@@ -130,7 +130,7 @@ fn parse_url(
             "providers.{id}.{field}: must be an http or https URL"
         )));
     }
-    if url.scheme() == "http" && !is_loopback(&url) && !insecure_allowed {
+    if url.scheme() == "http" && !grantry_base::net::is_loopback(&url) && !insecure_allowed {
         return Err(CatalogError(format!(
             "providers.{id}.{field}: `{text}` is plain http to a host that is not loopback: the \
              client secret, codes and tokens would cross the network in cleartext. Use https \
@@ -138,16 +138,6 @@ fn parse_url(
         )));
     }
     Ok(url)
-}
-
-/// `localhost` or a loopback address: traffic that never leaves the machine.
-pub(super) fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
 }
 
 /// Turns a merged entry into a provider, naming the first missing or bad field.

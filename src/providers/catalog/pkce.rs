@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use url::Url;
 
-use super::entry::is_loopback;
 use super::{Catalog, PkceMode, Provider};
 use crate::providers::ProviderId;
 use crate::providers::http::read_capped;
+use grantry_base::net::is_loopback;
 
 /// How long reading one metadata document may take at start.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(3);

@@ -1,10 +1,11 @@
-//! `grantry bridge URL`: a local stdio MCP server for clients that cannot finish a sign-in by
+//! `grantry-bridge URL` (also `grantry bridge URL`): a local stdio MCP server for clients that cannot finish a sign-in by
 //! themselves. The client launches it like any stdio server; it speaks 2026-07-28 Streamable
 //! HTTP to the remote server on the client's behalf, answering URL elicitations by opening
 //! the link in the user's browser (or asking the client, where it can show one), passing
 //! form questions to clients that can answer them, and holding the call until the sign-in
 //! lands.
 //!
+//! - [`args`]: its options; [`program`]: the program around them (logging, TLS, runtime)
 //! - [`stdio`]: the client's side, lines in and out, the bridge's requests to the client
 //! - [`wire`]: the JSON-RPC messages of that side
 //! - [`profile`]: what the client speaks (handshake era or 2026-07-28) and declared
@@ -14,8 +15,12 @@
 //! - [`links`]: which links are opened, and opening them
 //! - [`auth`]: MCP authorization toward a server that asks for it, and the token cache; the
 //!   bridge's Client ID Metadata Document, which grantry serves for it
+//!
+//! It depends on no server crate (`tests/architecture.rs` holds it to that): installed alone
+//! it carries no database, template or MCP-server code.
 
 mod answer;
+pub mod args;
 mod auth;
 mod body;
 mod calls;
@@ -23,6 +28,7 @@ mod headers;
 mod links;
 mod mirrors;
 mod profile;
+pub mod program;
 mod sse;
 mod stdio;
 #[cfg(test)]
@@ -38,7 +44,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::task::AbortHandle;
 
-use crate::config::BridgeArgs;
+pub use args::BridgeArgs;
 pub use auth::document::{PATH as CLIENT_METADATA_PATH, client_metadata_document};
 use profile::{ClientProfile, Era, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, MODERN};
 use stdio::{ClientLink, Line};

@@ -11,13 +11,13 @@ use url::Url;
 
 use super::discovery::{Endpoints, TIMEOUT};
 use super::{AUTH_ANSWER_BYTES, AuthError};
-use crate::bridge::body;
-use crate::config::ClientSecret;
+use crate::args::ClientSecret;
+use crate::body;
 
 /// How the client authenticates at the token endpoint (RFC 8414's names).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(in crate::bridge) enum AuthMethod {
+pub(crate) enum AuthMethod {
     /// A public client: its id in the form, nothing else.
     #[default]
     None,
@@ -46,8 +46,8 @@ impl AuthMethod {
 
 /// The client of one authorization, kept with its tokens (for refreshes).
 #[derive(Clone, Serialize, Deserialize)]
-pub(in crate::bridge) struct Client {
-    pub(in crate::bridge) client_id: String,
+pub(crate) struct Client {
+    pub(crate) client_id: String,
     #[serde(default)]
     client_secret: Option<String>,
     #[serde(default)]
@@ -110,10 +110,10 @@ fn encoded(part: &str) -> String {
 
 /// The client the user chose, if any.
 #[derive(Clone, Default)]
-pub(in crate::bridge) struct Choice {
-    pub(in crate::bridge) client_id: Option<String>,
-    pub(in crate::bridge) secret: Option<ClientSecret>,
-    pub(in crate::bridge) metadata_url: Option<Url>,
+pub(crate) struct Choice {
+    pub(crate) client_id: Option<String>,
+    pub(crate) secret: Option<ClientSecret>,
+    pub(crate) metadata_url: Option<Url>,
 }
 
 /// The client to authorize as at `endpoints`' authorization server.
@@ -187,7 +187,7 @@ async fn register(
         .json(&request)
         .send()
         .await
-        .map_err(|e| AuthError::Registration(crate::providers::http::transport_reason(&e)))?;
+        .map_err(|e| AuthError::Registration(grantry_base::net::transport_reason(&e)))?;
     let status = response.status();
     let body = match body::json(response, "the registration answer", AUTH_ANSWER_BYTES).await {
         Err(body::BodyError::NotJson { .. }) => Value::Null,

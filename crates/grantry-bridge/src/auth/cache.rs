@@ -14,20 +14,20 @@ use url::Url;
 /// What the bridge keeps for one server: the client it registered (or was given) and the
 /// tokens of the last authorization.
 #[derive(Clone, Serialize, Deserialize)]
-pub(in crate::bridge) struct Tokens {
+pub(crate) struct Tokens {
     /// Flat, as `client_id` (and the secret and method, where there are some): files written
     /// before confidential clients read as public clients.
     #[serde(flatten)]
-    pub(in crate::bridge) client: Client,
-    pub(in crate::bridge) token_endpoint: Url,
-    pub(in crate::bridge) resource: String,
-    pub(in crate::bridge) access_token: String,
-    pub(in crate::bridge) refresh_token: Option<String>,
+    pub(crate) client: Client,
+    pub(crate) token_endpoint: Url,
+    pub(crate) resource: String,
+    pub(crate) access_token: String,
+    pub(crate) refresh_token: Option<String>,
     /// Unix seconds.
-    pub(in crate::bridge) expires_at: Option<i64>,
+    pub(crate) expires_at: Option<i64>,
     /// The scopes asked for (a step-up asks for them again, with the new ones).
     #[serde(default)]
-    pub(in crate::bridge) scope: Option<String>,
+    pub(crate) scope: Option<String>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -39,13 +39,13 @@ impl std::fmt::Debug for Tokens {
     }
 }
 
-pub(in crate::bridge) struct TokenCache {
+pub(crate) struct TokenCache {
     path: PathBuf,
 }
 
 impl TokenCache {
     /// The cache file for `server` under `dir`.
-    pub(in crate::bridge) fn new(dir: &Path, server: &Url) -> Self {
+    pub(crate) fn new(dir: &Path, server: &Url) -> Self {
         let digest = Sha256::digest(server.as_str().as_bytes());
         let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
         Self {
@@ -53,11 +53,11 @@ impl TokenCache {
         }
     }
 
-    pub(in crate::bridge) fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub(in crate::bridge) fn load(&self) -> Option<Tokens> {
+    pub(crate) fn load(&self) -> Option<Tokens> {
         let text = std::fs::read(&self.path).ok()?;
         match serde_json::from_slice(&text) {
             Ok(tokens) => Some(tokens),
@@ -68,17 +68,17 @@ impl TokenCache {
         }
     }
 
-    pub(in crate::bridge) fn store(&self, tokens: &Tokens) -> std::io::Result<()> {
+    pub(crate) fn store(&self, tokens: &Tokens) -> std::io::Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         // A directory made here is 0700; one that exists (perhaps the user's own) keeps its
         // mode: the file itself is 0600.
         if !dir.exists() {
-            crate::data_dir::prepare(dir)?;
+            grantry_base::private_files::prepare(dir)?;
         }
         // Written beside, then renamed: a reader never sees half a file.
         let partial = self.path.with_extension("json.partial");
         let _ = std::fs::remove_file(&partial);
-        crate::data_dir::private_file(&partial)?;
+        grantry_base::private_files::private_file(&partial)?;
         let mut file = std::fs::OpenOptions::new().write(true).open(&partial)?;
         file.write_all(&serde_json::to_vec(tokens).map_err(std::io::Error::other)?)?;
         file.sync_all()?;
@@ -87,7 +87,7 @@ impl TokenCache {
 }
 
 /// The default cache directory: the platform's per-user config directory.
-pub(in crate::bridge) fn default_dir() -> Option<PathBuf> {
+pub(crate) fn default_dir() -> Option<PathBuf> {
     let env = |name| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())

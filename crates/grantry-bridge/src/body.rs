@@ -32,7 +32,7 @@ pub(super) async fn read(
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|e| BodyError::Transport {
         what,
-        reason: crate::providers::http::transport_reason(&e),
+        reason: grantry_base::net::transport_reason(&e),
     })? {
         if body.len() + chunk.len() > limit {
             return Err(too_large);

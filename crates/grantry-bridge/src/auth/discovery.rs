@@ -6,7 +6,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::{AUTH_ANSWER_BYTES, AuthError};
-use crate::bridge::body;
+use crate::body;
 
 /// What one authorization needs to know.
 pub(super) struct Endpoints {
@@ -35,7 +35,7 @@ pub(super) async fn discover(
     server: &Url,
     challenge: Option<&str>,
 ) -> Result<Endpoints, AuthError> {
-    let local = crate::config::is_loopback(server);
+    let local = grantry_base::net::is_loopback(server);
     let resource = protected_resource(http, server, challenge, local).await?;
     let resource_id = check_resource(&resource, server)?;
     // Kept as written: the metadata's issuer must be this string exactly (a parsed URL would
@@ -144,7 +144,7 @@ fn check_resource(metadata: &Value, server: &Url) -> Result<String, AuthError> {
 /// https, or http to this machine for a server on this machine: codes, verifiers and tokens
 /// never travel in the clear.
 fn secure(url: &Url, local: bool, name: &str) -> Result<(), AuthError> {
-    let loopback_http = url.scheme() == "http" && local && crate::config::is_loopback(url);
+    let loopback_http = url.scheme() == "http" && local && grantry_base::net::is_loopback(url);
     if url.scheme() == "https" || loopback_http {
         return Ok(());
     }
@@ -205,7 +205,7 @@ async fn get_json(
         .header("accept", "application/json")
         .send()
         .await
-        .map_err(|e| failed(crate::providers::http::transport_reason(&e)))?;
+        .map_err(|e| failed(grantry_base::net::transport_reason(&e)))?;
     if !response.status().is_success() {
         return Err(failed(format!("{url} answered HTTP {}", response.status())));
     }
@@ -233,7 +233,7 @@ fn strings(list: &Value) -> Vec<String> {
 }
 
 /// A parameter of a `WWW-Authenticate: Bearer` challenge (quoted or not).
-pub(in crate::bridge) fn parameter(challenge: &str, name: &str) -> Option<String> {
+pub(crate) fn parameter(challenge: &str, name: &str) -> Option<String> {
     let start = challenge.find(&format!("{name}="))? + name.len() + 1;
     let rest = &challenge[start..];
     let value = match rest.strip_prefix('"') {

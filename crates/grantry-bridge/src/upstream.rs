@@ -17,7 +17,7 @@ use super::body::{self, BodyError};
 use super::headers;
 use super::mirrors::{Invalid, Mirrors};
 use super::sse::Events;
-use crate::config::StaticHeader;
+use crate::args::StaticHeader;
 
 /// Largest answer read from the server (a JSON answer, or a whole SSE stream).
 const MAX_ANSWER_BYTES: usize = 16 << 20;
@@ -264,13 +264,13 @@ impl Upstream {
         }
         UpstreamError::Unreachable {
             url: self.url.to_string(),
-            reason: crate::providers::http::transport_reason(error),
+            reason: grantry_base::net::transport_reason(error),
         }
     }
 
     /// Whether the server is on this machine (its links to this machine may then be opened).
     pub(super) fn is_local(&self) -> bool {
-        crate::config::is_loopback(&self.url)
+        grantry_base::net::is_loopback(&self.url)
     }
 
     /// Whether a `tools/list` told which arguments each tool mirrors into headers.

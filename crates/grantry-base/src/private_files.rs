@@ -1,7 +1,7 @@
-//! The data directory and the files grantry keeps there (the SQLite store and its `-wal` and
-//! `-shm` files, the generated sealing key): private to the user grantry runs as, whatever
-//! the umask. The directory is 0700 and each file 0600; looser ones made by an older
-//! version are tightened at start, and said so.
+//! Directories and files private to the user the program runs as, whatever the umask: a
+//! directory is 0700 and each file 0600; looser ones made by an older version are tightened,
+//! and said so. The server keeps its data directory (the SQLite store and its `-wal` and
+//! `-shm` files, the generated sealing key) so, and the bridge its token cache.
 
 use std::fs::Permissions;
 use std::io;

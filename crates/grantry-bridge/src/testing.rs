@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 use url::Url;
 
 use super::{BridgeError, serve};
-use crate::config::{BridgeArgs, StaticHeader};
+use crate::args::{BridgeArgs, StaticHeader};
 
 /// Options for a bridge to `url`, its tokens under `token_cache`, nothing opened.
 pub(super) fn args(url: Url, token_cache: &std::path::Path) -> BridgeArgs {
@@ -52,7 +52,7 @@ pub(super) struct StdioClient {
 
 impl StdioClient {
     pub(super) fn start(args: BridgeArgs) -> Self {
-        crate::providers::http::install_tls_provider();
+        grantry_base::net::install_tls_provider();
         let (to_bridge, input) = tokio::io::duplex(1 << 16);
         let (output, from_bridge) = tokio::io::duplex(1 << 16);
         Self {

@@ -42,7 +42,7 @@ pub(super) fn check(link: &str, local: bool) -> Result<Url, LinkRefusal> {
     let url = Url::parse(link).map_err(|_| LinkRefusal::NotAUrl)?;
     match url.scheme() {
         "https" => {}
-        "http" if local && crate::config::is_loopback(&url) => {}
+        "http" if local && grantry_base::net::is_loopback(&url) => {}
         "http" => return Err(LinkRefusal::PlainHttp),
         other => return Err(LinkRefusal::Scheme(other.to_owned())),
     }

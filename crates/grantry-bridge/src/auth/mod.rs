@@ -121,7 +121,7 @@ impl Authorizer {
     /// The access token to send now, refreshed first if it is about to expire.
     pub(super) async fn access_token(&self) -> Option<String> {
         let current = self.current()?;
-        let now = crate::clock::unix_now();
+        let now = grantry_base::clock::unix_now();
         let expiring = current
             .expires_at
             .is_some_and(|at| at - EXPIRY_MARGIN_SECS <= now);

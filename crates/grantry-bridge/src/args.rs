@@ -1,5 +1,5 @@
 //! The options of `grantry bridge`: the local stdio MCP server that talks to a remote one on
-//! the user's behalf (see [`crate::bridge`]). Flags only: clients launch it with arguments,
+//! the user's behalf (see the [crate]). Flags only: clients launch it with arguments,
 //! and some (Codex) pass it almost no environment. The one exception is a client secret,
 //! which may come from a variable as well as a file, never from an argument (`ps` shows
 //! those to every user of the machine).
@@ -8,10 +8,10 @@ use std::io::Read as _;
 use std::time::Duration;
 
 use clap::Args;
+use grantry_base::clock::seconds;
+use grantry_base::net::is_loopback;
 use http::{HeaderName, HeaderValue};
 use url::Url;
-
-use super::values::seconds;
 
 /// `grantry bridge URL [OPTIONS]`.
 #[derive(Debug, Clone, Args)]
@@ -114,17 +114,6 @@ impl std::fmt::Debug for ClientSecret {
 pub struct StaticHeader {
     pub name: HeaderName,
     pub value: HeaderValue,
-}
-
-/// Whether `url` names this machine (a loopback address, or `localhost`): where plain http
-/// is acceptable, for the server and for the links the bridge opens.
-pub fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        None => false,
-    }
 }
 
 fn server_url(text: &str) -> Result<Url, String> {

@@ -116,7 +116,7 @@ pub(super) fn follower(dir: &std::path::Path) -> String {
 
 /// An HTTP client as the bridge builds it.
 pub(super) fn http() -> reqwest::Client {
-    crate::providers::http::install_tls_provider();
+    grantry_base::net::install_tls_provider();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()

@@ -9,8 +9,8 @@ use super::cache::Tokens;
 use super::client::{self, Choice, Client};
 use super::discovery::{self, Endpoints};
 use super::{AUTH_ANSWER_BYTES, AUTHORIZE_TIMEOUT, AuthError, loopback};
-use crate::bridge::body::{self, BodyError};
-use crate::bridge::links;
+use crate::body::{self, BodyError};
+use crate::links;
 
 /// What every sign-in toward one server needs.
 pub(super) struct SignIn {
@@ -41,9 +41,9 @@ impl SignIn {
         let redirect_uri = loopback.redirect_uri.clone();
         let client = client::client(&self.http, &self.choice, &endpoints, &redirect_uri).await?;
         let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
-        let state = crate::seal::random_id();
+        let state = grantry_base::random_id();
         let link = authorization_link(&endpoints, &client, &redirect_uri, &state, &challenge);
-        let link = links::check(link.as_str(), crate::config::is_loopback(&self.server))
+        let link = links::check(link.as_str(), grantry_base::net::is_loopback(&self.server))
             .map_err(AuthError::Link)?;
         eprintln!(
             "grantry bridge: {} asks you to sign in. Opening {link}",
@@ -104,7 +104,7 @@ impl SignIn {
             .token_request(&self.http, endpoint, form)
             .send()
             .await
-            .map_err(|e| AuthError::Token(crate::providers::http::transport_reason(&e)))?;
+            .map_err(|e| AuthError::Token(grantry_base::net::transport_reason(&e)))?;
         let status = response.status();
         let what = "the token endpoint's answer";
         let body = match body::json(response, what, AUTH_ANSWER_BYTES).await {
@@ -189,7 +189,7 @@ fn check_response<'a>(
 }
 
 fn expires_at(expires_in: Option<i64>) -> Option<i64> {
-    expires_in.map(|secs| crate::clock::unix_now() + secs)
+    expires_in.map(|secs| grantry_base::clock::unix_now() + secs)
 }
 
 fn tokens_of(
