@@ -267,12 +267,13 @@ fn oidc_on_loopback_may_use_http_for_local_testing() {
     assert!(c.oidc.is_some());
 }
 
-/// README.md's configuration table: one row per option, with its variable and its default.
+/// The manual's configuration table (docs/configuration.md): a row per option, its variable
+/// and its default.
 #[test]
-fn the_readme_documents_every_option_with_its_variable_and_default() {
+fn the_manual_documents_every_option_with_its_variable_and_default() {
     use clap::Args as _;
-    let readme = include_str!("../../README.md");
-    let rows: Vec<Vec<&str>> = readme
+    let manual = include_str!("../../docs/configuration.md");
+    let rows: Vec<Vec<&str>> = manual
         .lines()
         .filter(|line| line.starts_with("| `--"))
         .map(|line| line.split(" | ").collect())
@@ -283,7 +284,7 @@ fn the_readme_documents_every_option_with_its_variable_and_default() {
         let row = rows
             .iter()
             .find(|row| row[0] == format!("| `--{long}`"))
-            .unwrap_or_else(|| panic!("README.md has no row for --{long}"));
+            .unwrap_or_else(|| panic!("docs/configuration.md has no row for --{long}"));
         let env = arg.get_env().unwrap().to_str().unwrap();
         assert_eq!(row[1], format!("`{env}`"), "--{long}'s variable");
         if let [default] = arg.get_default_values() {
