@@ -84,14 +84,21 @@ fn read(page: &Path) -> String {
 #[test]
 fn the_readme_is_a_front_door() {
     let size = read(Path::new("README.md")).len();
-    assert!(size < 15 * 1024, "README.md is {size} bytes; the manual belongs under docs/");
+    assert!(
+        size < 15 * 1024,
+        "README.md is {size} bytes; the manual belongs under docs/"
+    );
 }
 
 #[test]
 fn every_page_has_one_title_and_headings_nested_in_order() {
     for page in pages() {
         let found = headings(&read(&page));
-        assert_eq!(found.first().map(|h| h.0), Some(1), "{page:?} starts with a # title");
+        assert_eq!(
+            found.first().map(|h| h.0),
+            Some(1),
+            "{page:?} starts with a # title"
+        );
         let titles = found.iter().filter(|h| h.0 == 1).count();
         assert_eq!(titles, 1, "{page:?} has one # title");
         for pair in found.windows(2) {
@@ -106,7 +113,10 @@ fn every_relative_link_and_anchor_leads_somewhere() {
     let anchors: BTreeMap<PathBuf, BTreeSet<String>> = pages()
         .into_iter()
         .map(|page| {
-            let found = headings(&read(&page)).iter().map(|h| anchor(&h.1)).collect();
+            let found = headings(&read(&page))
+                .iter()
+                .map(|h| anchor(&h.1))
+                .collect();
             (page, found)
         })
         .collect();
@@ -123,8 +133,8 @@ fn every_relative_link_and_anchor_leads_somewhere() {
                 normalize(&page.parent().unwrap().join(path))
             };
             let exists = root().join(&target).exists();
-            let anchored = fragment.is_empty()
-                || anchors.get(&target).is_none_or(|a| a.contains(fragment));
+            let anchored =
+                fragment.is_empty() || anchors.get(&target).is_none_or(|a| a.contains(fragment));
             if !exists || !anchored {
                 broken.push(format!("{}: {link}", page.display()));
             }
@@ -165,5 +175,8 @@ fn anchors_are_made_as_github_makes_them() {
         anchor("Use grantry from your client: `grantry bridge`"),
         "use-grantry-from-your-client-grantry-bridge"
     );
-    assert_eq!(anchor("The person's pages: `/connections`"), "the-persons-pages-connections");
+    assert_eq!(
+        anchor("The person's pages: `/connections`"),
+        "the-persons-pages-connections"
+    );
 }

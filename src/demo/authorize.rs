@@ -207,9 +207,10 @@ fn code_request(params: &Params) -> Result<(&str, String), OAuthError> {
             ));
         }
     }
-    let code_challenge = match (get("code_challenge_method")?, get("code_challenge")?) {
-        (Some("S256"), Some(challenge)) => challenge,
-        _ => return Err(("invalid_request", "PKCE S256 is required")),
+    let (Some("S256"), Some(code_challenge)) =
+        (get("code_challenge_method")?, get("code_challenge")?)
+    else {
+        return Err(("invalid_request", "PKCE S256 is required"));
     };
     if !codes::is_pkce_value(code_challenge) {
         return Err(("invalid_request", "code_challenge is malformed"));

@@ -79,7 +79,7 @@ impl Direct {
         {
             return None;
         }
-        let message: Message = serde_json::from_slice(body).ok()?;
+        let message: Message<'_> = serde_json::from_slice(body).ok()?;
         if message.jsonrpc != "2.0" || single(&parts.headers, &MCP_METHOD)? != message.method {
             return None;
         }
@@ -103,7 +103,7 @@ impl Direct {
         taken
     }
 
-    fn take_call(&self, parts: &Parts, params: Params, id: Id) -> Option<Taken> {
+    fn take_call(&self, parts: &Parts, params: Params<'_>, id: Id) -> Option<Taken> {
         let name: &str = serde_json::from_str(params.name.0?.get()).ok()?;
         if single(&parts.headers, &MCP_NAME)? != name || !plain_call::is_plain_tool(name) {
             return None;

@@ -64,7 +64,7 @@ impl KnownMetas {
                 return Some(capabilities.clone());
             }
         }
-        let parsed: Meta = serde_json::from_str(text).ok()?;
+        let parsed: Meta<'_> = serde_json::from_str(text).ok()?;
         if !parsed.holds() {
             return None;
         }

@@ -120,25 +120,7 @@ impl<'a> PlainCall<'a> {
         if let Some(sealed) = retry.request_state
             && account_choice::is_answer(retry.responses.as_ref())
         {
-            let call = self.call(self.arguments);
-            return match account_choice::answered(
-                &call,
-                sealed,
-                retry.responses.as_ref(),
-                unix_now(),
-            )? {
-                Choice::Chose(account) => {
-                    let mut arguments = self.arguments.clone();
-                    arguments.insert("account".into(), Value::String(account));
-                    let outcome = self.tool_with(&arguments).await?;
-                    self.first_round(outcome, capabilities)
-                }
-                Choice::Declined => Ok(CallAnswer::complete(account_choice::declined())),
-                Choice::Invalid => {
-                    let outcome = self.tool().await?;
-                    self.first_round(outcome, capabilities)
-                }
-            };
+            return self.account_chosen(sealed, &retry, capabilities).await;
         }
         let claims = match retry.request_state {
             Some(sealed) => Some(self.open_state(sealed)?),
@@ -165,10 +147,43 @@ impl<'a> PlainCall<'a> {
         if !declares_url_elicitation(capabilities) {
             return self.first_round(outcome, capabilities);
         }
-        match sign_in::hold(self.state, self.principal, &claims).await {
+        self.after_sign_in(&claims, capabilities).await
+    }
+
+    /// A retry answering "which account?": the call with the chosen account, the declined
+    /// answer, or (an answer that does not hold) the call as first made.
+    async fn account_chosen(
+        &self,
+        sealed: &str,
+        retry: &Retry<'_>,
+        capabilities: &Value,
+    ) -> Result<CallAnswer, ErrorData> {
+        let call = self.call(self.arguments);
+        match account_choice::answered(&call, sealed, retry.responses.as_ref(), unix_now())? {
+            Choice::Chose(account) => {
+                let mut arguments = self.arguments.clone();
+                arguments.insert("account".into(), Value::String(account));
+                let outcome = self.tool_with(&arguments).await?;
+                self.first_round(outcome, capabilities)
+            }
+            Choice::Declined => Ok(CallAnswer::complete(account_choice::declined())),
+            Choice::Invalid => {
+                let outcome = self.tool().await?;
+                self.first_round(outcome, capabilities)
+            }
+        }
+    }
+
+    /// A retry of a sign-in round: held until the sign-in lands, is denied, or the hold ends.
+    async fn after_sign_in(
+        &self,
+        claims: &StateClaims,
+        capabilities: &Value,
+    ) -> Result<CallAnswer, ErrorData> {
+        match sign_in::hold(self.state, self.principal, claims).await {
             HoldEnd::Connected(_turn) => match self.tool().await? {
                 ToolOutcome::NeedsConnection { .. } => Ok(CallAnswer::InputRequired(
-                    sign_in::repeat_round(self.state, self.principal, &claims),
+                    sign_in::repeat_round(self.state, self.principal, claims),
                 )),
                 outcome => self.first_round(outcome, capabilities),
             },
@@ -180,7 +195,7 @@ impl<'a> PlainCall<'a> {
             HoldEnd::StillPending => Ok(CallAnswer::InputRequired(sign_in::repeat_round(
                 self.state,
                 self.principal,
-                &claims,
+                claims,
             ))),
         }
     }

@@ -144,7 +144,7 @@ pub fn authorize(
 ) -> Result<AuthorizeStart, TokenError> {
     let client = oauth_client(provider, redirect_uri, Endpoint::Authorize)?;
     let state = state.to_owned();
-    let mut request = client.authorize_url(move || CsrfToken::new(state.clone()));
+    let mut request = client.authorize_url(move || CsrfToken::new(state));
     // Most providers take space-separated scopes; Zoho wants them comma-separated.
     request = if provider.scope_separator == " " {
         request.add_scopes(provider.scopes.iter().cloned().map(Scope::new))

@@ -163,7 +163,7 @@ proptest! {
             let short = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(&raw[..cut]));
             prop_assert!(s.open_bytes(Purpose::RequestState, b"b", &short).is_err());
         }
-        let mut longer = raw.clone();
+        let mut longer = raw;
         longer.push(0);
         let extended = format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(&longer));
         prop_assert!(s.open_bytes(Purpose::RequestState, b"b", &extended).is_err());

@@ -11,7 +11,7 @@ use crate::providers::invoice::ApiError;
 
 pub const NAME: &str = "list_invoices";
 
-/// The tool as `tools/list` shows it. Long because it is data: the schemas, field by field.
+/// The tool as `tools/list` shows it.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
@@ -22,64 +22,74 @@ pub fn spec() -> ToolSpec {
                       connected at the provider and `account` names none, the user is asked \
                       which. Results come in pages: pass `next_cursor` back as `cursor` for \
                       the next one.",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "status": {
-                    "type": "string",
-                    "enum": ["open", "paid", "all"],
-                    "default": "open",
-                    "description": "Which invoices to list: open (sent, not fully paid), paid, or all."
-                },
-                "provider": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 64,
-                    "description": "Which connected provider to read (its id, as list_connections shows). Needed only when several are connected."
-                },
-                "account": target::account_property(),
-                "cursor": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 512,
-                    "description": "The next_cursor of the previous page."
-                }
-            },
-            "additionalProperties": false
-        }),
-        output_schema: Some(json!({
-            "type": "object",
-            "properties": {
-                "provider": {"type": "string"},
-                "account": {"type": ["string", "null"], "description": "The tenant, company or business the invoices belong to."},
-                "status": {"type": "string", "enum": ["open", "paid", "all"]},
-                "invoices": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string"},
-                            "number": {"type": "string"},
-                            "customer": {"type": "string"},
-                            "amount_minor": {"type": "integer", "description": "Total in the currency's minor unit (cents)."},
-                            "currency": {"type": "string", "description": "ISO 4217 code."},
-                            "status": {"type": "string", "enum": ["draft", "open", "paid", "void", "uncollectible"]},
-                            "issue_date": {"type": "string", "format": "date"},
-                            "due_date": {"type": ["string", "null"], "format": "date"}
-                        },
-                        "required": ["id", "number", "customer", "amount_minor", "currency", "status", "issue_date", "due_date"]
-                    }
-                },
-                "next_cursor": {"type": ["string", "null"], "description": "Pass as cursor for the next page; null on the last."}
-            },
-            "required": ["provider", "status", "invoices", "next_cursor"]
-        })),
+        input_schema: input_schema(),
+        output_schema: Some(output_schema()),
         annotations: json!({
             "title": "List invoices",
             "readOnlyHint": true,
             "openWorldHint": true
         }),
     }
+}
+
+/// What a call may pass.
+fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "status": {
+                "type": "string",
+                "enum": ["open", "paid", "all"],
+                "default": "open",
+                "description": "Which invoices to list: open (sent, not fully paid), paid, or all."
+            },
+            "provider": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64,
+                "description": "Which connected provider to read (its id, as list_connections shows). Needed only when several are connected."
+            },
+            "account": target::account_property(),
+            "cursor": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 512,
+                "description": "The next_cursor of the previous page."
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// What a call returns: a page of invoices.
+fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "provider": {"type": "string"},
+            "account": {"type": ["string", "null"], "description": "The tenant, company or business the invoices belong to."},
+            "status": {"type": "string", "enum": ["open", "paid", "all"]},
+            "invoices": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "number": {"type": "string"},
+                        "customer": {"type": "string"},
+                        "amount_minor": {"type": "integer", "description": "Total in the currency's minor unit (cents)."},
+                        "currency": {"type": "string", "description": "ISO 4217 code."},
+                        "status": {"type": "string", "enum": ["draft", "open", "paid", "void", "uncollectible"]},
+                        "issue_date": {"type": "string", "format": "date"},
+                        "due_date": {"type": ["string", "null"], "format": "date"}
+                    },
+                    "required": ["id", "number", "customer", "amount_minor", "currency", "status", "issue_date", "due_date"]
+                }
+            },
+            "next_cursor": {"type": ["string", "null"], "description": "Pass as cursor for the next page; null on the last."}
+        },
+        "required": ["provider", "status", "invoices", "next_cursor"]
+    })
 }
 
 /// The arguments, as the schema gives them.

@@ -1,9 +1,9 @@
 //! End-to-end tests: the real grantry binary on a loopback port, driven over HTTP by a raw
 //! MCP client and a scripted browser, with the built-in demo provider as the OAuth server.
 
-// Test scaffolding, not product: an unwrap that fails is the run's failure, and nothing
-// here is anyone's API.
-#![allow(clippy::unwrap_used, unreachable_pub)]
+// Test scaffolding, not product: an unwrap that fails is the run's failure, nothing here is
+// anyone's API, and a scenario reads top to bottom as its user's story, however long.
+#![allow(clippy::unwrap_used, unreachable_pub, clippy::too_many_lines)]
 
 #[macro_use]
 mod support;

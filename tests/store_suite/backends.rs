@@ -18,7 +18,11 @@ pub struct Fresh {
 
 enum Cleanup {
     /// The SQLite file's directory, and the file's URL.
-    Dir(#[allow(dead_code)] tempfile::TempDir, String),
+    Dir(
+        #[expect(dead_code, reason = "held so the directory lives as long as the store")]
+        tempfile::TempDir,
+        String,
+    ),
     Database(servers::TempDatabase),
     Prefix(servers::TempPrefix),
 }

@@ -28,6 +28,7 @@ async fn metadata_names_every_endpoint_under_the_issuer() {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines, reason = "one flow, read top to bottom")]
 async fn full_code_flow_from_consent_page_to_invoices() {
     let demo = provider(config());
 

@@ -96,7 +96,7 @@ async fn sample(
         "maxTokens": 100,
     }));
     // Sampling is deprecated from 2026-07-28 on (SEP-2577); the 2025-11-25 scenario asks for it.
-    #[allow(deprecated)]
+    #[expect(deprecated, reason = "the 2025-11-25 scenario asks for sampling")]
     let answer = ctx.peer.create_message(ask).await.map_err(failed)?;
     let answer = serde_json::to_value(answer).map_err(failed)?;
     let reply = answer["content"]["text"].as_str().unwrap_or_default();
