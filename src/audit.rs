@@ -6,7 +6,7 @@ use crate::seal::digest;
 
 /// The subjects of one event; unset fields are left out of the line.
 #[derive(Default, Clone, Copy)]
-pub struct Audit<'a> {
+pub(crate) struct Audit<'a> {
     pub principal: Option<&'a Principal>,
     pub provider: Option<&'a str>,
     /// A raw flow id; only its hash is written.
@@ -15,13 +15,13 @@ pub struct Audit<'a> {
 
 impl Audit<'_> {
     /// Something worth keeping a record of (a sign-in started, a grant stored).
-    pub fn notice(&self, event: &'static str, detail: &str) {
+    pub(crate) fn notice(&self, event: &'static str, detail: &str) {
         let (principal, provider, flow) = self.fields();
         tracing::info!(target: "grantry::audit", event, principal, provider, flow, detail, "audit");
     }
 
     /// Something that may be an attack (an identity mismatch, a reused state).
-    pub fn alarm(&self, event: &'static str, detail: &str) {
+    pub(crate) fn alarm(&self, event: &'static str, detail: &str) {
         let (principal, provider, flow) = self.fields();
         tracing::warn!(target: "grantry::audit", event, principal, provider, flow, detail, "security event");
     }

@@ -9,7 +9,7 @@ mod file;
 mod identity;
 mod options;
 mod values;
-pub mod webhooks;
+pub(crate) mod webhooks;
 
 pub use cli::{
     Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation, Secret,

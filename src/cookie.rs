@@ -8,20 +8,25 @@ use crate::seal::digest;
 
 /// `base` with the `__Host-` prefix on https (browsers then insist on `Secure`, `Path=/` and no
 /// `Domain`, so no subdomain can plant or shadow it).
-pub fn host_name(base: &str, https: bool) -> String {
+pub(crate) fn host_name(base: &str, https: bool) -> String {
     let prefix = if https { "__Host-" } else { "" };
     format!("{prefix}{base}")
 }
 
 /// One cookie per `key` (a flow, a login): `base-` plus a short hash of the key, so several
 /// can live in one browser without overwriting each other.
-pub fn keyed_name(base: &str, domain: &str, key: &str, https: bool) -> String {
+pub(crate) fn keyed_name(base: &str, domain: &str, key: &str, https: bool) -> String {
     let tag: String = digest(domain, &[key.as_bytes()]).chars().take(16).collect();
     host_name(&format!("{base}-{tag}"), https)
 }
 
 /// A cookie living `max_age_secs` (0 removes it).
-pub fn host_cookie(name: String, value: String, https: bool, max_age_secs: i64) -> Cookie<'static> {
+pub(crate) fn host_cookie(
+    name: String,
+    value: String,
+    https: bool,
+    max_age_secs: i64,
+) -> Cookie<'static> {
     Cookie::build((name, value))
         .http_only(true)
         .secure(https)

@@ -44,29 +44,29 @@
 
 #![forbid(unsafe_code)]
 
-pub mod audit;
+pub(crate) mod audit;
 pub mod config;
 pub mod connect;
-pub mod cookie;
+pub(crate) mod cookie;
 pub mod demo;
 pub mod flows;
 pub mod grants;
 pub mod identity;
-pub mod leases;
+pub(crate) mod leases;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;
 pub mod outbox;
 pub mod providers;
-pub mod quota;
+pub(crate) mod quota;
 pub mod seal;
 pub mod server;
 pub mod sessions;
 pub mod startup;
-pub mod state;
+pub(crate) mod state;
 pub mod store;
-pub mod tools;
-pub mod ui;
+pub(crate) mod tools;
+pub(crate) mod ui;
 
 pub use grantry_base::clock;
 

@@ -50,7 +50,7 @@ pub struct Inner {
 }
 
 /// Held retries that may use the store at once (a few times the largest pool).
-pub const HOLD_TURNS: usize = 32;
+pub(crate) const HOLD_TURNS: usize = 32;
 
 impl std::ops::Deref for AppState {
     type Target = Inner;

@@ -123,7 +123,7 @@ pub struct Endpoint {
 /// The endpoints of `targets`, each with its secrets read through `var` (the environment):
 /// one or more `whsec_` secrets separated by spaces. A missing or malformed secret, or a
 /// name given twice, is refused.
-pub fn resolve(
+pub(crate) fn resolve(
     targets: &[EndpointTarget],
     var: impl Fn(&str) -> Option<String>,
 ) -> Result<Vec<Endpoint>, ConfigError> {
@@ -161,7 +161,7 @@ pub struct RetrySchedule(pub Vec<Duration>);
 
 /// The Standard Webhooks example schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h,
 /// 24 h: ten attempts over about three days.
-pub const DEFAULT_RETRY_SCHEDULE: &str = "5,300,1800,7200,18000,36000,50400,72000,86400";
+pub(crate) const DEFAULT_RETRY_SCHEDULE: &str = "5,300,1800,7200,18000,36000,50400,72000,86400";
 
 impl FromStr for RetrySchedule {
     type Err = String;

@@ -14,7 +14,7 @@ mod csrf;
 mod errors;
 mod login;
 mod page;
-pub mod pages;
+pub(crate) mod pages;
 mod redirect;
 mod replay;
 pub mod ticket;

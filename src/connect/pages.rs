@@ -15,7 +15,7 @@ use axum::response::{Html, IntoResponse, Response};
 /// The connect page: who connects which provider with which scopes, and a Continue button.
 #[derive(Template)]
 #[template(path = "connect.html")]
-pub struct ConnectPage<'a> {
+pub(crate) struct ConnectPage<'a> {
     pub who: &'a str,
     pub provider: &'a str,
     pub scopes: &'a [String],
@@ -26,7 +26,7 @@ pub struct ConnectPage<'a> {
 /// The connections page: the person's connections, and what a disconnect just did.
 #[derive(Template)]
 #[template(path = "connections.html")]
-pub struct ConnectionsPage<'a> {
+pub(crate) struct ConnectionsPage<'a> {
     pub who: &'a str,
     pub notice: Option<&'a str>,
     pub connections: &'a [ConnectionRow],
@@ -36,7 +36,7 @@ pub struct ConnectionsPage<'a> {
 }
 
 /// A link that starts a new connection to `provider`.
-pub struct ConnectLink {
+pub(crate) struct ConnectLink {
     pub provider: String,
     /// Whether the person has a connection there already (the link adds another account).
     pub another: bool,
@@ -44,7 +44,7 @@ pub struct ConnectLink {
 }
 
 /// One connection as the connections page shows it (times in RFC 3339, UTC).
-pub struct ConnectionRow {
+pub(crate) struct ConnectionRow {
     pub provider: String,
     pub account: Option<String>,
     /// The provider, with the account in brackets where there is one: tells two apart.
@@ -65,7 +65,7 @@ pub struct ConnectionRow {
 /// The step before a disconnect: what will happen, and the button that does it.
 #[derive(Template)]
 #[template(path = "confirm_disconnect.html")]
-pub struct ConfirmDisconnectPage<'a> {
+pub(crate) struct ConfirmDisconnectPage<'a> {
     pub provider: &'a str,
     /// The provider, with the account in brackets where there is one.
     pub name: &'a str,
@@ -77,7 +77,7 @@ pub struct ConfirmDisconnectPage<'a> {
 /// A one-message page: connected, expired, refused and the like.
 #[derive(Template)]
 #[template(path = "message.html")]
-pub struct MessagePage<'a> {
+pub(crate) struct MessagePage<'a> {
     pub title: &'a str,
     pub message: &'a str,
     pub ok: bool,
@@ -89,7 +89,7 @@ pub struct MessagePage<'a> {
 ///
 /// No `form-action`: browsers apply it to the redirects after a POST, and Continue's redirect
 /// goes to a provider whose authorize endpoint may itself redirect to a login page elsewhere.
-pub fn security_headers(https: bool) -> HeaderMap {
+pub(crate) fn security_headers(https: bool) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(
         CONTENT_SECURITY_POLICY,
@@ -111,7 +111,7 @@ pub fn security_headers(https: bool) -> HeaderMap {
 }
 
 /// Renders `page` with `status` (headers are added by the browser routes' layer).
-pub fn render<T: Template>(status: StatusCode, page: &T) -> Response {
+pub(crate) fn render<T: Template>(status: StatusCode, page: &T) -> Response {
     match page.render() {
         Ok(body) => (status, Html(body)).into_response(),
         Err(err) => {
@@ -122,12 +122,12 @@ pub fn render<T: Template>(status: StatusCode, page: &T) -> Response {
 }
 
 /// A message page.
-pub fn message(status: StatusCode, title: &str, message: &str) -> Response {
+pub(crate) fn message(status: StatusCode, title: &str, message: &str) -> Response {
     message_then(status, title, message, None)
 }
 
 /// A message page with a link onwards.
-pub fn message_then(
+pub(crate) fn message_then(
     status: StatusCode,
     title: &str,
     message: &str,

@@ -5,8 +5,8 @@
 //! atomic status change, so a replayed callback can never redeem a code twice.
 
 mod record;
-pub mod redis;
-pub mod sql;
+pub(crate) mod redis;
+pub(crate) mod sql;
 
 use async_trait::async_trait;
 

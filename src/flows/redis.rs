@@ -12,7 +12,7 @@ use super::{Claim, FLOW_RETENTION_SECS, Flow, FlowBackend, FlowStatus};
 use crate::identity::Principal;
 use crate::store::StoreError;
 
-pub struct RedisFlows {
+pub(crate) struct RedisFlows {
     conn: ConnectionManager,
     prefix: String,
 }
@@ -53,7 +53,7 @@ return 'kept'
 ";
 
 impl RedisFlows {
-    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

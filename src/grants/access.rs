@@ -34,7 +34,7 @@ pub struct TokenKeeper {
 }
 
 /// Refresh this many seconds before the access token expires.
-pub const REFRESH_MARGIN_SECS: i64 = 60;
+pub(crate) const REFRESH_MARGIN_SECS: i64 = 60;
 
 pub enum Access {
     /// A token to use, the account it is for, and the version of the grant it came from.
@@ -352,7 +352,7 @@ fn refresh_label(outcome: &Result<Access, StoreError>) -> &'static str {
 }
 
 /// The lease that serializes refreshes (and disconnection) of one grant.
-pub fn lease_name(key: &GrantKey) -> String {
+pub(crate) fn lease_name(key: &GrantKey) -> String {
     format!("refresh:{}", key.tag())
 }
 

@@ -11,12 +11,12 @@ use crate::store::StoreError;
 
 const CHANNEL: &str = "grantry_grants";
 
-pub struct PostgresBus {
+pub(crate) struct PostgresBus {
     pool: PgPool,
 }
 
 impl PostgresBus {
-    pub fn new(pool: PgPool) -> Self {
+    pub(crate) fn new(pool: PgPool) -> Self {
         Self { pool }
     }
 }

@@ -10,14 +10,14 @@ use redis::aio::ConnectionManager;
 use super::{EventBus, GrantEvents};
 use crate::store::StoreError;
 
-pub struct RedisBus {
+pub(crate) struct RedisBus {
     client: redis::Client,
     conn: ConnectionManager,
     channel: String,
 }
 
 impl RedisBus {
-    pub fn new(client: redis::Client, conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(client: redis::Client, conn: ConnectionManager, prefix: &str) -> Self {
         Self {
             client,
             conn,

@@ -127,7 +127,7 @@ impl Health {
 ///
 /// The refresh falls at 75-85 % of the idle window (jittered), so each window holds exactly
 /// one refresh and a failing provider still has days (on Xero's 60) to recover in.
-pub fn next_look(
+pub(crate) fn next_look(
     provider: &Provider,
     state: State,
     health: &Health,
@@ -158,7 +158,7 @@ pub fn next_look(
 
 /// When the idle window needs its refresh (without jitter), for the scheduler's check that a
 /// grant it was given is really due.
-pub fn refresh_due(provider: &Provider, health: &Health, last_write: i64) -> Option<i64> {
+pub(crate) fn refresh_due(provider: &Provider, health: &Health, last_write: i64) -> Option<i64> {
     provider
         .refresh_idle_secs
         .map(|idle| health.refreshed_at.max(last_write) + idle * 3 / 4)

@@ -28,7 +28,7 @@ pub struct Lifecycle {
 
 /// The lifecycle events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventKind {
+pub(crate) enum EventKind {
     Created,
     Reconnected,
     RefreshFailed,
@@ -39,7 +39,7 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Created => "connection.created",
             Self::Reconnected => "connection.reconnected",

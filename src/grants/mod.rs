@@ -11,19 +11,19 @@
 //! their provider forgets them ([`keepalive`]). Every change of a connection's life is written
 //! with its lifecycle event, in one store write ([`lifecycle`], into `outbox`).
 
-pub mod access;
-pub mod bus_postgres;
-pub mod bus_redis;
-pub mod calls;
-pub mod events;
-pub mod health;
+pub(crate) mod access;
+pub(crate) mod bus_postgres;
+pub(crate) mod bus_redis;
+pub(crate) mod calls;
+pub(crate) mod events;
+pub(crate) mod health;
 pub mod keepalive;
 mod key;
-pub mod lifecycle;
+pub(crate) mod lifecycle;
 mod record;
-pub mod redis;
+pub(crate) mod redis;
 mod redis_scripts;
-pub mod sql;
+pub(crate) mod sql;
 
 use std::sync::Arc;
 

@@ -19,7 +19,7 @@ use crate::outbox::Delivery;
 use crate::outbox::redis as outbox_redis;
 use crate::store::StoreError;
 
-pub struct RedisGrants {
+pub(crate) struct RedisGrants {
     conn: ConnectionManager,
     prefix: String,
 }
@@ -61,7 +61,7 @@ impl RedisGrants {
         }
     }
 
-    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),
@@ -156,7 +156,7 @@ impl RedisGrants {
 
     /// Files grants written before the keep-alive index (once per store: a marker key says
     /// it was done), so the keep-alive looks at each of them soon.
-    pub async fn index_older_grants(&self) -> Result<(), StoreError> {
+    pub(crate) async fn index_older_grants(&self) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         let marker = format!("{}keepalive-indexed", self.prefix);
         let done: bool = redis::cmd("EXISTS")

@@ -3,8 +3,8 @@
 //! that something happened once (a login transaction used). A lease expires on its own, so a
 //! replica that dies holding one blocks the others only until then.
 
-pub mod redis;
-pub mod sql;
+pub(crate) mod redis;
+pub(crate) mod sql;
 
 use async_trait::async_trait;
 

@@ -11,13 +11,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 ";
 
-pub struct RedisLeases {
+pub(crate) struct RedisLeases {
     conn: ConnectionManager,
     prefix: String,
 }
 
 impl RedisLeases {
-    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

@@ -8,8 +8,8 @@
 //! in one flush interval.
 
 mod address;
-pub mod redis;
-pub mod sql;
+pub(crate) mod redis;
+pub(crate) mod sql;
 
 pub use address::{client_address, counted_as};
 

@@ -7,13 +7,13 @@ use redis::aio::ConnectionManager;
 use super::{CounterBackend, WINDOW_SECS};
 use crate::store::StoreError;
 
-pub struct RedisCounters {
+pub(crate) struct RedisCounters {
     conn: ConnectionManager,
     prefix: String,
 }
 
 impl RedisCounters {
-    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

@@ -14,13 +14,13 @@ use crate::limits::{Bucket, RetryAfter, client_address};
 use crate::state::AppState;
 
 /// The PRM path for the `/mcp` endpoint (RFC 9728 §3.1, path-inserted).
-pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+pub(crate) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 /// The root PRM path, for clients that look there.
-pub const ROOT_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+pub(crate) const ROOT_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// Admits an MCP request: address limit, authentication, principal limit. The principal goes
 /// into the request's extensions for the handler; a refusal is the answer to send.
-pub async fn admit(state: &AppState, request: &mut Request) -> Result<(), Response> {
+pub(crate) async fn admit(state: &AppState, request: &mut Request) -> Result<(), Response> {
     let address = client_address(request, &state.config.limits.trusted_proxies);
     if let Err(retry) = state.limiter.admit_address(Bucket::McpAddress, address) {
         return Err(too_many_requests(retry));
@@ -115,7 +115,7 @@ fn too_many_requests(retry: RetryAfter) -> Response {
 }
 
 /// `GET /.well-known/oauth-protected-resource[/mcp]`: who issues tokens for grantry.
-pub async fn protected_resource_metadata(State(state): State<AppState>) -> Response {
+pub(crate) async fn protected_resource_metadata(State(state): State<AppState>) -> Response {
     let Identity::Oidc(oidc) = &state.identity else {
         return StatusCode::NOT_FOUND.into_response();
     };

@@ -40,7 +40,7 @@ use crate::server::hosts::AllowedHosts;
 use crate::state::AppState;
 
 /// What [`Direct::take`] made of a request.
-pub enum Taken {
+pub(crate) enum Taken {
     /// Answered already (`server/discover`, `tools/list`).
     Ready(Response),
     /// A tool call, answered when it completes (it may hold while the user signs in).
@@ -48,7 +48,7 @@ pub enum Taken {
 }
 
 /// Built once at start; shared by every request.
-pub struct Direct {
+pub(crate) struct Direct {
     state: AppState,
     /// The `Host` values rmcp is configured to allow.
     hosts: AllowedHosts,
@@ -58,7 +58,7 @@ pub struct Direct {
 }
 
 impl Direct {
-    pub fn new(state: AppState, handler: &McpHandler, hosts: AllowedHosts) -> Self {
+    pub(crate) fn new(state: AppState, handler: &McpHandler, hosts: AllowedHosts) -> Self {
         let discover = ServerResult::DiscoverResult(handler.discovery());
         let tool_list = ServerResult::ListToolsResult(handler.tool_list());
         Self {
@@ -72,7 +72,7 @@ impl Direct {
 
     /// Takes the request if it is one the direct path answers exactly as rmcp would; `None`
     /// sends it to rmcp.
-    pub fn take(&self, parts: &Parts, body: &[u8]) -> Option<Taken> {
+    pub(crate) fn take(&self, parts: &Parts, body: &[u8]) -> Option<Taken> {
         if parts.method != axum::http::Method::POST
             || parts.uri.authority().is_some()
             || !self.plain_headers(&parts.headers)

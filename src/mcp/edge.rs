@@ -35,15 +35,15 @@ use crate::metrics::Outcome;
 use crate::server::Tracked;
 
 /// How long a call may take before its answer switches to an SSE stream.
-pub const SWITCH_TO_SSE_AFTER: Duration = Duration::from_millis(500);
+pub(crate) const SWITCH_TO_SSE_AFTER: Duration = Duration::from_millis(500);
 /// Largest JSON answer the edge buffers to rewrite (rmcp's own answers are far smaller).
 const MAX_REWRITE_BYTES: usize = 8 * 1024 * 1024;
 
 /// rmcp's `/mcp` service, shared by every request.
-pub type Rmcp = StreamableHttpService<McpHandler, LocalSessionManager>;
+pub(crate) type Rmcp = StreamableHttpService<McpHandler, LocalSessionManager>;
 
 /// The edge: what it needs to answer a request, built once.
-pub struct Edge {
+pub(crate) struct Edge {
     /// Answers what it can (see [`super::direct`]); the rest goes to rmcp.
     pub direct: Option<Arc<Direct>>,
     pub sessions: Sessions,
@@ -55,7 +55,7 @@ pub struct Edge {
 }
 
 /// How an answered request is counted: the outcome the answer carries, or its status's.
-pub fn outcome(response: &Response) -> Outcome {
+pub(crate) fn outcome(response: &Response) -> Outcome {
     let status = response.status();
     match response.extensions().get::<Outcome>() {
         Some(outcome) => *outcome,
@@ -67,7 +67,7 @@ pub fn outcome(response: &Response) -> Outcome {
 
 impl Edge {
     /// Answers an admitted request.
-    pub async fn answer(&self, request: Request) -> Response {
+    pub(crate) async fn answer(&self, request: Request) -> Response {
         // Only a modern request outside any session is held and answered as SSE here: a
         // legacy session's answers are rmcp's own streams, with headers (`Mcp-Session-Id`)
         // that must reach the client.

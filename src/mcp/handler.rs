@@ -37,7 +37,7 @@ const LIST_TTL_MS: u64 = 5 * 60 * 1000;
 
 /// Cloned for every request (rmcp serves each statelessly): everything behind `Arc`s.
 #[derive(Clone)]
-pub struct McpHandler {
+pub(crate) struct McpHandler {
     state: AppState,
     /// The same for every caller and request: built once, not per `tools/list` or call.
     tools: Arc<Vec<Tool>>,
@@ -48,7 +48,7 @@ pub struct McpHandler {
 }
 
 impl McpHandler {
-    pub fn new(state: AppState) -> Self {
+    pub(crate) fn new(state: AppState) -> Self {
         let own = tools::Tool::ALL
             .into_iter()
             .map(|tool| to_rmcp_tool(tool.spec()));

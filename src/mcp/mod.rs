@@ -13,25 +13,25 @@
 
 mod account_choice;
 mod answers;
-pub mod auth;
+pub(crate) mod auth;
 mod capabilities;
 mod confirm;
 // The conformance suite's fixture tools: only in a build with the `conformance` feature.
 #[cfg(feature = "conformance")]
 mod conformance;
 mod direct;
-pub mod edge;
+pub(crate) mod edge;
 mod endpoint;
 mod form;
 mod handler;
 mod headers;
 mod known_meta;
-pub mod legacy;
+pub(crate) mod legacy;
 mod malformed;
 mod plain_call;
 pub mod request_state;
 mod round_state;
-pub mod sign_in;
+pub(crate) mod sign_in;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -21,13 +21,13 @@ use crate::tools::ToolResult;
 use crate::ui::Lang;
 
 /// The `inputRequests` key of the sign-in request for `provider`.
-pub fn input_key(provider: &str) -> String {
+pub(crate) fn input_key(provider: &str) -> String {
     format!("connect_{provider}")
 }
 
 /// A fresh sign-in round: a new ticket and link, and the state the retry must bring back.
 /// `reason`: why an existing connection can no longer be used, said in the message.
-pub fn first_round(
+pub(crate) fn first_round(
     state: &AppState,
     provider: &str,
     reason: Option<ReauthReason>,
@@ -42,7 +42,7 @@ pub fn first_round(
 /// For a client that cannot open URLs itself (`--no-url-elicitation=link`): a tool error
 /// whose text carries a connect link for the person to open, then ask again. Nothing is
 /// written; the link works only for the caller (the connect page checks who is there).
-pub fn link_for_person(
+pub(crate) fn link_for_person(
     state: &AppState,
     principal: &Principal,
     provider: &str,
@@ -68,7 +68,7 @@ const RENEW_LINK_BEFORE_SECS: i64 = 120;
 
 /// Another round for a sign-in still pending: the same link (unless it is about to expire),
 /// a freshly sealed state.
-pub fn repeat_round(state: &AppState, principal: &Principal, claims: &StateClaims) -> Value {
+pub(crate) fn repeat_round(state: &AppState, principal: &Principal, claims: &StateClaims) -> Value {
     let now = unix_now();
     let mut claims = claims.clone();
     if claims.ticket_expires_at - now < RENEW_LINK_BEFORE_SECS {
@@ -105,14 +105,14 @@ fn display_name<'a>(state: &'a AppState, provider: &str) -> &'a str {
 /// A legacy-era (2025-11-25) URL elicitation, sent as `-32042`: it names its sign-in by
 /// `elicitation_id` (the ticket's id) so the client can match `notifications/elicitation/
 /// complete` to it. Nothing is written; a retry that finds no grant gets a fresh one.
-pub struct UrlElicitation {
+pub(crate) struct UrlElicitation {
     pub elicitation_id: String,
     pub provider: String,
     pub url: String,
     pub message: String,
 }
 
-pub fn url_elicitation(
+pub(crate) fn url_elicitation(
     state: &AppState,
     principal: &Principal,
     provider: &str,
@@ -171,13 +171,13 @@ fn input_required(
 }
 
 /// What the user answered to the sign-in request, as the retry reports it.
-pub enum Answer {
+pub(crate) enum Answer {
     /// `accept`, or no answer for our key (a client that just retried).
     Proceed,
     Refused(String),
 }
 
-pub fn answer(input_responses: Option<&Map<String, Value>>, provider: &str) -> Answer {
+pub(crate) fn answer(input_responses: Option<&Map<String, Value>>, provider: &str) -> Answer {
     let action = input_responses
         .and_then(|r| r.get(&input_key(provider)))
         .and_then(|r| r.get("action"))
@@ -189,7 +189,7 @@ pub fn answer(input_responses: Option<&Map<String, Value>>, provider: &str) -> A
 }
 
 /// The result for a refused sign-in: nothing was connected or stored.
-pub fn not_connected(state: &AppState, provider: &str, why: &str) -> ToolResult {
+pub(crate) fn not_connected(state: &AppState, provider: &str, why: &str) -> ToolResult {
     let name = display_name(state, provider);
     ToolResult::error(format!(
         "The {name} account was not connected ({why}), so this could not be done. \
@@ -198,7 +198,7 @@ pub fn not_connected(state: &AppState, provider: &str, why: &str) -> ToolResult 
 }
 
 /// How a hold ended.
-pub enum HoldEnd<'a> {
+pub(crate) enum HoldEnd<'a> {
     /// A grant for (principal, provider) is stored: run the tool again, holding this turn
     /// (see [`crate::state::Inner::hold_turns`]) until it has run.
     Connected(tokio::sync::SemaphorePermit<'a>),
@@ -245,7 +245,7 @@ async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Op
 }
 
 /// Waits for the sign-in behind `claims` to finish, at most `--retry-hold`.
-pub async fn hold<'a>(
+pub(crate) async fn hold<'a>(
     state: &'a AppState,
     principal: &Principal,
     claims: &StateClaims,

@@ -15,7 +15,7 @@ use crate::clock::unix_now;
 use crate::config::webhooks::{Endpoint, RetrySchedule};
 
 /// Time allowed for one attempt (the spec recommends 15 to 30 s).
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// An attempt's own deadline, past the HTTP client's: whatever it waits on (a name lookup,
 /// a TLS handshake, a body that never ends), it is over by then.
 const ATTEMPT_DEADLINE: Duration = Duration::from_secs(REQUEST_TIMEOUT.as_secs() + 2);
@@ -28,7 +28,7 @@ const AFTER_WAKE: Duration = Duration::from_millis(50);
 
 /// Posts what the outbox holds. Cheap to clone.
 #[derive(Clone)]
-pub struct Deliverer {
+pub(crate) struct Deliverer {
     backend: Arc<dyn OutboxBackend>,
     endpoints: Arc<[Endpoint]>,
     retries: RetrySchedule,
@@ -40,7 +40,7 @@ pub struct Deliverer {
 }
 
 impl Deliverer {
-    pub fn new(
+    pub(crate) fn new(
         backend: Arc<dyn OutboxBackend>,
         endpoints: Vec<Endpoint>,
         retries: RetrySchedule,
@@ -68,7 +68,7 @@ impl Deliverer {
 
     /// Delivers to every endpoint, each on its own, for as long as the process runs; and
     /// keeps the outbox (see [`super::housekeeping`]).
-    pub fn spawn(self) {
+    pub(crate) fn spawn(self) {
         let mut bells = Vec::new();
         for endpoint in self.endpoints.iter() {
             let bell = Arc::new(Notify::new());

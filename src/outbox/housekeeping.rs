@@ -17,7 +17,7 @@ const KEEP_EVERY: u32 = 20;
 const PARK_BATCH: usize = 100;
 
 /// Measures every [`MEASURE_EVERY`], caps and parks every [`KEEP_EVERY`] measurements.
-pub async fn run(backend: Arc<dyn OutboxBackend>, endpoints: Arc<[Endpoint]>, keep: u64) {
+pub(crate) async fn run(backend: Arc<dyn OutboxBackend>, endpoints: Arc<[Endpoint]>, keep: u64) {
     let names: Vec<&str> = endpoints.iter().map(|e| e.name.as_str()).collect();
     for round in 0u32.. {
         if round % KEEP_EVERY == 0 {
@@ -34,7 +34,7 @@ pub async fn run(backend: Arc<dyn OutboxBackend>, endpoints: Arc<[Endpoint]>, ke
 
 /// Keeps at most `keep` undelivered deliveries per endpoint; dropping any is an operator's
 /// matter, said loudly.
-pub async fn cap(backend: &dyn OutboxBackend, endpoints: &[&str], keep: u64) {
+pub(crate) async fn cap(backend: &dyn OutboxBackend, endpoints: &[&str], keep: u64) {
     for endpoint in endpoints {
         match backend.cap_undelivered(endpoint, keep, unix_now()).await {
             Ok(0) => {}
@@ -55,7 +55,7 @@ pub async fn cap(backend: &dyn OutboxBackend, endpoints: &[&str], keep: u64) {
 }
 
 /// Parks what waits for endpoints that are no longer configured.
-pub async fn park_unconfigured(backend: &dyn OutboxBackend, configured: &[&str]) {
+pub(crate) async fn park_unconfigured(backend: &dyn OutboxBackend, configured: &[&str]) {
     let pending = match backend.endpoints_pending().await {
         Ok(pending) => pending,
         Err(e) => return tracing::warn!(error = %e, "listing the outbox's endpoints failed"),

@@ -18,12 +18,12 @@
 //! (connection, endpoint) in the grant's own hash slot, written by the grant's script
 //! ([`redis`]).
 
-pub mod deliver;
-pub mod housekeeping;
+pub(crate) mod deliver;
+pub(crate) mod housekeeping;
 pub mod redis;
-pub mod retry;
-pub mod sign;
-pub mod sql;
+pub(crate) mod retry;
+pub(crate) mod sign;
+pub(crate) mod sql;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

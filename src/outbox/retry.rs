@@ -6,7 +6,7 @@ use crate::config::webhooks::RetrySchedule;
 
 /// What the endpoint did with one attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// It answered with this status (and `Retry-After` seconds, when it sent them).
     Status {
         code: u16,
@@ -21,7 +21,12 @@ pub enum Answer {
 const REFUSALS_BEFORE_PARKING: i64 = 3;
 
 /// The outcome of attempt number `attempts` (counting from 1) that got `answer` at `now`.
-pub fn outcome(answer: &Answer, attempts: i64, schedule: &RetrySchedule, now: i64) -> Outcome {
+pub(crate) fn outcome(
+    answer: &Answer,
+    attempts: i64,
+    schedule: &RetrySchedule,
+    now: i64,
+) -> Outcome {
     let (error, retry_after) = match answer {
         Answer::Status { code, .. } if (200..300).contains(code) => {
             return Outcome::Delivered { at: now };

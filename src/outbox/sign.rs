@@ -10,7 +10,12 @@ use sha2::Sha256;
 use crate::config::webhooks::SigningSecret;
 
 /// The `webhook-signature` header for one attempt.
-pub fn signature(secrets: &[SigningSecret], id: &str, timestamp: i64, body: &[u8]) -> String {
+pub(crate) fn signature(
+    secrets: &[SigningSecret],
+    id: &str,
+    timestamp: i64,
+    body: &[u8],
+) -> String {
     secrets
         .iter()
         .map(|secret| format!("v1,{}", one(secret.key(), id, timestamp, body)))

@@ -89,7 +89,7 @@ pub(crate) use write_with_events;
 /// statement inserts its events' outbox rows, from seven arrays bound after its own
 /// parameters, if and only if it touched a row. A data-modifying `WITH` always runs to the
 /// end, and the whole statement is one transaction.
-pub fn with_outbox_rows(write: &str, params: usize) -> String {
+pub(crate) fn with_outbox_rows(write: &str, params: usize) -> String {
     let [a, b, c, d, e, f, g] = std::array::from_fn::<usize, 7, _>(|i| params + 1 + i);
     format!(
         "WITH written AS ({write} RETURNING 1) \
@@ -121,14 +121,14 @@ struct ClaimedRow {
 macro_rules! sql_outbox {
     ($(#[$doc:meta])* $name:ident, $pool:ty) => {
         $(#[$doc])*
-        pub struct $name {
+        pub(crate) struct $name {
             pool: $pool,
             /// For claims and outcomes (see [`crate::store::postgres_relaxed_pool`]); the same pool on SQLite.
             relaxed: $pool,
         }
 
         impl $name {
-            pub fn new(pool: $pool, relaxed: $pool) -> Self {
+            pub(crate) fn new(pool: $pool, relaxed: $pool) -> Self {
                 Self { pool, relaxed }
             }
         }

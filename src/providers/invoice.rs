@@ -63,7 +63,7 @@ impl StatusFilter {
 
 /// An invoice to create, already validated (see `tools::invoice_draft`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NewInvoice {
+pub(crate) struct NewInvoice {
     pub customer_email: String,
     pub customer_name: String,
     /// In the currency's minor unit.
@@ -76,7 +76,7 @@ pub struct NewInvoice {
 }
 
 /// `amount_minor` of `currency` as a decimal string (`12050` EUR → `"120.50"`).
-pub fn decimal(amount_minor: i64, currency: &str) -> String {
+pub(crate) fn decimal(amount_minor: i64, currency: &str) -> String {
     let exponent = currency_exponent(currency);
     if exponent == 0 {
         return amount_minor.to_string();
@@ -147,7 +147,7 @@ pub enum ApiError {
 
 /// Digits after the decimal point in `currency` (ISO 4217): 0 for the yen and its kind, 3
 /// for the dinars, 2 for the rest.
-pub fn currency_exponent(currency: &str) -> u32 {
+pub(crate) fn currency_exponent(currency: &str) -> u32 {
     match currency.to_ascii_uppercase().as_str() {
         "BIF" | "CLP" | "DJF" | "GNF" | "ISK" | "JPY" | "KMF" | "KRW" | "PYG" | "RWF" | "UGX"
         | "UYI" | "VND" | "VUV" | "XAF" | "XOF" | "XPF" => 0,
@@ -159,7 +159,7 @@ pub fn currency_exponent(currency: &str) -> u32 {
 /// Parses a decimal amount in `currency` (`"120.5"`, `120.50`, `-3`) into its minor units,
 /// exactly: no float arithmetic. More fraction digits than the currency has are refused
 /// rather than rounded.
-pub fn minor_units(value: &serde_json::Value, currency: &str) -> Option<i64> {
+pub(crate) fn minor_units(value: &serde_json::Value, currency: &str) -> Option<i64> {
     let text = match value {
         serde_json::Value::Number(n) => n.to_string(),
         serde_json::Value::String(s) => s.trim().to_owned(),

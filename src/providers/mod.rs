@@ -1,14 +1,14 @@
 //! Third-party providers: the catalog, the OAuth client that talks to them (revocation
 //! included), and one invoice adapter per billing API.
 
-pub mod adapters;
-pub mod catalog;
+pub(crate) mod adapters;
+pub(crate) mod catalog;
 pub mod http;
-pub mod id;
-pub mod invoice;
+pub(crate) mod id;
+pub(crate) mod invoice;
 pub mod oauth;
-pub mod revocation;
-pub mod upstream;
+pub(crate) mod revocation;
+pub(crate) mod upstream;
 
 pub use catalog::{Catalog, CatalogError, PkceMode, Provider, TokenAuth};
 pub use id::ProviderId;

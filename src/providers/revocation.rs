@@ -8,7 +8,7 @@ use super::oauth::TokenSet;
 /// Asks the provider to revoke `token` (RFC 7009, or the provider's own shape). `Ok(false)`:
 /// the provider has no revocation endpoint. A 200 (RFC 7009 also for unknown tokens) is
 /// success; anything else is an error the caller reports.
-pub async fn revoke(
+pub(crate) async fn revoke(
     http: &reqwest::Client,
     provider: &Provider,
     token: &str,
@@ -66,7 +66,7 @@ pub async fn revoke(
 /// Revokes `tokens` (the refresh token where there is one, else the access token) without
 /// waiting: tokens grantry will not keep must not stay alive at the provider. A failure is
 /// logged; there is no one left to tell.
-pub fn revoke_in_background(http: &reqwest::Client, provider: &Provider, tokens: &TokenSet) {
+pub(crate) fn revoke_in_background(http: &reqwest::Client, provider: &Provider, tokens: &TokenSet) {
     let (http, provider) = (http.clone(), provider.clone());
     let (token, is_refresh) = match &tokens.refresh_token {
         Some(refresh) => (refresh.clone(), true),

@@ -15,10 +15,10 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The body did not arrive within the deadline.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body was not received within {} s", .0.as_secs())]
-pub struct BodyTimedOut(pub Duration);
+pub(crate) struct BodyTimedOut(pub Duration);
 
 /// Whether a body-reading error (as axum reports it) was the deadline.
-pub fn is_timeout(error: &axum::Error) -> bool {
+pub(crate) fn is_timeout(error: &axum::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
         if e.is::<BodyTimedOut>() {
@@ -43,7 +43,7 @@ pin_project_lite::pin_project! {
 
 impl<B> DeadlineBody<B> {
     /// `inner` must be read within `limit` from now.
-    pub fn new(inner: B, limit: Duration) -> Self {
+    pub(crate) fn new(inner: B, limit: Duration) -> Self {
         Self {
             inner,
             deadline: Instant::now() + limit,

@@ -14,7 +14,7 @@ use crate::config::Config;
 
 /// How this machine is named on loopback: answered (and allowed as origins) on the listen
 /// port when grantry listens on loopback, where they are no rebinding risk.
-pub const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+pub(crate) const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 /// A host grantry answers to, with its port, or any port when `None`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +26,7 @@ struct Allowed {
 
 /// The hosts grantry answers to. Built once at start.
 #[derive(Debug, Clone)]
-pub struct AllowedHosts {
+pub(crate) struct AllowedHosts {
     /// As written, for rmcp's own check.
     spelled: Vec<String>,
     allowed: Vec<Allowed>,
@@ -35,7 +35,7 @@ pub struct AllowedHosts {
 impl AllowedHosts {
     /// The public URL's host (with and without its port), the listen address, and when
     /// listening on loopback the loopback names on the listen port.
-    pub fn for_config(config: &Config) -> Self {
+    pub(crate) fn for_config(config: &Config) -> Self {
         let public = config.public_url.as_url();
         let mut spelled = vec![config.listen.to_string(), config.listen.ip().to_string()];
         if let Some(host) = public.host_str() {
@@ -59,12 +59,12 @@ impl AllowedHosts {
     }
 
     /// The list as rmcp's `allowed_hosts` takes it.
-    pub fn spelled(&self) -> &[String] {
+    pub(crate) fn spelled(&self) -> &[String] {
         &self.spelled
     }
 
     /// Whether `host` (a `Host` header's value) is one of grantry's.
-    pub fn allows(&self, host: &str) -> bool {
+    pub(crate) fn allows(&self, host: &str) -> bool {
         let Some(asked) = parse(host) else {
             return false;
         };
@@ -75,7 +75,7 @@ impl AllowedHosts {
 
     /// Whether a request names one of grantry's hosts: its `Host` header (exactly one), or
     /// its URI's authority where HTTP/2 carries it instead.
-    pub fn allows_request(&self, headers: &HeaderMap, uri: &Uri) -> bool {
+    pub(crate) fn allows_request(&self, headers: &HeaderMap, uri: &Uri) -> bool {
         let mut hosts = headers.get_all(HOST).iter();
         match (hosts.next(), hosts.next()) {
             (Some(host), None) => host.to_str().is_ok_and(|host| self.allows(host)),

@@ -15,8 +15,8 @@
 //!   one; the default total cap stays well below it, so accepting never fails for want of one.
 
 mod activity;
-pub mod deadline;
-pub mod hosts;
+pub(crate) mod deadline;
+pub(crate) mod hosts;
 mod slots;
 mod tracked;
 

@@ -5,8 +5,8 @@
 //! on their own; each use by the owner pushes the expiry on. A principal keeps a bounded
 //! number of them: a new one past the cap forgets that principal's least recently used.
 
-pub mod redis;
-pub mod sql;
+pub(crate) mod redis;
+pub(crate) mod sql;
 
 use async_trait::async_trait;
 

@@ -53,13 +53,13 @@ end
 return 1
 ";
 
-pub struct RedisSessions {
+pub(crate) struct RedisSessions {
     conn: ConnectionManager,
     prefix: String,
 }
 
 impl RedisSessions {
-    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

@@ -9,7 +9,7 @@ use sqlx::Connection;
 use super::{StoreError, StoreUrl};
 
 /// Checks the store at `url`; with `allow_volatile`, problems are logged instead of fatal.
-pub async fn check(store: &StoreUrl, allow_volatile: bool) -> Result<(), StoreError> {
+pub(crate) async fn check(store: &StoreUrl, allow_volatile: bool) -> Result<(), StoreError> {
     let url = match store {
         StoreUrl::Postgres(url) => return check_postgres(url, allow_volatile).await,
         StoreUrl::Sqlite(_) => return Ok(()),

@@ -6,7 +6,7 @@
 //! `grants::GrantBackend`, …), with one file per backend; `startup` builds the backends of the
 //! `--store` URL on these connections.
 
-pub mod durability;
+pub(crate) mod durability;
 mod url;
 
 pub use url::StoreUrl;
@@ -21,12 +21,12 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 macro_rules! pool_backend {
     ($(#[$doc:meta])* $name:ident, $pool:ty) => {
         $(#[$doc])*
-        pub struct $name {
+        pub(crate) struct $name {
             pool: $pool,
         }
 
         impl $name {
-            pub fn new(pool: $pool) -> Self {
+            pub(crate) fn new(pool: $pool) -> Self {
                 Self { pool }
             }
         }

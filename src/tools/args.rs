@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::ToolError;
 
 /// `arguments` as `T` (a struct with `#[serde(deny_unknown_fields)]`), for the tool `tool`.
-pub fn parse<T: DeserializeOwned>(
+pub(crate) fn parse<T: DeserializeOwned>(
     tool: &str,
     arguments: &Map<String, Value>,
 ) -> Result<T, ToolError> {
@@ -17,7 +17,7 @@ pub fn parse<T: DeserializeOwned>(
 
 /// A short identifier argument (a provider id, a cursor, an invoice id): not empty, at most
 /// `max` bytes.
-pub fn short(tool: &str, name: &str, value: &str, max: usize) -> Result<(), ToolError> {
+pub(crate) fn short(tool: &str, name: &str, value: &str, max: usize) -> Result<(), ToolError> {
     if value.is_empty() || value.len() > max {
         return Err(ToolError::InvalidArguments(format!(
             "{tool}: {name} must be 1 to {max} characters"

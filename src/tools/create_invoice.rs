@@ -14,11 +14,11 @@ use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, NewInvoice};
 use crate::ui::Lang;
 
-pub const NAME: &str = "create_invoice";
+pub(crate) const NAME: &str = "create_invoice";
 /// The arguments that say where to create it, not what: never asked for in a form.
 const ROUTING: [&str; 2] = ["provider", "account"];
 
-pub fn spec() -> ToolSpec {
+pub(crate) fn spec() -> ToolSpec {
     let mut schema = invoice_draft::input_schema();
     // Missing fields are asked for, not refused: the schema lists them without requiring.
     schema
@@ -46,7 +46,7 @@ pub fn spec() -> ToolSpec {
     }
 }
 
-pub struct CreateInvoice;
+pub(crate) struct CreateInvoice;
 
 impl CreateInvoice {
     /// The argument `name` (checked to be 1 to `max` bytes), or none.

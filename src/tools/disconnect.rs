@@ -22,7 +22,7 @@ const LEASE_TRIES: u32 = 150;
 
 /// What became of a confirmed disconnect.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Disconnected {
+pub(crate) enum Disconnected {
     /// A refresh held the connection for the whole wait: nothing was removed.
     Busy,
     /// The connection was connected again after the confirmation: nothing was removed.
@@ -37,7 +37,7 @@ pub enum Disconnected {
 
 /// The provider's answer to the revocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Revocation {
+pub(crate) enum Revocation {
     Confirmed,
     /// The provider has no revocation endpoint.
     NotOffered,
@@ -49,7 +49,7 @@ pub enum Revocation {
 
 /// Removes the connection `key` at `provider`, if it is still the one signed in at
 /// `connected_at` (what the person confirmed), and revokes it at the provider.
-pub async fn disconnect(
+pub(crate) async fn disconnect(
     state: &AppState,
     key: &GrantKey,
     provider: &Provider,
@@ -160,13 +160,13 @@ async fn revoke(
 
 impl Disconnected {
     /// Whether the connection is gone from grantry (it may still work at the provider).
-    pub fn removed(&self) -> bool {
+    pub(crate) fn removed(&self) -> bool {
         matches!(self, Self::Removed(_) | Self::Gone)
     }
 
     /// What the person is told, in `lang`: `provider` is the provider's display name,
     /// `brand` the deployment's.
-    pub fn message(&self, lang: Lang, brand: &str, provider: &str) -> String {
+    pub(crate) fn message(&self, lang: Lang, brand: &str, provider: &str) -> String {
         let key = match self {
             Self::Busy => "disconnect-busy",
             Self::Changed => "disconnect-changed",

@@ -15,9 +15,9 @@ use super::{
 use crate::grants::GrantKey;
 use crate::providers::Provider;
 
-pub const NAME: &str = "disconnect_account";
+pub(crate) const NAME: &str = "disconnect_account";
 
-pub fn spec() -> ToolSpec {
+pub(crate) fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
         title: "Disconnect a billing account",
@@ -54,7 +54,7 @@ struct Args {
     account: Option<String>,
 }
 
-pub struct DisconnectAccount;
+pub(crate) struct DisconnectAccount;
 
 impl DisconnectAccount {
     /// The provider named, if it is offered here, and which of the caller's grants there;

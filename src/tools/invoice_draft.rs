@@ -5,18 +5,18 @@
 use crate::ui::Lang;
 use serde_json::{Map, Value, json};
 
-pub use super::Problem;
+pub(crate) use super::Problem;
 use crate::clock::unix_now;
 use crate::providers::invoice::{NewInvoice, minor_units};
 
 /// The currencies grantry offers in a form (any ISO 4217 code the provider takes works in
 /// arguments too, if it is one of these).
-pub const CURRENCIES: [&str; 12] = [
+pub(crate) const CURRENCIES: [&str; 12] = [
     "EUR", "USD", "GBP", "CHF", "CAD", "AUD", "NZD", "JPY", "SEK", "NOK", "DKK", "INR",
 ];
 
 /// The fields of a new invoice, in the order a form shows them.
-pub const FIELDS: [&str; 6] = [
+pub(crate) const FIELDS: [&str; 6] = [
     "email",
     "customer_name",
     "amount",
@@ -27,7 +27,7 @@ pub const FIELDS: [&str; 6] = [
 
 /// The JSON Schema of one field, as a form asks for it (its title in `lang`): flat
 /// primitives with formats and enums where they fit. Never a secret: invoices carry none.
-pub fn field_schema(field: &str, lang: Lang) -> Value {
+pub(crate) fn field_schema(field: &str, lang: Lang) -> Value {
     let mut schema = match field {
         "email" => json!({"type": "string", "format": "email",
             "description": "Where the invoice is sent."}),
@@ -47,7 +47,7 @@ pub fn field_schema(field: &str, lang: Lang) -> Value {
 }
 
 /// The tool's input schema: every field, `description` optional.
-pub fn input_schema() -> Value {
+pub(crate) fn input_schema() -> Value {
     let properties: Map<String, Value> = FIELDS
         .iter()
         .map(|f| ((*f).to_owned(), field_schema(f, Lang::En)))
@@ -61,7 +61,7 @@ pub fn input_schema() -> Value {
 }
 
 /// Checks `values`; the invoice, or every problem at once (each field at most once).
-pub fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Problem>> {
+pub(crate) fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Problem>> {
     let mut problems = Problems::default();
     let text = |name: &str| {
         values

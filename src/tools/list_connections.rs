@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
 use crate::outbox::rfc3339;
 
-pub const NAME: &str = "list_connections";
+pub(crate) const NAME: &str = "list_connections";
 
-pub fn spec() -> ToolSpec {
+pub(crate) fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
         title: "List connected accounts",
@@ -63,7 +63,7 @@ pub fn spec() -> ToolSpec {
 #[serde(deny_unknown_fields)]
 struct Args {}
 
-pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
+pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     let Args {} = args::parse(NAME, call.arguments)?;
     let connections: Vec<Value> = target::connected(call.state, call.principal)
         .await?

@@ -9,10 +9,10 @@ use crate::providers::StatusFilter;
 use crate::providers::adapters;
 use crate::providers::invoice::ApiError;
 
-pub const NAME: &str = "list_invoices";
+pub(crate) const NAME: &str = "list_invoices";
 
 /// The tool as `tools/list` shows it.
-pub fn spec() -> ToolSpec {
+pub(crate) fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
         title: "List invoices",
@@ -95,7 +95,7 @@ fn output_schema() -> Value {
 /// The arguments, as the schema gives them.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Args {
+pub(crate) struct Args {
     #[serde(default)]
     pub status: StatusFilter,
     #[serde(default)]
@@ -107,7 +107,7 @@ pub struct Args {
 }
 
 impl Args {
-    pub fn parse(arguments: &Map<String, Value>) -> Result<Self, ToolError> {
+    pub(crate) fn parse(arguments: &Map<String, Value>) -> Result<Self, ToolError> {
         let parsed: Args = args::parse(NAME, arguments)?;
         if let Some(provider) = &parsed.provider {
             args::short(NAME, "provider", provider, 64)?;
@@ -122,7 +122,7 @@ impl Args {
     }
 }
 
-pub async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
+pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     let args = Args::parse(call.arguments)?;
     let provider = match target::provider(call, args.provider.as_deref()).await? {
         Ok(provider) => provider,

@@ -10,18 +10,18 @@
 //! fit the schema is a protocol error (`-32602`); a value that fits but cannot be used (a
 //! provider not offered, a cursor from elsewhere) is a tool error the model can correct.
 
-pub mod args;
-pub mod create_invoice;
-pub mod disconnect;
-pub mod disconnect_account;
-pub mod invoice_draft;
-pub mod list_connections;
-pub mod list_invoices;
+pub(crate) mod args;
+pub(crate) mod create_invoice;
+pub(crate) mod disconnect;
+pub(crate) mod disconnect_account;
+pub(crate) mod invoice_draft;
+pub(crate) mod list_connections;
+pub(crate) mod list_invoices;
 mod rounds;
-pub mod target;
-pub mod void_invoice;
+pub(crate) mod target;
+pub(crate) mod void_invoice;
 
-pub use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Question, Subject};
+pub(crate) use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Question, Subject};
 
 use serde_json::{Map, Value};
 
@@ -30,7 +30,7 @@ use crate::state::AppState;
 
 /// One of grantry's tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
+pub(crate) enum Tool {
     ListInvoices,
     ListConnections,
     DisconnectAccount,
@@ -40,7 +40,7 @@ pub enum Tool {
 
 /// How a tool runs.
 #[derive(Clone, Copy)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// At once; a missing connection is a sign-in round.
     Plain,
     /// After the user confirmed, in a form-mode round.
@@ -51,7 +51,7 @@ pub enum Mode {
 
 impl Tool {
     /// Every tool, in the order `tools/list` shows them.
-    pub const ALL: [Tool; 5] = [
+    pub(crate) const ALL: [Tool; 5] = [
         Tool::ListInvoices,
         Tool::ListConnections,
         Tool::DisconnectAccount,
@@ -60,11 +60,11 @@ impl Tool {
     ];
 
     /// The tool called `name`, if grantry has one.
-    pub fn named(name: &str) -> Option<Tool> {
+    pub(crate) fn named(name: &str) -> Option<Tool> {
         Self::ALL.into_iter().find(|tool| tool.name() == name)
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Tool::ListInvoices => list_invoices::NAME,
             Tool::ListConnections => list_connections::NAME,
@@ -74,7 +74,7 @@ impl Tool {
         }
     }
 
-    pub fn mode(self) -> Mode {
+    pub(crate) fn mode(self) -> Mode {
         match self {
             Tool::ListInvoices | Tool::ListConnections => Mode::Plain,
             Tool::DisconnectAccount => Mode::Confirm(&disconnect_account::DisconnectAccount),
@@ -86,7 +86,7 @@ impl Tool {
     /// The arguments a client mirrors into request headers (SEP-2243 `x-mcp-header`), with
     /// the header's name after `Mcp-Param-`: the provider, so a balancer can route or limit
     /// by it without reading bodies. Never a sensitive argument.
-    pub fn mirrored(self) -> &'static [(&'static str, &'static str)] {
+    pub(crate) fn mirrored(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Tool::ListConnections => &[],
             _ => &[("provider", "Provider")],
@@ -94,7 +94,7 @@ impl Tool {
     }
 
     /// What `tools/list` shows, the mirrored arguments annotated in the input schema.
-    pub fn spec(self) -> ToolSpec {
+    pub(crate) fn spec(self) -> ToolSpec {
         let mut spec = match self {
             Tool::ListInvoices => list_invoices::spec(),
             Tool::ListConnections => list_connections::spec(),
@@ -109,7 +109,7 @@ impl Tool {
     }
 
     /// Runs a plain tool; a tool with rounds is refused (the `mcp` layer drives those).
-    pub async fn run(self, call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
+    pub(crate) async fn run(self, call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         match self {
             Tool::ListInvoices => list_invoices::run(call).await,
             Tool::ListConnections => list_connections::run(call).await,
@@ -123,7 +123,7 @@ impl Tool {
 
 /// One call: who, with which arguments, on what.
 #[derive(Clone, Copy)]
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     pub state: &'a AppState,
     pub principal: &'a Principal,
     pub arguments: &'a Map<String, Value>,
@@ -133,7 +133,7 @@ pub struct Call<'a> {
 }
 
 /// How a tool presents itself in `tools/list`.
-pub struct ToolSpec {
+pub(crate) struct ToolSpec {
     pub name: &'static str,
     pub title: &'static str,
     pub description: &'static str,
@@ -144,7 +144,7 @@ pub struct ToolSpec {
 
 /// A finished tool call.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
+pub(crate) struct ToolResult {
     /// Text for the model (for structured results, the JSON itself).
     pub text: String,
     pub structured: Option<Value>,
@@ -152,7 +152,7 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
-    pub fn error(text: impl Into<String>) -> Self {
+    pub(crate) fn error(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             structured: None,
@@ -160,7 +160,7 @@ impl ToolResult {
         }
     }
 
-    pub fn text(text: impl Into<String>) -> Self {
+    pub(crate) fn text(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             structured: None,
@@ -168,7 +168,7 @@ impl ToolResult {
         }
     }
 
-    pub fn structured(value: Value) -> Self {
+    pub(crate) fn structured(value: Value) -> Self {
         Self {
             text: value.to_string(),
             structured: Some(value),
@@ -179,7 +179,7 @@ impl ToolResult {
 
 /// What a call came to.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolOutcome {
+pub(crate) enum ToolOutcome {
     Done(ToolResult),
     /// The caller has no usable grant for this provider: a sign-in is needed.
     NeedsConnection {
@@ -197,7 +197,7 @@ pub enum ToolOutcome {
 
 /// A call that cannot be served as asked.
 #[derive(Debug, thiserror::Error)]
-pub enum ToolError {
+pub(crate) enum ToolError {
     #[error("unknown tool: {0}")]
     UnknownTool(String),
     #[error("invalid arguments: {0}")]

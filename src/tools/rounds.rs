@@ -13,7 +13,7 @@ use crate::ui::Lang;
 /// A tool that changes something only after the user has answered a confirmation with an
 /// explicit yes (`accept` with `confirm: true`); anything else changes nothing.
 #[async_trait]
-pub trait ConfirmTool: Sync {
+pub(crate) trait ConfirmTool: Sync {
     /// The first round: what to ask, or the answer without asking (nothing to do).
     async fn prepare(&self, call: &Call<'_>) -> Result<Prepared, ToolError>;
     /// After a yes to the question about `subject` (which the state between the rounds bound
@@ -24,13 +24,13 @@ pub trait ConfirmTool: Sync {
 }
 
 /// What a confirming tool's first round came to.
-pub enum Prepared {
+pub(crate) enum Prepared {
     Ask(Question),
     Done(ToolResult),
 }
 
 /// The confirmation to ask for.
-pub struct Question {
+pub(crate) struct Question {
     pub subject: Subject,
     /// The checkbox's label ("Void invoice DEMO-N0001").
     pub title: String,
@@ -42,7 +42,7 @@ pub struct Question {
 /// which thing in it (a connection's creation time, an invoice id). Carried sealed from the
 /// question to the answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Subject {
+pub(crate) struct Subject {
     #[serde(rename = "v")]
     pub provider: String,
     #[serde(rename = "w", default)]
@@ -54,7 +54,7 @@ pub struct Subject {
 /// A tool that does not fail on missing or invalid fields: it asks for exactly those, as
 /// many rounds as needed, keeping the valid ones.
 #[async_trait]
-pub trait FormTool: Sync {
+pub(crate) trait FormTool: Sync {
     /// The key of its form among a round's `inputRequests` (and of the answer).
     fn request_key(&self) -> &'static str;
     /// One field's JSON Schema as a form asks for it, with its `title` in `lang`.
@@ -84,21 +84,21 @@ pub trait FormTool: Sync {
 }
 
 /// What one try of a form tool came to.
-pub enum Attempt {
+pub(crate) enum Attempt {
     Done(ToolResult),
     Problems(Vec<Problem>),
 }
 
 /// What is wrong with one field: the catalog key of its words for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub field: &'static str,
     pub message: &'static str,
 }
 
 impl Problem {
     /// Its words, in `lang`.
-    pub fn text(&self, lang: Lang) -> String {
+    pub(crate) fn text(&self, lang: Lang) -> String {
         lang.t(self.message)
     }
 }

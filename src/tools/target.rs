@@ -16,7 +16,7 @@ use crate::ui::Lang;
 /// The provider to use: the one named; else the only one connected; else the catalog's
 /// default (the caller will be asked to connect it). A provider not offered, or several
 /// connected and none named, is the caller's to correct: a tool error saying so.
-pub async fn provider<'a>(
+pub(crate) async fn provider<'a>(
     call: &Call<'a>,
     named: Option<&str>,
 ) -> Result<Result<&'a Provider, ToolResult>, StoreError> {
@@ -59,14 +59,14 @@ pub async fn provider<'a>(
 }
 
 /// One of the caller's connections.
-pub struct Connection<'a> {
+pub(crate) struct Connection<'a> {
     pub provider: &'a Provider,
     pub key: GrantKey,
     pub grant: Grant,
 }
 
 /// The caller's grants: per provider of the catalog, in its order, each account's.
-pub async fn connected<'a>(
+pub(crate) async fn connected<'a>(
     state: &'a AppState,
     principal: &Principal,
 ) -> Result<Vec<Connection<'a>>, StoreError> {
@@ -84,7 +84,7 @@ pub async fn connected<'a>(
 }
 
 /// Which of the caller's grants at a provider a call uses.
-pub enum Chosen {
+pub(crate) enum Chosen {
     /// This one (absent if none is connected: using it asks to sign in).
     Grant(GrantKey),
     /// Several are connected and the call named none: the person or the caller must say.
@@ -94,7 +94,7 @@ pub enum Chosen {
 /// The grant a call uses at `provider`: the account `named` (by id or, ignoring case, by
 /// name), else the only one connected. A name that matches none is the caller's to correct: a
 /// tool error listing what is connected.
-pub async fn account(
+pub(crate) async fn account(
     call: &Call<'_>,
     provider: &Provider,
     named: Option<&str>,
@@ -146,7 +146,7 @@ pub async fn account(
 
 /// The grant a call that cannot ask uses: as [`account`] chooses; several connected and none
 /// named is a tool error listing them.
-pub async fn account_or_refusal(
+pub(crate) async fn account_or_refusal(
     call: &Call<'_>,
     provider: &Provider,
     named: Option<&str>,
@@ -163,7 +163,7 @@ pub async fn account_or_refusal(
 }
 
 /// The `account` argument, as `tools/list` shows it.
-pub fn account_property() -> Value {
+pub(crate) fn account_property() -> Value {
     json!({
         "type": "string",
         "minLength": 1,
@@ -174,10 +174,10 @@ pub fn account_property() -> Value {
 }
 
 /// The longest `account` argument taken.
-pub const MAX_ACCOUNT_LEN: usize = 255;
+pub(crate) const MAX_ACCOUNT_LEN: usize = 255;
 
 /// Names the connected accounts, for a caller to choose from with `account`.
-pub fn which_accounts(provider: &Provider, accounts: &[Account]) -> String {
+pub(crate) fn which_accounts(provider: &Provider, accounts: &[Account]) -> String {
     let listed: Vec<String> = accounts
         .iter()
         .map(|a| format!("{} (id {})", a.name, a.id))
@@ -191,12 +191,12 @@ pub fn which_accounts(provider: &Provider, accounts: &[Account]) -> String {
 
 /// The key of the caller's grant at a provider without accounts (or of the sign-in a call
 /// asks for when none is connected).
-pub fn key(principal: &Principal, provider: &Provider) -> GrantKey {
+pub(crate) fn key(principal: &Principal, provider: &Provider) -> GrantKey {
     GrantKey::sole(principal, &provider.id)
 }
 
 /// The adapters' view of one provider call: this token, for this account, at `provider`.
-pub fn api<'a>(
+pub(crate) fn api<'a>(
     state: &'a AppState,
     provider: &'a Provider,
     token: &'a str,
@@ -213,7 +213,7 @@ pub fn api<'a>(
 /// The answer for a write at a provider the caller has not connected (or whose connection
 /// needs renewing, and why): the sign-in is list_invoices' to ask for.
 /// Written for the model, so in English.
-pub fn not_connected(
+pub(crate) fn not_connected(
     state: &AppState,
     provider: &Provider,
     why: Option<ReauthReason>,
@@ -233,7 +233,11 @@ pub fn not_connected(
 
 /// A retryable tool error: the provider is busy or failing. `doing` says what could not be
 /// done ("invoices could not be listed", "nothing was changed").
-pub fn unavailable(provider: &Provider, retry_after_secs: Option<u64>, doing: &str) -> ToolResult {
+pub(crate) fn unavailable(
+    provider: &Provider,
+    retry_after_secs: Option<u64>,
+    doing: &str,
+) -> ToolResult {
     let when = match retry_after_secs {
         Some(secs) => format!("try again in {secs} seconds"),
         None => "try again in a minute".into(),

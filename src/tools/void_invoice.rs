@@ -14,9 +14,9 @@ use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus};
 
-pub const NAME: &str = "void_invoice";
+pub(crate) const NAME: &str = "void_invoice";
 
-pub fn spec() -> ToolSpec {
+pub(crate) fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME,
         title: "Void an invoice",
@@ -56,7 +56,7 @@ struct Args {
     account: Option<String>,
 }
 
-pub struct VoidInvoice;
+pub(crate) struct VoidInvoice;
 
 /// Which invoice at which provider, or the answer when there is none to act on.
 struct Target<'a> {

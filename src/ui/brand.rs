@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// The largest logo accepted: it is sent with every page view.
-pub const MAX_LOGO_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_LOGO_BYTES: usize = 256 * 1024;
 
 /// The name shown when none is configured.
-pub const DEFAULT_NAME: &str = "grantry";
+pub(crate) const DEFAULT_NAME: &str = "grantry";
 
 /// The brand, as every page and person-facing message shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub enum BrandError {
 }
 
 /// Checks a brand name: short, on one line.
-pub fn check_name(name: &str) -> Result<String, BrandError> {
+pub(crate) fn check_name(name: &str) -> Result<String, BrandError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 60 || name.contains(['\n', '\r']) {
         return Err(BrandError::BadName);

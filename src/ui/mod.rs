@@ -6,18 +6,18 @@
 //! [`t_with`] and [`brand()`], so no page (nor any error page) can forget them. Outside a
 //! request, the reader is English under the default brand.
 
-pub mod brand;
-pub mod lang;
+pub(crate) mod brand;
+pub(crate) mod lang;
 
 use std::future::Future;
 use std::sync::Arc;
 
-pub use brand::Brand;
-pub use lang::Lang;
+pub(crate) use brand::Brand;
+pub(crate) use lang::Lang;
 
 /// Who a page is rendered for: their language, and the brand they see.
 #[derive(Debug, Clone, Default)]
-pub struct Reader {
+pub(crate) struct Reader {
     pub lang: Lang,
     pub brand: Arc<Brand>,
 }
@@ -27,26 +27,26 @@ tokio::task_local! {
 }
 
 /// Runs `work` (a request's handling) for `reader`.
-pub async fn for_reader<F: Future>(reader: Reader, work: F) -> F::Output {
+pub(crate) async fn for_reader<F: Future>(reader: Reader, work: F) -> F::Output {
     READER.scope(reader, work).await
 }
 
 /// The reader of the request being handled.
-pub fn reader() -> Reader {
+pub(crate) fn reader() -> Reader {
     READER.try_with(Reader::clone).unwrap_or_default()
 }
 
 /// The message `key` in the reader's language.
-pub fn t(key: &str) -> String {
+pub(crate) fn t(key: &str) -> String {
     reader().lang.t(key)
 }
 
 /// The message `key` with arguments, in the reader's language.
-pub fn t_with(key: &str, args: &[(&'static str, &str)]) -> String {
+pub(crate) fn t_with(key: &str, args: &[(&'static str, &str)]) -> String {
     reader().lang.t_with(key, args)
 }
 
 /// The brand the reader sees.
-pub fn brand() -> Arc<Brand> {
+pub(crate) fn brand() -> Arc<Brand> {
     reader().brand
 }

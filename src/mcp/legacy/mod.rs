@@ -31,16 +31,15 @@ use axum::response::Response;
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 
-pub use notices::{CompletionNotices, notify_when_connected, url_elicitation_required};
-pub use questions::drive_rounds;
-pub use residents::InUse;
-pub use sessions::{Opening, Sessions, is_modern, opened_session, session_id};
-pub use streams::{Open as OpenStream, Refused, Streams};
+pub(crate) use notices::{CompletionNotices, notify_when_connected, url_elicitation_required};
+pub(crate) use questions::drive_rounds;
+pub(crate) use sessions::{Opening, Sessions, is_modern, opened_session, session_id};
+pub(crate) use streams::{Open as OpenStream, Refused, Streams};
 
 /// Whether this request belongs to a legacy-era session: it carries no per-request version
 /// and its session began with `initialize` (whatever version that asked for, the session
 /// speaks 2025-11-25).
-pub fn is_legacy(ctx: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn is_legacy(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.meta.protocol_version().is_none() && ctx.peer.peer_info().is_some()
 }
 

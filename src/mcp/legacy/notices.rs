@@ -18,7 +18,7 @@ use crate::mcp::sign_in::UrlElicitation;
 use crate::state::AppState;
 
 /// The legacy answer for a missing connection: `-32042` with the connect link.
-pub fn url_elicitation_required(elicitation: &UrlElicitation) -> ErrorData {
+pub(crate) fn url_elicitation_required(elicitation: &UrlElicitation) -> ErrorData {
     ErrorData::new(
         codes::URL_ELICITATION_REQUIRED,
         "This request needs a connected account: open the link to connect it, then retry",
@@ -33,7 +33,7 @@ pub fn url_elicitation_required(elicitation: &UrlElicitation) -> ErrorData {
 
 /// Bounds the waits for a sign-in to land ([`notify_when_connected`]): in all, and per
 /// caller, so that one caller's retries cannot use up everyone's.
-pub struct CompletionNotices {
+pub(crate) struct CompletionNotices {
     total: Arc<Semaphore>,
     per_caller: Mutex<HashMap<String, usize>>,
 }
@@ -49,7 +49,7 @@ struct NoticeSlot {
 }
 
 impl CompletionNotices {
-    pub fn new(total: usize) -> Arc<Self> {
+    pub(crate) fn new(total: usize) -> Arc<Self> {
         Arc::new(Self {
             total: Arc::new(Semaphore::new(total)),
             per_caller: Mutex::new(HashMap::new()),
@@ -87,7 +87,7 @@ impl Drop for NoticeSlot {
 /// Sends `notifications/elicitation/complete` to the session once `principal` has connected
 /// `elicitation.provider`, waiting at most as long as its link lives. Past the bounds of
 /// `notices`, the client simply learns by retrying.
-pub fn notify_when_connected(
+pub(crate) fn notify_when_connected(
     state: AppState,
     notices: &Arc<CompletionNotices>,
     principal: Principal,

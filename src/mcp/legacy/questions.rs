@@ -30,7 +30,7 @@ const MAX_ROUNDS: usize = 8;
 /// once could each have a question with the same id, and an answer routed to the wrong one
 /// would answer the wrong question. A lease in the store makes the session's questions one at
 /// a time across the replicas; a misrouted answer then meets no question and is dropped.
-pub async fn drive_rounds<F, Fut>(
+pub(crate) async fn drive_rounds<F, Fut>(
     state: &AppState,
     ctx: &RequestContext<RoleServer>,
     mut params: CallToolRequestParams,

@@ -23,7 +23,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 
 /// Why there is no room for one more session of this principal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Crowded {
+pub(crate) enum Crowded {
     /// Every session of the principal's share is in use.
     Share,
     /// Every session in memory is in use.
@@ -62,7 +62,7 @@ pub(super) struct Reservation {
 }
 
 /// A request using a session; the session is idle again once every one has dropped.
-pub struct InUse {
+pub(crate) struct InUse {
     residents: Arc<Residents>,
     id: String,
     /// The resident it counts in: one evicted and restored meanwhile is another.

@@ -34,7 +34,7 @@ const MAX_STORED_PARAMS: usize = 4 * 1024;
 /// The sessions in the store, as the edge and rmcp use them, and which of them rmcp keeps in
 /// memory here (each costs tens of kilobytes while it lives).
 #[derive(Clone)]
-pub struct Sessions {
+pub(crate) struct Sessions {
     backend: Arc<dyn SessionBackend>,
     memory: Arc<LocalSessionManager>,
     residents: Arc<Residents>,
@@ -44,7 +44,7 @@ pub struct Sessions {
 }
 
 /// Why the edge stops a request before rmcp.
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// No such session for this caller: the spec's answer for an unknown session.
     NotFound,
     /// The `initialize` params are larger than a session may keep.
@@ -56,7 +56,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn into_response(self) -> Response {
+    pub(crate) fn into_response(self) -> Response {
         let (status, text) = match self {
             Self::NotFound => (StatusCode::NOT_FOUND, "Not Found: Session not found"),
             Self::TooLarge => (
@@ -86,7 +86,7 @@ impl Refusal {
 impl Sessions {
     /// At most `cap` sessions in memory here, `share` of them one principal's; and at most
     /// `keep` of one principal's in the store.
-    pub fn new(
+    pub(crate) fn new(
         backend: Arc<dyn SessionBackend>,
         memory: Arc<LocalSessionManager>,
         cap: usize,
@@ -102,14 +102,14 @@ impl Sessions {
     }
 
     /// rmcp's view: it restores sessions from the records the edge writes.
-    pub fn for_rmcp(&self) -> Arc<dyn SessionStore> {
+    pub(crate) fn for_rmcp(&self) -> Arc<dyn SessionStore> {
         Arc::new(RmcpSessions(self.backend.clone()))
     }
 
     /// A request naming a session must come from the principal who opened it: anyone else
     /// is told the session does not exist. Using it keeps it alive (in the store), and in
     /// use here until the answer is done (keep the [`InUse`] that long).
-    pub async fn check_owner(&self, parts: &Parts) -> Result<Option<InUse>, Refusal> {
+    pub(crate) async fn check_owner(&self, parts: &Parts) -> Result<Option<InUse>, Refusal> {
         match session_id(parts) {
             Some(id) => self.owner_uses(parts, id).await.map(Some),
             None => Ok(None),
@@ -120,7 +120,11 @@ impl Sessions {
     /// header it carries: it always opens a legacy session) must fit, its params under the
     /// size a record keeps and room in memory here. Its [`Opening`] records the session rmcp
     /// opens. Any other request passes (only its `method` is read).
-    pub async fn opening(&self, parts: &Parts, body: &[u8]) -> Result<Option<Opening>, Refusal> {
+    pub(crate) async fn opening(
+        &self,
+        parts: &Parts,
+        body: &[u8],
+    ) -> Result<Option<Opening>, Refusal> {
         if session_id(parts).is_some() {
             return Ok(None);
         }
@@ -191,7 +195,7 @@ impl Sessions {
 
 /// An `initialize` the edge let through: the record of the session rmcp opens for it, and
 /// the room made for it in memory.
-pub struct Opening {
+pub(crate) struct Opening {
     sessions: Sessions,
     place: Reservation,
     record: SessionRecord,
@@ -200,7 +204,7 @@ pub struct Opening {
 impl Opening {
     /// rmcp opened the session `id`: stores its record before the client can use it. If that
     /// fails, rmcp's session is closed too, so nothing is left half made.
-    pub async fn record(self, id: &str) -> Result<(), Refusal> {
+    pub(crate) async fn record(self, id: &str) -> Result<(), Refusal> {
         let Sessions {
             backend,
             memory,
@@ -252,7 +256,7 @@ async fn forget(memory: &LocalSessionManager, forgotten: &[String]) {
 
 /// Whether the request names a modern-era protocol version (2026-07-28 or later), which
 /// never belongs to a session.
-pub fn is_modern(headers: &axum::http::HeaderMap) -> bool {
+pub(crate) fn is_modern(headers: &axum::http::HeaderMap) -> bool {
     headers
         .get(&MCP_PROTOCOL_VERSION)
         .is_some_and(|v| v.as_bytes() >= crate::mcp::MODERN_VERSION.as_bytes())
@@ -294,7 +298,7 @@ fn initialize_params(body: &[u8]) -> Option<String> {
 }
 
 /// The session a response opened (rmcp names it in the header of its `initialize` answer).
-pub fn opened_session(response: &Response) -> Option<String> {
+pub(crate) fn opened_session(response: &Response) -> Option<String> {
     response
         .headers()
         .get(&MCP_SESSION_ID)
@@ -302,7 +306,7 @@ pub fn opened_session(response: &Response) -> Option<String> {
         .map(str::to_owned)
 }
 
-pub fn session_id(parts: &Parts) -> Option<&str> {
+pub(crate) fn session_id(parts: &Parts) -> Option<&str> {
     parts
         .headers
         .get(&MCP_SESSION_ID)

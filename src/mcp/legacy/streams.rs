@@ -23,13 +23,13 @@ const STREAMS_PER_SESSION: usize = 2;
 
 /// The open GET streams, by session.
 #[derive(Clone)]
-pub struct Streams {
+pub(crate) struct Streams {
     held: Arc<Quota<String>>,
     by_session: Arc<Mutex<HashMap<String, usize>>>,
 }
 
 /// What an open stream holds; dropped with its answer's body.
-pub struct Open {
+pub(crate) struct Open {
     _place: Place<String>,
     by_session: Arc<Mutex<HashMap<String, usize>>>,
     session: String,
@@ -37,7 +37,7 @@ pub struct Open {
 
 /// Why a stream was not opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// The session has as many streams open as it may.
     Session,
     /// The principal holds their whole share of requests held open.
@@ -47,7 +47,7 @@ pub enum Refused {
 }
 
 impl Streams {
-    pub fn new(held: Arc<Quota<String>>) -> Self {
+    pub(crate) fn new(held: Arc<Quota<String>>) -> Self {
         Self {
             held,
             by_session: Arc::default(),
@@ -55,7 +55,7 @@ impl Streams {
     }
 
     /// Room for one more stream of `session`, opened by `owner` (a principal's tag).
-    pub fn open(&self, session: &str, owner: &str) -> Result<Open, Refused> {
+    pub(crate) fn open(&self, session: &str, owner: &str) -> Result<Open, Refused> {
         let mut by_session = lock(&self.by_session);
         let open = by_session.get(session).copied().unwrap_or(0);
         if open >= STREAMS_PER_SESSION {
@@ -97,7 +97,7 @@ impl Drop for Open {
 
 impl Refused {
     /// The answer: a plain-text status that says what to do.
-    pub fn into_response(self) -> Response {
+    pub(crate) fn into_response(self) -> Response {
         let (status, text) = match self {
             Self::Session => (
                 StatusCode::CONFLICT,

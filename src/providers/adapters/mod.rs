@@ -16,7 +16,7 @@ use super::invoice::{ApiError, Invoice, NewInvoice, StatusFilter};
 use super::{Account, Provider};
 
 /// One authenticated conversation with a provider's API.
-pub struct Api<'a> {
+pub(crate) struct Api<'a> {
     pub upstream: &'a super::upstream::Upstream,
     pub provider: &'a Provider,
     pub access_token: &'a str,
@@ -36,7 +36,7 @@ impl Api<'_> {
 
 /// One page of invoices, and where the next one starts.
 #[derive(Debug, Default)]
-pub struct Page {
+pub(crate) struct Page {
     pub invoices: Vec<Invoice>,
     /// Opaque to the caller; `None` on the last page.
     pub next_cursor: Option<String>,
@@ -45,13 +45,13 @@ pub struct Page {
 /// What the provider's redirect back told about the account (QuickBooks' `realmId`, Zoho's
 /// `accounts-server`).
 #[derive(Debug, Default, Clone)]
-pub struct CallbackHints {
+pub(crate) struct CallbackHints {
     pub realm_id: Option<String>,
     pub accounts_server: Option<String>,
 }
 
 /// Lists one page of invoices.
-pub async fn list_invoices(
+pub(crate) async fn list_invoices(
     api: &Api<'_>,
     filter: StatusFilter,
     cursor: Option<&str>,
@@ -68,7 +68,7 @@ pub async fn list_invoices(
 }
 
 /// Creates an invoice; a repeated `idempotency_key` returns the one created the first time.
-pub async fn create_invoice(
+pub(crate) async fn create_invoice(
     api: &Api<'_>,
     new: &NewInvoice,
     idempotency_key: &str,
@@ -81,7 +81,7 @@ pub async fn create_invoice(
 }
 
 /// One invoice by its provider id.
-pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+pub(crate) async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     match api.provider.adapter {
         AdapterKind::Demo => demo::get_invoice(api, id).await,
         AdapterKind::Xero => xero::get_invoice(api, id).await,
@@ -90,7 +90,7 @@ pub async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
 }
 
 /// Voids an invoice.
-pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
+pub(crate) async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     match api.provider.adapter {
         AdapterKind::Demo => demo::void_invoice(api, id).await,
         AdapterKind::Xero => xero::void_invoice(api, id).await,
@@ -100,7 +100,7 @@ pub async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> 
 
 /// The post-connect step: which account (tenant, company, business, organization) the new
 /// grant is used with. `None` for providers whose token is the account (demo, Stripe).
-pub async fn pick_account(
+pub(crate) async fn pick_account(
     api: &Api<'_>,
     hints: &CallbackHints,
 ) -> Result<Option<Account>, ApiError> {
@@ -116,7 +116,7 @@ pub async fn pick_account(
 
 /// Ends one grant's account alone at a provider whose token revocation would end all of the
 /// person's accounts there (Xero); `None` where revoking the token ends this grant only.
-pub async fn disconnect_account(api: &Api<'_>) -> Option<Result<(), ApiError>> {
+pub(crate) async fn disconnect_account(api: &Api<'_>) -> Option<Result<(), ApiError>> {
     match api.provider.adapter {
         AdapterKind::Xero => Some(xero::disconnect_organisation(api).await),
         _ => None,
@@ -150,7 +150,7 @@ fn unknown_status(provider: &str, status: &str) -> Option<Invoice> {
 }
 
 /// What the redirect back says that must be checked before the code is redeemed.
-pub fn check_callback(provider: &Provider, hints: &CallbackHints) -> Result<(), ApiError> {
+pub(crate) fn check_callback(provider: &Provider, hints: &CallbackHints) -> Result<(), ApiError> {
     match provider.adapter {
         AdapterKind::Zoho => zoho::check_region(provider, hints),
         _ => Ok(()),
