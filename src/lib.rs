@@ -12,8 +12,9 @@
 //! | layer | module | what it owns |
 //! |---|---|---|
 //! | routes | this file | `app(state)`: every route, the store cleanup |
+//! | | [`program`] | `grantry serve` around the library: settings, logs, the listener until a signal |
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
-//! | protocols | [`mcp`] | `POST /mcp` on rmcp: authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
+//! | protocols | [`mcp`] | `POST /mcp` on rmcp (and its one extension point, for tools a build adds): authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, and what they share with the pages (a confirmed disconnect) |
 //! | shared state | [`state`] | the shared state every route and tool works with |
@@ -36,11 +37,12 @@
 //! | | [`cookie`] | cookie names and attributes |
 //! | | [`ui`] | what a person reads: grantry's words in their language (Fluent catalogs under `locales/`), the deployment's brand |
 //!
-//! Two crates of the workspace sit beside this one: `grantry-bridge` (`crates/grantry-bridge`,
-//! the local stdio MCP server that `grantry bridge` runs, for clients that cannot sign in by
-//! themselves; this crate serves its Client ID Metadata Document) and `grantry-base`
-//! (`crates/grantry-base`: the clock, private files, loopback names, random ids), which both
-//! stand on. [`clock`] is re-exported from it.
+//! Beside this crate in the workspace: `grantry-bridge` (`crates/grantry-bridge`, the local
+//! stdio MCP server that `grantry bridge` runs for clients that cannot sign in by themselves;
+//! this crate serves its Client ID Metadata Document); `grantry-base` (`crates/grantry-base`:
+//! the clock, private files, loopback names, random ids), which both stand on ([`clock`] is
+//! re-exported from it); and `grantry-conformance` (`tests/conformance/fixtures`: grantry with
+//! the conformance suite's fixture tools, plugged in through [`mcp::extension`]).
 
 #![forbid(unsafe_code)]
 
@@ -57,6 +59,7 @@ pub mod limits;
 pub mod mcp;
 pub mod metrics;
 pub mod outbox;
+pub mod program;
 pub mod providers;
 pub(crate) mod quota;
 pub mod seal;
@@ -87,6 +90,12 @@ use crate::state::AppState;
 
 /// Every route grantry serves.
 pub fn app(state: AppState) -> Router {
+    app_with(state, None)
+}
+
+/// Every route grantry serves, with the tools `extension` adds beside its own (the
+/// conformance suite's fixtures; see [`mcp::extension`]).
+pub fn app_with(state: AppState, extension: mcp::extension::Extension) -> Router {
     let mut browser = Router::new()
         .merge(connect::router(state.clone()))
         .route("/assets/grantry.css", get(stylesheet))
@@ -118,7 +127,7 @@ pub fn app(state: AppState) -> Router {
         },
     ));
     Router::new()
-        .merge(mcp::router(state.clone()))
+        .merge(mcp::router(state.clone(), extension))
         .merge(browser)
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))

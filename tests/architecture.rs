@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// The layers, top first; a module may use its own layer's modules and any layer below, never
 /// one above. The same order as the map at the top of `src/lib.rs`.
 const LAYERS: &[&[&str]] = &[
-    &["lib"],
+    &["lib", "program"],
     &["startup"],
     &["mcp", "connect"],
     &["tools"],

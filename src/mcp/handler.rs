@@ -22,8 +22,7 @@ use super::answers::codes;
 use super::answers::{from_json, tool_error};
 use super::capabilities::client_capabilities;
 use super::confirm;
-#[cfg(feature = "conformance")]
-use super::conformance;
+use super::extension::{Extension, Host};
 use super::form;
 use super::legacy;
 use super::plain_call::{CallAnswer, LegacyAnswer, PlainCall, Retry};
@@ -45,19 +44,19 @@ pub(crate) struct McpHandler {
     /// Bounds the legacy sessions' waits for a sign-in to land (see
     /// [`legacy::notify_when_connected`]).
     completion_notices: Arc<legacy::CompletionNotices>,
+    /// Tools this build adds beside grantry's own (see [`super::extension`]).
+    extension: Extension,
 }
 
 impl McpHandler {
-    pub(crate) fn new(state: AppState) -> Self {
+    pub(crate) fn new(state: AppState, extension: Extension) -> Self {
         let own = tools::Tool::ALL
             .into_iter()
             .map(|tool| to_rmcp_tool(tool.spec()));
-        // A build for the conformance suite lists its fixtures first: the suite probes headers
-        // by calling the first listed tool with `{}` from a client without URL elicitation.
-        #[cfg(feature = "conformance")]
-        let tools = conformance::tools().into_iter().chain(own).collect();
-        #[cfg(not(feature = "conformance"))]
-        let tools = own.collect();
+        // An extension's tools come first: the conformance suite probes headers by calling the
+        // first listed tool with `{}` from a client without URL elicitation.
+        let added = extension.iter().flat_map(|e| e.tools());
+        let tools = added.chain(own).collect();
         let info = from_json(json!({
             "protocolVersion": "2026-07-28",
             "capabilities": {"tools": {}},
@@ -71,6 +70,7 @@ impl McpHandler {
             tools: Arc::new(tools),
             info: Arc::new(info),
             completion_notices,
+            extension,
         }
     }
 
@@ -149,9 +149,10 @@ impl ServerHandler for McpHandler {
         params: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        #[cfg(feature = "conformance")]
-        if conformance::is_test_tool(&params.name) {
-            return conformance::call(params, ctx, &self.state).await;
+        if let Some(extension) = &self.extension
+            && extension.handles(&params.name)
+        {
+            return extension.call(params, ctx, Host::new(&self.state)).await;
         }
         let principal = authenticated(&ctx)?;
         let capabilities = client_capabilities(&ctx);

@@ -9,19 +9,18 @@
 //! as the spec writes it; `direct` answers the common well-formed requests (discover,
 //! tools/list, plain tool calls) with the handler's own code, without rmcp's per-request
 //! machinery (`known_meta` remembers the `_meta` texts it has checked), and leaves everything
-//! else to rmcp.
+//! else to rmcp. [`extension`] is the registry's one extension point: tools a build adds
+//! beside grantry's own (the conformance suite's fixtures, in `tests/conformance/fixtures`).
 
 mod account_choice;
 mod answers;
 pub(crate) mod auth;
 mod capabilities;
 mod confirm;
-// The conformance suite's fixture tools: only in a build with the `conformance` feature.
-#[cfg(feature = "conformance")]
-mod conformance;
 mod direct;
 pub(crate) mod edge;
 mod endpoint;
+pub mod extension;
 mod form;
 mod handler;
 mod headers;
@@ -57,8 +56,8 @@ pub const MODERN_VERSION: &str = "2026-07-28";
 /// Largest request body accepted on `/mcp` (larger gets 413 before any parsing).
 pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
 
-/// The `/mcp` route.
-pub fn router(state: AppState) -> Router<AppState> {
+/// The `/mcp` route, with the tools `extension` adds beside grantry's own.
+pub fn router(state: AppState, extension: extension::Extension) -> Router<AppState> {
     let config = &state.config;
     let hosts = AllowedHosts::for_config(config);
     let origins = allowed_origins(config);
@@ -81,7 +80,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .with_max_request_body_bytes(MAX_REQUEST_BYTES)
         .with_sse_keep_alive(Some(keep_alive_interval(config.retry_hold)));
     server_config.session_store = Some(sessions.for_rmcp());
-    let handler = handler::McpHandler::new(state.clone());
+    let handler = handler::McpHandler::new(state.clone(), extension);
     let direct = config
         .mcp_direct_path
         .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, hosts)));

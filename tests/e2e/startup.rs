@@ -231,9 +231,8 @@ async fn retiring_a_key_in_use_is_refused_until_rewrapped() {
     assert!(!text.contains("not in the ring"), "{text}");
 }
 
-/// The conformance suite's fixture tools are compiled only with the `conformance` feature:
+/// The conformance suite's fixture tools live in their own crate (`grantry-conformance`):
 /// the binary the tests (and users) run has none of them.
-#[cfg(not(feature = "conformance"))]
 #[test]
 fn the_product_binary_carries_no_conformance_fixture() {
     let binary = std::fs::read(env!("CARGO_BIN_EXE_grantry")).unwrap();

@@ -1,11 +1,11 @@
 //! Logging: text or JSON on stderr, filtered by `GRANTRY_LOG` (or `RUST_LOG`), with rmcp's
 //! messages capped so that no requestState or connect link reaches a log.
 
-use grantry::config::LogFormat;
+use crate::config::LogFormat;
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber.
-pub(crate) fn init(format: LogFormat) {
+pub(super) fn init(format: LogFormat) {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::filter_fn;
     use tracing_subscriber::layer::SubscriberExt;
