@@ -16,7 +16,8 @@
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
 //! | protocols | [`mcp`] | `POST /mcp` on rmcp (and its one extension point, for tools a build adds): authentication and Protected Resource Metadata, discovery, tools, sign-in rounds (URL mode), form and confirmation rounds (form mode), the HTTP edge, the direct path that answers the common well-formed requests without rmcp's per-request machinery, and the legacy 2025-11-25 era (`initialize`, sessions, `-32042`, questions asked mid-call) |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
-//! | tools | [`tools`] | the tools themselves, free of JSON-RPC, and what they share with the pages (a confirmed disconnect) |
+//! | tools | [`tools`] | the tools themselves, free of JSON-RPC, worded for the model |
+//! | services | [`connections`] | the caller's connections between the protocols and the stores: which grant a request means (a typed choice), the provider call made with it, a confirmed disconnect with its revocation; the tools and the pages word its answers |
 //! | shared state | [`state`] | the shared state every route and tool works with |
 //! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the `Host` names it answers to, the open-file limit |
 //! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
@@ -49,6 +50,7 @@
 pub(crate) mod audit;
 pub mod config;
 pub mod connect;
+mod connections;
 pub(crate) mod cookie;
 pub mod demo;
 pub mod flows;

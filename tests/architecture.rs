@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["startup"],
     &["mcp", "connect"],
     &["tools"],
+    &["connections"],
     &["state", "server"],
     &[
         "flows", "grants", "leases", "limits", "sessions", "audit", "outbox",
@@ -536,4 +537,22 @@ fn the_base_depends_on_no_other_grantry_crate() {
         .filter(|n| n.starts_with("grantry"))
         .collect();
     assert!(grantry.is_empty(), "grantry-base pulls in {grantry:?}");
+}
+
+#[test]
+fn the_pages_reach_connections_through_the_service_never_through_the_tools() {
+    let into_tools: Vec<String> = graph()
+        .into_iter()
+        .filter(|(module, _)| module == "connect" || module.starts_with("connect::"))
+        .flat_map(|(module, targets)| {
+            targets
+                .into_iter()
+                .filter(|t| t == "tools" || t.starts_with("tools::"))
+                .map(move |t| format!("{module} -> {t}"))
+        })
+        .collect();
+    assert!(
+        into_tools.is_empty(),
+        "connect uses the tools: {into_tools:#?}"
+    );
 }

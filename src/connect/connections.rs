@@ -18,14 +18,13 @@ use super::pages::{self, ConfirmDisconnectPage, ConnectLink, ConnectionRow, Conn
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
 use crate::clock::unix_now;
+use crate::connections::{self, Connection, disconnect};
 use crate::grants::{Grant, State as Health};
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::identity::{Identity, Principal};
 use crate::outbox::rfc3339;
 use crate::providers::Provider;
 use crate::state::AppState;
-use crate::tools::disconnect::disconnect;
-use crate::tools::target::{self, Connection};
 use crate::ui;
 
 /// What a form token of this page is bound to: the person, so a token is no use to another.
@@ -57,7 +56,7 @@ pub(super) async fn show(State(state): State<AppState>, headers: HeaderMap) -> R
 
 /// The page, with `notice` (what a disconnect did) above the list.
 async fn list(state: &AppState, principal: &Principal, notice: Option<&str>) -> Response {
-    let connected = match target::connected(state, principal).await {
+    let connected = match connections::connected(state, principal).await {
         Ok(connected) => connected,
         Err(e) => return super::errors::PageError::from(e).into_response(),
     };
@@ -179,7 +178,7 @@ async fn find<'a>(
     principal: &Principal,
     id: &str,
 ) -> Result<Option<Connection<'a>>, Response> {
-    let connected = target::connected(state, principal)
+    let connected = connections::connected(state, principal)
         .await
         .map_err(|e| super::errors::PageError::from(e).into_response())?;
     Ok(connected.into_iter().find(|c| c.grant.connection_id == id))

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::{
     Attempt, Call, FormTool, Problem, ToolError, ToolResult, ToolSpec, args, invoice_draft, target,
 };
+use crate::connections;
 use crate::grants::{Called, GrantKey};
 use crate::providers::Provider;
 use crate::providers::adapters;
@@ -94,7 +95,7 @@ impl CreateInvoice {
         let created = state
             .tokens
             .call(provider, key, |token, account| async move {
-                let api = target::api(state, provider, &token, account.as_ref());
+                let api = connections::api(state, provider, &token, account.as_ref());
                 adapters::create_invoice(&api, new, idempotency_key).await
             })
             .await?;

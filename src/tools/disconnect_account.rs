@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::disconnect::disconnect;
 use super::{
     Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
 };
+use crate::connections::disconnect;
 use crate::grants::GrantKey;
 use crate::providers::Provider;
 

@@ -5,7 +5,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
+use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args};
+use crate::connections;
 use crate::outbox::rfc3339;
 
 pub(crate) const NAME: &str = "list_connections";
@@ -65,11 +66,11 @@ struct Args {}
 
 pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     let Args {} = args::parse(NAME, call.arguments)?;
-    let connections: Vec<Value> = target::connected(call.state, call.principal)
+    let connections: Vec<Value> = connections::connected(call.state, call.principal)
         .await?
         .into_iter()
         .map(
-            |target::Connection {
+            |connections::Connection {
                  provider, grant, ..
              }| {
                 let when = |at: i64| (at > 0).then(|| rfc3339(at));

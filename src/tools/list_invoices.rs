@@ -4,6 +4,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
+use crate::connections;
 use crate::grants::Called;
 use crate::providers::StatusFilter;
 use crate::providers::adapters;
@@ -144,7 +145,7 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         .call(provider, &key, |token, account| {
             let args = &args;
             async move {
-                let api = target::api(state, provider, &token, account.as_ref());
+                let api = connections::api(state, provider, &token, account.as_ref());
                 let page =
                     adapters::list_invoices(&api, args.status, args.cursor.as_deref()).await?;
                 Ok((page, account))

@@ -12,7 +12,6 @@
 
 pub(crate) mod args;
 pub(crate) mod create_invoice;
-pub(crate) mod disconnect;
 pub(crate) mod disconnect_account;
 pub(crate) mod invoice_draft;
 pub(crate) mod list_connections;

@@ -1,13 +1,12 @@
-//! Which provider and account a call is about, and the caller's grants: the provider named
+//! Which provider and account a tool call is about, in the tools' words: the provider named
 //! (if offered), else the only one connected, else the catalog's default; at it, the account
-//! named, else the only one connected.
+//! [`connections::choose_account`] finds. What the caller must correct is a tool error.
 
 use serde_json::{Value, json};
 
 use super::{Call, ToolResult};
-use crate::grants::{Grant, GrantKey, ReauthReason};
-use crate::identity::Principal;
-use crate::providers::adapters::Api;
+use crate::connections::{self, AccountChoice};
+use crate::grants::{GrantKey, ReauthReason};
 use crate::providers::{Account, Provider};
 use crate::state::AppState;
 use crate::store::StoreError;
@@ -38,7 +37,7 @@ pub(crate) async fn provider<'a>(
     if catalog.all().nth(1).is_none() {
         return Ok(Ok(catalog.default_provider()));
     }
-    let mut providers: Vec<&Provider> = connected(call.state, call.principal)
+    let mut providers: Vec<&Provider> = connections::connected(call.state, call.principal)
         .await?
         .into_iter()
         .map(|c| c.provider)
@@ -58,31 +57,6 @@ pub(crate) async fn provider<'a>(
     })
 }
 
-/// One of the caller's connections.
-pub(crate) struct Connection<'a> {
-    pub provider: &'a Provider,
-    pub key: GrantKey,
-    pub grant: Grant,
-}
-
-/// The caller's grants: per provider of the catalog, in its order, each account's.
-pub(crate) async fn connected<'a>(
-    state: &'a AppState,
-    principal: &Principal,
-) -> Result<Vec<Connection<'a>>, StoreError> {
-    let mut found = Vec::new();
-    for provider in state.catalog.all() {
-        for (key, grant) in state.grants.list(principal, &provider.id).await? {
-            found.push(Connection {
-                provider,
-                key,
-                grant,
-            });
-        }
-    }
-    Ok(found)
-}
-
 /// Which of the caller's grants at a provider a call uses.
 pub(crate) enum Chosen {
     /// This one (absent if none is connected: using it asks to sign in).
@@ -91,57 +65,25 @@ pub(crate) enum Chosen {
     Ambiguous(Vec<Account>),
 }
 
-/// The grant a call uses at `provider`: the account `named` (by id or, ignoring case, by
-/// name), else the only one connected. A name that matches none is the caller's to correct: a
-/// tool error listing what is connected.
+/// The grant a call uses at `provider`: as [`connections::choose_account`] finds it; a name
+/// that matches no single account is the caller's to correct: a tool error listing what is
+/// connected.
 pub(crate) async fn account(
     call: &Call<'_>,
     provider: &Provider,
     named: Option<&str>,
 ) -> Result<Result<Chosen, ToolResult>, StoreError> {
-    // A provider without accounts has one grant per person, under the one key: no need to
-    // list them (a store read less on every call to it).
-    if named.is_none() && !provider.adapter.has_accounts() {
-        return Ok(Ok(Chosen::Grant(key(call.principal, provider))));
-    }
-    let grants = call.state.grants.list(call.principal, &provider.id).await?;
-    if grants.is_empty() {
-        return Ok(Ok(Chosen::Grant(key(call.principal, provider))));
-    }
-    let accounts = || {
-        grants
-            .iter()
-            .filter_map(|(_, g)| g.tokens.account.clone())
-            .collect()
-    };
-    let Some(named) = named else {
-        return Ok(match grants.as_slice() {
-            [(key, _)] => Ok(Chosen::Grant(key.clone())),
-            _ => Ok(Chosen::Ambiguous(accounts())),
-        });
-    };
-    // By id first (ids are the provider's own, unique); else by name, which must then name
-    // one account only (organisations' names are theirs to choose, and may repeat).
-    let account_of = |g: &Grant| g.tokens.account.clone();
-    let by_id = grants
-        .iter()
-        .find(|(_, g)| account_of(g).is_some_and(|a| a.id == named));
-    let mut by_name = grants
-        .iter()
-        .filter(|(_, g)| account_of(g).is_some_and(|a| a.name.eq_ignore_ascii_case(named)));
-    let found = by_id.or_else(|| match (by_name.next(), by_name.next()) {
-        (Some(one), None) => Some(one),
-        _ => None,
-    });
-    match found {
-        Some((key, _)) => Ok(Ok(Chosen::Grant(key.clone()))),
-        None => Ok(Err(ToolResult::error(format!(
+    let choice = connections::choose_account(call.state, call.principal, provider, named).await?;
+    Ok(match choice {
+        AccountChoice::Found(key) => Ok(Chosen::Grant(key)),
+        AccountChoice::AskWhich(accounts) => Ok(Chosen::Ambiguous(accounts)),
+        AccountChoice::NoneNamed { named, connected } => Err(ToolResult::error(format!(
             "`{named}` names no single connected {} account (give its id, or a name no other \
              account has). {}",
             provider.display_name,
-            which_accounts(provider, &accounts())
-        )))),
-    }
+            which_accounts(provider, &connected)
+        ))),
+    })
 }
 
 /// The grant a call that cannot ask uses: as [`account`] chooses; several connected and none
@@ -187,27 +129,6 @@ pub(crate) fn which_accounts(provider: &Provider, accounts: &[Account]) -> Strin
         provider.display_name,
         listed.join(", ")
     )
-}
-
-/// The key of the caller's grant at a provider without accounts (or of the sign-in a call
-/// asks for when none is connected).
-pub(crate) fn key(principal: &Principal, provider: &Provider) -> GrantKey {
-    GrantKey::sole(principal, &provider.id)
-}
-
-/// The adapters' view of one provider call: this token, for this account, at `provider`.
-pub(crate) fn api<'a>(
-    state: &'a AppState,
-    provider: &'a Provider,
-    token: &'a str,
-    account: Option<&'a Account>,
-) -> Api<'a> {
-    Api {
-        upstream: &state.upstream,
-        provider,
-        access_token: token,
-        account,
-    }
 }
 
 /// The answer for a write at a provider the caller has not connected (or whose connection

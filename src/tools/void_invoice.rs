@@ -9,6 +9,7 @@ use super::disconnect_account::confirmed_elsewhere;
 use super::{
     Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
 };
+use crate::connections;
 use crate::grants::{Called, GrantKey};
 use crate::providers::Provider;
 use crate::providers::adapters;
@@ -105,7 +106,7 @@ impl VoidInvoice {
         let called = state
             .tokens
             .call(provider, &target.key, |token, account| async move {
-                let api = target::api(state, provider, &token, account.as_ref());
+                let api = connections::api(state, provider, &token, account.as_ref());
                 if void {
                     adapters::void_invoice(&api, id).await
                 } else {

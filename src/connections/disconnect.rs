@@ -113,7 +113,7 @@ async fn end_account_alone(
     grant: &Grant,
 ) -> Option<Revocation> {
     let token = &grant.tokens.access_token;
-    let api = super::target::api(state, provider, token, grant.tokens.account.as_ref());
+    let api = super::api(state, provider, token, grant.tokens.account.as_ref());
     let ended = adapters::disconnect_account(&api).await?;
     Some(match ended {
         Ok(()) => Revocation::Confirmed,
