@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 
 use super::answers::{complete, from_json, tool_error};
-use super::capabilities::declares_form_elicitation;
+use super::capabilities::Capabilities;
 use super::round_state;
 use crate::clock::unix_now;
 use crate::providers::{Account, Provider};
@@ -133,7 +133,7 @@ pub(super) enum Before {
 pub(super) async fn before_rounds(
     call: &Call<'_>,
     params: &CallToolRequestParams,
-    capabilities: &Value,
+    capabilities: Capabilities,
 ) -> Result<Before, ErrorData> {
     let now = unix_now();
     let responses = params
@@ -158,7 +158,7 @@ pub(super) async fn before_rounds(
     }
     let first_round = params.request_state.is_none() || fresh;
     if first_round
-        && declares_form_elicitation(capabilities)
+        && capabilities.form_elicitation
         && let Some((provider, accounts)) = ambiguous(call).await.map_err(tool_error)?
     {
         return Ok(Before::Answer(CallToolResponse::InputRequired(from_json(

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::answers::{codes, complete, from_json, invalid_request_state, tool_error};
-use super::capabilities::declares_form_elicitation;
+use super::capabilities::Capabilities;
 use super::round_state;
 use crate::clock::unix_now;
 use crate::seal::Purpose;
@@ -46,9 +46,9 @@ pub(super) async fn run(
     tool: &str,
     confirm: &dyn ConfirmTool,
     params: &CallToolRequestParams,
-    capabilities: &Value,
+    capabilities: Capabilities,
 ) -> Result<CallToolResponse, ErrorData> {
-    if !declares_form_elicitation(capabilities) {
+    if !capabilities.form_elicitation {
         return Err(ErrorData::new(
             codes::MISSING_CAPABILITY,
             format!(

@@ -132,7 +132,7 @@ impl Direct {
             };
             let result = async {
                 let call = PlainCall::new(&state, &principal, &name, &arguments)?;
-                call.run(retry, &capabilities).await
+                call.run(retry, capabilities).await
             }
             .await;
             match result {

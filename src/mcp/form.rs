@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::answers::{complete, from_json, tool_error};
-use super::capabilities::declares_form_elicitation;
+use super::capabilities::Capabilities;
 use super::request_state::arguments_digest;
 use super::round_state;
 use crate::clock::unix_now;
@@ -49,7 +49,7 @@ pub(super) async fn run(
     tool: &str,
     form: &dyn FormTool,
     params: &CallToolRequestParams,
-    capabilities: &Value,
+    capabilities: Capabilities,
 ) -> Result<CallToolResponse, ErrorData> {
     let now = unix_now();
     let (values, idempotency_key, chosen) = match standing(call, tool, form, params, now).await? {
@@ -73,7 +73,7 @@ pub(super) async fn run(
         Attempt::Done(result) => return Ok(complete(result)),
         Attempt::Problems(problems) => problems,
     };
-    if !declares_form_elicitation(capabilities) {
+    if !capabilities.form_elicitation {
         return Ok(complete(form.without_form(&problems)));
     }
     // A new key for a new form flow; a continuing one keeps its key.

@@ -15,12 +15,12 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::account_choice::{self, Before};
 use super::answers::codes;
 use super::answers::{from_json, tool_error};
-use super::capabilities::client_capabilities;
+use super::capabilities::Capabilities;
 use super::confirm;
 use super::extension::{Extension, Host};
 use super::form;
@@ -155,24 +155,24 @@ impl ServerHandler for McpHandler {
             return extension.call(params, ctx, Host::new(&self.state)).await;
         }
         let principal = authenticated(&ctx)?;
-        let capabilities = client_capabilities(&ctx);
+        let capabilities = Capabilities::of(&ctx);
         let in_rounds =
             tools::Tool::named(&params.name).is_some_and(|t| !matches!(t.mode(), Mode::Plain));
         if in_rounds && legacy::is_legacy(&ctx) {
             // The same rounds, asked on the call's stream with `elicitation/create`.
             let round = |params: CallToolRequestParams| {
-                let (principal, capabilities) = (&principal, &capabilities);
+                let (principal, capabilities) = (&principal, capabilities);
                 async move { self.rounds(principal, &params, capabilities).await }
             };
             return legacy::drive_rounds(&self.state, &ctx, params.clone(), round).await;
         }
         if in_rounds {
-            return self.rounds(&principal, &params, &capabilities).await;
+            return self.rounds(&principal, &params, capabilities).await;
         }
         let arguments = params.arguments.clone().unwrap_or_default();
         let call = PlainCall::new(&self.state, &principal, &params.name, &arguments)?;
         if legacy::is_legacy(&ctx) {
-            return self.legacy_plain_call(&call, &capabilities, &ctx).await;
+            return self.legacy_plain_call(&call, capabilities, &ctx).await;
         }
         let retry = Retry {
             request_state: params.request_state.as_deref(),
@@ -183,7 +183,7 @@ impl ServerHandler for McpHandler {
         };
         // rmcp cancels `ct` when the client goes away: stop holding for nobody.
         tokio::select! {
-            result = call.run(retry, &capabilities) => result.map(CallAnswer::into_rmcp),
+            result = call.run(retry, capabilities) => result.map(CallAnswer::into_rmcp),
             _ = ctx.ct.cancelled() => Err(ErrorData::new(
                 codes::INTERNAL_ERROR,
                 "request cancelled",
@@ -213,7 +213,7 @@ impl McpHandler {
         &self,
         principal: &Principal,
         params: &CallToolRequestParams,
-        capabilities: &Value,
+        capabilities: Capabilities,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = params.name.as_ref();
         let arguments = params.arguments.clone().unwrap_or_default();
@@ -257,7 +257,7 @@ impl McpHandler {
     async fn legacy_plain_call(
         &self,
         call: &PlainCall<'_>,
-        capabilities: &Value,
+        capabilities: Capabilities,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         match call.run_legacy(capabilities).await? {

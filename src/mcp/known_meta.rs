@@ -2,7 +2,7 @@
 //! on every request, and reading it into rmcp's types (to accept exactly what rmcp accepts) is
 //! a sixth of a `server/discover`.
 
-use std::sync::{Arc, RwLock};
+use std::sync::RwLock;
 
 use rmcp::model::{ClientCapabilities, Implementation};
 use serde::Deserialize;
@@ -10,6 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::MODERN_VERSION;
+use super::capabilities::Capabilities;
 
 /// `_meta` texts that hold, at most this many (past it, a new one replaces the oldest).
 const CAPACITY: usize = 64;
@@ -45,7 +46,7 @@ pub(super) struct KnownMetas {
 
 #[derive(Default)]
 struct Entries {
-    list: Vec<(Box<str>, Arc<Value>)>,
+    list: Vec<(Box<str>, Capabilities)>,
     /// The entry a new text replaces once the list is full.
     next: usize,
 }
@@ -53,7 +54,7 @@ struct Entries {
 impl KnownMetas {
     /// The client capabilities of `meta` if it holds (see [`Meta::holds`]); `None` when it
     /// does not, which sends the request to rmcp.
-    pub(super) fn capabilities(&self, meta: &RawValue) -> Option<Arc<Value>> {
+    pub(super) fn capabilities(&self, meta: &RawValue) -> Option<Capabilities> {
         let text = meta.get();
         {
             let entries = self
@@ -61,19 +62,20 @@ impl KnownMetas {
                 .read()
                 .expect("meta cache lock is never poisoned");
             if let Some((_, capabilities)) = entries.list.iter().find(|(t, _)| **t == *text) {
-                return Some(capabilities.clone());
+                return Some(*capabilities);
             }
         }
         let parsed: Meta<'_> = serde_json::from_str(text).ok()?;
         if !parsed.holds() {
             return None;
         }
-        let capabilities = Arc::new(serde_json::from_str(parsed.capabilities.get()).ok()?);
+        let declared: Value = serde_json::from_str(parsed.capabilities.get()).ok()?;
+        let capabilities = Capabilities::read(&declared);
         let mut entries = self
             .entries
             .write()
             .expect("meta cache lock is never poisoned");
-        let entry = (Box::from(text), Arc::clone(&capabilities));
+        let entry = (Box::from(text), capabilities);
         if entries.list.len() < CAPACITY {
             entries.list.push(entry);
         } else {
@@ -100,7 +102,7 @@ mod tests {
         let known = KnownMetas::default();
         for _ in 0..2 {
             let capabilities = known.capabilities(&raw(GOOD)).expect("holds");
-            assert!(capabilities["elicitation"]["url"].is_object());
+            assert!(capabilities.url_elicitation);
         }
         assert_eq!(known.entries.read().unwrap().list.len(), 1);
     }

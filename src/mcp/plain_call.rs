@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::account_choice::{self, Choice};
 use super::answers::codes;
 use super::answers::{complete_json, from_json, invalid_request_state, strip_nulls, tool_error};
-use super::capabilities::{declares_form_elicitation, declares_url_elicitation};
+use super::capabilities::Capabilities;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::clock::unix_now;
@@ -115,7 +115,7 @@ impl<'a> PlainCall<'a> {
     pub(super) async fn run(
         &self,
         retry: Retry<'_>,
-        capabilities: &Value,
+        capabilities: Capabilities,
     ) -> Result<CallAnswer, ErrorData> {
         if let Some(sealed) = retry.request_state
             && account_choice::is_answer(retry.responses.as_ref())
@@ -144,7 +144,7 @@ impl<'a> PlainCall<'a> {
             return self.first_round(outcome, capabilities);
         };
         // Capabilities are declared per request: a retry must declare URL elicitation too.
-        if !declares_url_elicitation(capabilities) {
+        if !capabilities.url_elicitation {
             return self.first_round(outcome, capabilities);
         }
         self.after_sign_in(&claims, capabilities).await
@@ -156,7 +156,7 @@ impl<'a> PlainCall<'a> {
         &self,
         sealed: &str,
         retry: &Retry<'_>,
-        capabilities: &Value,
+        capabilities: Capabilities,
     ) -> Result<CallAnswer, ErrorData> {
         let call = self.call(self.arguments);
         match account_choice::answered(&call, sealed, retry.responses.as_ref(), unix_now())? {
@@ -178,7 +178,7 @@ impl<'a> PlainCall<'a> {
     async fn after_sign_in(
         &self,
         claims: &StateClaims,
-        capabilities: &Value,
+        capabilities: Capabilities,
     ) -> Result<CallAnswer, ErrorData> {
         match sign_in::hold(self.state, self.principal, claims).await {
             HoldEnd::Connected(_turn) => match self.tool().await? {
@@ -205,12 +205,12 @@ impl<'a> PlainCall<'a> {
     fn first_round(
         &self,
         outcome: ToolOutcome,
-        capabilities: &Value,
+        capabilities: Capabilities,
     ) -> Result<CallAnswer, ErrorData> {
         match outcome {
             ToolOutcome::Done(result) => Ok(CallAnswer::complete(result)),
             ToolOutcome::NeedsConnection { provider, reason } => {
-                if !declares_url_elicitation(capabilities) {
+                if !capabilities.url_elicitation {
                     return self.without_url_elicitation(&provider, reason);
                 }
                 let round = sign_in::first_round(self.state, &provider, reason, self.request());
@@ -222,7 +222,7 @@ impl<'a> PlainCall<'a> {
                         "the provider `{provider}` is not offered here"
                     ))));
                 };
-                if !declares_form_elicitation(capabilities) {
+                if !capabilities.form_elicitation {
                     return Ok(CallAnswer::complete(account_choice::without_form(
                         provider, &accounts,
                     )));
@@ -258,17 +258,18 @@ impl<'a> PlainCall<'a> {
     /// A plain tool call in a legacy-era session (2025-11-25): no `requestState` and no
     /// rounds. The tool runs; a missing connection is a URL elicitation for the caller to
     /// send as `-32042`, and the client's retry of the same call runs the tool again.
-    pub(super) async fn run_legacy(&self, capabilities: &Value) -> Result<LegacyAnswer, ErrorData> {
+    pub(super) async fn run_legacy(
+        &self,
+        capabilities: Capabilities,
+    ) -> Result<LegacyAnswer, ErrorData> {
         let (provider, reason) = match self.tool().await? {
-            ToolOutcome::NeedsConnection { provider, reason }
-                if declares_url_elicitation(capabilities) =>
-            {
+            ToolOutcome::NeedsConnection { provider, reason } if capabilities.url_elicitation => {
                 (provider, reason)
             }
             // No rounds in this era: a choice of account is the caller's to make (`account`).
             outcome => {
-                let no_form = Value::Null;
-                return self.first_round(outcome, &no_form).map(LegacyAnswer::Done);
+                let no_rounds = Capabilities::default();
+                return self.first_round(outcome, no_rounds).map(LegacyAnswer::Done);
             }
         };
         Ok(LegacyAnswer::SignIn(sign_in::url_elicitation(
