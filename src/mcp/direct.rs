@@ -105,14 +105,16 @@ impl Direct {
 
     fn take_call(&self, parts: &Parts, params: Params<'_>, id: Id) -> Option<Taken> {
         let name: &str = serde_json::from_str(params.name.0?.get()).ok()?;
-        if single(&parts.headers, &MCP_NAME)? != name || !plain_call::is_plain_tool(name) {
+        if single(&parts.headers, &MCP_NAME)? != name {
             return None;
         }
+        // The one lookup of the tool by its name on this path.
+        let tool = plain_call::plain_tool(name)?;
         let arguments: Option<Map<String, Value>> = params.arguments.read()?;
         // An argument mirrored into an `Mcp-Param-*` header (SEP-2243) is checked against it
         // by rmcp: such a call is rmcp's.
         if let Some(arguments) = &arguments
-            && plain_call::mirrors_any(name, arguments)
+            && plain_call::mirrors_any(tool, arguments)
         {
             return None;
         }
@@ -120,7 +122,6 @@ impl Direct {
         let responses: Option<InputResponses> = params.input_responses.read()?;
         let capabilities = self.metas.capabilities(params.meta)?;
         let principal = parts.extensions.get::<Principal>()?.clone();
-        let name = name.to_owned();
         let arguments = arguments.unwrap_or_default();
         let request_state = request_state.map(str::to_owned);
         let responses = responses.map(|r| r.into_iter().collect::<Map<String, Value>>());
@@ -130,11 +131,8 @@ impl Direct {
                 request_state: request_state.as_deref(),
                 responses,
             };
-            let result = async {
-                let call = PlainCall::new(&state, &principal, &name, &arguments)?;
-                call.run(retry, capabilities).await
-            }
-            .await;
+            let call = PlainCall::new(&state, &principal, tool, &arguments);
+            let result = call.run(retry, capabilities).await;
             match result {
                 Ok(answer) => call_answer(&id, answer),
                 Err(error) => error_answer(id, error),

@@ -156,21 +156,23 @@ impl ServerHandler for McpHandler {
         }
         let principal = authenticated(&ctx)?;
         let capabilities = Capabilities::of(&ctx);
-        let in_rounds =
-            tools::Tool::named(&params.name).is_some_and(|t| !matches!(t.mode(), Mode::Plain));
+        // The one lookup of the tool by its name on this path.
+        let tool = tools::Tool::named(&params.name)
+            .ok_or_else(|| tool_error(ToolError::UnknownTool(params.name.to_string())))?;
+        let in_rounds = !matches!(tool.mode(), Mode::Plain);
         if in_rounds && legacy::is_legacy(&ctx) {
             // The same rounds, asked on the call's stream with `elicitation/create`.
             let round = |params: CallToolRequestParams| {
                 let (principal, capabilities) = (&principal, capabilities);
-                async move { self.rounds(principal, &params, capabilities).await }
+                async move { self.rounds(principal, tool, &params, capabilities).await }
             };
             return legacy::drive_rounds(&self.state, &ctx, params.clone(), round).await;
         }
         if in_rounds {
-            return self.rounds(&principal, &params, capabilities).await;
+            return self.rounds(&principal, tool, &params, capabilities).await;
         }
         let arguments = params.arguments.clone().unwrap_or_default();
-        let call = PlainCall::new(&self.state, &principal, &params.name, &arguments)?;
+        let call = PlainCall::new(&self.state, &principal, tool, &arguments);
         if legacy::is_legacy(&ctx) {
             return self.legacy_plain_call(&call, capabilities, &ctx).await;
         }
@@ -212,10 +214,11 @@ impl McpHandler {
     async fn rounds(
         &self,
         principal: &Principal,
+        tool: tools::Tool,
         params: &CallToolRequestParams,
         capabilities: Capabilities,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = params.name.as_ref();
+        let name = tool.name();
         let arguments = params.arguments.clone().unwrap_or_default();
         let client = Call {
             state: &self.state,
@@ -243,12 +246,12 @@ impl McpHandler {
             ..client
         };
         let params = &params;
-        match tools::Tool::named(name).map(tools::Tool::mode) {
-            Some(Mode::Form(tool)) => form::run(&call, name, tool, params, capabilities).await,
-            Some(Mode::Confirm(tool)) => {
-                confirm::run(&call, name, tool, params, capabilities).await
+        match tool.mode() {
+            Mode::Form(form) => form::run(&call, name, form, params, capabilities).await,
+            Mode::Confirm(confirm) => {
+                confirm::run(&call, name, confirm, params, capabilities).await
             }
-            _ => Err(tool_error(ToolError::UnknownTool(name.to_owned()))),
+            Mode::Plain => Err(tool_error(ToolError::UnknownTool(name.to_owned()))),
         }
     }
 

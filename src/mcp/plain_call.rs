@@ -22,17 +22,15 @@ use crate::tools::{self, Mode, Tool, ToolError, ToolOutcome, ToolResult};
 
 /// Whether `tools/call` of `name` runs through [`PlainCall::run`]: one of grantry's own tools (never a
 /// conformance fixture) with no form or confirmation round.
-pub(super) fn is_plain_tool(name: &str) -> bool {
-    Tool::named(name).is_some_and(|tool| matches!(tool.mode(), Mode::Plain))
+pub(super) fn plain_tool(name: &str) -> Option<Tool> {
+    Tool::named(name).filter(|tool| matches!(tool.mode(), Mode::Plain))
 }
 
 /// Whether `arguments` hold one the tool `name` mirrors into a request header.
-pub(super) fn mirrors_any(name: &str, arguments: &Map<String, Value>) -> bool {
-    Tool::named(name).is_some_and(|tool| {
-        tool.mirrored()
-            .iter()
-            .any(|(argument, _)| arguments.contains_key(*argument))
-    })
+pub(super) fn mirrors_any(tool: Tool, arguments: &Map<String, Value>) -> bool {
+    tool.mirrored()
+        .iter()
+        .any(|(argument, _)| arguments.contains_key(*argument))
 }
 
 /// What a retry brings back: the round's `requestState` and the client's `inputResponses`.
@@ -88,27 +86,25 @@ pub(super) struct PlainCall<'a> {
     state: &'a AppState,
     principal: &'a Principal,
     tool: Tool,
-    name: &'a str,
+    name: &'static str,
     arguments: &'a Map<String, Value>,
 }
 
 impl<'a> PlainCall<'a> {
-    /// The call of `name`, which must be one of grantry's tools.
+    /// The call of `tool`.
     pub(super) fn new(
         state: &'a AppState,
         principal: &'a Principal,
-        name: &'a str,
+        tool: Tool,
         arguments: &'a Map<String, Value>,
-    ) -> Result<Self, ErrorData> {
-        let tool =
-            Tool::named(name).ok_or_else(|| tool_error(ToolError::UnknownTool(name.to_owned())))?;
-        Ok(Self {
+    ) -> Self {
+        Self {
             state,
             principal,
             tool,
-            name,
+            name: tool.name(),
             arguments,
-        })
+        }
     }
 
     /// The call: the tool, or the sign-in or account-choice round it needs.
