@@ -11,9 +11,7 @@ mod options;
 mod values;
 pub(crate) mod webhooks;
 
-pub use cli::{
-    Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation, Secret,
-};
+pub use cli::{Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation};
 pub use file::FileError;
 pub use grantry_bridge::BridgeArgs;
 pub use identity::OidcSettings;

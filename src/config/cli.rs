@@ -117,16 +117,6 @@ pub enum IdentityMode {
     Oidc,
 }
 
-/// A secret setting: its `Debug` output never shows it.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Secret(pub String);
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
 /// What a client that declared no URL elicitation gets when a sign-in is needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum NoUrlElicitation {

@@ -1,32 +1,22 @@
 //! The identity settings: `dev` only on loopback, `oidc` with an issuer and a login client.
 
-use std::fmt;
 use std::net::SocketAddr;
 
 use url::Url;
 
-use super::{ConfigError, IdentityMode, PublicUrl, Secret, ServeArgs, bad};
+use secrecy::{ExposeSecret as _, SecretString};
+
+use super::{ConfigError, IdentityMode, PublicUrl, ServeArgs, bad};
 
 /// The OpenID Connect issuer grantry trusts, and the client it uses for browser logins.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct OidcSettings {
     /// The issuer exactly as its discovery document must spell it (no trailing slash added).
     pub issuer: String,
     pub client_id: String,
-    pub client_secret: String,
+    pub client_secret: SecretString,
     /// Scopes every MCP access token must carry.
     pub required_scopes: Vec<String>,
-}
-
-impl fmt::Debug for OidcSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OidcSettings")
-            .field("issuer", &self.issuer)
-            .field("client_id", &self.client_id)
-            .field("client_secret", &"<redacted>")
-            .field("required_scopes", &self.required_scopes)
-            .finish()
-    }
 }
 
 /// The OpenID Connect settings when the identity is oidc, each checked.
@@ -90,10 +80,10 @@ fn client_id(given: Option<&str>, public_url: &PublicUrl) -> Result<String, Conf
     Ok(client_id.to_owned())
 }
 
-fn client_secret(given: Option<&Secret>) -> Result<String, ConfigError> {
+fn client_secret(given: Option<&SecretString>) -> Result<SecretString, ConfigError> {
     given
-        .map(|secret| secret.0.clone())
-        .filter(|s| !s.is_empty())
+        .filter(|s| !s.expose_secret().is_empty())
+        .cloned()
         .ok_or_else(|| {
             bad(
                 "GRANTRY_OIDC_CLIENT_SECRET",

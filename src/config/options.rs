@@ -13,7 +13,9 @@ use super::values::{
     CommaList, Origin, ProxyRange, PublicUrl, Scope, at_least_one, per_minute, seconds,
 };
 use super::webhooks::{DEFAULT_RETRY_SCHEDULE, EndpointTarget, RetrySchedule};
-use super::{IdentityMode, LogFormat, NoUrlElicitation, Secret};
+use secrecy::SecretString;
+
+use super::{IdentityMode, LogFormat, NoUrlElicitation};
 use crate::providers::ProviderId;
 use crate::store::StoreUrl;
 use crate::ui::Lang;
@@ -84,8 +86,8 @@ pub struct ServeArgs {
     pub oidc_client_id: Option<String>,
     /// Read from GRANTRY_OIDC_CLIENT_SECRET (never a flag: command lines are visible to every
     /// local user).
-    #[arg(skip = std::env::var("GRANTRY_OIDC_CLIENT_SECRET").ok().map(Secret))]
-    pub oidc_client_secret: Option<Secret>,
+    #[arg(skip = std::env::var("GRANTRY_OIDC_CLIENT_SECRET").ok().map(SecretString::from))]
+    pub oidc_client_secret: Option<SecretString>,
     /// Scopes every MCP access token must carry, comma-separated (oidc identity) [default: none].
     #[arg(long, env = "GRANTRY_OIDC_SCOPES", value_name = "SCOPES")]
     pub oidc_scopes: Option<CommaList<Scope>>,

@@ -1,3 +1,5 @@
+use secrecy::SecretString;
+
 use super::*;
 
 /// The configuration these flags give (the environment aside from them).
@@ -200,7 +202,7 @@ fn oidc_with_secret(extra: &[&str], secret: &str) -> Result<Config, String> {
     let mut flags = oidc_flags();
     flags.extend_from_slice(extra);
     resolve_with(&flags, |args| {
-        args.oidc_client_secret = Some(Secret(secret.into()));
+        args.oidc_client_secret = Some(SecretString::from(secret));
     })
 }
 
@@ -215,7 +217,7 @@ fn oidc_serves_any_address_and_keeps_its_secret_out_of_debug_output() {
     );
     assert!(!format!("{c:?}").contains("s3cret"));
     let mut args = ServeArgs::from_flags(oidc_flags()).unwrap();
-    args.oidc_client_secret = Some(Secret("s3cret".into()));
+    args.oidc_client_secret = Some(SecretString::from("s3cret"));
     assert!(!format!("{args:?}").contains("s3cret"));
     assert!(!c.demo, "no demo by default for real users");
 }
@@ -245,7 +247,7 @@ fn oidc_refuses_what_it_cannot_run_safely() {
     assert!(err.contains("GRANTRY_OIDC_CLIENT_SECRET"), "{err}");
     let mut without_issuer = ServeArgs::from_flags(oidc_flags()).unwrap();
     without_issuer.oidc_issuer = None;
-    without_issuer.oidc_client_secret = Some(Secret("s3cret".into()));
+    without_issuer.oidc_client_secret = Some(SecretString::from("s3cret"));
     let err = Config::resolve(without_issuer).unwrap_err();
     assert!(err.setting.contains("--oidc-issuer"), "{err}");
 }
@@ -261,7 +263,7 @@ fn oidc_on_loopback_may_use_http_for_local_testing() {
             "--oidc-client-id",
             "grantry",
         ],
-        |args| args.oidc_client_secret = Some(Secret("s3cret".into())),
+        |args| args.oidc_client_secret = Some(SecretString::from("s3cret")),
     )
     .unwrap();
     assert!(c.oidc.is_some());

@@ -2,12 +2,12 @@
 //! Standard Webhooks secret from the environment (`GRANTRY_WEBHOOK_SECRET_<NAME>`), and the
 //! retry schedule.
 
-use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use secrecy::{ExposeSecret as _, SecretSlice};
 use url::Url;
 
 use super::ConfigError;
@@ -77,18 +77,12 @@ impl FromStr for EndpointTarget {
 
 /// A Standard Webhooks signing secret: `whsec_` and base64 of 24 to 64 random bytes. Its
 /// `Debug` never shows it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SigningSecret(Vec<u8>);
+#[derive(Clone, Debug)]
+pub struct SigningSecret(SecretSlice<u8>);
 
 impl SigningSecret {
     pub fn key(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl fmt::Debug for SigningSecret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
+        self.0.expose_secret()
     }
 }
 
@@ -107,7 +101,7 @@ impl FromStr for SigningSecret {
                 key.len()
             ));
         }
-        Ok(Self(key))
+        Ok(Self(key.into()))
     }
 }
 
@@ -210,7 +204,10 @@ mod tests {
     fn secrets_are_whsec_base64_of_24_to_64_bytes() {
         let secret: SigningSecret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD".parse().unwrap();
         assert_eq!(secret.key().len(), 24);
-        assert_eq!(format!("{secret:?}"), "<redacted>");
+        let debug = format!("{secret:?}");
+        let first_bytes = format!("{:?}", &secret.key()[..2]);
+        assert!(debug.contains("[REDACTED]"), "{debug}");
+        assert!(!debug.contains("C2FV") && !debug.contains(first_bytes.trim_end_matches(']')));
         for refused in [
             "C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
             "whsec_???",

@@ -11,6 +11,7 @@ use clap::Args;
 use grantry_base::clock::seconds;
 use grantry_base::net::is_loopback;
 use http::{HeaderName, HeaderValue};
+use secrecy::{ExposeSecret as _, SecretString};
 use url::Url;
 
 /// `grantry bridge URL [OPTIONS]`.
@@ -85,27 +86,21 @@ impl BridgeArgs {
         };
         self.client_secret_file
             .clone()
-            .or_else(|| from_env().map(ClientSecret))
+            .or_else(|| from_env().map(ClientSecret::new))
     }
 }
 
 /// A client secret; `Debug` never shows it.
-#[derive(Clone)]
-pub struct ClientSecret(String);
+#[derive(Clone, Debug)]
+pub struct ClientSecret(SecretString);
 
 impl ClientSecret {
     pub fn new(secret: String) -> Self {
-        Self(secret)
+        Self(secret.into())
     }
 
     pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for ClientSecret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ClientSecret(…)")
+        self.0.expose_secret()
     }
 }
 
@@ -147,7 +142,7 @@ fn secret_file(path: &str) -> Result<ClientSecret, String> {
     if secret.is_empty() {
         return Err(format!("{path} is empty"));
     }
-    Ok(ClientSecret(secret.to_owned()))
+    Ok(ClientSecret::new(secret.to_owned()))
 }
 
 /// A Client ID Metadata Document's URL: https, with a path, nothing else in it.

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderValue, StatusCode};
+use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use url::Url;
@@ -55,13 +56,7 @@ pub(super) enum UpstreamError {
 }
 
 /// The bearer token a refused request carried; `Debug` does not show it.
-pub(super) struct SentToken(pub(super) String);
-
-impl std::fmt::Debug for SentToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SentToken(…)")
-    }
-}
+type SentToken = SecretString;
 
 pub(super) struct Upstream {
     http: reqwest::Client,
@@ -149,12 +144,12 @@ impl Upstream {
             match self.exchange(method, &params, on_notification).await {
                 Err(UpstreamError::Unauthorized { challenge, sent }) if !renewed => {
                     renewed = true;
-                    let sent = sent.as_ref().map(|token| token.0.as_str());
+                    let sent = sent.as_ref().map(ExposeSecret::expose_secret);
                     authorizer.renew(challenge.as_deref(), sent).await?;
                 }
                 Err(UpstreamError::InsufficientScope { challenge, sent }) if !stepped_up => {
                     stepped_up = true;
-                    let sent = sent.as_ref().map(|token| token.0.as_str());
+                    let sent = sent.as_ref().map(ExposeSecret::expose_secret);
                     authorizer.step_up(&challenge, sent).await?;
                 }
                 other => return other,
@@ -198,7 +193,7 @@ impl Upstream {
         if status == StatusCode::UNAUTHORIZED {
             return Err(UpstreamError::Unauthorized {
                 challenge,
-                sent: sent.map(SentToken),
+                sent: sent.map(SecretString::from),
             });
         }
         if let Some(challenge) = challenge.as_deref().filter(|c| {
@@ -208,7 +203,7 @@ impl Upstream {
         }) {
             return Err(UpstreamError::InsufficientScope {
                 challenge: challenge.to_owned(),
-                sent: sent.map(SentToken),
+                sent: sent.map(SecretString::from),
             });
         }
         let is_sse = response

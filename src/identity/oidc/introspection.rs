@@ -6,6 +6,7 @@
 //! [`MAX_CONCURRENT`] questions are in flight: a stream of garbage tokens costs the issuer
 //! little, and a user's calls do not each cost a round trip.
 
+use secrecy::ExposeSecret as _;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -142,7 +143,10 @@ impl Oidc {
         let response = self
             .http
             .post(endpoint)
-            .basic_auth(&self.settings.client_id, Some(&self.settings.client_secret))
+            .basic_auth(
+                &self.settings.client_id,
+                Some(self.settings.client_secret.expose_secret()),
+            )
             .form(&[("token", token), ("token_type_hint", "access_token")])
             .send()
             .await

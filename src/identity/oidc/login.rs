@@ -2,6 +2,7 @@
 //! client. The transaction (state, nonce, verifier, where to return) travels sealed in a
 //! cookie of its own, so any replica can finish the login and nothing is stored server-side.
 
+use secrecy::ExposeSecret as _;
 use serde::{Deserialize, Serialize};
 
 use super::{JwtError, Oidc};
@@ -138,7 +139,10 @@ impl Oidc {
         let response = self
             .http
             .post(&self.metadata.token_endpoint)
-            .basic_auth(&self.settings.client_id, Some(&self.settings.client_secret))
+            .basic_auth(
+                &self.settings.client_id,
+                Some(self.settings.client_secret.expose_secret()),
+            )
             .form(&[
                 ("grant_type", "authorization_code"),
                 ("code", code),
