@@ -8,21 +8,22 @@ use crate::config::PublicUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::identity::Principal;
+use crate::providers::ProviderId;
 use crate::seal::{OpenError, Purpose, Sealer, random_id};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ticket {
     pub id: String,
     pub principal: Principal,
-    pub provider: String,
+    pub provider: ProviderId,
 }
 
 impl Ticket {
-    pub fn new(principal: &Principal, provider: &str) -> Self {
+    pub fn new(principal: &Principal, provider: &ProviderId) -> Self {
         Self {
             id: random_id(),
             principal: principal.clone(),
-            provider: provider.to_owned(),
+            provider: provider.clone(),
         }
     }
 

@@ -17,6 +17,7 @@ use crate::config::NoUrlElicitation;
 use crate::grants::ReauthReason;
 use crate::identity::Principal;
 use crate::metrics::Outcome;
+use crate::providers::ProviderId;
 use crate::state::AppState;
 use crate::tools::{self, Mode, Tool, ToolError, ToolOutcome, ToolResult};
 
@@ -237,7 +238,7 @@ impl<'a> PlainCall<'a> {
     /// The answer to a client that cannot open a sign-in link itself (`--no-url-elicitation`).
     fn without_url_elicitation(
         &self,
-        provider: &str,
+        provider: &ProviderId,
         reason: Option<ReauthReason>,
     ) -> Result<CallAnswer, ErrorData> {
         match self.state.config.no_url_elicitation {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::identity::Principal;
+use crate::providers::ProviderId;
 use crate::seal::{Purpose, Sealer, digest};
 
 const METHOD: &str = "tools/call";
@@ -25,7 +26,7 @@ pub struct StateClaims {
     #[serde(rename = "x")]
     pub ticket_expires_at: i64,
     #[serde(rename = "v")]
-    pub provider: String,
+    pub provider: ProviderId,
     #[serde(rename = "p")]
     principal_tag: String,
     #[serde(rename = "m")]
@@ -62,14 +63,14 @@ impl StateClaims {
         ticket_id: &str,
         sealed_ticket: &str,
         ticket_expires_at: i64,
-        provider: &str,
+        provider: &ProviderId,
         request: ToolRequest<'_>,
     ) -> Self {
         Self {
             ticket_id: ticket_id.to_owned(),
             sealed_ticket: sealed_ticket.to_owned(),
             ticket_expires_at,
-            provider: provider.to_owned(),
+            provider: provider.clone(),
             principal_tag: request.principal.tag(),
             method: METHOD.to_owned(),
             tool: request.tool.to_owned(),

@@ -16,12 +16,13 @@ use crate::connect::ticket::{Ticket, link};
 use crate::flows::FlowStatus;
 use crate::grants::{GrantKey, ReauthReason};
 use crate::identity::Principal;
+use crate::providers::ProviderId;
 use crate::state::AppState;
 use crate::tools::ToolResult;
 use crate::ui::Lang;
 
 /// The `inputRequests` key of the sign-in request for `provider`.
-pub(crate) fn input_key(provider: &str) -> String {
+pub(crate) fn input_key(provider: &ProviderId) -> String {
     format!("connect_{provider}")
 }
 
@@ -29,7 +30,7 @@ pub(crate) fn input_key(provider: &str) -> String {
 /// `reason`: why an existing connection can no longer be used, said in the message.
 pub(crate) fn first_round(
     state: &AppState,
-    provider: &str,
+    provider: &ProviderId,
     reason: Option<ReauthReason>,
     request: ToolRequest<'_>,
 ) -> Value {
@@ -45,7 +46,7 @@ pub(crate) fn first_round(
 pub(crate) fn link_for_person(
     state: &AppState,
     principal: &Principal,
-    provider: &str,
+    provider: &ProviderId,
     reason: Option<ReauthReason>,
 ) -> ToolResult {
     let (_, sealed, _) = new_ticket(state, principal, provider, unix_now());
@@ -84,7 +85,7 @@ pub(crate) fn repeat_round(state: &AppState, principal: &Principal, claims: &Sta
 fn new_ticket(
     state: &AppState,
     principal: &Principal,
-    provider: &str,
+    provider: &ProviderId,
     now: i64,
 ) -> (Ticket, String, i64) {
     let ttl = state.config.request_state_ttl_secs;
@@ -94,7 +95,7 @@ fn new_ticket(
 }
 
 /// The provider's name as people know it.
-fn display_name<'a>(state: &'a AppState, provider: &str) -> &'a str {
+fn display_name<'a>(state: &'a AppState, provider: &ProviderId) -> &'a str {
     state
         .catalog
         .get(provider)
@@ -107,7 +108,7 @@ fn display_name<'a>(state: &'a AppState, provider: &str) -> &'a str {
 /// complete` to it. Nothing is written; a retry that finds no grant gets a fresh one.
 pub(crate) struct UrlElicitation {
     pub elicitation_id: String,
-    pub provider: String,
+    pub provider: ProviderId,
     pub url: String,
     pub message: String,
 }
@@ -115,20 +116,24 @@ pub(crate) struct UrlElicitation {
 pub(crate) fn url_elicitation(
     state: &AppState,
     principal: &Principal,
-    provider: &str,
+    provider: &ProviderId,
     reason: Option<ReauthReason>,
 ) -> UrlElicitation {
     let (ticket, sealed, _) = new_ticket(state, principal, provider, unix_now());
     UrlElicitation {
         elicitation_id: ticket.id,
-        provider: provider.to_owned(),
+        provider: provider.clone(),
         url: link(&state.config.public_url, &sealed),
         message: connect_message(state, provider, reason),
     }
 }
 
 /// What the person is asked: to connect, or to reconnect and why.
-fn connect_message(state: &AppState, provider: &str, reason: Option<ReauthReason>) -> String {
+fn connect_message(
+    state: &AppState,
+    provider: &ProviderId,
+    reason: Option<ReauthReason>,
+) -> String {
     let name = display_name(state, provider);
     let (lang, brand) = (
         state.config.default_language,
@@ -177,7 +182,10 @@ pub(crate) enum Answer {
     Refused(String),
 }
 
-pub(crate) fn answer(input_responses: Option<&Map<String, Value>>, provider: &str) -> Answer {
+pub(crate) fn answer(
+    input_responses: Option<&Map<String, Value>>,
+    provider: &ProviderId,
+) -> Answer {
     let action = input_responses
         .and_then(|r| r.get(&input_key(provider)))
         .and_then(|r| r.get("action"))
@@ -189,7 +197,7 @@ pub(crate) fn answer(input_responses: Option<&Map<String, Value>>, provider: &st
 }
 
 /// The result for a refused sign-in: nothing was connected or stored.
-pub(crate) fn not_connected(state: &AppState, provider: &str, why: &str) -> ToolResult {
+pub(crate) fn not_connected(state: &AppState, provider: &ProviderId, why: &str) -> ToolResult {
     let name = display_name(state, provider);
     ToolResult::error(format!(
         "The {name} account was not connected ({why}), so this could not be done. \

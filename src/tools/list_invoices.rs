@@ -133,7 +133,7 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         Ok(target::Chosen::Grant(key)) => key,
         Ok(target::Chosen::Ambiguous(accounts)) => {
             return Ok(ToolOutcome::ChooseAccount {
-                provider: provider.id.to_string(),
+                provider: provider.id.clone(),
                 accounts,
             });
         }
@@ -163,7 +163,7 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         })),
         Called::SignInNeeded(reason) => {
             return Ok(ToolOutcome::NeedsConnection {
-                provider: provider.id.to_string(),
+                provider: provider.id.clone(),
                 reason,
             });
         }

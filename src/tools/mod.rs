@@ -25,6 +25,7 @@ pub(crate) use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Quest
 use serde_json::{Map, Value};
 
 use crate::identity::Principal;
+use crate::providers::ProviderId;
 use crate::state::AppState;
 
 /// One of grantry's tools.
@@ -182,14 +183,14 @@ pub(crate) enum ToolOutcome {
     Done(ToolResult),
     /// The caller has no usable grant for this provider: a sign-in is needed.
     NeedsConnection {
-        provider: String,
+        provider: ProviderId,
         /// Why the connection there can no longer be used (`None`: there is none).
         reason: Option<crate::grants::ReauthReason>,
     },
     /// Several accounts are connected at this provider and the call named none: the person is
     /// asked which (the call is run again with it as `account`), or the caller told.
     ChooseAccount {
-        provider: String,
+        provider: ProviderId,
         accounts: Vec<crate::providers::Account>,
     },
 }

@@ -303,7 +303,7 @@ async fn an_expired_request_state_gets_the_one_refusal() {
         &opened.ticket_id,
         &opened.sealed_ticket,
         opened.ticket_expires_at,
-        "demo",
+        &"demo".parse().unwrap(),
         request,
     );
     let decline = json!({ input_key: {"action": "decline"} });

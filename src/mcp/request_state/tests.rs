@@ -56,7 +56,7 @@ fn state_binds_principal_tool_arguments_and_expiry() {
         "tid",
         "g1.ticket",
         NOW + 600,
-        "demo",
+        &demo(),
         req(&alice, "list_invoices", &a),
     );
     let sealed = claims.seal(&s, NOW, 600);
@@ -97,7 +97,7 @@ fn state_binds_principal_tool_arguments_and_expiry() {
 fn a_ticket_does_not_open_as_a_request_state() {
     let s = sealer();
     let alice = principal("alice");
-    let ticket = crate::connect::ticket::Ticket::new(&alice, "demo").seal(&s, NOW, 600);
+    let ticket = crate::connect::ticket::Ticket::new(&alice, &demo()).seal(&s, NOW, 600);
     assert!(
         StateClaims::open(&s, &ticket, NOW, req(&alice, "list_invoices", &Map::new())).is_err()
     );
@@ -111,10 +111,14 @@ fn sealed_state_holds_nothing_readable() {
         "tid",
         "g1.ticket",
         NOW + 600,
-        "demo",
+        &demo(),
         req(&alice, "list_invoices", &Map::new()),
     );
     let sealed = claims.seal(&s, NOW, 600);
     assert!(!sealed.contains("alice"));
     assert!(!sealed.contains("list_invoices"));
+}
+
+fn demo() -> crate::providers::ProviderId {
+    "demo".parse().unwrap()
 }
