@@ -220,5 +220,5 @@ fn path(url: &str) -> &str {
 }
 
 fn unix_now() -> i64 {
-    grantry::clock::unix_now()
+    grantry_base::clock::unix_now()
 }

@@ -169,7 +169,7 @@ async fn connect(floor: &Floor) {
         .expect("token body");
     let tokens: Value = serde_json::from_slice(&body).expect("token JSON");
     let text = |name: &str| tokens[name].as_str().map(str::to_owned);
-    let now = grantry::clock::unix_now();
+    let now = grantry_base::clock::unix_now();
     let tokens = TokenSet {
         access_token: text("access_token").expect("an access token"),
         refresh_token: text("refresh_token"),

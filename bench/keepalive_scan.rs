@@ -120,7 +120,7 @@ async fn main() {
 }
 
 async fn seed(grants: &Grants, provider: &Provider, count: u64) {
-    let now = grantry::clock::unix_now();
+    let now = grantry_base::clock::unix_now();
     futures::stream::iter(0..count)
         .for_each_concurrent(SEED_CONCURRENCY, |i| async move {
             let key = user(i);

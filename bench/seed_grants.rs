@@ -46,7 +46,7 @@ async fn main() {
     let demo =
         grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").expect("the demo entry");
     let started = Instant::now();
-    let now = grantry::clock::unix_now();
+    let now = grantry_base::clock::unix_now();
     futures::stream::iter(from..from + count)
         .for_each_concurrent(CONCURRENCY, |i| {
             let (grants, demo) = (&grants, &demo);

@@ -41,9 +41,9 @@
 //! Beside this crate in the workspace: `grantry-bridge` (`crates/grantry-bridge`, the local
 //! stdio MCP server that `grantry bridge` runs for clients that cannot sign in by themselves;
 //! this crate serves its Client ID Metadata Document); `grantry-base` (`crates/grantry-base`:
-//! the clock, private files, loopback names, random ids), which both stand on ([`clock`] is
-//! re-exported from it); and `grantry-conformance` (`tests/conformance/fixtures`: grantry with
-//! the conformance suite's fixture tools, plugged in through [`mcp::extension`]).
+//! the clock, private files, loopback names, random ids), which both stand on; and
+//! `grantry-conformance` (`tests/conformance/fixtures`: grantry with the conformance suite's
+//! fixture tools, plugged in through [`mcp::extension`]).
 
 #![forbid(unsafe_code)]
 
@@ -73,8 +73,6 @@ pub mod store;
 pub(crate) mod tools;
 pub(crate) mod ui;
 
-pub use grantry_base::clock;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -86,9 +84,9 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use tower_http::trace::TraceLayer;
 
-use crate::clock::unix_now;
 use crate::server::hosts::AllowedHosts;
 use crate::state::AppState;
+use grantry_base::clock::unix_now;
 
 /// Every route grantry serves.
 pub fn app(state: AppState) -> Router {

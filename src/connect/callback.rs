@@ -16,7 +16,6 @@ use super::errors::PageError;
 use super::redirect::{CallbackQuery, parse_query};
 use super::{account, binding, pages};
 use crate::audit::Audit;
-use crate::clock::unix_now;
 use crate::flows::{self, Claim, Flow, FlowStatus};
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::providers::{Provider, adapters, oauth, revocation};
@@ -24,6 +23,7 @@ use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::store::StoreError;
 use crate::ui;
+use grantry_base::clock::unix_now;
 
 pub(super) async fn handle(
     State(state): State<AppState>,

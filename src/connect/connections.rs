@@ -17,7 +17,6 @@ use serde::Deserialize;
 use super::pages::{self, ConfirmDisconnectPage, ConnectLink, ConnectionRow, ConnectionsPage};
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
-use crate::clock::unix_now;
 use crate::connections::{self, Connection, disconnect};
 use crate::grants::{Grant, State as Health};
 use crate::identity::oidc::CONNECTIONS_PATH;
@@ -26,6 +25,7 @@ use crate::outbox::rfc3339;
 use crate::providers::Provider;
 use crate::state::AppState;
 use crate::ui;
+use grantry_base::clock::unix_now;
 
 /// What a form token of this page is bound to: the person, so a token is no use to another.
 fn form_binding(principal: &Principal) -> String {

@@ -12,13 +12,13 @@ use super::errors::PageError;
 use super::pages;
 use super::redirect::{CallbackQuery, parse_query};
 use crate::audit::Audit;
-use crate::clock::unix_now;
 use crate::cookie::{host_cookie, keyed_name};
 use crate::identity::oidc::{LoginTransaction, is_return_path};
 use crate::identity::{Identity, Oidc, session};
 use crate::seal::{CLOCK_LEEWAY_SECS, Purpose, Sealer, constant_time_eq, digest, random_id};
 use crate::state::AppState;
 use crate::ui;
+use grantry_base::clock::unix_now;
 
 /// How long a browser may take to sign in at the issuer.
 const LOGIN_TTL_SECS: i64 = 600;

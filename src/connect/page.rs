@@ -13,7 +13,6 @@ use super::pages::{self, ConnectPage};
 use super::ticket::Ticket;
 use super::{binding, csrf, login, security_event};
 use crate::audit::Audit;
-use crate::clock::unix_now;
 use crate::flows::{FLOW_TTL_SECS, Flow, FlowStatus};
 use crate::identity::oidc::is_return_path;
 use crate::identity::{Identity, Principal};
@@ -21,6 +20,7 @@ use crate::providers::oauth;
 use crate::seal::{Purpose, random_id};
 use crate::state::AppState;
 use crate::ui;
+use grantry_base::clock::unix_now;
 
 /// Opens the ticket and checks that the browser's user is its principal. A browser with no
 /// session (or one ending before a sign-in could finish) is sent to log in first, and comes

@@ -15,10 +15,10 @@ use axum::response::{IntoResponse, Response};
 use super::errors::PageError;
 use super::{binding, pages};
 use crate::audit::Audit;
-use crate::clock::unix_now;
 use crate::flows::{Flow, FlowStatus, REDEEM_DEADLINE_SECS};
 use crate::state::AppState;
 use crate::ui;
+use grantry_base::clock::unix_now;
 
 /// The page for a callback that found its flow already claimed.
 pub(super) async fn already_used(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Response {

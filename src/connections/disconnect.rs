@@ -81,7 +81,7 @@ async fn remove_and_revoke(
         Some(_) => return Ok(Disconnected::Changed),
         None => return Ok(Disconnected::Gone),
     };
-    let now = crate::clock::unix_now();
+    let now = grantry_base::clock::unix_now();
     if !state
         .grants
         .disconnect(key, &grant, "disconnected by the user", now)

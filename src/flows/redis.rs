@@ -108,7 +108,7 @@ fn flow_from_hash(mut h: HashMap<String, String>) -> Result<Flow, StoreError> {
 #[async_trait]
 impl FlowBackend for RedisFlows {
     async fn insert(&self, flow: &Flow) -> Result<(), StoreError> {
-        let ttl = (flow.expires_at - crate::clock::unix_now() + FLOW_RETENTION_SECS).max(1);
+        let ttl = (flow.expires_at - grantry_base::clock::unix_now() + FLOW_RETENTION_SECS).max(1);
         let mut fields: Vec<(&str, String)> = vec![
             ("id", flow.id.clone()),
             ("ticket_id", flow.ticket_id.clone()),
@@ -144,7 +144,7 @@ impl FlowBackend for RedisFlows {
             .zadd(
                 self.principal_key(&flow.principal),
                 &flow.state_hash,
-                crate::clock::unix_now_millis(),
+                grantry_base::clock::unix_now_millis(),
             )
             .expire(self.principal_key(&flow.principal), ttl)
             .query_async::<()>(&mut conn)

@@ -15,12 +15,12 @@ use tokio::time::Instant;
 
 use super::health::{ReauthReason, State};
 use super::{Grant, GrantKey, Grants};
-use crate::clock::unix_now;
 use crate::leases::LeaseBackend;
 use crate::providers::oauth::{self, TokenError};
 use crate::providers::{Account, Provider, revocation};
 use crate::seal::random_id;
 use crate::store::StoreError;
+use grantry_base::clock::unix_now;
 
 /// What keeping tokens alive needs: the grants, the leases that make a refresh happen once
 /// across replicas, the HTTP client for token endpoints and the redirect URI they were issued

@@ -22,10 +22,10 @@ use super::access::{Access, TokenKeeper, Trigger};
 use super::health::Health;
 use super::health::{self, State};
 use super::{Grant, GrantKey, Grants, Reschedule};
-use crate::clock::unix_now;
 use crate::config::KeepAlive as Pace;
 use crate::providers::Provider;
 use crate::store::StoreError;
+use grantry_base::clock::unix_now;
 
 /// The lease one round holds across the replicas.
 pub const SCHEDULER_LEASE: &str = "keepalive-scheduler";

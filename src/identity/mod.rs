@@ -91,7 +91,7 @@ impl Identity {
         https: bool,
         needed_for_secs: i64,
     ) -> Option<Principal> {
-        let now = crate::clock::unix_now();
+        let now = grantry_base::clock::unix_now();
         match self {
             Identity::Dev => Some(dev_principal()),
             Identity::Oidc(_) => session::read(sealer, headers, now, https)

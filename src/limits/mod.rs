@@ -21,10 +21,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::clock::unix_now;
 use crate::config::Limits;
 use crate::seal::digest;
 use crate::store::StoreError;
+use grantry_base::clock::unix_now;
 
 /// How often local counts reach the store.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(250);

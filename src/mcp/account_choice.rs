@@ -17,10 +17,10 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use super::answers::{complete, from_json, tool_error};
 use super::capabilities::Capabilities;
 use super::round_state;
-use crate::clock::unix_now;
 use crate::providers::{Account, Provider};
 use crate::seal::Purpose;
 use crate::tools::{Call, ToolError, ToolResult, target};
+use grantry_base::clock::unix_now;
 
 /// The key of the question among a round's `inputRequests` (and of its answer).
 pub(super) const REQUEST_KEY: &str = "account_choice";

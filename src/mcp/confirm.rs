@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use super::answers::{codes, complete, from_json, invalid_request_state, tool_error};
 use super::capabilities::Capabilities;
 use super::round_state;
-use crate::clock::unix_now;
 use crate::seal::Purpose;
 use crate::tools::{Call, ConfirmTool, Prepared, Question, Subject};
+use grantry_base::clock::unix_now;
 
 /// The `inputRequests` key of the confirmation.
 const KEY: &str = "confirm";

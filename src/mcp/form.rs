@@ -17,9 +17,9 @@ use super::answers::{complete, from_json, tool_error};
 use super::capabilities::Capabilities;
 use super::request_state::arguments_digest;
 use super::round_state;
-use crate::clock::unix_now;
 use crate::seal::{Purpose, digest, random_id};
 use crate::tools::{Attempt, Call, FormTool, Problem};
+use grantry_base::clock::unix_now;
 
 const FORM_TTL_SECS: i64 = 1800;
 

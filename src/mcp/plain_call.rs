@@ -12,7 +12,6 @@ use super::answers::{complete_json, from_json, invalid_request_state, strip_null
 use super::capabilities::Capabilities;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
-use crate::clock::unix_now;
 use crate::config::NoUrlElicitation;
 use crate::grants::ReauthReason;
 use crate::identity::Principal;
@@ -20,6 +19,7 @@ use crate::metrics::Outcome;
 use crate::providers::ProviderId;
 use crate::state::AppState;
 use crate::tools::{self, Mode, Tool, ToolError, ToolOutcome, ToolResult};
+use grantry_base::clock::unix_now;
 
 /// Whether `tools/call` of `name` runs through [`PlainCall::run`]: one of grantry's own tools (never a
 /// conformance fixture) with no form or confirmation round.

@@ -11,7 +11,6 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::request_state::{StateClaims, ToolRequest};
-use crate::clock::unix_now;
 use crate::connect::ticket::{Ticket, link};
 use crate::flows::FlowStatus;
 use crate::grants::{GrantKey, ReauthReason};
@@ -20,6 +19,7 @@ use crate::providers::ProviderId;
 use crate::state::AppState;
 use crate::tools::ToolResult;
 use crate::ui::Lang;
+use grantry_base::clock::unix_now;
 
 /// The `inputRequests` key of the sign-in request for `provider`.
 pub(crate) fn input_key(provider: &ProviderId) -> String {
@@ -245,7 +245,7 @@ async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Op
         // ask again now (the same link starts a new one) rather than hold the client for
         // nothing.
         FlowStatus::Failed | FlowStatus::Superseded => Some(HoldEnd::StillPending),
-        FlowStatus::Redeeming if flow.is_stuck(crate::clock::unix_now()) => {
+        FlowStatus::Redeeming if flow.is_stuck(grantry_base::clock::unix_now()) => {
             Some(HoldEnd::StillPending)
         }
         _ => None,

@@ -11,8 +11,8 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use super::retry::{self, Answer};
 use super::{CLAIM_SECS, Claimed, OutboxBackend, Outcome};
-use crate::clock::unix_now;
 use crate::config::webhooks::{Endpoint, RetrySchedule};
+use grantry_base::clock::unix_now;
 
 /// Time allowed for one attempt (the spec recommends 15 to 30 s).
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);

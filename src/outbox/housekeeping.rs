@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{CLAIM_SECS, OutboxBackend, Outcome};
-use crate::clock::unix_now;
 use crate::config::webhooks::Endpoint;
+use grantry_base::clock::unix_now;
 
 /// Between measurements of the outbox's depth.
 const MEASURE_EVERY: Duration = Duration::from_secs(15);

@@ -13,7 +13,7 @@ use oauth2::{
     PkceCodeVerifier, RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
 };
 
-use crate::clock::unix_now;
+use grantry_base::clock::unix_now;
 
 use super::catalog::{PkceMode, Provider, TokenAuth};
 use super::http::{OutboundError, read_capped, transport_reason};

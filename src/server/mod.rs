@@ -231,7 +231,7 @@ fn turn_away(stream: TcpStream, refused: Exceeded, settings: &Settings) {
 /// At most one refusal warning a minute: a flood must not become a flood of log lines.
 fn should_log_refusal() -> bool {
     static LAST: AtomicU64 = AtomicU64::new(0);
-    let now = crate::clock::unix_now().max(0) as u64;
+    let now = grantry_base::clock::unix_now().max(0) as u64;
     let last = LAST.load(Ordering::Relaxed);
     now >= last + 60
         && LAST

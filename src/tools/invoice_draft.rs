@@ -6,8 +6,8 @@ use crate::ui::Lang;
 use serde_json::{Map, Value, json};
 
 pub(crate) use super::Problem;
-use crate::clock::unix_now;
 use crate::providers::invoice::{NewInvoice, minor_units};
+use grantry_base::clock::unix_now;
 
 /// The currencies grantry offers in a form (any ISO 4217 code the provider takes works in
 /// arguments too, if it is one of these).

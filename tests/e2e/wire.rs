@@ -297,7 +297,7 @@ async fn an_expired_request_state_gets_the_one_refusal() {
         tool: "list_invoices",
         arguments: &arguments,
     };
-    let now = grantry::clock::unix_now();
+    let now = grantry_base::clock::unix_now();
     let opened = StateClaims::open(&sealer, &issued, now, request).unwrap();
     let claims = StateClaims::new(
         &opened.ticket_id,

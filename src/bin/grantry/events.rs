@@ -34,7 +34,7 @@ async fn act(
     command: &EventsCommand,
     outbox: Arc<dyn OutboxBackend>,
 ) -> Result<(), grantry::store::StoreError> {
-    let now = grantry::clock::unix_now();
+    let now = grantry_base::clock::unix_now();
     match command {
         EventsCommand::List(args) => {
             let filter = Filter {

@@ -16,9 +16,9 @@ use tokio::sync::Semaphore;
 
 use super::bearer::{AccessClaims, BearerError, ScopeList};
 use super::{LEEWAY_SECS, Oidc};
-use crate::clock::unix_now;
 use crate::providers::http::read_capped;
 use crate::seal::digest;
+use grantry_base::clock::unix_now;
 
 const MAX_CACHED: usize = 10_000;
 const MAX_CONCURRENT: usize = 32;
