@@ -107,8 +107,6 @@ pub struct Config {
     pub allowed_origins: Vec<String>,
     /// Benchmarks: the demo adapter calls the demo API in-process, not over HTTP.
     pub demo_api_in_process: bool,
-    /// `/mcp` answers the common requests directly (see `mcp::direct`); `false`: all via rmcp.
-    pub mcp_direct_path: bool,
     pub no_url_elicitation: NoUrlElicitation,
     pub log_format: LogFormat,
     /// What people see: the deployment's name, logo, colour and support link.
@@ -205,7 +203,6 @@ impl Config {
             demo_token_ttl_secs: whole_seconds(args.demo_token_ttl),
             allowed_origins: origins(args.allowed_origins),
             demo_api_in_process: args.demo_api_in_process,
-            mcp_direct_path: args.mcp_direct_path,
             no_url_elicitation: args.no_url_elicitation,
             log_format: args.log_format,
         })

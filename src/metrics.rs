@@ -26,9 +26,6 @@ pub use lifecycle::{
 
 /// MCP requests, by method and outcome.
 pub const MCP_REQUESTS: &str = "grantry_mcp_requests_total";
-/// MCP requests answered by the direct path (`mcp::direct`), by method: the rest went through
-/// rmcp.
-pub const MCP_DIRECT: &str = "grantry_mcp_direct_answers_total";
 /// Time to the answer's headers (a held retry switches to a stream after 500 ms).
 pub const MCP_DURATION: &str = "grantry_mcp_request_duration_seconds";
 /// Sign-ins, by provider and outcome (`started`, `completed`, `declined`, `failed`).
@@ -109,10 +106,6 @@ pub fn spawn_upkeep(handle: PrometheusHandle) {
 
 fn describe() {
     metrics::describe_counter!(MCP_REQUESTS, "MCP requests by method and outcome");
-    metrics::describe_counter!(
-        MCP_DIRECT,
-        "MCP requests answered without rmcp's per-request machinery, by method"
-    );
     metrics::describe_histogram!(
         MCP_DURATION,
         metrics::Unit::Seconds,
@@ -197,13 +190,6 @@ pub fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {
     let series = mcp_series().of(method);
     series.requests(outcome).increment(1);
     series.duration.record(elapsed.as_secs_f64());
-}
-
-/// The direct path took a request of `method` (`server/discover`, `tools/list`, `tools/call`).
-pub fn direct_answer(method: &'static str) {
-    if let Some(direct) = &mcp_series().of(method).direct {
-        direct.increment(1);
-    }
 }
 
 /// A sign-in moved on: `started`, `completed`, `declined` or `failed`.

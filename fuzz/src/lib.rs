@@ -18,9 +18,6 @@ pub const HOST: &str = "127.0.0.1:8080";
 pub struct Harness {
     runtime: tokio::runtime::Runtime,
     app: Router,
-    /// The same app with `--mcp-direct-path false`, on the same store and key: every MCP
-    /// request through rmcp, for comparing the two paths.
-    rmcp_only: Router,
     _data_dir: tempfile::TempDir,
 }
 
@@ -52,20 +49,12 @@ pub fn harness() -> &'static Harness {
         ])
         .expect("the flags parse");
         let config = Config::resolve(flags).expect("the default configuration resolves");
-        let rmcp_only_config = Config {
-            mcp_direct_path: false,
-            ..config.clone()
-        };
         let state = runtime
             .block_on(grantry::startup::build(config))
             .expect("the app starts on SQLite");
-        let rmcp_only = runtime
-            .block_on(grantry::startup::build(rmcp_only_config))
-            .expect("a second app starts on the same SQLite store");
         Harness {
             runtime,
             app: grantry::app(state),
-            rmcp_only: grantry::app(rmcp_only),
             _data_dir: data_dir,
         }
     })
@@ -75,11 +64,6 @@ impl Harness {
     /// Sends one request through the app and reads the whole answer.
     pub fn send(&self, request: Request<Body>) -> (Response<()>, Vec<u8>) {
         self.send_to(&self.app, request)
-    }
-
-    /// Sends one request through the app that serves every MCP request with rmcp.
-    pub fn send_rmcp_only(&self, request: Request<Body>) -> (Response<()>, Vec<u8>) {
-        self.send_to(&self.rmcp_only, request)
     }
 
     fn send_to(&self, app: &Router, mut request: Request<Body>) -> (Response<()>, Vec<u8>) {

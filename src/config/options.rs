@@ -213,12 +213,6 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_DEMO_API_IN_PROCESS", value_name = "BOOL",
           default_value_t = false, action = ArgAction::Set)]
     pub demo_api_in_process: bool,
-    /// Answer well-formed discover, tools/list and plain tools/call requests without rmcp's
-    /// per-request machinery (same answers, several times the throughput); `false` sends
-    /// every request through rmcp.
-    #[arg(long, env = "GRANTRY_MCP_DIRECT_PATH", value_name = "BOOL",
-          default_value_t = true, action = ArgAction::Set)]
-    pub mcp_direct_path: bool,
     /// Seconds a client has to send a whole request head, from the connection's accept or
     /// from the head's first byte.
     #[arg(long, env = "GRANTRY_HEADER_READ_TIMEOUT", value_name = "SECONDS",

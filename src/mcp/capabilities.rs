@@ -2,92 +2,148 @@
 //! `initialize` in a legacy-era session. Read once per request into [`Capabilities`]; nothing
 //! below the edge looks at the JSON.
 
-use rmcp::RoleServer;
-use rmcp::service::RequestContext;
-use serde_json::Value;
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
 
 /// The capabilities grantry acts on, as a client declared them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Capabilities {
+pub struct Capabilities {
     /// `elicitation.url`: the client shows a URL-mode elicitation's link.
     pub url_elicitation: bool,
     /// `elicitation.form`, or an `elicitation` object naming no mode at all (the spec reads
     /// that as form mode): the client asks its person a form's questions.
     pub form_elicitation: bool,
+    /// `elicitation`, in any mode.
+    pub elicitation: bool,
+    /// `sampling` (deprecated; the conformance suite's fixtures ask for it).
+    pub sampling: bool,
+    /// `roots` (deprecated; the conformance suite's fixtures ask for it).
+    pub roots: bool,
 }
 
 impl Capabilities {
-    /// Reads a `clientCapabilities` object; anything else declares nothing.
-    pub(super) fn read(declared: &Value) -> Self {
-        let elicitation = &declared["elicitation"];
-        let names_no_mode = elicitation.get("form").is_none() && elicitation.get("url").is_none();
+    /// From the members declared: whether `elicitation` is there, and its modes.
+    pub(crate) fn new(elicitation: Option<(bool, bool)>, sampling: bool, roots: bool) -> Self {
+        let (form, url) = elicitation.unwrap_or_default();
+        let names_no_mode = !form && !url;
         Self {
-            url_elicitation: elicitation["url"].is_object(),
-            form_elicitation: elicitation["form"].is_object()
-                || (elicitation.is_object() && names_no_mode),
+            url_elicitation: url,
+            form_elicitation: form || (elicitation.is_some() && names_no_mode),
+            elicitation: elicitation.is_some(),
+            sampling,
+            roots,
         }
     }
 
-    /// The capabilities of this request (in a legacy-era session, those its `initialize`
-    /// declared).
-    pub(super) fn of(ctx: &RequestContext<RoleServer>) -> Self {
-        Self::read(&client_capabilities(ctx))
+    /// Reads a `clientCapabilities` object, as strictly as its schema types it (every
+    /// member it names of its type); `None` when it is not one.
+    pub(crate) fn read(declared: &str) -> Option<Self> {
+        let declared: Declared = serde_json::from_str(declared).ok()?;
+        let elicitation = declared
+            .elicitation
+            .map(|e| (e.form.is_some(), e.url.is_some()));
+        Some(Self::new(
+            elicitation,
+            declared.sampling.is_some(),
+            declared.roots.is_some(),
+        ))
     }
 }
 
-/// The raw `clientCapabilities` of this request; in a legacy-era session, those its
-/// `initialize` declared.
-pub(super) fn client_capabilities(ctx: &RequestContext<RoleServer>) -> Value {
-    match ctx
-        .meta
-        .0
-        .0
-        .get("io.modelcontextprotocol/clientCapabilities")
-    {
-        Some(capabilities) => capabilities.clone(),
-        None => ctx
-            .client_capabilities()
-            .and_then(|c| serde_json::to_value(c).ok())
-            .unwrap_or(Value::Null),
-    }
+/// `ClientCapabilities` as the schema types it; members grantry does not read are checked
+/// for their type and otherwise ignored.
+#[derive(Deserialize)]
+struct Declared {
+    #[serde(default, rename = "experimental")]
+    _experimental: Option<BTreeMap<String, Map<String, Value>>>,
+    #[serde(default, rename = "extensions")]
+    _extensions: Option<BTreeMap<String, Map<String, Value>>>,
+    #[serde(default)]
+    roots: Option<Roots>,
+    #[serde(default)]
+    sampling: Option<Sampling>,
+    #[serde(default)]
+    elicitation: Option<DeclaredElicitation>,
+}
+
+#[derive(Deserialize)]
+struct Roots {
+    #[serde(default, rename = "listChanged")]
+    _list_changed: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct Sampling {
+    #[serde(default, rename = "tools")]
+    _tools: Option<Map<String, Value>>,
+    #[serde(default, rename = "context")]
+    _context: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct DeclaredElicitation {
+    #[serde(default)]
+    form: Option<FormMode>,
+    #[serde(default)]
+    url: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct FormMode {
+    #[serde(default, rename = "schemaValidation")]
+    _schema_validation: Option<bool>,
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
+
+    fn read(declared: &str) -> Option<Capabilities> {
+        Capabilities::read(declared)
+    }
 
     #[test]
     fn elicitation_modes_are_read_as_the_spec_writes_them() {
-        let read = |declared: Value| Capabilities::read(&declared);
-        let (url, form) = (true, true);
-        let both = Capabilities {
-            url_elicitation: url,
-            form_elicitation: form,
-        };
-        assert_eq!(read(json!({"elicitation": {"url": {}, "form": {}}})), both);
-        assert_eq!(
-            read(json!({"elicitation": {}})),
-            Capabilities {
-                form_elicitation: true,
-                ..Capabilities::default()
-            },
+        let both = read(r#"{"elicitation": {"url": {}, "form": {}}}"#).unwrap();
+        assert!(both.url_elicitation && both.form_elicitation && both.elicitation);
+        let no_mode = read(r#"{"elicitation": {}}"#).unwrap();
+        assert!(
+            no_mode.form_elicitation && !no_mode.url_elicitation,
             "an elicitation naming no mode is form mode"
         );
-        assert_eq!(
-            read(json!({"elicitation": {"url": {}}})),
-            Capabilities {
-                url_elicitation: true,
-                ..Capabilities::default()
-            },
+        let url = read(r#"{"elicitation": {"url": {}}}"#).unwrap();
+        assert!(
+            url.url_elicitation && !url.form_elicitation,
             "naming url alone declares no form"
         );
-        assert_eq!(read(json!({"sampling": {}})), Capabilities::default());
-        assert_eq!(read(Value::Null), Capabilities::default());
+        let sampling = read(r#"{"sampling": {}}"#).unwrap();
+        assert!(sampling.sampling && !sampling.elicitation);
+        assert_eq!(read("{}"), Some(Capabilities::default()));
         assert_eq!(
-            read(json!({"elicitation": {"url": true}})),
-            Capabilities::default()
+            read(r#"{"elicitation": null}"#),
+            Some(Capabilities::default())
         );
+    }
+
+    #[test]
+    fn a_member_of_the_wrong_type_is_no_declaration() {
+        for refused in [
+            r#"{"elicitation": 5}"#,
+            r#"{"elicitation": {"url": true}}"#,
+            r#"{"elicitation": {"form": {"schemaValidation": "yes"}}}"#,
+            r#"{"experimental": {"x": 1}}"#,
+            "\"x\"",
+        ] {
+            assert_eq!(read(refused), None, "{refused}");
+        }
+        assert!(
+            read(r#"{"elicitation": {"url": {}}, "somethingNew": 1}"#).is_some(),
+            "members the schema does not name are ignored"
+        );
+        // As rmcp read it: a struct's fields may come as an array (none given here).
+        assert!(read(r#"{"sampling": []}"#).is_some_and(|c| c.sampling));
+        assert_eq!(read("[]"), Some(Capabilities::default()));
     }
 }

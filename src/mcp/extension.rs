@@ -2,20 +2,28 @@
 //! conformance suite's fixtures (`tests/conformance/fixtures`, the `grantry-conformance`
 //! binary) are the one user; the product binary has none.
 //!
-//! An extension's tools are listed before grantry's own and called through rmcp in either
-//! era; they never reach grantry's sign-in rounds or its direct path. A [`Host`] lends a call
-//! what grantry would use itself: its sealer (so a `requestState` an extension seals is
-//! bound, timed and refused exactly as grantry's own are), the client's declared
-//! capabilities, the era, and the question timeout.
+//! An extension's tools are listed before grantry's own and called in either era with the
+//! same [`ExtensionCall`]; they never reach grantry's sign-in rounds. The call lends what
+//! grantry would use itself: its sealer (so a `requestState` an extension seals is bound,
+//! timed and refused exactly as grantry's own are), the client's declared capabilities,
+//! the request's notifications (progress, log messages), and in the legacy era the session
+//! to ask mid-call through.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData, Tool};
 use rmcp::service::RequestContext;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+pub use super::capabilities::Capabilities;
+pub use super::jsonrpc::{ErrorCode, RpcError};
+pub use super::notify::LogLevel;
+pub use super::registry::ToolDescription;
+use super::request::Era;
+pub use super::results::{
+    CallAnswer, CallResult, Content, Elicitation, EmbeddedText, InputRequest, InputRequired,
+};
 use crate::seal::Sealer;
 use crate::state::AppState;
 
@@ -23,33 +31,31 @@ use crate::state::AppState;
 #[async_trait::async_trait]
 pub trait ToolExtension: Send + Sync + 'static {
     /// The tools, in the order `tools/list` shows them (before grantry's own).
-    fn tools(&self) -> Vec<Tool>;
+    fn tools(&self) -> Vec<ToolDescription>;
 
-    /// Whether `name` is one of [`tools`](Self::tools).
-    fn handles(&self, name: &str) -> bool;
-
-    /// A call of one of the tools.
-    async fn call(
-        &self,
-        params: CallToolRequestParams,
-        ctx: RequestContext<RoleServer>,
-        host: Host<'_>,
-    ) -> Result<CallToolResponse, ErrorData>;
+    /// A call of one of [`tools`](Self::tools).
+    async fn call(&self, call: ExtensionCall<'_>) -> Result<CallAnswer, RpcError>;
 }
 
 /// The extension a build was started with, if any.
 pub type Extension = Option<Arc<dyn ToolExtension>>;
 
-/// What grantry lends one call of an extension's tool.
-pub struct Host<'a> {
-    state: &'a AppState,
+/// One call of an extension's tool.
+pub struct ExtensionCall<'a> {
+    /// The tool's name, as listed.
+    pub tool: &'a str,
+    pub arguments: &'a Map<String, Value>,
+    /// The `requestState` a retry brought back.
+    pub request_state: Option<&'a str>,
+    /// The retry's `inputResponses`.
+    pub input_responses: Option<&'a Map<String, Value>>,
+    /// What the client declared (per request, or at `initialize`).
+    pub capabilities: Capabilities,
+    pub(super) state: &'a AppState,
+    pub(super) era: &'a Era,
 }
 
-impl<'a> Host<'a> {
-    pub(super) fn new(state: &'a AppState) -> Self {
-        Self { state }
-    }
-
+impl ExtensionCall<'_> {
     /// grantry's sealer, bound to its MCP URL.
     pub fn sealer(&self) -> &Sealer {
         &self.state.sealer
@@ -59,28 +65,37 @@ impl<'a> Host<'a> {
     pub fn elicitation_timeout(&self) -> Duration {
         self.state.config.elicitation_timeout
     }
-}
 
-/// The capabilities the client declared: per request (2026-07-28) or at `initialize`.
-pub fn client_capabilities(ctx: &RequestContext<RoleServer>) -> Value {
-    super::capabilities::client_capabilities(ctx)
-}
+    /// Reports progress to the client, when the request gave a progress token.
+    pub async fn progress(&self, progress: f64, total: Option<f64>) {
+        match self.era {
+            Era::Modern(notifier) => notifier.progress(progress, total),
+            Era::Legacy(session) => session.progress(progress, total).await,
+        }
+    }
 
-/// Whether the call came in a legacy-era (2025-11-25) session.
-pub fn is_legacy(ctx: &RequestContext<RoleServer>) -> bool {
-    super::legacy::is_legacy(ctx)
-}
+    /// The level the request asked log messages at, if any.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        match self.era {
+            Era::Modern(notifier) => notifier.log_level(),
+            Era::Legacy(session) => session.log_level(),
+        }
+    }
 
-/// grantry's one answer to a `requestState` that does not hold up.
-pub fn invalid_request_state() -> ErrorData {
-    super::answers::invalid_request_state()
-}
+    /// Sends a log message, when the request asked for `level` or a lower one.
+    pub async fn log(&self, level: LogLevel, data: Value) {
+        match self.era {
+            Era::Modern(notifier) => notifier.log(level, data),
+            Era::Legacy(session) => session.log(level, data).await,
+        }
+    }
 
-/// An rmcp value from JSON, the envelope's absent (null) fields dropped as rmcp wants them.
-///
-/// # Panics
-///
-/// When `value` is not the shape of `T`: values an extension builds itself.
-pub fn from_json<T: serde::de::DeserializeOwned>(value: Value) -> T {
-    super::answers::from_json(value)
+    /// The legacy-era (2025-11-25) session the call came in, to ask its client mid-call;
+    /// `None` in the modern era, which asks through `input_required` instead.
+    pub fn legacy_session(&self) -> Option<&RequestContext<RoleServer>> {
+        match self.era {
+            Era::Modern(_) => None,
+            Era::Legacy(session) => Some(session.context()),
+        }
+    }
 }

@@ -1,107 +1,68 @@
-//! The rmcp `ServerHandler`: protocol in, grantry's tools out.
-//!
-//! rmcp does the wire (JSON-RPC, `_meta`, the SEP-2243 headers, version checks, HTTP statuses);
-//! this file maps methods to grantry: discovery, the tool list, and `tools/call` (form and
-//! confirmation rounds, and the plain tools through [`super::plain_call`]). rmcp types are
-//! built from JSON here, so the rest of grantry never sees them.
+//! The rmcp `ServerHandler` of the legacy era (2025-11-25): a session's `initialize`, its tool
+//! list, and its tool calls, each turned into the same [`ToolCall`] the modern edge builds and
+//! run by [`Dispatch`]. rmcp's types are built here and nowhere else: once at start (the
+//! server's description, its tools) and per call from grantry's own answer.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult,
-    DiscoverResult, ErrorData, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ServerConfig, Tool,
+    DiscoverResult, ErrorCode as RmcpCode, ErrorData, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::json;
+use serde_json::Value;
 
-use super::account_choice::{self, Before};
-use super::answers::codes;
-use super::answers::{from_json, tool_error};
-use super::capabilities::Capabilities;
-use super::confirm;
-use super::extension::{Extension, Host};
-use super::form;
-use super::legacy;
-use super::plain_call::{CallAnswer, LegacyAnswer, PlainCall, Retry};
-use super::round_state;
 use crate::identity::Principal;
-use crate::state::AppState;
-use crate::tools::{self, Call, Mode, ToolError};
+use crate::mcp::capabilities::Capabilities;
+use crate::mcp::describe::{self, server_description, supported_versions};
+use crate::mcp::dispatch::Dispatch;
+use crate::mcp::jsonrpc::RpcError;
+use crate::mcp::legacy::notices::CompletionNotices;
+use crate::mcp::legacy::session::LegacyCall;
+use crate::mcp::malformed;
+use crate::mcp::registry::Registry;
+use crate::mcp::request::{Era, ToolCall};
+use crate::mcp::results::CallAnswer;
+use crate::mcp::rounds::Retry;
 
-/// How long clients may cache discovery and the tool list (they do not vary per user).
-const LIST_TTL_MS: u64 = 5 * 60 * 1000;
-
-/// Cloned for every request (rmcp serves each statelessly): everything behind `Arc`s.
+/// Cloned for every request rmcp serves: everything behind `Arc`s.
 #[derive(Clone)]
 pub(crate) struct McpHandler {
-    state: AppState,
-    /// The same for every caller and request: built once, not per `tools/list` or call.
+    dispatch: Arc<Dispatch>,
+    registry: Arc<Registry>,
+    /// The same for every session: built once, not per `tools/list` or call.
     tools: Arc<Vec<Tool>>,
     info: Arc<ServerConfig>,
-    /// Bounds the legacy sessions' waits for a sign-in to land (see
-    /// [`legacy::notify_when_connected`]).
-    completion_notices: Arc<legacy::CompletionNotices>,
-    /// Tools this build adds beside grantry's own (see [`super::extension`]).
-    extension: Extension,
+    discovery: Arc<DiscoverResult>,
+    /// Bounds the sessions' waits for a sign-in to land.
+    notices: Arc<CompletionNotices>,
 }
 
 impl McpHandler {
-    pub(crate) fn new(state: AppState, extension: Extension) -> Self {
-        let own = tools::Tool::ALL
-            .into_iter()
-            .map(|tool| to_rmcp_tool(tool.spec()));
-        // An extension's tools come first: the conformance suite probes headers by calling the
-        // first listed tool with `{}` from a client without URL elicitation.
-        let added = extension.iter().flat_map(|e| e.tools());
-        let tools = added.chain(own).collect();
-        let info = from_json(json!({
-            "protocolVersion": "2026-07-28",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "grantry", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "Tools over the user's connected billing account. When an account is \
-                not connected yet, the user is asked to open a sign-in link first.",
-        }));
-        let completion_notices = legacy::CompletionNotices::new(state.config.max_held_retries);
+    pub(crate) fn new(dispatch: Arc<Dispatch>, registry: Arc<Registry>, max_held: usize) -> Self {
+        let tools = registry
+            .descriptions()
+            .iter()
+            .map(|description| rmcp_value(serde_json::json!(description)))
+            .collect();
         Self {
-            state,
+            dispatch,
+            registry,
             tools: Arc::new(tools),
-            info: Arc::new(info),
-            completion_notices,
-            extension,
+            info: Arc::new(rmcp_value(server_description())),
+            discovery: Arc::new(rmcp_value(describe::discovery())),
+            notices: CompletionNotices::new(max_held),
         }
-    }
-
-    /// The `server/discover` result: the same for every caller.
-    pub(super) fn discovery(&self) -> DiscoverResult {
-        let mut result = DiscoverResult::from_server_info(
-            self.supported_protocol_versions().into_owned(),
-            self.get_info(),
-        )
-        .with_ttl_ms(LIST_TTL_MS);
-        result.cache_scope = CacheScope::Public;
-        result
-    }
-
-    /// The `tools/list` result: the same for every caller.
-    pub(super) fn tool_list(&self) -> ListToolsResult {
-        ListToolsResult::with_all_items((*self.tools).clone())
-            .with_ttl_ms(LIST_TTL_MS)
-            .with_cache_scope(CacheScope::Public)
     }
 }
 
-fn to_rmcp_tool(spec: tools::ToolSpec) -> Tool {
-    from_json(json!({
-        "name": spec.name,
-        "title": spec.title,
-        "description": spec.description,
-        "inputSchema": spec.input_schema,
-        "outputSchema": spec.output_schema,
-        "annotations": spec.annotations,
-    }))
+/// An rmcp value built at start from grantry's own description of it (which a unit test
+/// reads into rmcp's types, so this never fails in a build that passed its tests).
+fn rmcp_value<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("grantry's server and tool descriptions are MCP values")
 }
 
 impl ServerHandler for McpHandler {
@@ -110,14 +71,14 @@ impl ServerHandler for McpHandler {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Owned(super::supported_versions().to_vec())
+        Cow::Owned(supported_versions().to_vec())
     }
 
     async fn discover(
         &self,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        Ok(self.discovery())
+        Ok((*self.discovery).clone())
     }
 
     async fn list_tools(
@@ -125,7 +86,9 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(self.tool_list())
+        Ok(ListToolsResult::with_all_items((*self.tools).clone())
+            .with_ttl_ms(describe::LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Public))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -136,12 +99,15 @@ impl ServerHandler for McpHandler {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        ctx: RequestContext<RoleServer>,
+        _ctx: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(
-            super::malformed::invalid_params(&request.method, legacy::is_legacy(&ctx))
-                .unwrap_or_else(|| ErrorData::new(codes::METHOD_NOT_FOUND, request.method, None)),
-        )
+        let error = malformed::invalid_params(&request.method, true).unwrap_or_else(|| {
+            RpcError::new(
+                crate::mcp::jsonrpc::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+            )
+        });
+        Err(to_rmcp_error(error))
     }
 
     async fn call_tool(
@@ -149,50 +115,36 @@ impl ServerHandler for McpHandler {
         params: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if let Some(extension) = &self.extension
-            && extension.handles(&params.name)
-        {
-            return extension.call(params, ctx, Host::new(&self.state)).await;
-        }
         let principal = authenticated(&ctx)?;
-        let capabilities = Capabilities::of(&ctx);
         // The one lookup of the tool by its name on this path.
-        let tool = tools::Tool::named(&params.name)
-            .ok_or_else(|| tool_error(ToolError::UnknownTool(params.name.to_string())))?;
-        let in_rounds = !matches!(tool.mode(), Mode::Plain);
-        if in_rounds && legacy::is_legacy(&ctx) {
-            // The same rounds, asked on the call's stream with `elicitation/create`.
-            let round = |params: CallToolRequestParams| {
-                let (principal, capabilities) = (&principal, capabilities);
-                async move { self.rounds(principal, tool, &params, capabilities).await }
-            };
-            return legacy::drive_rounds(&self.state, &ctx, params.clone(), round).await;
-        }
-        if in_rounds {
-            return self.rounds(&principal, tool, &params, capabilities).await;
-        }
-        let arguments = params.arguments.clone().unwrap_or_default();
-        let call = PlainCall::new(&self.state, &principal, tool, &arguments);
-        if legacy::is_legacy(&ctx) {
-            return self.legacy_plain_call(&call, capabilities, &ctx).await;
-        }
-        let retry = Retry {
-            request_state: params.request_state.as_deref(),
-            responses: params
-                .input_responses
-                .as_ref()
-                .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        let Some(entry) = self.registry.find(&params.name) else {
+            let unknown = RpcError::invalid_params(format!("Unknown tool: {}", params.name));
+            return Err(to_rmcp_error(unknown));
         };
-        // rmcp cancels `ct` when the client goes away: stop holding for nobody.
-        tokio::select! {
-            result = call.run(retry, capabilities) => result.map(CallAnswer::into_rmcp),
-            _ = ctx.ct.cancelled() => Err(ErrorData::new(
-                codes::INTERNAL_ERROR,
-                "request cancelled",
-                None,
-            )),
+        let call = ToolCall {
+            principal,
+            tool: entry.listed.clone(),
+            arguments: params.arguments.unwrap_or_default(),
+            retry: Retry {
+                request_state: params.request_state,
+                responses: params.input_responses.map(|r| r.into_iter().collect()),
+            },
+            capabilities: declared(&ctx),
+            era: Era::Legacy(LegacyCall::new(ctx, self.notices.clone())),
+        };
+        match self.dispatch.call(call).await {
+            Ok(answer) => to_rmcp_answer(answer),
+            Err(error) => Err(to_rmcp_error(error)),
         }
     }
+}
+
+/// What the session's `initialize` declared.
+fn declared(ctx: &RequestContext<RoleServer>) -> Capabilities {
+    ctx.client_capabilities()
+        .and_then(|c| serde_json::to_string(&c).ok())
+        .and_then(|text| Capabilities::read(&text))
+        .unwrap_or_default()
 }
 
 /// The caller, as the auth layer in front of rmcp found them; without one nothing runs.
@@ -201,87 +153,51 @@ fn authenticated(ctx: &RequestContext<RoleServer>) -> Result<Principal, ErrorDat
         .get::<http::request::Parts>()
         .and_then(|p| p.extensions.get::<Principal>().cloned())
         .ok_or_else(|| {
-            ErrorData::new(
-                codes::INTERNAL_ERROR,
+            to_rmcp_error(RpcError::internal(
                 "request reached the tools without an authenticated principal",
-                None,
-            )
+            ))
         })
 }
 
-impl McpHandler {
-    /// One round of a tool with form or confirmation rounds.
-    async fn rounds(
-        &self,
-        principal: &Principal,
-        tool: tools::Tool,
-        params: &CallToolRequestParams,
-        capabilities: Capabilities,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let name = tool.name();
-        let arguments = params.arguments.clone().unwrap_or_default();
-        let client = Call {
-            state: &self.state,
-            principal,
-            arguments: &arguments,
-            chosen_account: None,
-        };
-        // Which account first, where that is open; then the tool's own rounds at it.
-        let (chosen, fresh) =
-            match account_choice::before_rounds(&client, params, capabilities).await? {
-                Before::Answer(answer) => return Ok(answer),
-                Before::Proceed { chosen, fresh } => (chosen, fresh),
-            };
-        let mut params = params.clone();
-        if fresh {
-            params.request_state = None;
-            params.input_responses = None;
-        }
-        let with_account = chosen
-            .as_deref()
-            .map(|account| round_state::with_account(&arguments, account));
-        let call = Call {
-            arguments: with_account.as_ref().unwrap_or(&arguments),
-            chosen_account: chosen.as_deref(),
-            ..client
-        };
-        let params = &params;
-        match tool.mode() {
-            Mode::Form(form) => form::run(&call, name, form, params, capabilities).await,
-            Mode::Confirm(confirm) => {
-                confirm::run(&call, name, confirm, params, capabilities).await
-            }
-            Mode::Plain => Err(tool_error(ToolError::UnknownTool(name.to_owned()))),
-        }
-    }
+fn to_rmcp_error(error: RpcError) -> ErrorData {
+    ErrorData::new(RmcpCode(error.code.0), error.message, error.data)
+}
 
-    /// A plain tool in a legacy-era session: a missing connection is `-32042`, and the
-    /// session hears `notifications/elicitation/complete` once the sign-in lands.
-    async fn legacy_plain_call(
-        &self,
-        call: &PlainCall<'_>,
-        capabilities: Capabilities,
-        ctx: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        match call.run_legacy(capabilities).await? {
-            LegacyAnswer::Done(answer) => Ok(answer.into_rmcp()),
-            LegacyAnswer::SignIn(elicitation) => {
-                legacy::notify_when_connected(
-                    self.state.clone(),
-                    &self.completion_notices,
-                    call.principal().clone(),
-                    &elicitation,
-                    ctx.peer.clone(),
-                );
-                Err(legacy::url_elicitation_required(&elicitation))
-            }
+/// grantry's answer as rmcp's type; a value rmcp cannot read is an internal error.
+fn to_rmcp_answer(answer: CallAnswer) -> Result<CallToolResponse, ErrorData> {
+    let value = serde_json::to_value(&answer).map_err(internal)?;
+    match answer {
+        CallAnswer::Complete(_) => serde_json::from_value(value).map(CallToolResponse::Complete),
+        CallAnswer::InputRequired(_) => {
+            serde_json::from_value(value).map(CallToolResponse::InputRequired)
         }
     }
+    .map_err(internal)
+}
+
+fn internal(e: serde_json::Error) -> ErrorData {
+    tracing::error!(error = %e, "an answer did not fit rmcp's types");
+    to_rmcp_error(RpcError::internal("Internal error"))
 }
 
 /// Keeps the handler cheap to hand to rmcp's per-request factory.
-pub(super) fn factory(
+pub(crate) fn factory(
     handler: McpHandler,
 ) -> impl Fn() -> Result<McpHandler, std::io::Error> + Send + Sync + 'static {
     move || Ok(handler.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grantrys_descriptions_read_as_rmcps_types() {
+        let registry = Registry::new(Vec::new());
+        for description in registry.descriptions() {
+            let _: Tool = serde_json::from_value(serde_json::json!(description)).unwrap();
+        }
+        let _: ServerConfig = serde_json::from_value(server_description()).unwrap();
+        let _: DiscoverResult = serde_json::from_value(describe::discovery()).unwrap();
+    }
 }

@@ -10,11 +10,10 @@
 //!
 //! The id is echoed when it can be read (a string or a number), `null` otherwise.
 
-use rmcp::model::{ErrorCode, ErrorData};
-
-use super::answers::codes;
 use serde::Deserialize;
 use serde_json::Value;
+
+use super::jsonrpc::{ErrorCode, RpcError};
 
 /// The methods grantry answers in the modern era: rmcp takes one of these with params of the
 /// wrong types for an unknown method (`-32601`), which would tell the client the method does
@@ -32,18 +31,16 @@ const LEGACY_METHODS: [&str; 5] = [
 
 /// The `-32602` for a method grantry serves (in the request's era) whose params rmcp could
 /// not read; `None` for a method it does not serve (that one is `-32601`).
-pub(super) fn invalid_params(method: &str, legacy: bool) -> Option<ErrorData> {
+pub(super) fn invalid_params(method: &str, legacy: bool) -> Option<RpcError> {
     let served: &[&str] = if legacy {
         &LEGACY_METHODS
     } else {
         &MODERN_METHODS
     };
     served.contains(&method).then(|| {
-        ErrorData::new(
-            codes::INVALID_PARAMS,
-            format!("Invalid params: {method}'s params do not have the types its schema gives"),
-            None,
-        )
+        RpcError::invalid_params(format!(
+            "Invalid params: {method}'s params do not have the types its schema gives"
+        ))
     })
 }
 
@@ -60,7 +57,11 @@ pub(super) struct Unreadable {
 /// all (then rmcp's refusal was about something else, such as the content type).
 pub(super) fn classify(body: &[u8]) -> Option<Unreadable> {
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return Some(unreadable(codes::PARSE_ERROR, "Parse error", Value::Null));
+        return Some(unreadable(
+            ErrorCode::PARSE_ERROR,
+            "Parse error",
+            Value::Null,
+        ));
     };
     let id = match value.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
@@ -78,19 +79,27 @@ pub(super) fn classify(body: &[u8]) -> Option<Unreadable> {
         params: Option<Value>,
     }
     let Ok(envelope) = serde_json::from_slice::<Envelope>(body) else {
-        return Some(unreadable(codes::INVALID_REQUEST, "Invalid Request", id));
+        return Some(unreadable(
+            ErrorCode::INVALID_REQUEST,
+            "Invalid Request",
+            id,
+        ));
     };
     let id_ok = matches!(
         envelope.id,
         None | Some(Value::String(_) | Value::Number(_) | Value::Null)
     );
     if envelope.jsonrpc != "2.0" || !id_ok {
-        return Some(unreadable(codes::INVALID_REQUEST, "Invalid Request", id));
+        return Some(unreadable(
+            ErrorCode::INVALID_REQUEST,
+            "Invalid Request",
+            id,
+        ));
     }
     match envelope.params {
         Some(Value::Object(_)) | None => None,
         Some(_) => Some(unreadable(
-            codes::INVALID_PARAMS,
+            ErrorCode::INVALID_PARAMS,
             "Invalid params: params must be an object",
             id,
         )),

@@ -1,36 +1,43 @@
-//! MCP on `POST /mcp`, revision 2026-07-28, built on rmcp at the edge.
+//! MCP on `POST /mcp`: the 2026-07-28 era served by grantry itself, the legacy 2025-11-25
+//! era on rmcp.
 //!
-//! rmcp serves the protocol statelessly (no sessions: any replica serves any request), and
-//! the legacy 2025-11-25 era on the same endpoint for clients that start with `initialize`
-//! ([`legacy`]: sessions kept in the store, so any replica serves those too);
 //! `endpoint` is the route's one service: it counts the request, admits it ([`auth`]: rate
-//! limits and the bearer token) and hands it to the [`edge`]. `handler` maps the protocol onto
-//! grantry's tools and sign-in rounds; the edge keeps held retries alive and the wire exactly
-//! as the spec writes it; `direct` answers the common well-formed requests (discover,
-//! tools/list, plain tool calls) with the handler's own code, without rmcp's per-request
-//! machinery (`known_meta` remembers the `_meta` texts it has checked), and leaves everything
-//! else to rmcp. [`extension`] is the registry's one extension point: tools a build adds
-//! beside grantry's own (the conformance suite's fixtures, in `tests/conformance/fixtures`).
+//! limits and the bearer token) and hands it to the [`edge`], which reads the body and asks
+//! [`modern`] what it is. A modern request (stateless: `_meta` on every request) is checked
+//! and parsed once, into an answer or one typed [`request::ToolCall`]; a legacy one (an
+//! `initialize`, a session's) goes to rmcp, whose handler ([`legacy`]) builds the same typed
+//! call. Either way [`dispatch`] runs it: the plain tools through their sign-in rounds, the
+//! others through their form and confirmation rounds ([`rounds`]), an extension's tools
+//! through [`extension`] (the registry's one extension point, for tools a build adds:
+//! the conformance suite's fixtures). The edge holds a slow answer as SSE with keep-alives.
+//!
+//! Why grantry owns the modern era: rmcp (the official SDK, pinned) serves it with a
+//! per-request task, a transport and its own message types, from which grantry's answers had
+//! to be built through JSON and mended after (an empty `elicitationId` this revision
+//! removed). Served here, a request is parsed once into grantry's own types, every answer is
+//! written as the spec writes it, and what a later revision or extension adds (resources,
+//! tasks) is grantry's to shape. rmcp keeps the legacy era, with its sessions and its
+//! mid-call questions; `tests/e2e/recorded_wire.rs` holds what rmcp answered this era before.
 
-mod account_choice;
-mod answers;
 pub(crate) mod auth;
 mod capabilities;
-mod confirm;
-mod direct;
+mod describe;
+mod dispatch;
 pub(crate) mod edge;
 mod endpoint;
 pub mod extension;
-mod form;
 mod handler;
 mod headers;
-mod known_meta;
+mod held;
+mod jsonrpc;
 pub(crate) mod legacy;
 mod malformed;
-mod plain_call;
-pub mod request_state;
-mod round_state;
-pub(crate) mod sign_in;
+mod modern;
+mod notify;
+mod registry;
+mod request;
+mod results;
+pub mod rounds;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,18 +50,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use crate::server::hosts::{AllowedHosts, LOOPBACK_NAMES};
 use crate::state::AppState;
 
-/// The protocol versions grantry speaks: the modern era, and the legacy one for clients that
-/// start with `initialize`.
-pub fn supported_versions() -> [rmcp::model::ProtocolVersion; 2] {
-    use rmcp::model::ProtocolVersion;
-    [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25]
-}
-
-/// The modern revision, as its `MCP-Protocol-Version` header and `_meta` spell it.
-pub const MODERN_VERSION: &str = "2026-07-28";
-
-/// Largest request body accepted on `/mcp` (larger gets 413 before any parsing).
-pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
+pub use describe::{LEGACY_VERSION, MAX_REQUEST_BYTES, MODERN_VERSION, SUPPORTED_VERSIONS};
 
 /// The `/mcp` route, with the tools `extension` adds beside grantry's own.
 pub fn router(state: AppState, extension: extension::Extension) -> Router<AppState> {
@@ -69,33 +65,30 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
         config.max_legacy_sessions_per_principal,
         config.max_stored_legacy_sessions_per_principal,
     );
-    let mut server_config = StreamableHttpServerConfig::default()
-        // Modern requests are served statelessly whatever this says; `initialize` opens a
-        // legacy-era session (see `legacy`).
-        .with_legacy_session_mode(true)
-        .with_json_response(true)
-        .with_allowed_hosts(hosts.spelled().to_vec())
-        .with_allowed_origins(origins)
-        .enforce_origin_validation()
-        .with_max_request_body_bytes(MAX_REQUEST_BYTES)
-        .with_sse_keep_alive(Some(keep_alive_interval(config.retry_hold)));
-    server_config.session_store = Some(sessions.for_rmcp());
-    let handler = handler::McpHandler::new(state.clone(), extension);
-    let direct = config
-        .mcp_direct_path
-        .then(|| Arc::new(direct::Direct::new(state.clone(), &handler, hosts)));
-    let rmcp = Arc::new(StreamableHttpService::new(
+    let added = extension.iter().flat_map(|e| e.tools()).collect();
+    let registry = Arc::new(registry::Registry::new(added));
+    let dispatch = Arc::new(dispatch::Dispatch::new(state.clone(), extension));
+    let handler =
+        handler::McpHandler::new(dispatch.clone(), registry.clone(), config.max_held_retries);
+    let rmcp = StreamableHttpService::new(
         handler::factory(handler),
         memory,
-        server_config,
-    ));
+        legacy_config(config, &hosts, &origins, &sessions),
+    );
+    let modern = modern::Modern::new(
+        hosts,
+        modern::AllowedOrigins::new(&origins),
+        registry,
+        &describe::discovery(),
+    );
     let endpoint = Arc::new(endpoint::Endpoint {
         edge: edge::Edge {
-            direct,
+            modern,
+            dispatch,
             sessions,
             streams: legacy::Streams::new(state.held.clone()),
             keep_alive: keep_alive_interval(config.retry_hold),
-            rmcp,
+            rmcp: Arc::new(rmcp),
         },
         state: state.clone(),
     });
@@ -113,6 +106,27 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
             get(auth::protected_resource_metadata),
         )
         .merge(mcp)
+}
+
+/// rmcp's settings for the legacy era: sessions kept in the store, the same hosts and
+/// origins as this era's.
+fn legacy_config(
+    config: &crate::config::Config,
+    hosts: &AllowedHosts,
+    origins: &[String],
+    sessions: &legacy::Sessions,
+) -> StreamableHttpServerConfig {
+    let mut server_config = StreamableHttpServerConfig::default()
+        // `initialize` opens a legacy-era session; modern requests never reach rmcp.
+        .with_legacy_session_mode(true)
+        .with_json_response(true)
+        .with_allowed_hosts(hosts.spelled().to_vec())
+        .with_allowed_origins(origins.to_vec())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES)
+        .with_sse_keep_alive(Some(keep_alive_interval(config.retry_hold)));
+    server_config.session_store = Some(sessions.for_rmcp());
+    server_config
 }
 
 /// The browser origins allowed to call `/mcp`: the public URL's, loopback spellings when

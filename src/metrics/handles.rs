@@ -4,7 +4,7 @@
 
 use metrics::{Counter, Histogram};
 
-use super::{KNOWN_METHODS, MCP_DIRECT, MCP_DURATION, MCP_REQUESTS, Outcome};
+use super::{KNOWN_METHODS, MCP_DURATION, MCP_REQUESTS, Outcome};
 
 /// Every `Outcome`, in declaration order: `outcome as usize` indexes it.
 const OUTCOMES: [Outcome; 6] = [
@@ -16,16 +16,11 @@ const OUTCOMES: [Outcome; 6] = [
     Outcome::Failed,
 ];
 
-/// The methods `mcp::direct` answers.
-const DIRECT_METHODS: [&str; 3] = ["server/discover", "tools/list", "tools/call"];
-
 /// The series of one method label.
 pub(super) struct MethodSeries {
     label: &'static str,
     requests: [Counter; OUTCOMES.len()],
     pub(super) duration: Histogram,
-    /// Only for the methods the direct path takes.
-    pub(super) direct: Option<Counter>,
 }
 
 impl MethodSeries {
@@ -49,9 +44,6 @@ impl McpSeries {
                         metrics::counter!(MCP_REQUESTS, "method" => label, "outcome" => outcome.label())
                     }),
                     duration: metrics::histogram!(MCP_DURATION, "method" => label),
-                    direct: DIRECT_METHODS
-                        .contains(&label)
-                        .then(|| metrics::counter!(MCP_DIRECT, "method" => label)),
                 })
                 .collect(),
         )

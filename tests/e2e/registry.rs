@@ -45,30 +45,28 @@ async fn every_tool_taking_a_provider_mirrors_it_into_a_header() {
 
 #[tokio::test]
 async fn a_provider_header_missing_or_unlike_the_body_is_refused_with_32020() {
-    for direct in ["true", "false"] {
-        let server = Server::start(&["--mcp-direct-path", direct]).await;
-        let mcp = Mcp::new(server.mcp_url());
-        let args = json!({"provider": "demo"});
-        let (status, missing) = call_with_headers(&mcp, args.clone(), &[]).await;
-        assert_eq!(
-            (status, &missing["error"]["code"]),
-            (400, &json!(-32020)),
-            "{missing}"
-        );
-        let (status, unlike) =
-            call_with_headers(&mcp, args.clone(), &[("mcp-param-provider", "xero".into())]).await;
-        assert_eq!(
-            (status, &unlike["error"]["code"]),
-            (400, &json!(-32020)),
-            "{unlike}"
-        );
-        // Base64-wrapped, as a client writes a value that is not plain ASCII: taken.
-        let wrapped = format!("=?base64?{}?=", "ZGVtbw==");
-        let (status, taken) =
-            call_with_headers(&mcp, args.clone(), &[("mcp-param-provider", wrapped)]).await;
-        assert_eq!(status, 200, "{taken}");
-        assert_eq!(taken["result"]["resultType"], "input_required", "{taken}");
-    }
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let args = json!({"provider": "demo"});
+    let (status, missing) = call_with_headers(&mcp, args.clone(), &[]).await;
+    assert_eq!(
+        (status, &missing["error"]["code"]),
+        (400, &json!(-32020)),
+        "{missing}"
+    );
+    let (status, unlike) =
+        call_with_headers(&mcp, args.clone(), &[("mcp-param-provider", "xero".into())]).await;
+    assert_eq!(
+        (status, &unlike["error"]["code"]),
+        (400, &json!(-32020)),
+        "{unlike}"
+    );
+    // Base64-wrapped, as a client writes a value that is not plain ASCII: taken.
+    let wrapped = format!("=?base64?{}?=", "ZGVtbw==");
+    let (status, taken) =
+        call_with_headers(&mcp, args.clone(), &[("mcp-param-provider", wrapped)]).await;
+    assert_eq!(status, 200, "{taken}");
+    assert_eq!(taken["result"]["resultType"], "input_required", "{taken}");
 }
 
 #[tokio::test]

@@ -279,7 +279,7 @@ async fn the_first_round_is_one_url_elicitation_without_an_id_and_writes_nothing
 #[tokio::test]
 async fn an_expired_request_state_gets_the_one_refusal() {
     use grantry::identity::{DEV_ISSUER, DEV_SUBJECT, Principal};
-    use grantry::mcp::request_state::{StateClaims, ToolRequest};
+    use grantry::mcp::rounds::request_state::{StateClaims, ToolRequest};
     let key = grantry::seal::generate_key();
     let server = Server::start(&["--keys", &key]).await;
     let mcp = Mcp::new(server.mcp_url());

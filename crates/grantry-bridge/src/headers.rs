@@ -2,7 +2,6 @@
 //! arguments a tool mirrors into `Mcp-Param-*` (see [`super::mirrors`]), values outside
 //! visible ASCII base64-wrapped.
 
-use base64::Engine as _;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
@@ -54,17 +53,7 @@ fn mirror_arguments(headers: &mut HeaderMap, mirrors: &Mirrors, params: &Value) 
 
 /// Sets a header, base64-wrapped (`=?base64?…?=`) when the value is not plain visible ASCII.
 fn insert_encoded(headers: &mut HeaderMap, name: HeaderName, value: &str) {
-    let plain = !value.is_empty()
-        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && !value.starts_with(' ')
-        && !value.ends_with(' ');
-    let value = if plain {
-        HeaderValue::from_str(value).ok()
-    } else {
-        let encoded = base64::engine::general_purpose::STANDARD.encode(value);
-        HeaderValue::from_str(&format!("=?base64?{encoded}?=")).ok()
-    };
-    if let Some(value) = value {
+    if let Ok(value) = HeaderValue::from_str(&grantry_base::header_value::encode(value)) {
         headers.insert(name, value);
     }
 }

@@ -1,26 +1,30 @@
 //! The legacy era (2025-11-25) on the same `/mcp` endpoint, for clients that start with
 //! `initialize` (the TypeScript SDK's and MCP Inspector's defaults).
 //!
-//! rmcp runs the sessions (`Mcp-Session-Id`, the handshake, the streams); grantry adds:
+//! rmcp runs the sessions (`Mcp-Session-Id`, the handshake, the streams) and calls
+//! [`crate::mcp::handler`], which turns each tool call into the typed call the modern era
+//! builds too; grantry adds:
 //!
 //! - **Sessions in the store**, bound to their opener ([`Sessions`]). The edge records a new
 //!   session with the caller's tag once `initialize` has answered, and refuses a request
 //!   naming a session that is not the caller's as if it did not exist (404). A replica that
 //!   has not seen a session restores it from the record (rmcp replays the handshake).
 //! - **URL elicitation the legacy way**: a plain tool that needs a connection answers
-//!   `-32042` with the connect link ([`url_elicitation_required`]); when the grant lands,
-//!   `notifications/elicitation/complete` goes to the session ([`notify_when_connected`]).
-//! - **Form rounds as `elicitation/create`** ([`drive_rounds`]): the same rounds the modern
+//!   `-32042` with the connect link (`notices::url_elicitation_required`); when the grant lands,
+//!   `notifications/elicitation/complete` goes to the session (`notices::notify_when_connected`).
+//! - **Form rounds as `elicitation/create`** ([`questions::drive_rounds`]): the same rounds the modern
 //!   era answers with `input_required` are asked on the call's stream and answered there.
 //!
-//! Files: [`sessions`] (the store records, ownership), [`residents`] (which sessions stay in
+//! Files: [`session`] (what a call has of its session:
+//! questions, notices, notifications), [`sessions`] (the store records, ownership), [`residents`] (which sessions stay in
 //! memory here: a fair share of the cap, idle ones evicted to make room), [`streams`] (GET
 //! streams: two per session, counted in the principal's share of held requests), [`notices`]
 //! (`-32042` and `elicitation/complete`), [`questions`] (form rounds asked mid-call).
 
-mod notices;
+pub(crate) mod notices;
 mod questions;
 mod residents;
+pub(crate) mod session;
 mod sessions;
 mod streams;
 
@@ -28,20 +32,9 @@ use axum::body::Body;
 use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
-use rmcp::RoleServer;
-use rmcp::service::RequestContext;
 
-pub(crate) use notices::{CompletionNotices, notify_when_connected, url_elicitation_required};
-pub(crate) use questions::drive_rounds;
-pub(crate) use sessions::{Opening, Sessions, is_modern, opened_session, session_id};
+pub(crate) use sessions::{Opening, Sessions, is_initialize, opened_session, session_id};
 pub(crate) use streams::{Open as OpenStream, Refused, Streams};
-
-/// Whether this request belongs to a legacy-era session: it carries no per-request version
-/// and its session began with `initialize` (whatever version that asked for, the session
-/// speaks 2025-11-25).
-pub(crate) fn is_legacy(ctx: &RequestContext<RoleServer>) -> bool {
-    ctx.meta.protocol_version().is_none() && ctx.peer.peer_info().is_some()
-}
 
 /// The edge's plain-text refusal, with `Retry-After: 60` where waiting a minute helps.
 fn plain_refusal(status: StatusCode, text: &'static str, retry_later: bool) -> Response {

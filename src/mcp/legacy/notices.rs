@@ -6,29 +6,29 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{CustomNotification, ErrorData, ServerNotification};
+use rmcp::model::{CustomNotification, ServerNotification};
 use rmcp::service::Peer;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::grants::GrantKey;
 use crate::identity::Principal;
-use crate::mcp::answers::codes;
-use crate::mcp::sign_in::UrlElicitation;
+use crate::mcp::jsonrpc::{ErrorCode, RpcError};
+use crate::mcp::rounds::sign_in::UrlElicitation;
 use crate::state::AppState;
 
 /// The legacy answer for a missing connection: `-32042` with the connect link.
-pub(crate) fn url_elicitation_required(elicitation: &UrlElicitation) -> ErrorData {
-    ErrorData::new(
-        codes::URL_ELICITATION_REQUIRED,
+pub(crate) fn url_elicitation_required(elicitation: &UrlElicitation) -> RpcError {
+    RpcError::new(
+        ErrorCode::URL_ELICITATION_REQUIRED,
         "This request needs a connected account: open the link to connect it, then retry",
-        Some(json!({"elicitations": [{
-            "mode": "url",
-            "elicitationId": elicitation.elicitation_id,
-            "url": elicitation.url,
-            "message": elicitation.message,
-        }]})),
     )
+    .with_data(json!({"elicitations": [{
+        "mode": "url",
+        "elicitationId": elicitation.elicitation_id,
+        "url": elicitation.url,
+        "message": elicitation.message,
+    }]}))
 }
 
 /// Bounds the waits for a sign-in to land ([`notify_when_connected`]): in all, and per

@@ -6,17 +6,15 @@ use std::future::Future;
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitResult, ErrorCode,
-    ErrorData,
-};
+use rmcp::model::{ElicitRequestParams, ElicitResult};
 use rmcp::service::{RequestContext, ServiceError};
-use serde_json::{Map, Value};
+use serde_json::Map;
 
 use super::session_id;
-use crate::mcp::answers::{complete, from_json};
+use crate::mcp::jsonrpc::RpcError;
+use crate::mcp::results::{CallAnswer, CallResult, Elicitation, InputRequest};
+use crate::mcp::rounds::Retry;
 use crate::state::AppState;
-use crate::tools::ToolResult;
 
 /// A call asks at most this many questions in a row (grantry's own rounds need two).
 const MAX_ROUNDS: usize = 8;
@@ -33,35 +31,32 @@ const MAX_ROUNDS: usize = 8;
 pub(crate) async fn drive_rounds<F, Fut>(
     state: &AppState,
     ctx: &RequestContext<RoleServer>,
-    mut params: CallToolRequestParams,
+    mut retry: Retry,
     mut round: F,
-) -> Result<CallToolResponse, ErrorData>
+) -> Result<CallAnswer, RpcError>
 where
-    F: FnMut(CallToolRequestParams) -> Fut,
-    Fut: Future<Output = Result<CallToolResponse, ErrorData>>,
+    F: FnMut(Retry) -> Fut,
+    Fut: Future<Output = Result<CallAnswer, RpcError>>,
 {
     // In a legacy session every request names its session.
     let Some(session) = request_session(ctx) else {
-        return Err(internal("a legacy call outside a session"));
+        return Err(RpcError::internal("a legacy call outside a session"));
     };
     let lease = format!("legacy-question:{session}");
     for _ in 0..MAX_ROUNDS {
-        let required = match round(params.clone()).await? {
-            CallToolResponse::InputRequired(required) => required,
-            done => return Ok(done),
+        let required = match round(retry).await? {
+            CallAnswer::InputRequired(required) => required,
+            done @ CallAnswer::Complete(_) => return Ok(done),
         };
-        let required = serde_json::to_value(&required).map_err(internal)?;
         let mut answers = Map::new();
-        let questions = required["inputRequests"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
-        for (key, question) in questions {
-            if question["method"] != "elicitation/create" || question["params"]["mode"] == "url" {
-                return Err(internal("a legacy round can only ask form questions"));
-            }
+        for (key, question) in required.input_requests {
+            let InputRequest::Elicit(form @ Elicitation::Form { .. }) = question else {
+                return Err(RpcError::internal(
+                    "a legacy round can only ask form questions",
+                ));
+            };
             let ask: ElicitRequestParams =
-                serde_json::from_value(question["params"].clone()).map_err(internal)?;
+                serde_json::from_value(serde_json::json!(form)).map_err(internal)?;
             match ask_one(state, ctx, &lease, ask).await {
                 Ok(answer) => {
                     answers.insert(key, serde_json::to_value(answer).map_err(internal)?);
@@ -69,10 +64,12 @@ where
                 Err(why) => return Ok(unasked(&why)),
             }
         }
-        params.request_state = required["requestState"].as_str().map(str::to_owned);
-        params.input_responses = Some(from_json(Value::Object(answers)));
+        retry = Retry {
+            request_state: required.request_state,
+            responses: Some(answers),
+        };
     }
-    Err(internal("too many rounds"))
+    Err(RpcError::internal("too many rounds"))
 }
 
 /// Asks one question while holding the session's question lease: the answer, or why there
@@ -120,8 +117,11 @@ const ANOTHER_QUESTION: &str =
 const STORE_DOWN: &str = "grantry's store is unavailable, so the question was not asked";
 
 /// The call's end when its question got no answer: nothing was changed.
-fn unasked(why: &str) -> CallToolResponse {
-    complete(ToolResult::error(format!("{why}. Nothing was changed.")))
+fn unasked(why: &str) -> CallAnswer {
+    CallAnswer::Complete(CallResult::text(
+        format!("{why}. Nothing was changed."),
+        true,
+    ))
 }
 
 /// The `Mcp-Session-Id` of the request behind `ctx`.
@@ -132,6 +132,6 @@ fn request_session(ctx: &RequestContext<RoleServer>) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn internal(e: impl std::fmt::Display) -> ErrorData {
-    ErrorData::new(ErrorCode::INTERNAL_ERROR, e.to_string(), None)
+fn internal(e: impl std::fmt::Display) -> RpcError {
+    RpcError::internal(e.to_string())
 }

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::residents::{Crowded, InUse, Reservation, Residents};
 use crate::identity::Principal;
-use crate::mcp::headers::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use crate::mcp::headers::MCP_SESSION_ID;
 use crate::sessions::{Created, SessionBackend, SessionRecord};
 
 /// An unused session is forgotten after this long; each request pushes it on.
@@ -254,12 +254,10 @@ async fn forget(memory: &LocalSessionManager, forgotten: &[String]) {
     }
 }
 
-/// Whether the request names a modern-era protocol version (2026-07-28 or later), which
-/// never belongs to a session.
-pub(crate) fn is_modern(headers: &axum::http::HeaderMap) -> bool {
-    headers
-        .get(&MCP_PROTOCOL_VERSION)
-        .is_some_and(|v| v.as_bytes() >= crate::mcp::MODERN_VERSION.as_bytes())
+/// Whether `params` are an `initialize`'s that rmcp takes (and so opens a legacy session
+/// with); any other `initialize` is an unknown method of the modern era.
+pub(crate) fn is_initialize(params: Option<&serde_json::value::RawValue>) -> bool {
+    params.is_some_and(|raw| serde_json::from_str::<InitializeRequestParams>(raw.get()).is_ok())
 }
 
 /// The params of an `initialize` request, as a record keeps them (its version,

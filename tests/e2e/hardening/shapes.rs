@@ -1,6 +1,6 @@
 //! Malformed requests get JSON-RPC answers, not a plain-text 415 or a "method not found":
 //! invalid params `-32602`, an unreadable request `-32600`, each with HTTP 400 and the id
-//! where one can be read; on the direct path and on rmcp's alike.
+//! where one can be read.
 
 use serde_json::{Value, json};
 
@@ -48,60 +48,58 @@ async fn malformed_requests_get_their_json_rpc_error_with_http_400() {
             r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","method":"tools/list","params":{{"_meta":{meta_text}}}}}"#
         ),
     ];
-    for direct in ["true", "false"] {
-        let server = Server::start(&["--mcp-direct-path", direct]).await;
-        let mcp = Mcp::new(server.mcp_url());
-        for body in &invalid_params {
-            let method = if body.contains("tools/list") {
-                "tools/list"
-            } else {
-                "tools/call"
-            };
-            let (status, content_type, message) = send(&mcp, method, body.clone()).await;
-            assert_eq!(status, 400, "{body}: {message}");
-            assert!(
-                content_type.starts_with("application/json"),
-                "{content_type}"
-            );
-            assert_eq!(message["error"]["code"], -32602, "{body}: {message}");
-            assert_eq!(message["id"], 3, "{body}: {message}");
-        }
-        for body in &invalid_requests {
-            let (status, content_type, message) = send(&mcp, "tools/list", body.clone()).await;
-            assert_eq!(status, 400, "{body}: {message}");
-            assert!(
-                content_type.starts_with("application/json"),
-                "{content_type}"
-            );
-            assert_eq!(message["error"]["code"], -32600, "{body}: {message}");
-            let id = if body.contains(r#""id":{}"#) {
-                Value::Null
-            } else {
-                json!(3)
-            };
-            assert_eq!(message["id"], id, "{body}: {message}");
-        }
-        // In this era the handshake is a removed method, whatever its params: "not found".
-        let (status, _, message) = send(
-            &mcp,
-            "initialize",
-            json!({"jsonrpc": "2.0", "id": 5, "method": "initialize",
-                   "params": {"_meta": meta, "protocolVersion": 7}})
-            .to_string(),
-        )
-        .await;
-        assert_eq!((status, &message["error"]["code"]), (404, &json!(-32601)));
-        // A method grantry does not serve is still "not found".
-        let (status, _, message) = send(
-            &mcp,
-            "prompts/list",
-            json!({"jsonrpc": "2.0", "id": 4, "method": "prompts/list",
-                   "params": {"_meta": meta}})
-            .to_string(),
-        )
-        .await;
-        assert_eq!((status, &message["error"]["code"]), (404, &json!(-32601)));
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    for body in &invalid_params {
+        let method = if body.contains("tools/list") {
+            "tools/list"
+        } else {
+            "tools/call"
+        };
+        let (status, content_type, message) = send(&mcp, method, body.clone()).await;
+        assert_eq!(status, 400, "{body}: {message}");
+        assert!(
+            content_type.starts_with("application/json"),
+            "{content_type}"
+        );
+        assert_eq!(message["error"]["code"], -32602, "{body}: {message}");
+        assert_eq!(message["id"], 3, "{body}: {message}");
     }
+    for body in &invalid_requests {
+        let (status, content_type, message) = send(&mcp, "tools/list", body.clone()).await;
+        assert_eq!(status, 400, "{body}: {message}");
+        assert!(
+            content_type.starts_with("application/json"),
+            "{content_type}"
+        );
+        assert_eq!(message["error"]["code"], -32600, "{body}: {message}");
+        let id = if body.contains(r#""id":{}"#) {
+            Value::Null
+        } else {
+            json!(3)
+        };
+        assert_eq!(message["id"], id, "{body}: {message}");
+    }
+    // In this era the handshake is a removed method, whatever its params: "not found".
+    let (status, _, message) = send(
+        &mcp,
+        "initialize",
+        json!({"jsonrpc": "2.0", "id": 5, "method": "initialize",
+               "params": {"_meta": meta, "protocolVersion": 7}})
+        .to_string(),
+    )
+    .await;
+    assert_eq!((status, &message["error"]["code"]), (404, &json!(-32601)));
+    // A method grantry does not serve is still "not found".
+    let (status, _, message) = send(
+        &mcp,
+        "prompts/list",
+        json!({"jsonrpc": "2.0", "id": 4, "method": "prompts/list",
+               "params": {"_meta": meta}})
+        .to_string(),
+    )
+    .await;
+    assert_eq!((status, &message["error"]["code"]), (404, &json!(-32601)));
 }
 
 #[tokio::test]

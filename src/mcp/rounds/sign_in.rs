@@ -7,7 +7,7 @@
 //! sign-in is still pending the request is held (the edge layer keeps the connection alive)
 //! until the grant lands or the hold passes, then the same link is offered again.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::request_state::{StateClaims, ToolRequest};
@@ -15,6 +15,7 @@ use crate::connect::ticket::{Ticket, link};
 use crate::flows::FlowStatus;
 use crate::grants::{GrantKey, ReauthReason};
 use crate::identity::Principal;
+use crate::mcp::results::{Elicitation, InputRequest, InputRequired};
 use crate::providers::ProviderId;
 use crate::state::AppState;
 use crate::tools::ToolResult;
@@ -33,7 +34,7 @@ pub(crate) fn first_round(
     provider: &ProviderId,
     reason: Option<ReauthReason>,
     request: ToolRequest<'_>,
-) -> Value {
+) -> InputRequired {
     let now = unix_now();
     let (ticket, sealed_ticket, expires_at) = new_ticket(state, request.principal, provider, now);
     let claims = StateClaims::new(&ticket.id, &sealed_ticket, expires_at, provider, request);
@@ -69,7 +70,11 @@ const RENEW_LINK_BEFORE_SECS: i64 = 120;
 
 /// Another round for a sign-in still pending: the same link (unless it is about to expire),
 /// a freshly sealed state.
-pub(crate) fn repeat_round(state: &AppState, principal: &Principal, claims: &StateClaims) -> Value {
+pub(crate) fn repeat_round(
+    state: &AppState,
+    principal: &Principal,
+    claims: &StateClaims,
+) -> InputRequired {
     let now = unix_now();
     let mut claims = claims.clone();
     if claims.ticket_expires_at - now < RENEW_LINK_BEFORE_SECS {
@@ -157,22 +162,17 @@ fn input_required(
     claims: &StateClaims,
     reason: Option<ReauthReason>,
     now: i64,
-) -> Value {
-    let message = connect_message(state, &claims.provider, reason);
-    json!({
-        "resultType": "input_required",
-        "inputRequests": {
-            input_key(&claims.provider): {
-                "method": "elicitation/create",
-                "params": {
-                    "mode": "url",
-                    "message": message,
-                    "url": link(&state.config.public_url, &claims.sealed_ticket),
-                }
-            }
-        },
-        "requestState": claims.seal(&state.sealer, now, state.config.request_state_ttl_secs),
-    })
+) -> InputRequired {
+    let elicitation = Elicitation::Url {
+        message: connect_message(state, &claims.provider, reason),
+        url: link(&state.config.public_url, &claims.sealed_ticket),
+    };
+    let sealed = claims.seal(&state.sealer, now, state.config.request_state_ttl_secs);
+    InputRequired::one(
+        input_key(&claims.provider),
+        InputRequest::Elicit(elicitation),
+        Some(sealed),
+    )
 }
 
 /// What the user answered to the sign-in request, as the retry reports it.

@@ -1,14 +1,13 @@
 //! Opening the sealed state of a form or confirmation round: it must open under its purpose,
 //! and belong to this caller and these arguments; any failure is the one wire error.
 
-use rmcp::model::ErrorData;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::answers::invalid_request_state;
 use super::request_state::arguments_digest;
 use crate::identity::Principal;
+use crate::mcp::jsonrpc::RpcError;
 use crate::seal::{Purpose, constant_time_eq};
 use crate::tools::Call;
 
@@ -72,7 +71,7 @@ pub(super) fn open<T: DeserializeOwned + Bound>(
     purpose: Purpose,
     sealed: &str,
     now: i64,
-) -> Result<T, ErrorData> {
+) -> Result<T, RpcError> {
     let (principal, arguments) = (call.principal, call.arguments);
     let claims: T = call
         .state
@@ -80,11 +79,11 @@ pub(super) fn open<T: DeserializeOwned + Bound>(
         .open_timed(purpose, b"", sealed, now)
         .map_err(|e| {
             tracing::info!(reason = %e, ?purpose, "round state refused");
-            invalid_request_state()
+            RpcError::invalid_request_state()
         })?;
     if !claims.binding().matches(principal, arguments) {
         tracing::info!(principal = %principal.tag(), ?purpose, "round state for another request");
-        return Err(invalid_request_state());
+        return Err(RpcError::invalid_request_state());
     }
     Ok(claims)
 }

@@ -1,99 +1,40 @@
 //! One `tools/call` of a plain tool (grantry's own, with no form or confirmation round:
-//! `list_invoices`, `list_connections`) through its URL-mode sign-in rounds, for both paths:
-//! rmcp's (through [`CallAnswer::into_rmcp`]) and the direct one (which writes
-//! [`CallAnswer::into_wire`] as is).
+//! `list_invoices`, `list_connections`) through its URL-mode sign-in rounds.
 
-use rmcp::model::{CallToolResponse, ErrorData};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::Retry;
 use super::account_choice::{self, Choice};
-use super::answers::codes;
-use super::answers::{complete_json, from_json, invalid_request_state, strip_nulls, tool_error};
-use super::capabilities::Capabilities;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::config::NoUrlElicitation;
 use crate::grants::ReauthReason;
 use crate::identity::Principal;
-use crate::metrics::Outcome;
+use crate::mcp::capabilities::Capabilities;
+use crate::mcp::jsonrpc::RpcError;
+use crate::mcp::results::CallAnswer;
 use crate::providers::ProviderId;
 use crate::state::AppState;
-use crate::tools::{self, Mode, Tool, ToolError, ToolOutcome, ToolResult};
+use crate::tools::{self, Tool, ToolError, ToolOutcome};
 use grantry_base::clock::unix_now;
 
-/// Whether `tools/call` of `name` runs through [`PlainCall::run`]: one of grantry's own tools (never a
-/// conformance fixture) with no form or confirmation round.
-pub(super) fn plain_tool(name: &str) -> Option<Tool> {
-    Tool::named(name).filter(|tool| matches!(tool.mode(), Mode::Plain))
-}
-
-/// Whether `arguments` hold one the tool `name` mirrors into a request header.
-pub(super) fn mirrors_any(tool: Tool, arguments: &Map<String, Value>) -> bool {
-    tool.mirrored()
-        .iter()
-        .any(|(argument, _)| arguments.contains_key(*argument))
-}
-
-/// What a retry brings back: the round's `requestState` and the client's `inputResponses`.
-#[derive(Default)]
-pub(super) struct Retry<'a> {
-    pub request_state: Option<&'a str>,
-    pub responses: Option<Map<String, Value>>,
-}
-
 /// What a legacy-era plain call comes to.
-pub(super) enum LegacyAnswer {
+pub(crate) enum LegacyAnswer {
     Done(CallAnswer),
     SignIn(sign_in::UrlElicitation),
 }
 
-/// A plain tool call's result as the JSON of the wire's `result`: rmcp's types are built from
-/// it only on rmcp's path; the direct path writes it as is.
-pub(super) enum CallAnswer {
-    Complete(Value),
-    InputRequired(Value),
-}
-
-impl CallAnswer {
-    pub(super) fn complete(result: ToolResult) -> Self {
-        Self::Complete(complete_json(result))
-    }
-
-    pub(super) fn into_rmcp(self) -> CallToolResponse {
-        match self {
-            Self::Complete(body) => CallToolResponse::Complete(from_json(body)),
-            Self::InputRequired(body) => CallToolResponse::InputRequired(from_json(body)),
-        }
-    }
-
-    /// How the answer counts in the request metrics.
-    pub(super) fn outcome(&self) -> Outcome {
-        match self {
-            Self::Complete(_) => Outcome::Complete,
-            Self::InputRequired(_) => Outcome::InputRequired,
-        }
-    }
-
-    /// The `result` as rmcp would write it (absent fields left out, not null).
-    pub(super) fn into_wire(self) -> Value {
-        match self {
-            Self::Complete(body) | Self::InputRequired(body) => strip_nulls(body),
-        }
-    }
-}
-
 /// One `tools/call` of a grantry tool, through its sign-in rounds.
-pub(super) struct PlainCall<'a> {
+pub(crate) struct PlainCall<'a> {
     state: &'a AppState,
     principal: &'a Principal,
     tool: Tool,
-    name: &'static str,
     arguments: &'a Map<String, Value>,
 }
 
 impl<'a> PlainCall<'a> {
     /// The call of `tool`.
-    pub(super) fn new(
+    pub(crate) fn new(
         state: &'a AppState,
         principal: &'a Principal,
         tool: Tool,
@@ -103,23 +44,22 @@ impl<'a> PlainCall<'a> {
             state,
             principal,
             tool,
-            name: tool.name(),
             arguments,
         }
     }
 
     /// The call: the tool, or the sign-in or account-choice round it needs.
-    pub(super) async fn run(
+    pub(crate) async fn run(
         &self,
-        retry: Retry<'_>,
+        retry: &Retry,
         capabilities: Capabilities,
-    ) -> Result<CallAnswer, ErrorData> {
-        if let Some(sealed) = retry.request_state
+    ) -> Result<CallAnswer, RpcError> {
+        if let Some(sealed) = retry.request_state.as_deref()
             && account_choice::is_answer(retry.responses.as_ref())
         {
-            return self.account_chosen(sealed, &retry, capabilities).await;
+            return self.account_chosen(sealed, retry, capabilities).await;
         }
-        let claims = match retry.request_state {
+        let claims = match retry.request_state.as_deref() {
             Some(sealed) => Some(self.open_state(sealed)?),
             None => None,
         };
@@ -128,11 +68,7 @@ impl<'a> PlainCall<'a> {
                 sign_in::answer(retry.responses.as_ref(), &claims.provider)
         {
             let why = format!("the user chose '{action}'");
-            return Ok(CallAnswer::complete(sign_in::not_connected(
-                self.state,
-                &claims.provider,
-                &why,
-            )));
+            return Ok(sign_in::not_connected(self.state, &claims.provider, &why).into());
         }
         let outcome = self.tool().await?;
         let Some(claims) = claims.filter(|c| {
@@ -152,9 +88,9 @@ impl<'a> PlainCall<'a> {
     async fn account_chosen(
         &self,
         sealed: &str,
-        retry: &Retry<'_>,
+        retry: &Retry,
         capabilities: Capabilities,
-    ) -> Result<CallAnswer, ErrorData> {
+    ) -> Result<CallAnswer, RpcError> {
         let call = self.call(self.arguments);
         match account_choice::answered(&call, sealed, retry.responses.as_ref(), unix_now())? {
             Choice::Chose(account) => {
@@ -163,7 +99,7 @@ impl<'a> PlainCall<'a> {
                 let outcome = self.tool_with(&arguments).await?;
                 self.first_round(outcome, capabilities)
             }
-            Choice::Declined => Ok(CallAnswer::complete(account_choice::declined())),
+            Choice::Declined => Ok(account_choice::declined().into()),
             Choice::Invalid => {
                 let outcome = self.tool().await?;
                 self.first_round(outcome, capabilities)
@@ -176,7 +112,7 @@ impl<'a> PlainCall<'a> {
         &self,
         claims: &StateClaims,
         capabilities: Capabilities,
-    ) -> Result<CallAnswer, ErrorData> {
+    ) -> Result<CallAnswer, RpcError> {
         match sign_in::hold(self.state, self.principal, claims).await {
             HoldEnd::Connected(_turn) => match self.tool().await? {
                 ToolOutcome::NeedsConnection { .. } => Ok(CallAnswer::InputRequired(
@@ -184,11 +120,12 @@ impl<'a> PlainCall<'a> {
                 )),
                 outcome => self.first_round(outcome, capabilities),
             },
-            HoldEnd::Denied => Ok(CallAnswer::complete(sign_in::not_connected(
+            HoldEnd::Denied => Ok(sign_in::not_connected(
                 self.state,
                 &claims.provider,
                 "the sign-in was declined at the provider",
-            ))),
+            )
+            .into()),
             HoldEnd::StillPending => Ok(CallAnswer::InputRequired(sign_in::repeat_round(
                 self.state,
                 self.principal,
@@ -203,9 +140,9 @@ impl<'a> PlainCall<'a> {
         &self,
         outcome: ToolOutcome,
         capabilities: Capabilities,
-    ) -> Result<CallAnswer, ErrorData> {
+    ) -> Result<CallAnswer, RpcError> {
         match outcome {
-            ToolOutcome::Done(result) => Ok(CallAnswer::complete(result)),
+            ToolOutcome::Done(result) => Ok(result.into()),
             ToolOutcome::NeedsConnection { provider, reason } => {
                 if !capabilities.url_elicitation {
                     return self.without_url_elicitation(&provider, reason);
@@ -215,14 +152,13 @@ impl<'a> PlainCall<'a> {
             }
             ToolOutcome::ChooseAccount { provider, accounts } => {
                 let Some(provider) = self.state.catalog.get(&provider) else {
-                    return Err(tool_error(ToolError::InvalidArguments(format!(
+                    return Err(ToolError::InvalidArguments(format!(
                         "the provider `{provider}` is not offered here"
-                    ))));
+                    ))
+                    .into());
                 };
                 if !capabilities.form_elicitation {
-                    return Ok(CallAnswer::complete(account_choice::without_form(
-                        provider, &accounts,
-                    )));
+                    return Ok(account_choice::without_form(provider, &accounts).into());
                 }
                 let call = self.call(self.arguments);
                 Ok(CallAnswer::InputRequired(account_choice::ask(
@@ -240,25 +176,22 @@ impl<'a> PlainCall<'a> {
         &self,
         provider: &ProviderId,
         reason: Option<ReauthReason>,
-    ) -> Result<CallAnswer, ErrorData> {
+    ) -> Result<CallAnswer, RpcError> {
         match self.state.config.no_url_elicitation {
-            NoUrlElicitation::Spec => Err(missing_url_elicitation(self.name)),
-            NoUrlElicitation::Link => Ok(CallAnswer::complete(sign_in::link_for_person(
-                self.state,
-                self.principal,
-                provider,
-                reason,
-            ))),
+            NoUrlElicitation::Spec => Err(missing_url_elicitation(self.tool)),
+            NoUrlElicitation::Link => {
+                Ok(sign_in::link_for_person(self.state, self.principal, provider, reason).into())
+            }
         }
     }
 
     /// A plain tool call in a legacy-era session (2025-11-25): no `requestState` and no
     /// rounds. The tool runs; a missing connection is a URL elicitation for the caller to
     /// send as `-32042`, and the client's retry of the same call runs the tool again.
-    pub(super) async fn run_legacy(
+    pub(crate) async fn run_legacy(
         &self,
         capabilities: Capabilities,
-    ) -> Result<LegacyAnswer, ErrorData> {
+    ) -> Result<LegacyAnswer, RpcError> {
         let (provider, reason) = match self.tool().await? {
             ToolOutcome::NeedsConnection { provider, reason } if capabilities.url_elicitation => {
                 (provider, reason)
@@ -277,23 +210,19 @@ impl<'a> PlainCall<'a> {
         )))
     }
 
-    pub(super) fn principal(&self) -> &Principal {
-        self.principal
-    }
-
     fn request(&self) -> ToolRequest<'a> {
         ToolRequest {
             principal: self.principal,
-            tool: self.name,
+            tool: self.tool.name(),
             arguments: self.arguments,
         }
     }
 
-    fn open_state(&self, sealed: &str) -> Result<StateClaims, ErrorData> {
+    fn open_state(&self, sealed: &str) -> Result<StateClaims, RpcError> {
         StateClaims::open(&self.state.sealer, sealed, unix_now(), self.request()).map_err(
             |reason| {
                 tracing::info!(%reason, principal = %self.principal.tag(), "requestState refused");
-                invalid_request_state()
+                RpcError::invalid_request_state()
             },
         )
     }
@@ -307,23 +236,22 @@ impl<'a> PlainCall<'a> {
         }
     }
 
-    async fn tool(&self) -> Result<ToolOutcome, ErrorData> {
+    async fn tool(&self) -> Result<ToolOutcome, RpcError> {
         self.tool_with(self.arguments).await
     }
 
     /// The tool with these arguments (the call's, or with the account the person chose).
-    async fn tool_with(&self, arguments: &Map<String, Value>) -> Result<ToolOutcome, ErrorData> {
-        self.tool
-            .run(&self.call(arguments))
-            .await
-            .map_err(tool_error)
+    async fn tool_with(&self, arguments: &Map<String, Value>) -> Result<ToolOutcome, RpcError> {
+        Ok(self.tool.run(&self.call(arguments)).await?)
     }
 }
 
-fn missing_url_elicitation(tool: &str) -> ErrorData {
-    ErrorData::new(
-        codes::MISSING_CAPABILITY,
-        format!("{tool} needs a client that supports URL-mode elicitation to connect an account"),
-        Some(json!({"requiredCapabilities": {"elicitation": {"url": {}}}})),
+fn missing_url_elicitation(tool: Tool) -> RpcError {
+    RpcError::missing_capability(
+        format!(
+            "{} needs a client that supports URL-mode elicitation to connect an account",
+            tool.name()
+        ),
+        serde_json::json!({"elicitation": {"url": {}}}),
     )
 }

@@ -12,18 +12,18 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
-
-use super::answers::{complete, from_json, tool_error};
-use super::capabilities::Capabilities;
+use super::Retry;
 use super::round_state;
+use crate::mcp::capabilities::Capabilities;
+use crate::mcp::jsonrpc::RpcError;
+use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::providers::{Account, Provider};
 use crate::seal::Purpose;
 use crate::tools::{Call, ToolError, ToolResult, target};
 use grantry_base::clock::unix_now;
 
 /// The key of the question among a round's `inputRequests` (and of its answer).
-pub(super) const REQUEST_KEY: &str = "account_choice";
+pub(crate) const REQUEST_KEY: &str = "account_choice";
 const CHOICE_TTL_SECS: i64 = 1800;
 
 #[derive(Serialize, Deserialize)]
@@ -57,7 +57,12 @@ pub(super) fn is_answer(responses: Option<&Map<String, Value>>) -> bool {
 }
 
 /// The `input_required` result asking which of `accounts` at `provider` to use.
-pub(super) fn ask(call: &Call<'_>, provider: &Provider, accounts: &[Account], now: i64) -> Value {
+pub(super) fn ask(
+    call: &Call<'_>,
+    provider: &Provider,
+    accounts: &[Account],
+    now: i64,
+) -> InputRequired {
     let claims = ChoiceClaims {
         binding: round_state::Binding::new(call),
         offered: accounts.iter().map(|a| a.id.clone()).collect(),
@@ -72,30 +77,21 @@ pub(super) fn ask(call: &Call<'_>, provider: &Provider, accounts: &[Account], no
         .iter()
         .map(|a| json!({"const": a.id, "title": a.name}))
         .collect();
-    json!({
-        "resultType": "input_required",
-        "inputRequests": {
-            REQUEST_KEY: {
-                "method": "elicitation/create",
-                "params": {
-                    "mode": "form",
-                    "message": lang.t_with("mcp-choose-account", &[("provider", name)]),
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {
-                            "account": {
-                                "type": "string",
-                                "title": lang.t_with("mcp-choose-account-field", &[("provider", name)]),
-                                "oneOf": options,
-                            }
-                        },
-                        "required": ["account"],
-                    }
+    let form = Elicitation::Form {
+        message: lang.t_with("mcp-choose-account", &[("provider", name)]),
+        requested_schema: json!({
+            "type": "object",
+            "properties": {
+                "account": {
+                    "type": "string",
+                    "title": lang.t_with("mcp-choose-account-field", &[("provider", name)]),
+                    "oneOf": options,
                 }
-            }
-        },
-        "requestState": sealed,
-    })
+            },
+            "required": ["account"],
+        }),
+    };
+    InputRequired::one(REQUEST_KEY, InputRequest::Elicit(form), Some(sealed))
 }
 
 /// Opens the round's state (bound to this caller and these arguments) and reads the answer.
@@ -104,7 +100,7 @@ pub(super) fn answered(
     sealed: &str,
     responses: Option<&Map<String, Value>>,
     now: i64,
-) -> Result<Choice, ErrorData> {
+) -> Result<Choice, RpcError> {
     let claims: ChoiceClaims = round_state::open(call, Purpose::AccountChoice, sealed, now)?;
     let answer = responses
         .and_then(|r| r.get(REQUEST_KEY))
@@ -125,45 +121,40 @@ pub(super) enum Before {
     /// question, so the tool's own rounds start from their first.
     Proceed { chosen: Option<String>, fresh: bool },
     /// Answered here: the question, or a declined one.
-    Answer(CallToolResponse),
+    Answer(CallAnswer),
 }
 
 /// Asks which account when a first round names none and several are connected at the
 /// provider (and the client can show a form; if not, the tool itself refuses with the list).
 pub(super) async fn before_rounds(
     call: &Call<'_>,
-    params: &CallToolRequestParams,
+    retry: &Retry,
     capabilities: Capabilities,
-) -> Result<Before, ErrorData> {
+) -> Result<Before, RpcError> {
     let now = unix_now();
-    let responses = params
-        .input_responses
-        .as_ref()
-        .and_then(|r| serde_json::to_value(r).ok())
-        .and_then(|r| r.as_object().cloned());
+    let responses = retry.responses.as_ref();
     let mut fresh = false;
-    if let Some(sealed) = params.request_state.as_deref()
-        && is_answer(responses.as_ref())
+    if let Some(sealed) = retry.request_state.as_deref()
+        && is_answer(responses)
     {
-        match answered(call, sealed, responses.as_ref(), now)? {
+        match answered(call, sealed, responses, now)? {
             Choice::Chose(account) => {
                 return Ok(Before::Proceed {
                     chosen: Some(account),
                     fresh: true,
                 });
             }
-            Choice::Declined => return Ok(Before::Answer(complete(declined()))),
+            Choice::Declined => return Ok(Before::Answer(declined().into())),
             Choice::Invalid => fresh = true,
         }
     }
-    let first_round = params.request_state.is_none() || fresh;
+    let first_round = retry.request_state.is_none() || fresh;
     if first_round
         && capabilities.form_elicitation
-        && let Some((provider, accounts)) = ambiguous(call).await.map_err(tool_error)?
+        && let Some((provider, accounts)) = ambiguous(call).await?
     {
-        return Ok(Before::Answer(CallToolResponse::InputRequired(from_json(
-            ask(call, provider, &accounts, now),
-        ))));
+        let question = ask(call, provider, &accounts, now);
+        return Ok(Before::Answer(CallAnswer::InputRequired(question)));
     }
     Ok(Before::Proceed {
         chosen: None,

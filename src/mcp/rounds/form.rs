@@ -9,16 +9,17 @@
 //! and travels the same way: a retried final round creates nothing new. A client that cannot
 //! ask a person gets a tool error naming each invalid field instead.
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::answers::{complete, from_json, tool_error};
-use super::capabilities::Capabilities;
+use super::Retry;
 use super::request_state::arguments_digest;
 use super::round_state;
+use crate::mcp::capabilities::Capabilities;
+use crate::mcp::jsonrpc::RpcError;
+use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::seal::{Purpose, digest, random_id};
-use crate::tools::{Attempt, Call, FormTool, Problem};
+use crate::tools::{Attempt, Call, FormTool, Problem, Tool};
 use grantry_base::clock::unix_now;
 
 const FORM_TTL_SECS: i64 = 1800;
@@ -43,16 +44,16 @@ impl round_state::Bound for FormClaims {
     }
 }
 
-/// One call of the form tool named `tool`, through its rounds.
+/// One call of the form tool `tool`, through its rounds.
 pub(super) async fn run(
     call: &Call<'_>,
-    tool: &str,
+    tool: Tool,
     form: &dyn FormTool,
-    params: &CallToolRequestParams,
+    retry: &Retry,
     capabilities: Capabilities,
-) -> Result<CallToolResponse, ErrorData> {
+) -> Result<CallAnswer, RpcError> {
     let now = unix_now();
-    let (values, idempotency_key, chosen) = match standing(call, tool, form, params, now).await? {
+    let (values, idempotency_key, chosen) = match standing(call, tool, form, retry, now).await? {
         Standing::Attempt(values, key, chosen) => (values, key, chosen),
         Standing::Answered(answer) => return Ok(answer),
     };
@@ -65,19 +66,15 @@ pub(super) async fn run(
         chosen_account: chosen.as_deref().or(call.chosen_account),
         ..*call
     };
-    let problems = match form
-        .attempt(call, &values, &idempotency_key)
-        .await
-        .map_err(tool_error)?
-    {
-        Attempt::Done(result) => return Ok(complete(result)),
+    let problems = match form.attempt(call, &values, &idempotency_key).await? {
+        Attempt::Done(result) => return Ok(result.into()),
         Attempt::Problems(problems) => problems,
     };
     if !capabilities.form_elicitation {
-        return Ok(complete(form.without_form(&problems)));
+        return Ok(form.without_form(&problems).into());
     }
     // A new key for a new form flow; a continuing one keeps its key.
-    let idempotency_key = if params.request_state.is_some() {
+    let idempotency_key = if retry.request_state.is_some() {
         idempotency_key
     } else {
         random_id()
@@ -88,9 +85,7 @@ pub(super) async fn run(
         idempotency_key,
         now,
     };
-    Ok(CallToolResponse::InputRequired(from_json(ask(
-        call, form, round,
-    ))))
+    Ok(CallAnswer::InputRequired(ask(call, form, round)))
 }
 
 /// Where a call's rounds stand before its attempt.
@@ -99,22 +94,22 @@ enum Standing {
     /// chose in an earlier round, if any).
     Attempt(Map<String, Value>, String, Option<String>),
     /// Answered already (a declined form, a precheck's answer).
-    Answered(CallToolResponse),
+    Answered(CallAnswer),
 }
 
 /// The values so far: the call's arguments on the first round; on a later one, the sealed
 /// values with the fields the last form asked for taken from its answer.
 async fn standing(
     call: &Call<'_>,
-    tool: &str,
+    tool: Tool,
     form: &dyn FormTool,
-    params: &CallToolRequestParams,
+    retry: &Retry,
     now: i64,
-) -> Result<Standing, ErrorData> {
-    let given = form.values(call.arguments).map_err(tool_error)?;
-    let Some(sealed) = params.request_state.as_deref() else {
-        if let Some(answer) = form.precheck(call).await.map_err(tool_error)? {
-            return Ok(Standing::Answered(complete(answer)));
+) -> Result<Standing, RpcError> {
+    let given = form.values(call.arguments)?;
+    let Some(sealed) = retry.request_state.as_deref() else {
+        if let Some(answer) = form.precheck(call).await? {
+            return Ok(Standing::Answered(answer.into()));
         }
         return Ok(Standing::Attempt(
             given,
@@ -123,9 +118,9 @@ async fn standing(
         ));
     };
     let claims: FormClaims = round_state::open(call, Purpose::FormState, sealed, now)?;
-    let answer = answer(params, form.request_key());
+    let answer = retry.response(form.request_key());
     if answer["action"].as_str() != Some("accept") {
-        return Ok(Standing::Answered(complete(form.cancelled())));
+        return Ok(Standing::Answered(form.cancelled().into()));
     }
     let mut values = claims.values;
     for field in &claims.asked {
@@ -139,10 +134,10 @@ async fn standing(
 
 /// The idempotency key of a call that needs no form: a client retrying an identical valid
 /// call within ten minutes gets the same result back, not a second one.
-fn first_round_key(call: &Call<'_>, tool: &str, now: i64) -> String {
+fn first_round_key(call: &Call<'_>, tool: Tool, now: i64) -> String {
     let window = (now / 600).to_string();
     digest(
-        &format!("grantry/{}/v1", tool.replace('_', "-")),
+        &format!("grantry/{}/v1", tool.name().replace('_', "-")),
         &[
             call.principal.tag().as_bytes(),
             arguments_digest(call.arguments).as_bytes(),
@@ -160,7 +155,7 @@ struct Round<'a> {
 }
 
 /// The form asking for exactly the fields in `round.problems`, quoting each problem.
-fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> Value {
+fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> InputRequired {
     let Round {
         mut values,
         problems,
@@ -187,35 +182,17 @@ fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> Value {
         .state
         .sealer
         .seal_timed(Purpose::FormState, b"", &claims, now, FORM_TTL_SECS);
-    let mut requests = Map::new();
-    requests.insert(
-        form.request_key().to_owned(),
-        json!({
-            "method": "elicitation/create",
-            "params": {
-                "mode": "form",
-                "message": form.form_message(problems, lang, &call.state.config.brand.name),
-                "requestedSchema": {
-                    "type": "object",
-                    "properties": properties,
-                    "required": required,
-                }
-            }
+    let elicitation = Elicitation::Form {
+        message: form.form_message(problems, lang, &call.state.config.brand.name),
+        requested_schema: json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
         }),
-    );
-    json!({
-        "resultType": "input_required",
-        "inputRequests": requests,
-        "requestState": sealed,
-    })
-}
-
-/// The answer to the form, as JSON (`Null` when there is none).
-fn answer(params: &CallToolRequestParams, key: &str) -> Value {
-    params
-        .input_responses
-        .as_ref()
-        .and_then(|responses| responses.get(key))
-        .and_then(|answer| serde_json::to_value(answer).ok())
-        .unwrap_or(Value::Null)
+    };
+    InputRequired::one(
+        form.request_key(),
+        InputRequest::Elicit(elicitation),
+        Some(sealed),
+    )
 }

@@ -1,0 +1,56 @@
+//! What grantry says of itself on `/mcp`: the versions it speaks, its name, its discovery
+//! result and the `initialize` answer of a legacy session, the lists' cache lifetime, and
+//! the largest request it reads.
+
+use serde_json::{Value, json};
+
+/// The protocol versions grantry speaks: the modern era, and the legacy one for clients that
+/// start with `initialize`.
+pub const SUPPORTED_VERSIONS: [&str; 2] = [MODERN_VERSION, LEGACY_VERSION];
+
+/// The modern revision, as its `MCP-Protocol-Version` header and `_meta` spell it.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// The legacy revision, which `initialize` opens a session of.
+pub const LEGACY_VERSION: &str = "2025-11-25";
+
+/// Largest request body accepted on `/mcp` (larger gets 413 before any parsing).
+pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
+
+/// How long clients may cache discovery and the tool list (they do not vary per user).
+pub(crate) const LIST_TTL_MS: u64 = 5 * 60 * 1000;
+
+const INSTRUCTIONS: &str = "Tools over the user's connected billing account. When an account \
+    is not connected yet, the user is asked to open a sign-in link first.";
+
+fn server_info() -> Value {
+    json!({"name": "grantry", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// The `server/discover` result: the same for every caller.
+pub(crate) fn discovery() -> Value {
+    json!({
+        "resultType": "complete",
+        "supportedVersions": SUPPORTED_VERSIONS,
+        "capabilities": {"tools": {}},
+        "instructions": INSTRUCTIONS,
+        "ttlMs": LIST_TTL_MS,
+        "cacheScope": "public",
+        "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
+    })
+}
+
+/// What `initialize` answers a legacy session with.
+pub(crate) fn server_description() -> Value {
+    json!({
+        "protocolVersion": MODERN_VERSION,
+        "capabilities": {"tools": {}},
+        "serverInfo": server_info(),
+        "instructions": INSTRUCTIONS,
+    })
+}
+
+/// The versions as rmcp names them (its legacy sessions).
+pub(crate) fn supported_versions() -> [rmcp::model::ProtocolVersion; 2] {
+    use rmcp::model::ProtocolVersion;
+    [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25]
+}

@@ -1,0 +1,80 @@
+//! A 2026-07-28 `tools/call` read into the typed call [`crate::mcp::dispatch`] runs: its
+//! params of the types the schema gives, the tool the registry lists under its name, the
+//! caller, and the notifier its notifications go through.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::envelope::Params;
+use super::{Asked, Call};
+use crate::identity::Principal;
+use crate::mcp::capabilities::Capabilities;
+use crate::mcp::jsonrpc::{ReplyTo, RpcError};
+use crate::mcp::malformed;
+use crate::mcp::notify::Notifier;
+use crate::mcp::registry::{Entry, Listed};
+use crate::mcp::request::{Era, ToolCall};
+use crate::mcp::rounds::Retry;
+
+/// A `tools/call`'s params, read.
+pub(super) struct Called<'r, 'p> {
+    pub entry: Option<&'r Entry>,
+    pub name: Option<Cow<'p, str>>,
+    pub arguments: Result<Option<Map<String, Value>>, ()>,
+    pub params: &'r Params<'p>,
+    pub capabilities: Capabilities,
+}
+
+impl Called<'_, '_> {
+    pub(super) fn read(self, asked: &Asked<'_>, to: ReplyTo) -> Result<Call, (ReplyTo, RpcError)> {
+        let types = || {
+            let error = malformed::invalid_params("tools/call", false)
+                .unwrap_or_else(|| RpcError::invalid_params("Invalid params"));
+            (to.clone(), error)
+        };
+        let (Some(name), Ok(arguments)) = (self.name, self.arguments) else {
+            return Err(types());
+        };
+        let request_state =
+            Params::read::<String>(self.params.request_state).map_err(|()| types())?;
+        let responses = Params::read::<Map<String, Value>>(self.params.input_responses)
+            .map_err(|()| types())?;
+        let Some(entry) = self.entry else {
+            return Err((
+                to,
+                RpcError::invalid_params(format!("Unknown tool: {name}")),
+            ));
+        };
+        let Some(principal) = asked.parts.extensions.get::<Principal>().cloned() else {
+            let error =
+                RpcError::internal("request reached the tools without an authenticated principal");
+            return Err((to, error));
+        };
+        let (notifier, notifications) = match entry.listed {
+            Listed::Own(_) => (Notifier::silent(), None),
+            Listed::Added(_) => {
+                let meta = &asked.meta;
+                let (notifier, notifications) =
+                    Notifier::open(meta.progress_token.clone(), meta.log_level);
+                (notifier, Some(notifications))
+            }
+        };
+        let call = ToolCall {
+            principal,
+            tool: entry.listed.clone(),
+            arguments: arguments.unwrap_or_default(),
+            retry: Retry {
+                request_state,
+                responses,
+            },
+            capabilities: self.capabilities,
+            era: Era::Modern(notifier),
+        };
+        Ok(Call {
+            call,
+            reply_to: to,
+            notifications,
+        })
+    }
+}

@@ -1,0 +1,156 @@
+//! The tools `/mcp` lists, built once at start: an extension's first (see [`super::extension`]),
+//! then grantry's own. A call's tool is looked up here by its name once ([`Registry::find`]);
+//! what the tool mirrors into `Mcp-Param-*` headers is read from its own input schema.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::tools::{Tool, ToolSpec};
+
+/// One tool as `tools/list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDescription {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+}
+
+impl From<ToolSpec> for ToolDescription {
+    fn from(spec: ToolSpec) -> Self {
+        Self {
+            name: spec.name.to_owned(),
+            title: Some(spec.title.to_owned()),
+            description: spec.description.to_owned(),
+            input_schema: spec.input_schema,
+            output_schema: spec.output_schema,
+            annotations: Some(spec.annotations),
+        }
+    }
+}
+
+/// A listed tool, as a call names it: one of grantry's, or one an extension added.
+#[derive(Debug, Clone)]
+pub(crate) enum Listed {
+    Own(Tool),
+    Added(Arc<str>),
+}
+
+/// An argument a tool mirrors into a header (SEP-2243 `x-mcp-header`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mirror {
+    /// The argument (a top-level property of the input schema).
+    pub argument: String,
+    /// The header's name after `Mcp-Param-`, as declared.
+    pub header: String,
+}
+
+/// A listed tool with what the edge checks of its calls.
+#[derive(Debug)]
+pub(crate) struct Entry {
+    pub listed: Listed,
+    /// Sorted by argument: the order the headers are checked in.
+    pub mirrors: Vec<Mirror>,
+}
+
+/// Every listed tool, in `tools/list` order.
+pub(crate) struct Registry {
+    descriptions: Vec<ToolDescription>,
+    entries: Vec<(String, Entry)>,
+}
+
+impl Registry {
+    /// grantry's tools, after those an extension `added`.
+    pub(crate) fn new(added: Vec<ToolDescription>) -> Self {
+        // An extension's tools come first: the conformance suite probes headers by calling
+        // the first listed tool with `{}` from a client without URL elicitation.
+        let added = added.into_iter().map(|d| {
+            let listed = Listed::Added(Arc::from(d.name.as_str()));
+            (d, listed)
+        });
+        let own = Tool::ALL
+            .into_iter()
+            .map(|tool| (ToolDescription::from(tool.spec()), Listed::Own(tool)));
+        let (descriptions, entries) = added
+            .chain(own)
+            .map(|(description, listed)| {
+                let entry = Entry {
+                    listed,
+                    mirrors: mirrors_of(&description.input_schema),
+                };
+                let named = (description.name.clone(), entry);
+                (description, named)
+            })
+            .unzip();
+        Self {
+            descriptions,
+            entries,
+        }
+    }
+
+    /// The tool called `name`, if one is listed.
+    pub(crate) fn find(&self, name: &str) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find_map(|(listed, entry)| (listed == name).then_some(entry))
+    }
+
+    /// What `tools/list` shows.
+    pub(crate) fn descriptions(&self) -> &[ToolDescription] {
+        &self.descriptions
+    }
+}
+
+/// The top-level properties of `schema` that declare an `x-mcp-header`, sorted by name.
+fn mirrors_of(schema: &Value) -> Vec<Mirror> {
+    let Some(properties) = schema["properties"].as_object() else {
+        return Vec::new();
+    };
+    let mut mirrors: Vec<Mirror> = properties
+        .iter()
+        .filter_map(|(argument, property)| {
+            let header = property["x-mcp-header"]
+                .as_str()
+                .filter(|h| !h.is_empty())?;
+            Some(Mirror {
+                argument: argument.clone(),
+                header: header.to_owned(),
+            })
+        })
+        .collect();
+    mirrors.sort_by(|a, b| a.argument.cmp(&b.argument));
+    mirrors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_own_tool_is_found_once_with_the_headers_its_schema_declares() {
+        let registry = Registry::new(Vec::new());
+        assert_eq!(registry.descriptions().len(), Tool::ALL.len());
+        for tool in Tool::ALL {
+            let entry = registry.find(tool.name()).expect("listed");
+            assert!(matches!(entry.listed, Listed::Own(t) if t == tool));
+            let expected: Vec<Mirror> = tool
+                .mirrored()
+                .iter()
+                .map(|(argument, header)| Mirror {
+                    argument: (*argument).to_owned(),
+                    header: (*header).to_owned(),
+                })
+                .collect();
+            assert_eq!(entry.mirrors, expected, "{}", tool.name());
+        }
+        assert!(registry.find("test_simple_text").is_none());
+    }
+}

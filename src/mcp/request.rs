@@ -1,0 +1,35 @@
+//! A `tools/call` as the edge parsed it: one typed value, whichever era it came in. The modern
+//! edge ([`super::modern`]) and the legacy handler ([`super::handler`]) each build one
+//! and hand it to [`super::dispatch`]; nothing below reads the JSON it came from.
+
+use serde_json::{Map, Value};
+
+use super::capabilities::Capabilities;
+use super::legacy::session::LegacyCall;
+use super::notify::Notifier;
+use super::registry::Listed;
+use super::rounds::Retry;
+use crate::identity::Principal;
+
+/// One tool call.
+pub(crate) struct ToolCall {
+    /// Who called, as authentication found them.
+    pub principal: Principal,
+    /// The tool, looked up once by its name.
+    pub tool: Listed,
+    pub arguments: Map<String, Value>,
+    /// What a retry of a round brings back (empty on a first call).
+    pub retry: Retry,
+    /// What the client declared it can do.
+    pub capabilities: Capabilities,
+    /// The era it came in, with what that era lends the call.
+    pub era: Era,
+}
+
+/// The era of a call.
+pub(crate) enum Era {
+    /// 2026-07-28: stateless; notifications go on the call's own answer stream.
+    Modern(Notifier),
+    /// 2025-11-25: a session of rmcp's, which asks mid-call and hears the sign-in land.
+    Legacy(LegacyCall),
+}

@@ -1,0 +1,82 @@
+//! The rounds of a tool call (MRTR): what grantry asks the client between a call and its
+//! result, and the sealed state each round hands to the next.
+//!
+//! - [`plain_call`]: a plain tool through its URL-mode sign-in ([`sign_in`]: the link, the
+//!   held retry) and, where several accounts are connected, the choice of one.
+//! - [`account_choice`]: "which account?", one form-mode round.
+//! - [`form`] (a [`FormTool`](crate::tools::FormTool): the fields its validator rejects) and
+//!   [`confirm`] (a [`ConfirmTool`](crate::tools::ConfirmTool): an explicit yes first).
+//! - [`request_state`] (a sign-in round's state) and [`round_state`] (the other rounds'
+//!   binding to their caller and arguments).
+
+pub(crate) mod account_choice;
+mod confirm;
+mod form;
+pub(crate) mod plain_call;
+pub mod request_state;
+mod round_state;
+pub(crate) mod sign_in;
+
+use serde_json::{Map, Value};
+
+use super::capabilities::Capabilities;
+use super::jsonrpc::RpcError;
+use super::results::CallAnswer;
+use crate::identity::Principal;
+use crate::state::AppState;
+use crate::tools::{Call, Mode, Tool};
+use account_choice::Before;
+
+/// One round of `tool`, which has form or confirmation rounds: which account first where
+/// that is open, then the tool's own rounds at it.
+pub(crate) async fn with_rounds(
+    state: &AppState,
+    principal: &Principal,
+    tool: Tool,
+    arguments: &Map<String, Value>,
+    retry: &Retry,
+    capabilities: Capabilities,
+) -> Result<CallAnswer, RpcError> {
+    let client = Call {
+        state,
+        principal,
+        arguments,
+        chosen_account: None,
+    };
+    let (chosen, fresh) = match account_choice::before_rounds(&client, retry, capabilities).await? {
+        Before::Answer(answer) => return Ok(answer),
+        Before::Proceed { chosen, fresh } => (chosen, fresh),
+    };
+    // A retry that answered the choice starts the tool's own rounds from their first.
+    let retry = if fresh { &Retry::default() } else { retry };
+    let with_account = chosen
+        .as_deref()
+        .map(|account| round_state::with_account(arguments, account));
+    let call = Call {
+        arguments: with_account.as_ref().unwrap_or(arguments),
+        chosen_account: chosen.as_deref(),
+        ..client
+    };
+    match tool.mode() {
+        Mode::Form(form) => form::run(&call, tool, form, retry, capabilities).await,
+        Mode::Confirm(confirm) => confirm::run(&call, tool, confirm, retry, capabilities).await,
+        Mode::Plain => Err(crate::tools::ToolError::UnknownTool(tool.name().to_owned()).into()),
+    }
+}
+
+/// What a retry brings back: the round's `requestState` and the client's `inputResponses`.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Retry {
+    pub request_state: Option<String>,
+    pub responses: Option<Map<String, Value>>,
+}
+
+impl Retry {
+    /// The client's answer under `key`, as JSON (`Null` when there is none).
+    pub(crate) fn response(&self, key: &str) -> &Value {
+        self.responses
+            .as_ref()
+            .and_then(|responses| responses.get(key))
+            .unwrap_or(&Value::Null)
+    }
+}
