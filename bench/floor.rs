@@ -32,6 +32,7 @@ use axum::routing::{get, post};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use grantry::config::{Config, ServeArgs};
+use grantry::connections::{Lifecycle, LifecycleSettings};
 use grantry::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE, DemoConfig, DemoProvider};
 use grantry::grants::{GrantKey, Grants};
 use grantry::identity::{DEV_ISSUER, Principal};
@@ -95,7 +96,7 @@ async fn main() {
             issuer: DEV_ISSUER.to_owned(),
             subject: subject.to_owned(),
         },
-        provider: "demo".to_owned(),
+        provider: "demo".parse().expect("a provider id"),
         account: String::new(),
     };
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
@@ -181,8 +182,8 @@ async fn connect(floor: &Floor) {
     };
     let demo =
         grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").expect("the demo entry");
-    floor
-        .grants
+    let writes = Lifecycle::new(floor.grants.clone(), LifecycleSettings::default());
+    writes
         .store_signed_in(&floor.connected, &demo, &tokens, now)
         .await
         .expect("the floor's grant is stored");

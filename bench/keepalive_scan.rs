@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use grantry::config::KeepAlive as Pace;
-use grantry::grants::keepalive::KeepAlive;
-use grantry::grants::{GrantEvents, GrantKey, Grants, Lifecycle, TokenKeeper};
+use grantry::connections::keepalive::KeepAlive;
+use grantry::connections::{Lifecycle, LifecycleSettings, TokenKeeper};
+use grantry::grants::{GrantEvents, GrantKey, Grants};
 use grantry::identity::{DEV_ISSUER, Principal};
 use grantry::providers::Provider;
 use grantry::providers::oauth::TokenSet;
@@ -48,12 +49,7 @@ async fn main() {
         KeyRing::from_keys(&[[9; 32]]).unwrap(),
         "http://127.0.0.1/mcp",
     ));
-    let grants = Grants::new(
-        stores.grants.clone(),
-        sealer,
-        GrantEvents::new(None),
-        Lifecycle::default(),
-    );
+    let grants = Grants::new(stores.grants.clone(), sealer, GrantEvents::new(None));
     // Xero's window, so nothing is due for refresh: the pass only reads and reschedules.
     let provider = Provider {
         refresh_idle_secs: Some(60 * 86_400),
@@ -67,7 +63,7 @@ async fn main() {
 
     let keepalive = KeepAlive::new(
         TokenKeeper {
-            grants: grants.clone(),
+            lifecycle: Lifecycle::new(grants.clone(), LifecycleSettings::default()),
             leases: stores.leases.clone(),
             http: grantry::providers::http::client(),
             redirect_uri: "http://127.0.0.1/oauth/callback".into(),
@@ -121,6 +117,7 @@ async fn main() {
 
 async fn seed(grants: &Grants, provider: &Provider, count: u64) {
     let now = grantry_base::clock::unix_now();
+    let writes = &Lifecycle::new(grants.clone(), LifecycleSettings::default());
     futures::stream::iter(0..count)
         .for_each_concurrent(SEED_CONCURRENCY, |i| async move {
             let key = user(i);
@@ -133,7 +130,7 @@ async fn seed(grants: &Grants, provider: &Provider, count: u64) {
                 previous_refresh_token: None,
                 rotated_at: None,
             };
-            grants
+            writes
                 .store_signed_in(&key, provider, &tokens, now)
                 .await
                 .unwrap();
@@ -147,7 +144,7 @@ fn user(i: u64) -> GrantKey {
             issuer: DEV_ISSUER.to_owned(),
             subject: format!("bench-user-{i:08}"),
         },
-        provider: "demo".to_owned(),
+        provider: "demo".parse().unwrap(),
         account: String::new(),
     }
 }

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use futures::StreamExt;
 use grantry::config::{Config, ServeArgs};
+use grantry::connections::{Lifecycle, LifecycleSettings};
 use grantry::grants::GrantKey;
 use grantry::identity::{DEV_ISSUER, Principal};
 use grantry::providers::oauth::TokenSet;
@@ -43,6 +44,7 @@ async fn main() {
     let grants = grantry::startup::maintenance_grants(&config)
         .await
         .expect("the store opens");
+    let grants = Lifecycle::new(grants, LifecycleSettings::default());
     let demo =
         grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").expect("the demo entry");
     let started = Instant::now();
@@ -56,7 +58,7 @@ async fn main() {
                         issuer: DEV_ISSUER.to_owned(),
                         subject: format!("bench-user-{i:08}"),
                     },
-                    provider: "demo".to_owned(),
+                    provider: "demo".parse().expect("a provider id"),
                     account: String::new(),
                 };
                 let tokens = TokenSet {

@@ -17,11 +17,11 @@
 //! | protocols | [`mcp`] | `POST /mcp`: authentication and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the registry with its one extension point, for tools a build adds |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, worded for the model |
-//! | services | [`connections`] | the caller's connections between the protocols and the stores: which grant a request means (a typed choice), the provider call made with it, a confirmed disconnect with its revocation; the tools and the pages word its answers |
-//! | shared state | [`state`] | the shared state every route and tool works with |
+//! | shared state | [`state`] | the shared state every route and tool works with (the connections service among it) |
 //! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the `Host` names it answers to, the open-file limit |
+//! | services | [`connections`] | the connections service, built once from explicit parts, between the protocols and the stores: which grant a request means (a typed choice), the provider call made with a usable token (refreshed once across replicas), every change of a connection's life written with its event, the keep-alive scheduler, a confirmed disconnect with its revocation |
 //! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
-//! | | [`grants`] | users' tokens, sealed at rest, versioned; connection health; the keep-alive scheduler; lifecycle writes with their events; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
+//! | | [`grants`] | users' tokens as stored: sealed at rest, versioned, each write with its events in one store write; connection health; the keep-alive's due rows; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
 //! | | [`outbox`] | the transactional outbox: lifecycle events per webhook endpoint, claimed by one replica, signed (Standard Webhooks) and delivered with retries, each endpoint on its own; what waits is capped per endpoint |
 //! | | [`leases`] | exclusive leases in the store (single-flight refresh across replicas, single-use marks) |
 //! | | [`limits`] | rate limits counted in the store, shared by the replicas |
@@ -33,6 +33,7 @@
 //! | demo | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |
 //! | store | [`store`] | the store's foundations: its URL, its error, the SQLite/PostgreSQL pools with their migrations, the Redis connection, durability checks at start |
 //! | leaves | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
+//! | | [`ids`] | the ids values carry, typed: a provider's |
 //! | | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
 //! | | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
 //! | | [`cookie`] | cookie names and attributes |
@@ -50,12 +51,13 @@
 pub(crate) mod audit;
 pub mod config;
 pub mod connect;
-mod connections;
+pub mod connections;
 pub(crate) mod cookie;
 pub mod demo;
 pub mod flows;
 pub mod grants;
 pub mod identity;
+pub mod ids;
 pub(crate) mod leases;
 pub mod limits;
 pub mod mcp;

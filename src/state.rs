@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::connections::Connections;
 use crate::demo::DemoProvider;
 use crate::flows::FlowBackend;
-use crate::grants::Grants;
 use crate::identity::Identity;
 use crate::limits::Limiter;
 use crate::providers::Catalog;
@@ -21,9 +21,8 @@ pub struct Inner {
     pub config: Config,
     pub sealer: Arc<Sealer>,
     pub flows: Arc<dyn FlowBackend>,
-    pub grants: Grants,
-    /// Tokens kept usable: refreshed once across replicas, the provider-call loop.
-    pub tokens: crate::grants::TokenKeeper,
+    /// People's connections: the only way to their grants (see [`crate::connections`]).
+    pub connections: Connections,
     pub catalog: Catalog,
     pub http: reqwest::Client,
     pub identity: Identity,
@@ -43,8 +42,6 @@ pub struct Inner {
     /// sign-in wakes thousands of retries at once, they take turns in memory instead of all
     /// queueing at the store's pool (which gives up after a few seconds).
     pub hold_turns: tokio::sync::Semaphore,
-    /// How adapters reach provider APIs (see [`crate::providers::Upstream`]).
-    pub upstream: crate::providers::Upstream,
     /// Renders `/metrics`.
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }

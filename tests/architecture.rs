@@ -19,8 +19,8 @@ const LAYERS: &[&[&str]] = &[
     &["startup"],
     &["mcp", "connect"],
     &["tools"],
-    &["connections"],
     &["state", "server"],
+    &["connections"],
     &[
         "flows", "grants", "leases", "limits", "sessions", "audit", "outbox",
     ],
@@ -29,7 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["providers"],
     &["demo"],
     &["store"],
-    &["seal", "quota", "cookie", "metrics", "ui"],
+    &["seal", "quota", "cookie", "metrics", "ui", "ids"],
 ];
 
 /// A file of the crate, named by its module path (`mcp::edge`; `lib` for the root).

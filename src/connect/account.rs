@@ -13,12 +13,7 @@ pub(super) async fn pick_account(
     tokens: &oauth::TokenSet,
     hints: &adapters::CallbackHints,
 ) -> Result<Option<Account>, PageError> {
-    let api = adapters::Api {
-        upstream: &state.upstream,
-        provider,
-        access_token: &tokens.access_token,
-        account: None,
-    };
+    let api = state.connections.api(provider, &tokens.access_token, None);
     adapters::pick_account(&api, hints).await.map_err(|e| {
         tracing::warn!(provider = %provider.id, error = %e, "no account to use after connect");
         PageError::Account(e)

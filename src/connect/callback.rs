@@ -154,13 +154,9 @@ async fn finish(
             // Redeemed but unusable: the tokens must not stay alive at the provider.
             revocation::revoke_in_background(&state.http, provider, &tokens);
         })?;
-    let key = state
-        .grants
-        .key_for_sign_in(&flow.principal, &provider.id, tokens.account.as_ref())
-        .await?;
     state
-        .grants
-        .store_signed_in(&key, provider, &tokens, unix_now())
+        .connections
+        .store_signed_in(&flow.principal, provider, &tokens, unix_now())
         .await?;
     Ok(())
 }

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::pages::{self, ConfirmDisconnectPage, ConnectLink, ConnectionRow, ConnectionsPage};
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
-use crate::connections::{self, Connection, disconnect};
+use crate::connections::Connection;
 use crate::grants::{Grant, State as Health};
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::identity::{Identity, Principal};
@@ -56,7 +56,7 @@ pub(super) async fn show(State(state): State<AppState>, headers: HeaderMap) -> R
 
 /// The page, with `notice` (what a disconnect did) above the list.
 async fn list(state: &AppState, principal: &Principal, notice: Option<&str>) -> Response {
-    let connected = match connections::connected(state, principal).await {
+    let connected = match state.connections.connected(principal).await {
         Ok(connected) => connected,
         Err(e) => return super::errors::PageError::from(e).into_response(),
     };
@@ -178,7 +178,9 @@ async fn find<'a>(
     principal: &Principal,
     id: &str,
 ) -> Result<Option<Connection<'a>>, Response> {
-    let connected = connections::connected(state, principal)
+    let connected = state
+        .connections
+        .connected(principal)
         .await
         .map_err(|e| super::errors::PageError::from(e).into_response())?;
     Ok(connected.into_iter().find(|c| c.grant.connection_id == id))
@@ -265,7 +267,11 @@ pub(super) async fn disconnect_confirmed(
         Ok(None) => return no_such_connection(),
         Err(page) => return page,
     };
-    match disconnect(&state, &key, provider, form.connected_at).await {
+    match state
+        .connections
+        .disconnect(&key, provider, form.connected_at)
+        .await
+    {
         Ok(done) => {
             list(
                 &state,

@@ -6,12 +6,12 @@
 //! tokens), under its refresh lease so a refresh finishing meanwhile cannot store tokens
 //! issued after these were revoked; then the provider is asked to revoke them.
 
+use super::Connections;
 use crate::audit::Audit;
 use crate::grants::{Grant, GrantKey};
 use crate::providers::http::OutboundError;
 use crate::providers::invoice::ApiError;
 use crate::providers::{Provider, adapters, revocation};
-use crate::state::AppState;
 use crate::store::StoreError;
 use crate::ui::Lang;
 
@@ -47,18 +47,30 @@ pub(crate) enum Revocation {
     Unreachable,
 }
 
-/// Removes the connection `key` at `provider`, if it is still the one signed in at
-/// `connected_at` (what the person confirmed), and revokes it at the provider.
-pub(crate) async fn disconnect(
-    state: &AppState,
+impl Connections {
+    /// Removes the connection `key` at `provider`, if it is still the one signed in at
+    /// `connected_at` (what the person confirmed), and revokes it at the provider.
+    pub(crate) async fn disconnect(
+        &self,
+        key: &GrantKey,
+        provider: &Provider,
+        connected_at: i64,
+    ) -> Result<Disconnected, StoreError> {
+        disconnect(self, key, provider, connected_at).await
+    }
+}
+
+async fn disconnect(
+    state: &Connections,
     key: &GrantKey,
     provider: &Provider,
     connected_at: i64,
 ) -> Result<Disconnected, StoreError> {
-    let lease = crate::grants::access::lease_name(key);
+    let lease = super::tokens::lease_name(key);
     let holder = crate::seal::random_id();
+    let leases = &state.keeper.leases;
     let mut tries = 0;
-    while !state.leases.try_acquire(&lease, &holder, LEASE_MS).await? {
+    while !leases.try_acquire(&lease, &holder, LEASE_MS).await? {
         tries += 1;
         if tries > LEASE_TRIES {
             return Ok(Disconnected::Busy);
@@ -66,24 +78,25 @@ pub(crate) async fn disconnect(
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let done = remove_and_revoke(state, provider, key, connected_at).await;
-    state.leases.release(&lease, &holder).await?;
+    leases.release(&lease, &holder).await?;
     done
 }
 
 async fn remove_and_revoke(
-    state: &AppState,
+    state: &Connections,
     provider: &Provider,
     key: &GrantKey,
     connected_at: i64,
 ) -> Result<Disconnected, StoreError> {
-    let grant = match state.grants.get(key).await? {
+    let grant = match state.grants().get(key).await? {
         Some(grant) if grant.signed_in_at() == connected_at => grant,
         Some(_) => return Ok(Disconnected::Changed),
         None => return Ok(Disconnected::Gone),
     };
     let now = grantry_base::clock::unix_now();
     if !state
-        .grants
+        .keeper
+        .lifecycle
         .disconnect(key, &grant, "disconnected by the user", now)
         .await?
     {
@@ -96,7 +109,7 @@ async fn remove_and_revoke(
     }
     .notice("grant.removed", "disconnected by the user");
     let others_remain = !state
-        .grants
+        .grants()
         .list(&key.principal, &key.provider)
         .await?
         .is_empty();
@@ -108,12 +121,12 @@ async fn remove_and_revoke(
 /// Ends the grant's account alone where the provider has a call for it; `None` where it has
 /// none (revoking the token ends this grant only).
 async fn end_account_alone(
-    state: &AppState,
+    state: &Connections,
     provider: &Provider,
     grant: &Grant,
 ) -> Option<Revocation> {
     let token = &grant.tokens.access_token;
-    let api = super::api(state, provider, token, grant.tokens.account.as_ref());
+    let api = state.api(provider, token, grant.tokens.account.as_ref());
     let ended = adapters::disconnect_account(&api).await?;
     Some(match ended {
         Ok(()) => Revocation::Confirmed,
@@ -133,7 +146,7 @@ async fn end_account_alone(
 /// that would also end the person's other accounts there (`others_remain`, at Xero), to end
 /// this account alone.
 async fn revoke(
-    state: &AppState,
+    state: &Connections,
     provider: &Provider,
     grant: &Grant,
     others_remain: bool,
@@ -145,7 +158,7 @@ async fn revoke(
         Some(refresh) => (refresh, true),
         None => (grant.tokens.access_token.as_str(), false),
     };
-    match revocation::revoke(&state.http, provider, token, is_refresh).await {
+    match revocation::revoke(&state.keeper.http, provider, token, is_refresh).await {
         Ok(true) => Revocation::Confirmed,
         Ok(false) => Revocation::NotOffered,
         Err(e) => {

@@ -1,42 +1,49 @@
-//! The caller's connections, between the protocols (the tools, the MCP rounds, the pages)
-//! and the stores: which grants a person holds, which one a request means, the provider call
-//! made with one, and a confirmed disconnect with its revocation. The tools and the pages
-//! word the answers; this module decides them.
+//! The connections service: a person's connections, between the protocols (the tools, the
+//! MCP rounds, the pages) and the stores. Built once at start from explicit parts
+//! ([`Connections::new`]); the protocols reach the grants through it alone, and word its
+//! answers.
+//!
+//! - which grants a person holds, and which one a request means ([`AccountChoice`]);
+//! - a provider call made with a usable token ([`tokens`]: refreshed once across replicas;
+//!   [`calls`]: the loop every call goes through);
+//! - every change of a connection's life written with its event ([`lifecycle`]);
+//! - the keep-alive that refreshes grants before their provider forgets them ([`keepalive`],
+//!   on the schedule every write sets: [`schedule`]);
+//! - a confirmed disconnect with its revocation ([`disconnect`]).
 
+mod calls;
 mod disconnect;
+pub mod keepalive;
+pub mod lifecycle;
+pub mod schedule;
+pub mod tokens;
 
-pub(crate) use disconnect::disconnect;
+pub use calls::Called;
+pub use lifecycle::{Lifecycle, LifecycleSettings};
+pub use tokens::{Access, TokenKeeper};
 
-use crate::grants::{Grant, GrantKey};
+use std::future::Future;
+
+use crate::grants::{Grant, GrantEvents, GrantKey, Grants};
 use crate::identity::Principal;
 use crate::providers::adapters::Api;
-use crate::providers::{Account, Provider};
-use crate::state::AppState;
+use crate::providers::invoice::ApiError;
+use crate::providers::{Account, Catalog, Provider, Upstream};
 use crate::store::StoreError;
+
+/// The service, built once at start.
+#[derive(Clone)]
+pub struct Connections {
+    keeper: TokenKeeper,
+    catalog: Catalog,
+    upstream: Upstream,
+}
 
 /// One of the caller's connections.
 pub(crate) struct Connection<'a> {
     pub provider: &'a Provider,
     pub key: GrantKey,
     pub grant: Grant,
-}
-
-/// The caller's grants: per provider of the catalog, in its order, each account's.
-pub(crate) async fn connected<'a>(
-    state: &'a AppState,
-    principal: &Principal,
-) -> Result<Vec<Connection<'a>>, StoreError> {
-    let mut found = Vec::new();
-    for provider in state.catalog.all() {
-        for (key, grant) in state.grants.list(principal, &provider.id).await? {
-            found.push(Connection {
-                provider,
-                key,
-                grant,
-            });
-        }
-    }
-    Ok(found)
 }
 
 /// Which of the caller's grants at a provider a request means.
@@ -52,42 +59,157 @@ pub(crate) enum AccountChoice {
     },
 }
 
-/// The grant a request means at `provider`: the account `named` (by id or, ignoring case, by
-/// name), else the only one connected.
-pub(crate) async fn choose_account(
-    state: &AppState,
-    principal: &Principal,
-    provider: &Provider,
-    named: Option<&str>,
-) -> Result<AccountChoice, StoreError> {
-    // A provider without accounts has one grant per person, under the one key: no need to
-    // list them (a store read less on every call to it).
-    if named.is_none() && !provider.adapter.has_accounts() {
-        return Ok(AccountChoice::Found(key(principal, provider)));
+impl Connections {
+    /// The service over `keeper` (and through it the grants), for the providers of `catalog`,
+    /// whose APIs are reached through `upstream`.
+    pub fn new(keeper: TokenKeeper, catalog: Catalog, upstream: Upstream) -> Self {
+        Self {
+            keeper,
+            catalog,
+            upstream,
+        }
     }
-    let grants = state.grants.list(principal, &provider.id).await?;
-    if grants.is_empty() {
-        return Ok(AccountChoice::Found(key(principal, provider)));
+
+    /// The grants' store (for what reads them without a person: key rotation).
+    pub fn grants(&self) -> &Grants {
+        self.keeper.grants()
     }
-    let accounts = || {
-        grants
-            .iter()
-            .filter_map(|(_, g)| g.tokens.account.clone())
-            .collect()
-    };
-    let Some(named) = named else {
-        return Ok(match grants.as_slice() {
-            [(key, _)] => AccountChoice::Found(key.clone()),
-            _ => AccountChoice::AskWhich(accounts()),
-        });
-    };
-    Ok(match named_grant(&grants, named) {
-        Some(key) => AccountChoice::Found(key.clone()),
-        None => AccountChoice::NoneNamed {
-            named: named.to_owned(),
-            connected: accounts(),
-        },
-    })
+
+    /// The lifecycle writes (a completed sign-in is stored through them).
+    pub fn lifecycle(&self) -> &Lifecycle {
+        &self.keeper.lifecycle
+    }
+
+    /// Tokens kept usable (the keep-alive refreshes through it).
+    pub fn tokens(&self) -> &TokenKeeper {
+        &self.keeper
+    }
+
+    /// "A grant landed", across replicas: what a held retry waits on.
+    pub(crate) fn landed(&self) -> &GrantEvents {
+        self.grants().events()
+    }
+
+    /// Stores the grant of a completed sign-in: over the principal's grant for the same
+    /// account if there is one (a reconnection), else as a connection of its own.
+    pub(crate) async fn store_signed_in(
+        &self,
+        principal: &Principal,
+        provider: &Provider,
+        tokens: &crate::providers::oauth::TokenSet,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let key = self
+            .grants()
+            .key_for_sign_in(principal, &provider.id, tokens.account.as_ref())
+            .await?;
+        self.lifecycle()
+            .store_signed_in(&key, provider, tokens, now)
+            .await
+    }
+
+    /// One grant, in any state.
+    pub(crate) async fn grant(&self, key: &GrantKey) -> Result<Option<Grant>, StoreError> {
+        self.grants().get(key).await
+    }
+
+    /// Whether `principal` has a grant at `provider` and every one there is usable: whatever a
+    /// call waiting for a sign-in needed is there.
+    pub(crate) async fn all_usable(
+        &self,
+        principal: &Principal,
+        provider: &crate::providers::ProviderId,
+    ) -> Result<bool, StoreError> {
+        let grants = self.grants().list(principal, provider).await?;
+        Ok(!grants.is_empty() && grants.iter().all(|(_, g)| g.is_usable()))
+    }
+
+    /// The caller's grants: per provider of the catalog, in its order, each account's.
+    pub(crate) async fn connected(
+        &self,
+        principal: &Principal,
+    ) -> Result<Vec<Connection<'_>>, StoreError> {
+        let mut found = Vec::new();
+        for provider in self.catalog.all() {
+            for (key, grant) in self.grants().list(principal, &provider.id).await? {
+                found.push(Connection {
+                    provider,
+                    key,
+                    grant,
+                });
+            }
+        }
+        Ok(found)
+    }
+
+    /// The grant a request means at `provider`: the account `named` (by id or, ignoring
+    /// case, by name), else the only one connected.
+    pub(crate) async fn choose_account(
+        &self,
+        principal: &Principal,
+        provider: &Provider,
+        named: Option<&str>,
+    ) -> Result<AccountChoice, StoreError> {
+        // A provider without accounts has one grant per person, under the one key: no need
+        // to list them (a store read less on every call to it).
+        if named.is_none() && !provider.adapter.has_accounts() {
+            return Ok(AccountChoice::Found(key(principal, provider)));
+        }
+        let grants = self.grants().list(principal, &provider.id).await?;
+        if grants.is_empty() {
+            return Ok(AccountChoice::Found(key(principal, provider)));
+        }
+        let accounts = || {
+            grants
+                .iter()
+                .filter_map(|(_, g)| g.tokens.account.clone())
+                .collect()
+        };
+        let Some(named) = named else {
+            return Ok(match grants.as_slice() {
+                [(key, _)] => AccountChoice::Found(key.clone()),
+                _ => AccountChoice::AskWhich(accounts()),
+            });
+        };
+        Ok(match named_grant(&grants, named) {
+            Some(key) => AccountChoice::Found(key.clone()),
+            None => AccountChoice::NoneNamed {
+                named: named.to_owned(),
+                connected: accounts(),
+            },
+        })
+    }
+
+    /// Calls a provider's API with the token (and account) of the grant `key`: refreshed
+    /// first if it is about to expire, once more after a 401 (see [`calls`]). `api` makes
+    /// the call with [`Self::api`].
+    pub(crate) async fn call<T, F, Fut>(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        api: F,
+    ) -> Result<Called<T>, StoreError>
+    where
+        F: FnMut(String, Option<Account>) -> Fut,
+        Fut: Future<Output = Result<T, ApiError>>,
+    {
+        self.keeper.call(provider, key, api).await
+    }
+
+    /// The adapters' view of one provider call: this token, for this account, at `provider`.
+    pub(crate) fn api<'a>(
+        &'a self,
+        provider: &'a Provider,
+        token: &'a str,
+        account: Option<&'a Account>,
+    ) -> Api<'a> {
+        Api {
+            upstream: &self.upstream,
+            provider,
+            access_token: token,
+            account,
+        }
+    }
 }
 
 /// The grant whose account `named` names: by id first (ids are the provider's own, unique);
@@ -112,19 +234,4 @@ fn named_grant<'a>(grants: &'a [(GrantKey, Grant)], named: &str) -> Option<&'a G
 /// asks for when none is connected).
 pub(crate) fn key(principal: &Principal, provider: &Provider) -> GrantKey {
     GrantKey::sole(principal, &provider.id)
-}
-
-/// The adapters' view of one provider call: this token, for this account, at `provider`.
-pub(crate) fn api<'a>(
-    state: &'a AppState,
-    provider: &'a Provider,
-    token: &'a str,
-    account: Option<&'a Account>,
-) -> Api<'a> {
-    Api {
-        upstream: &state.upstream,
-        provider,
-        access_token: token,
-        account,
-    }
 }

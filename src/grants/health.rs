@@ -1,10 +1,9 @@
-//! A connection's health, kept with its grant: its state, why, how its refreshes have gone,
-//! and when the keep-alive scheduler should next look at it.
+//! A connection's health, kept with its grant: its state, why, and how its refreshes have
+//! gone (when the keep-alive next looks at it is the connections service's to say).
 
-use crate::ui::Lang;
 use serde::{Deserialize, Serialize};
 
-use crate::providers::Provider;
+use crate::ui::Lang;
 
 /// Where a connection stands. A disconnected one has no row: its end is its
 /// `connection.disconnected` event.
@@ -102,16 +101,6 @@ pub struct Health {
 }
 
 impl Health {
-    /// The health of a grant just signed in to `provider` at `now`.
-    pub fn signed_in(provider: &Provider, now: i64) -> Self {
-        Self {
-            refreshed_at: now,
-            signed_in_at: now,
-            hard_expires_at: provider.refresh_max_secs.map(|max| now + max),
-            ..Self::default()
-        }
-    }
-
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("health serializes")
     }
@@ -120,46 +109,4 @@ impl Health {
     pub fn from_json(text: &str) -> Self {
         serde_json::from_str(text).unwrap_or_default()
     }
-}
-
-/// When the scheduler should next look at a connection in `state` (0: never): to retry a
-/// failing refresh, to refresh before the idle window closes, or to warn of a hard expiry.
-///
-/// The refresh falls at 75-85 % of the idle window (jittered), so each window holds exactly
-/// one refresh and a failing provider still has days (on Xero's 60) to recover in.
-pub(crate) fn next_look(
-    provider: &Provider,
-    state: State,
-    health: &Health,
-    last_write: i64,
-    expiry_warning_secs: i64,
-) -> i64 {
-    match state {
-        State::NeedsReauth => 0,
-        State::RefreshFailing => health.retry_at.max(1),
-        State::Active => {
-            let refresh = provider.refresh_idle_secs.map(|idle| {
-                let from = health.refreshed_at.max(last_write);
-                from + idle * 3 / 4 + rand::random_range(0..=(idle / 10).max(0))
-            });
-            let warn = health
-                .hard_expires_at
-                .filter(|_| !health.expiry_warned)
-                .map(|at| at - expiry_warning_secs);
-            // A time already past is "now" (1), never 0 ("never").
-            [refresh, warn]
-                .into_iter()
-                .flatten()
-                .min()
-                .map_or(0, |at| at.max(1))
-        }
-    }
-}
-
-/// When the idle window needs its refresh (without jitter), for the scheduler's check that a
-/// grant it was given is really due.
-pub(crate) fn refresh_due(provider: &Provider, health: &Health, last_write: i64) -> Option<i64> {
-    provider
-        .refresh_idle_secs
-        .map(|idle| health.refreshed_at.max(last_write) + idle * 3 / 4)
 }

@@ -1,6 +1,7 @@
 //! Which grant a row is: [`GrantKey`], its sealing binding and its non-reversible tags.
 
 use crate::identity::Principal;
+use crate::ids::ProviderId;
 
 /// Which grant: a principal's connection to one account at one provider.
 ///
@@ -12,16 +13,16 @@ use crate::identity::Principal;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GrantKey {
     pub principal: Principal,
-    pub provider: String,
+    pub provider: ProviderId,
     pub account: String,
 }
 
 impl GrantKey {
     /// The key of the one grant at a provider without accounts.
-    pub fn sole(principal: &Principal, provider: &str) -> Self {
+    pub fn sole(principal: &Principal, provider: &ProviderId) -> Self {
         Self {
             principal: principal.clone(),
-            provider: provider.to_owned(),
+            provider: provider.clone(),
             account: String::new(),
         }
     }

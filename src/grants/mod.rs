@@ -1,46 +1,41 @@
-//! Grants: the tokens a user gave grantry for one account at one provider, stored sealed and
-//! keyed by (principal, provider, account) ([`GrantKey`]), with the connection's health
-//! ([`health`]).
+//! Grants, as stored: the tokens a user gave grantry for one account at one provider, sealed
+//! and keyed by (principal, provider, account) ([`GrantKey`]), with the connection's health
+//! ([`health`]). What a change of a connection's life writes, and when, is the connections
+//! service's (`crate::connections`); this module keeps the rows.
 //!
 //! Backends store opaque rows ([`GrantRow`]); [`Grants`] seals and opens the tokens (with the
-//! row's key in the associated data), bumps the version for compare-and-set writes, and tells
+//! row's key in the associated data), writes a row with the events of its change in one store
+//! write ([`write`]), reads the rows the keep-alive is due to look at ([`schedule`]), and tells
 //! waiting retries when a grant lands ([`events`]; across replicas by PostgreSQL
-//! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]). The token lifecycle
-//! is here too: [`TokenKeeper`] refreshes once across replicas ([`access`]) and runs the one
-//! loop every provider call goes through ([`calls`]); the keep-alive refreshes grants before
-//! their provider forgets them ([`keepalive`]). Every change of a connection's life is written
-//! with its lifecycle event, in one store write ([`lifecycle`], into `outbox`).
+//! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]).
 
-pub(crate) mod access;
 pub(crate) mod bus_postgres;
 pub(crate) mod bus_redis;
-pub(crate) mod calls;
 pub(crate) mod events;
 pub(crate) mod health;
-pub mod keepalive;
 mod key;
-pub(crate) mod lifecycle;
 mod record;
 pub(crate) mod redis;
 mod redis_scripts;
+mod schedule;
 pub(crate) mod sql;
+mod write;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use crate::identity::Principal;
+use crate::ids::ProviderId;
 use crate::outbox::Delivery;
 use crate::providers::oauth::TokenSet;
 use crate::seal::{Purpose, Sealer};
 use crate::store::StoreError;
-pub use access::{Access, TokenKeeper};
-pub use calls::Called;
 pub use events::{EventBus, GrantEvents};
 pub use health::{Health, ReauthReason, State};
-pub use keepalive::Due;
 pub use key::GrantKey;
-pub use lifecycle::Lifecycle;
+pub use schedule::{Due, Reschedule};
+pub use write::Stored;
 
 /// A grant row as a backend stores it: tokens only in sealed form.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -66,25 +61,6 @@ pub struct GrantRow {
     pub used_at: i64,
 }
 
-/// A grant's next look by the keep-alive: `at` (0: never), if its row still has `version`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reschedule {
-    pub key: GrantKey,
-    pub version: i64,
-    pub at: i64,
-}
-
-impl Reschedule {
-    /// Off the keep-alive (no provider offers it any more, or no refresh token to keep alive).
-    pub fn never(key: &GrantKey, version: i64) -> Self {
-        Self {
-            key: key.clone(),
-            version,
-            at: 0,
-        }
-    }
-}
-
 /// How many grants each key seals.
 pub type KeyUsage = Vec<(String, i64)>;
 
@@ -96,7 +72,7 @@ pub trait GrantBackend: Send + Sync {
     async fn list(
         &self,
         principal: &Principal,
-        provider: &str,
+        provider: &ProviderId,
     ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError>;
     /// Inserts or replaces the row (a sign-in); the row's version must be one more than any
     /// earlier row's. `events` are added to the outbox in the same write.
@@ -196,21 +172,14 @@ pub struct Grants {
     backend: Arc<dyn GrantBackend>,
     sealer: Arc<Sealer>,
     events: GrantEvents,
-    lifecycle: Lifecycle,
 }
 
 impl Grants {
-    pub fn new(
-        backend: Arc<dyn GrantBackend>,
-        sealer: Arc<Sealer>,
-        events: GrantEvents,
-        lifecycle: Lifecycle,
-    ) -> Self {
+    pub fn new(backend: Arc<dyn GrantBackend>, sealer: Arc<Sealer>, events: GrantEvents) -> Self {
         Self {
             backend,
             sealer,
             events,
-            lifecycle,
         }
     }
 
@@ -231,7 +200,7 @@ impl Grants {
     pub async fn list(
         &self,
         principal: &Principal,
-        provider: &str,
+        provider: &ProviderId,
     ) -> Result<Vec<(GrantKey, Grant)>, StoreError> {
         let mut grants = Vec::new();
         for (key, row) in self.backend.list(principal, provider).await? {
@@ -253,7 +222,7 @@ impl Grants {
     pub async fn key_for_sign_in(
         &self,
         principal: &Principal,
-        provider: &str,
+        provider: &ProviderId,
         account: Option<&crate::providers::Account>,
     ) -> Result<GrantKey, StoreError> {
         let account_id = account.map_or("", |a| a.id.as_str());
@@ -266,7 +235,7 @@ impl Grants {
         }
         Ok(GrantKey {
             principal: principal.clone(),
-            provider: provider.to_owned(),
+            provider: provider.clone(),
             account: account_id.to_owned(),
         })
     }
@@ -347,7 +316,7 @@ impl Grants {
 
 /// A connection's id: the row's, or for rows written before ids were kept, one derived from
 /// the key (stable, and no more revealing than the key's tag).
-fn connection_id(key: &GrantKey, stored: &str) -> String {
+pub(crate) fn connection_id(key: &GrantKey, stored: &str) -> String {
     if stored.is_empty() {
         format!("conn_{}", &key.tag()[..22])
     } else {

@@ -2,6 +2,7 @@
 
 use super::{GrantKey, GrantRow};
 use crate::identity::Principal;
+use crate::store::StoreError;
 
 #[derive(sqlx::FromRow)]
 pub(super) struct GrantRecord {
@@ -14,17 +15,20 @@ pub(super) struct GrantRecord {
 }
 
 impl GrantRecord {
-    pub(super) fn into_parts(self) -> (GrantKey, GrantRow) {
-        (
-            GrantKey {
-                principal: Principal {
-                    issuer: self.principal_iss,
-                    subject: self.principal_sub,
-                },
-                provider: self.provider,
-                account: self.account,
+    /// The row and its key; a provider column that is no provider id is a corrupt row.
+    pub(super) fn into_parts(self) -> Result<(GrantKey, GrantRow), StoreError> {
+        let provider = self
+            .provider
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("grant row: {e}")))?;
+        let key = GrantKey {
+            principal: Principal {
+                issuer: self.principal_iss,
+                subject: self.principal_sub,
             },
-            self.row,
-        )
+            provider,
+            account: self.account,
+        };
+        Ok((key, self.row))
     }
 }

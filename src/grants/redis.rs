@@ -15,6 +15,7 @@ use super::redis_scripts::{
 };
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule};
 use crate::identity::Principal;
+use crate::ids::ProviderId;
 use crate::outbox::Delivery;
 use crate::outbox::redis as outbox_redis;
 use crate::store::StoreError;
@@ -135,7 +136,7 @@ impl RedisGrants {
             .arg(&row.key_id)
             .arg(&key.principal.issuer)
             .arg(&key.principal.subject)
-            .arg(&key.provider)
+            .arg(key.provider.as_str())
             .arg(&row.connection_id)
             .arg(&row.state)
             .arg(&row.health)
@@ -251,7 +252,9 @@ fn key_from_hash(h: &HashMap<String, String>) -> Result<GrantKey, StoreError> {
             issuer: field("principal_iss")?,
             subject: field("principal_sub")?,
         },
-        provider: field("provider")?,
+        provider: field("provider")?
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("grant hash: {e}")))?,
         account: h.get("account").cloned().unwrap_or_default(),
     })
 }
@@ -273,7 +276,7 @@ impl GrantBackend for RedisGrants {
     async fn list(
         &self,
         principal: &Principal,
-        provider: &str,
+        provider: &ProviderId,
     ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
         let sole = GrantKey::sole(principal, provider);
         let mut conn = self.conn.clone();

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule, record::GrantRecord};
 use crate::identity::Principal;
+use crate::ids::ProviderId;
 use crate::outbox::Delivery;
 use crate::outbox::sql::write_with_events;
 use crate::store::StoreError;
@@ -28,7 +29,7 @@ macro_rules! sql_grants {
                 )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
-                .bind(&key.provider)
+                .bind(key.provider.as_str())
                     .bind(&key.account)
                 .fetch_optional(&self.pool)
                 .await?;
@@ -38,7 +39,7 @@ macro_rules! sql_grants {
             async fn list(
                 &self,
                 principal: &Principal,
-                provider: &str,
+                provider: &ProviderId,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
                 let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants \
@@ -46,10 +47,10 @@ macro_rules! sql_grants {
                 )))
                 .bind(&principal.issuer)
                 .bind(&principal.subject)
-                .bind(provider)
+                .bind(provider.as_str())
                 .fetch_all(&self.pool)
                 .await?;
-                Ok(records.into_iter().map(GrantRecord::into_parts).collect())
+                records.into_iter().map(GrantRecord::into_parts).collect()
             }
 
             async fn upsert(&self, key: &GrantKey, row: &GrantRow, events: &[Delivery]) -> Result<(), StoreError> {
@@ -69,7 +70,7 @@ macro_rules! sql_grants {
                 let _written: bool = write_with_events!($dialect, self, sql, 16, events, |q| q
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
-                    .bind(&key.provider)
+                    .bind(key.provider.as_str())
                     .bind(&key.account)
                     .bind(&row.tokens_sealed)
                     .bind(row.access_expires_at)
@@ -102,7 +103,7 @@ macro_rules! sql_grants {
                 Ok(write_with_events!($dialect, self, sql, 15, events, |q| q
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
-                    .bind(&key.provider)
+                    .bind(key.provider.as_str())
                     .bind(&key.account)
                     .bind(&row.tokens_sealed)
                     .bind(row.access_expires_at)
@@ -127,7 +128,7 @@ macro_rules! sql_grants {
                 Ok(write_with_events!($dialect, self, sql, 5, events, |q| q
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
-                    .bind(&key.provider)
+                    .bind(key.provider.as_str())
                     .bind(&key.account)
                     .bind(version)))
             }
@@ -138,7 +139,7 @@ macro_rules! sql_grants {
                 )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
-                .bind(&key.provider)
+                .bind(key.provider.as_str())
                     .bind(&key.account)
                 .bind(at)
                 .execute(&self.pool)
@@ -155,7 +156,7 @@ macro_rules! sql_grants {
                     )))
                     .bind(&m.key.principal.issuer)
                     .bind(&m.key.principal.subject)
-                    .bind(&m.key.provider)
+                    .bind(m.key.provider.as_str())
                     .bind(&m.key.account)
                     .bind(m.version)
                     .bind(m.at)
@@ -179,7 +180,7 @@ macro_rules! sql_grants {
                 .bind(limit as i64)
                 .fetch_all(&self.pool)
                 .await?;
-                Ok(records.into_iter().map(GrantRecord::into_parts).collect())
+                records.into_iter().map(GrantRecord::into_parts).collect()
             }
 
             async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
@@ -211,7 +212,7 @@ macro_rules! sql_grants {
                 .bind(limit as i64)
                 .fetch_all(&self.pool)
                 .await?;
-                Ok(records.into_iter().map(GrantRecord::into_parts).collect())
+                records.into_iter().map(GrantRecord::into_parts).collect()
             }
         }
     };

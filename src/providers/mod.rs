@@ -4,14 +4,13 @@
 pub(crate) mod adapters;
 pub(crate) mod catalog;
 pub mod http;
-pub(crate) mod id;
 pub(crate) mod invoice;
 pub mod oauth;
 pub(crate) mod revocation;
 pub(crate) mod upstream;
 
+pub use crate::ids::ProviderId;
 pub use catalog::{Catalog, CatalogError, PkceMode, Provider, TokenAuth};
-pub use id::ProviderId;
 pub use upstream::Upstream;
 
 use serde::{Deserialize, Serialize};

@@ -11,8 +11,9 @@ pub use stores::{Stores, open_stores};
 use std::sync::Arc;
 
 use crate::config::Config;
+use crate::connections::{Connections, Lifecycle, LifecycleSettings, TokenKeeper};
 use crate::demo::{DemoConfig, DemoProvider};
-use crate::grants::{GrantEvents, Grants, Lifecycle, TokenKeeper};
+use crate::grants::{GrantEvents, Grants};
 use crate::identity::Identity;
 use crate::limits::Limiter;
 use crate::providers::{Catalog, Upstream};
@@ -50,23 +51,17 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
     } = offered_providers(&config, &sealer, &http).await?;
     let identity = Identity::start(&config, http.clone()).await?;
     let limiter = Limiter::start(stores.counters, config.limits.clone());
-    let lifecycle = lifecycle_writes(&config);
-    let wake = lifecycle.wake.clone();
-    let grants = Grants::new(
-        stores.grants,
-        sealer.clone(),
-        GrantEvents::new(stores.bus),
-        lifecycle,
-    );
-    let tokens = TokenKeeper {
-        grants: grants.clone(),
+    let settings = lifecycle_settings(&config);
+    let wake = settings.wake.clone();
+    let grants = Grants::new(stores.grants, sealer.clone(), GrantEvents::new(stores.bus));
+    let keeper = TokenKeeper {
+        lifecycle: Lifecycle::new(grants, settings),
         leases: stores.leases.clone(),
         http: http.clone(),
         redirect_uri: config.redirect_uri().into(),
     };
     Ok(AppState::new(Inner {
-        grants,
-        tokens,
+        connections: Connections::new(keeper, catalog.clone(), upstream),
         flows: stores.flows,
         sealer,
         catalog,
@@ -84,15 +79,14 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         ),
         hold_turns: tokio::sync::Semaphore::new(HOLD_TURNS),
         metrics: crate::metrics::install(),
-        upstream,
         config,
     }))
 }
 
-/// What the grants' lifecycle writes need from the settings: the endpoints events are queued
-/// for, and when to warn of a hard expiry.
-fn lifecycle_writes(config: &Config) -> Lifecycle {
-    Lifecycle {
+/// What the lifecycle writes need from the settings: the endpoints events are queued for,
+/// and when to warn of a hard expiry.
+fn lifecycle_settings(config: &Config) -> LifecycleSettings {
+    LifecycleSettings {
         endpoints: config
             .lifecycle
             .endpoints
@@ -164,12 +158,7 @@ pub async fn maintenance_grants(config: &Config) -> Result<Grants, StartError> {
     let ring = keys::load_key_ring(config)?;
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
     let stores = open_stores(&config.store, &config.store_prefix).await?;
-    Ok(Grants::new(
-        stores.grants,
-        sealer,
-        GrantEvents::new(None),
-        Lifecycle::default(),
-    ))
+    Ok(Grants::new(stores.grants, sealer, GrantEvents::new(None)))
 }
 
 /// Starts the connection lifecycle's background work: this replica's webhook deliverer and
@@ -185,8 +174,8 @@ pub fn spawn_lifecycle(state: &AppState) {
     )
     .spawn();
     if let Some(pace) = lifecycle.keepalive {
-        crate::grants::keepalive::KeepAlive::new(
-            state.tokens.clone(),
+        crate::connections::keepalive::KeepAlive::new(
+            state.connections.tokens().clone(),
             state.catalog.all().cloned().collect(),
             pace,
             lifecycle.expiry_warning_secs,

@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use super::{
     Attempt, Call, FormTool, Problem, ToolError, ToolResult, ToolSpec, args, invoice_draft, target,
 };
-use crate::connections;
-use crate::grants::{Called, GrantKey};
+use crate::connections::Called;
+use crate::grants::GrantKey;
 use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, NewInvoice};
@@ -93,9 +93,9 @@ impl CreateInvoice {
     ) -> Result<ToolResult, ToolError> {
         let state = call.state;
         let created = state
-            .tokens
+            .connections
             .call(provider, key, |token, account| async move {
-                let api = connections::api(state, provider, &token, account.as_ref());
+                let api = state.connections.api(provider, &token, account.as_ref());
                 adapters::create_invoice(&api, new, idempotency_key).await
             })
             .await?;
@@ -161,7 +161,7 @@ impl FormTool for CreateInvoice {
             Ok(target) => target,
             Err(answer) => return Ok(Some(answer)),
         };
-        Ok(match call.state.grants.get(&key).await? {
+        Ok(match call.state.connections.grant(&key).await? {
             Some(grant) if grant.is_usable() => None,
             Some(grant) => Some(target::not_connected(
                 call.state,

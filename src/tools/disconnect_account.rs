@@ -11,7 +11,6 @@ use serde_json::json;
 use super::{
     Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
 };
-use crate::connections::disconnect;
 use crate::grants::GrantKey;
 use crate::providers::Provider;
 
@@ -87,7 +86,7 @@ impl ConfirmTool for DisconnectAccount {
             Ok(target) => target,
             Err(answer) => return Ok(Prepared::Done(answer)),
         };
-        let Some(grant) = call.state.grants.get(&key).await? else {
+        let Some(grant) = call.state.connections.grant(&key).await? else {
             return Ok(Prepared::Done(ToolResult::text(format!(
                 "No {} account is connected, so there is nothing to disconnect.",
                 provider.display_name
@@ -129,7 +128,11 @@ impl ConfirmTool for DisconnectAccount {
             Err(answer) => return Ok(answer),
         };
         let connected_at = subject.what.parse().unwrap_or_default();
-        let done = disconnect(call.state, &key, provider, connected_at).await?;
+        let done = call
+            .state
+            .connections
+            .disconnect(&key, provider, connected_at)
+            .await?;
         let config = &call.state.config;
         let message = done.message(
             config.default_language,

@@ -66,7 +66,10 @@ struct Args {}
 
 pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     let Args {} = args::parse(NAME, call.arguments)?;
-    let connections: Vec<Value> = connections::connected(call.state, call.principal)
+    let connections: Vec<Value> = call
+        .state
+        .connections
+        .connected(call.principal)
         .await?
         .into_iter()
         .map(

@@ -4,8 +4,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
-use crate::connections;
-use crate::grants::Called;
+use crate::connections::Called;
 use crate::providers::StatusFilter;
 use crate::providers::adapters;
 use crate::providers::invoice::ApiError;
@@ -141,11 +140,11 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     };
     let state = call.state;
     let listed = state
-        .tokens
+        .connections
         .call(provider, &key, |token, account| {
             let args = &args;
             async move {
-                let api = connections::api(state, provider, &token, account.as_ref());
+                let api = state.connections.api(provider, &token, account.as_ref());
                 let page =
                     adapters::list_invoices(&api, args.status, args.cursor.as_deref()).await?;
                 Ok((page, account))

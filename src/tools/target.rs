@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Call, ToolResult};
-use crate::connections::{self, AccountChoice};
+use crate::connections::AccountChoice;
 use crate::grants::{GrantKey, ReauthReason};
 use crate::providers::{Account, Provider};
 use crate::state::AppState;
@@ -37,7 +37,10 @@ pub(crate) async fn provider<'a>(
     if catalog.all().nth(1).is_none() {
         return Ok(Ok(catalog.default_provider()));
     }
-    let mut providers: Vec<&Provider> = connections::connected(call.state, call.principal)
+    let mut providers: Vec<&Provider> = call
+        .state
+        .connections
+        .connected(call.principal)
         .await?
         .into_iter()
         .map(|c| c.provider)
@@ -73,7 +76,11 @@ pub(crate) async fn account(
     provider: &Provider,
     named: Option<&str>,
 ) -> Result<Result<Chosen, ToolResult>, StoreError> {
-    let choice = connections::choose_account(call.state, call.principal, provider, named).await?;
+    let choice = call
+        .state
+        .connections
+        .choose_account(call.principal, provider, named)
+        .await?;
     Ok(match choice {
         AccountChoice::Found(key) => Ok(Chosen::Grant(key)),
         AccountChoice::AskWhich(accounts) => Ok(Chosen::Ambiguous(accounts)),

@@ -9,8 +9,8 @@ use super::disconnect_account::confirmed_elsewhere;
 use super::{
     Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
 };
-use crate::connections;
-use crate::grants::{Called, GrantKey};
+use crate::connections::Called;
+use crate::grants::GrantKey;
 use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus};
@@ -104,9 +104,9 @@ impl VoidInvoice {
     ) -> Result<Result<Invoice, ToolResult>, ToolError> {
         let (state, provider, id) = (call.state, target.provider, &target.invoice_id);
         let called = state
-            .tokens
+            .connections
             .call(provider, &target.key, |token, account| async move {
-                let api = connections::api(state, provider, &token, account.as_ref());
+                let api = state.connections.api(provider, &token, account.as_ref());
                 if void {
                     adapters::void_invoice(&api, id).await
                 } else {

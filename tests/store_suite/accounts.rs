@@ -13,6 +13,10 @@ use crate::grants::{demo, grants_for, sealer, tokens};
 
 const PROVIDER: &str = "xero";
 
+fn provider_id() -> grantry::providers::ProviderId {
+    PROVIDER.parse().unwrap()
+}
+
 fn principal() -> Principal {
     Principal {
         issuer: "urn:test".into(),
@@ -69,13 +73,13 @@ async fn an_old_grant_migrates_and_another_account_adds_a_connection(backend: Ba
     let Some(fresh) = backend.open_with_old_grant(&old_grant()).await else {
         return;
     };
-    let grants = grants_for(&fresh.stores, &[]);
+    let (grants, life) = grants_for(&fresh.stores, &[]);
     // Only its refresh policy matters to these writes.
     let provider = demo();
     let principal = principal();
 
     // Found, opened, with its id, version and history.
-    let listed = grants.list(&principal, PROVIDER).await.unwrap();
+    let listed = grants.list(&principal, &provider_id()).await.unwrap();
     assert_eq!(listed.len(), 1, "the old grant is found");
     let (old_key, old) = &listed[0];
     assert_eq!(old.tokens.access_token, "old-access");
@@ -86,20 +90,19 @@ async fn an_old_grant_migrates_and_another_account_adds_a_connection(backend: Ba
     // A sign-in to the same organisation replaces it in place: same id, next version.
     let first = account("tenant-1", "Demo Company (UK)");
     let key = grants
-        .key_for_sign_in(&principal, PROVIDER, Some(&first))
+        .key_for_sign_in(&principal, &provider_id(), Some(&first))
         .await
         .unwrap();
     assert_eq!(&key, old_key, "the same account's grant is the old row");
-    grants
-        .store_signed_in(
-            &key,
-            &provider,
-            &with_account("renewed", first),
-            1_800_000_000,
-        )
-        .await
-        .unwrap();
-    let listed = grants.list(&principal, PROVIDER).await.unwrap();
+    life.store_signed_in(
+        &key,
+        &provider,
+        &with_account("renewed", first),
+        1_800_000_000,
+    )
+    .await
+    .unwrap();
+    let listed = grants.list(&principal, &provider_id()).await.unwrap();
     assert_eq!(listed.len(), 1, "replaced, not doubled");
     assert_eq!(listed[0].1.tokens.access_token, "renewed");
     assert_eq!(listed[0].1.connection_id, "conn_from_before");
@@ -109,20 +112,19 @@ async fn an_old_grant_migrates_and_another_account_adds_a_connection(backend: Ba
     // Another organisation: a connection of its own beside it.
     let second = account("tenant-2", "Second Company (NZ)");
     let key = grants
-        .key_for_sign_in(&principal, PROVIDER, Some(&second))
+        .key_for_sign_in(&principal, &provider_id(), Some(&second))
         .await
         .unwrap();
     assert_eq!(key.account, "tenant-2");
-    grants
-        .store_signed_in(
-            &key,
-            &provider,
-            &with_account("second", second),
-            1_800_000_001,
-        )
-        .await
-        .unwrap();
-    let listed = grants.list(&principal, PROVIDER).await.unwrap();
+    life.store_signed_in(
+        &key,
+        &provider,
+        &with_account("second", second),
+        1_800_000_001,
+    )
+    .await
+    .unwrap();
+    let listed = grants.list(&principal, &provider_id()).await.unwrap();
     let ids: Vec<&str> = listed.iter().map(|(_, g)| g.account_id()).collect();
     assert_eq!(ids, ["tenant-1", "tenant-2"], "oldest connection first");
     assert_ne!(listed[0].1.connection_id, listed[1].1.connection_id);
@@ -136,12 +138,11 @@ async fn an_old_grant_migrates_and_another_account_adds_a_connection(backend: Ba
 
     // Removing one leaves the other.
     assert!(
-        grants
-            .disconnect(k2, g2, "test", 1_800_000_002)
+        life.disconnect(k2, g2, "test", 1_800_000_002)
             .await
             .unwrap()
     );
-    let left = grants.list(&principal, PROVIDER).await.unwrap();
+    let left = grants.list(&principal, &provider_id()).await.unwrap();
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].1.account_id(), "tenant-1");
     fresh.finish().await;

@@ -165,7 +165,8 @@ async fn hset_old(prefix: &str, g: &OldGrant) {
         issuer: g.issuer.clone(),
         subject: g.subject.clone(),
     };
-    let tag = grantry::grants::GrantKey::sole(&principal, &g.provider).owner_tag();
+    let provider = g.provider.parse().unwrap();
+    let tag = grantry::grants::GrantKey::sole(&principal, &provider).owner_tag();
     let client = redis::Client::open(servers::redis_url()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     let _: () = redis::cmd("HSET")

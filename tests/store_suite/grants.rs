@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use grantry::grants::{GrantEvents, GrantKey, Grants, Lifecycle};
+use grantry::connections::{Lifecycle, LifecycleSettings};
+use grantry::grants::{GrantEvents, GrantKey, Grants};
 use grantry::identity::Principal;
 use grantry::providers::oauth::TokenSet;
 use grantry::providers::{Catalog, Provider};
@@ -19,7 +20,7 @@ pub fn key(sub: &str) -> GrantKey {
             issuer: "urn:test".into(),
             subject: sub.into(),
         },
-        provider: "demo".into(),
+        provider: "demo".parse().unwrap(),
         account: String::new(),
     }
 }
@@ -44,23 +45,19 @@ pub fn sealer() -> Sealer {
     )
 }
 
-/// Grants over `stores`, queueing events for `endpoints`.
-pub fn grants_for(stores: &Stores, endpoints: &[&str]) -> Grants {
+/// Grants over `stores`, and their lifecycle writes queueing events for `endpoints`.
+pub fn grants_for(stores: &Stores, endpoints: &[&str]) -> (Grants, Lifecycle) {
     let sealer = Arc::new(sealer());
-    let lifecycle = Lifecycle {
+    let settings = LifecycleSettings {
         endpoints: endpoints.iter().map(|e| e.parse().unwrap()).collect(),
         expiry_warning_secs: 30 * 86_400,
-        ..Lifecycle::default()
+        ..LifecycleSettings::default()
     };
-    Grants::new(
-        stores.grants.clone(),
-        sealer,
-        GrantEvents::new(None),
-        lifecycle,
-    )
+    let grants = Grants::new(stores.grants.clone(), sealer, GrantEvents::new(None));
+    (grants.clone(), Lifecycle::new(grants, settings))
 }
 
-fn grants(stores: &Stores) -> Grants {
+fn grants(stores: &Stores) -> (Grants, Lifecycle) {
     grants_for(stores, &[])
 }
 
@@ -70,16 +67,15 @@ pub fn demo() -> Provider {
 }
 
 async fn tokens_are_sealed_and_bound_to_their_row(stores: &Stores) {
-    let grants = grants(stores);
-    grants
-        .store_signed_in(
-            &key("alice"),
-            &demo(),
-            &tokens("alice-access-token-XYZ"),
-            100,
-        )
-        .await
-        .unwrap();
+    let (grants, life) = grants(stores);
+    life.store_signed_in(
+        &key("alice"),
+        &demo(),
+        &tokens("alice-access-token-XYZ"),
+        100,
+    )
+    .await
+    .unwrap();
     let got = grants.get(&key("alice")).await.unwrap().unwrap();
     assert_eq!(got.tokens.access_token, "alice-access-token-XYZ");
     assert_eq!(got.version, 1);
@@ -100,21 +96,19 @@ async fn tokens_are_sealed_and_bound_to_their_row(stores: &Stores) {
 for_each_backend!(tokens_are_sealed_and_bound_to_their_row);
 
 async fn versions_guard_every_rewrite(stores: &Stores) {
-    let (grants, demo) = (grants(stores), demo());
+    let ((grants, life), demo) = (grants(stores), demo());
     let k = key("dave");
-    grants
-        .store_signed_in(&k, &demo, &tokens("v1"), 100)
+    life.store_signed_in(&k, &demo, &tokens("v1"), 100)
         .await
         .unwrap();
     let first = grants.get(&k).await.unwrap().unwrap();
     assert!(
-        grants
-            .store_refreshed(&k, &demo, &first, &tokens("v2"), 200)
+        life.store_refreshed(&k, &demo, &first, &tokens("v2"), 200)
             .await
             .unwrap()
     );
     assert!(
-        !grants
+        !life
             .store_refreshed(&k, &demo, &first, &tokens("stale"), 300)
             .await
             .unwrap(),
@@ -127,8 +121,7 @@ async fn versions_guard_every_rewrite(stores: &Stores) {
     );
 
     // A new sign-in replaces the grant with a higher version, as the same connection.
-    grants
-        .store_signed_in(&k, &demo, &tokens("v3"), 400)
+    life.store_signed_in(&k, &demo, &tokens("v3"), 400)
         .await
         .unwrap();
     let third = grants.get(&k).await.unwrap().unwrap();
@@ -140,14 +133,13 @@ async fn versions_guard_every_rewrite(stores: &Stores) {
     assert_eq!(third.created_at, 100, "connected since the first sign-in");
 
     assert!(
-        !grants.disconnect(&k, &second, "test", 450).await.unwrap(),
+        !life.disconnect(&k, &second, "test", 450).await.unwrap(),
         "stale version"
     );
     assert!(grants.get(&k).await.unwrap().is_some());
-    assert!(grants.disconnect(&k, &third, "test", 450).await.unwrap());
+    assert!(life.disconnect(&k, &third, "test", 450).await.unwrap());
     assert!(grants.get(&k).await.unwrap().is_none());
-    grants
-        .store_signed_in(&k, &demo, &tokens("again"), 500)
+    life.store_signed_in(&k, &demo, &tokens("again"), 500)
         .await
         .unwrap();
     let anew = grants.get(&k).await.unwrap().unwrap();

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use grantry::connections::{Lifecycle, LifecycleSettings};
 use grantry::grants::{GrantEvents, GrantKey, Grants};
 use grantry::identity::Principal;
 use grantry::providers::oauth::TokenSet;
@@ -19,12 +20,12 @@ fn grants(stores: &Stores, keys: &[[u8; 32]]) -> Grants {
         KeyRing::from_keys(keys).unwrap(),
         "http://127.0.0.1/mcp",
     ));
-    Grants::new(
-        stores.grants.clone(),
-        sealer,
-        GrantEvents::new(None),
-        Default::default(),
-    )
+    Grants::new(stores.grants.clone(), sealer, GrantEvents::new(None))
+}
+
+/// The lifecycle writes over `grants`, queueing no events.
+fn writes(grants: &Grants) -> Lifecycle {
+    Lifecycle::new(grants.clone(), LifecycleSettings::default())
 }
 
 fn key(i: usize) -> GrantKey {
@@ -33,7 +34,7 @@ fn key(i: usize) -> GrantKey {
             issuer: "urn:test".into(),
             subject: format!("user-{i}"),
         },
-        provider: "demo".into(),
+        provider: "demo".parse().unwrap(),
         account: String::new(),
     }
 }
@@ -65,7 +66,8 @@ pub async fn rotate(stores: &Stores, n: usize, batch: usize) {
             .map(|&i| {
                 let (old, demo) = (old.clone(), demo.clone());
                 tokio::spawn(async move {
-                    old.store_signed_in(&key(i), &demo, &tokens(i), 100)
+                    writes(&old)
+                        .store_signed_in(&key(i), &demo, &tokens(i), 100)
                         .await
                         .unwrap()
                 })
@@ -92,7 +94,7 @@ pub async fn rotate(stores: &Stores, n: usize, batch: usize) {
             .access_token,
         "access-0"
     );
-    rotated
+    writes(&rotated)
         .store_signed_in(&key(0), &demo, &tokens(0), 200)
         .await
         .unwrap();

@@ -2,6 +2,7 @@
 //! write (and a write that loses its compare-and-set writes none), a connection keeps its id
 //! through reconnects, and the keep-alive index holds exactly the grants due.
 
+use grantry::connections::schedule;
 use grantry::grants::{Due, GrantKey, Grants, ReauthReason, Reschedule, State};
 use grantry::outbox::Outcome;
 use grantry::providers::Provider;
@@ -52,18 +53,16 @@ pub async fn drain(stores: &Stores, now: i64) -> Vec<(String, Value)> {
 }
 
 async fn every_change_is_written_with_its_event(stores: &Stores) {
-    let grants = grants_for(stores, &["ops"]);
+    let (grants, life) = grants_for(stores, &["ops"]);
     let provider = idle_1000();
     let k = key("erin");
     let get = || async { grants.get(&k).await.unwrap().unwrap() };
-    grants
-        .store_signed_in(&k, &provider, &tokens("erin-secret-1"), 100)
+    life.store_signed_in(&k, &provider, &tokens("erin-secret-1"), 100)
         .await
         .unwrap();
     let first = get().await;
     assert!(
-        grants
-            .note_refresh_failed(&k, &provider, &first, "HTTP 503", 200)
+        life.note_refresh_failed(&k, &provider, &first, "HTTP 503", 200)
             .await
             .unwrap()
     );
@@ -74,16 +73,14 @@ async fn every_change_is_written_with_its_event(stores: &Stores) {
     );
     assert!(failing.health.retry_at > 200);
     assert!(
-        grants
-            .note_refresh_failed(&k, &provider, &failing, "timed out", 300)
+        life.note_refresh_failed(&k, &provider, &failing, "timed out", 300)
             .await
             .unwrap()
     );
     let still = get().await;
     assert_eq!(still.health.failures, 2, "counted, without a second event");
     assert!(
-        grants
-            .store_refreshed(&k, &provider, &still, &tokens("erin-secret-2"), 400)
+        life.store_refreshed(&k, &provider, &still, &tokens("erin-secret-2"), 400)
             .await
             .unwrap()
     );
@@ -93,15 +90,14 @@ async fn every_change_is_written_with_its_event(stores: &Stores) {
         (State::Active, 0)
     );
     assert!(
-        !grants
+        !life
             .mark_needs_reauth(&k, &provider, &still, ReauthReason::InvalidGrant, 450)
             .await
             .unwrap(),
         "a stale write changes nothing and writes no event"
     );
     assert!(
-        grants
-            .mark_needs_reauth(&k, &provider, &recovered, ReauthReason::InvalidGrant, 500)
+        life.mark_needs_reauth(&k, &provider, &recovered, ReauthReason::InvalidGrant, 500)
             .await
             .unwrap()
     );
@@ -109,13 +105,11 @@ async fn every_change_is_written_with_its_event(stores: &Stores) {
     assert!(!dead.is_usable(), "kept, but not usable");
     assert_eq!(dead.health.reason.as_deref(), Some("invalid_grant"));
     assert!(
-        grants
-            .mark_needs_reauth(&k, &provider, &dead, ReauthReason::InvalidGrant, 550)
+        life.mark_needs_reauth(&k, &provider, &dead, ReauthReason::InvalidGrant, 550)
             .await
             .unwrap()
     );
-    grants
-        .store_signed_in(&k, &provider, &tokens("erin-secret-3"), 600)
+    life.store_signed_in(&k, &provider, &tokens("erin-secret-3"), 600)
         .await
         .unwrap();
     let again = get().await;
@@ -125,8 +119,7 @@ async fn every_change_is_written_with_its_event(stores: &Stores) {
     );
     assert_eq!(again.state, State::Active);
     assert!(
-        grants
-            .disconnect(&k, &again, "disconnected by the user", 700)
+        life.disconnect(&k, &again, "disconnected by the user", 700)
             .await
             .unwrap()
     );
@@ -161,9 +154,8 @@ async fn every_change_is_written_with_its_event(stores: &Stores) {
 for_each_backend!(every_change_is_written_with_its_event);
 
 async fn without_endpoints_nothing_is_queued(stores: &Stores) {
-    let grants = grants_for(stores, &[]);
-    grants
-        .store_signed_in(&key("fay"), &demo(), &tokens("fay"), 100)
+    let (_, life) = grants_for(stores, &[]);
+    life.store_signed_in(&key("fay"), &demo(), &tokens("fay"), 100)
         .await
         .unwrap();
     assert!(
@@ -183,15 +175,13 @@ async fn without_endpoints_nothing_is_queued(stores: &Stores) {
 for_each_backend!(without_endpoints_nothing_is_queued);
 
 async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
-    let grants = grants_for(stores, &[]);
+    let (grants, life) = grants_for(stores, &[]);
     let provider = idle_1000();
     let (kept, plain) = (key("gus"), key("hal"));
-    grants
-        .store_signed_in(&kept, &provider, &tokens("g"), 100)
+    life.store_signed_in(&kept, &provider, &tokens("g"), 100)
         .await
         .unwrap();
-    grants
-        .store_signed_in(&plain, &demo(), &tokens("h"), 100)
+    life.store_signed_in(&plain, &demo(), &tokens("h"), 100)
         .await
         .unwrap();
     // Refreshed at 75-85 % of the idle window after the sign-in.
@@ -206,8 +196,7 @@ async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
     );
     // A refresh moves the next look on by the window.
     let g = grants.get(&kept).await.unwrap().unwrap();
-    grants
-        .store_refreshed(&kept, &provider, &g, &tokens("g2"), 900)
+    life.store_refreshed(&kept, &provider, &g, &tokens("g2"), 900)
         .await
         .unwrap();
     assert!(due_keys(&grants, 1649, 10).await.unwrap().is_empty());
@@ -217,8 +206,7 @@ async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
     );
     // A connection that needs the user is off the keep-alive.
     let g = grants.get(&kept).await.unwrap().unwrap();
-    grants
-        .mark_needs_reauth(&kept, &provider, &g, ReauthReason::InvalidGrant, 1000)
+    life.mark_needs_reauth(&kept, &provider, &g, ReauthReason::InvalidGrant, 1000)
         .await
         .unwrap();
     assert!(
@@ -228,8 +216,7 @@ async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
             .is_empty()
     );
     // The scheduler reschedules a grant it finds not yet due (a row from before the index).
-    grants
-        .store_signed_in(&kept, &provider, &tokens("g3"), 2000)
+    life.store_signed_in(&kept, &provider, &tokens("g3"), 2000)
         .await
         .unwrap();
     let g = grants.get(&kept).await.unwrap().unwrap();
@@ -243,32 +230,30 @@ async fn the_keepalive_index_holds_what_is_due(stores: &Stores) {
             .unwrap()
             .is_empty()
     );
-    let next = grants.next_look(&Due::of(&kept, &g), &provider);
+    let next = schedule::next_look_of(&Due::of(&kept, &g), &provider, 30 * 86_400);
     grants.reschedule(&[next]).await.unwrap();
     assert_eq!(due_keys(&grants, 2851, 10).await.unwrap(), [kept]);
 }
 for_each_backend!(the_keepalive_index_holds_what_is_due);
 
 async fn states_are_counted_by_provider(stores: &Stores) {
-    let grants = grants_for(stores, &[]);
+    let (grants, life) = grants_for(stores, &[]);
     let provider = idle_1000();
     for who in ["ida", "jon", "kim"] {
-        grants
-            .store_signed_in(&key(who), &provider, &tokens(who), 100)
+        life.store_signed_in(&key(who), &provider, &tokens(who), 100)
             .await
             .unwrap();
     }
     let g = grants.get(&key("kim")).await.unwrap().unwrap();
-    grants
-        .mark_needs_reauth(
-            &key("kim"),
-            &provider,
-            &g,
-            ReauthReason::AccessWithdrawn,
-            200,
-        )
-        .await
-        .unwrap();
+    life.mark_needs_reauth(
+        &key("kim"),
+        &provider,
+        &g,
+        ReauthReason::AccessWithdrawn,
+        200,
+    )
+    .await
+    .unwrap();
     let mut counts = grants.count_by_state().await.unwrap();
     counts.sort();
     assert_eq!(

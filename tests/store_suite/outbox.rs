@@ -14,13 +14,12 @@ use crate::grants::{demo, grants_for, key, tokens};
 
 /// `who` connects at 100 and disconnects at 200: two events per endpoint.
 async fn connect_and_leave(stores: &Stores, endpoints: &[&str], who: &str) {
-    let grants = grants_for(stores, endpoints);
-    grants
-        .store_signed_in(&key(who), &demo(), &tokens(who), 100)
+    let (grants, life) = grants_for(stores, endpoints);
+    life.store_signed_in(&key(who), &demo(), &tokens(who), 100)
         .await
         .unwrap();
     let g = grants.get(&key(who)).await.unwrap().unwrap();
-    assert!(grants.disconnect(&key(who), &g, "test", 200).await.unwrap());
+    assert!(life.disconnect(&key(who), &g, "test", 200).await.unwrap());
 }
 
 async fn settle_all(stores: &Stores, claimed: &[Claimed], outcome: Outcome) {

@@ -106,12 +106,13 @@ pub(crate) fn notify_when_connected(
         let deadline = tokio::time::Instant::now() + until;
         loop {
             // Subscribe before reading, so a grant landing in between still wakes us.
-            let mut waiter = state.grants.events().subscribe();
+            let mut waiter = state.connections.landed().subscribe();
             // As a held retry decides (`sign_in::settled`): every grant there usable.
-            if let Ok(grants) = state.grants.list(&key.principal, &key.provider).await
-                && !grants.is_empty()
-                && grants.iter().all(|(_, g)| g.is_usable())
-            {
+            let connected = state
+                .connections
+                .all_usable(&key.principal, &key.provider)
+                .await;
+            if connected.is_ok_and(|all| all) {
                 let notice = CustomNotification::new(
                     "notifications/elicitation/complete",
                     Some(json!({"elicitationId": elicitation_id})),

@@ -18,7 +18,7 @@ use crate::mcp::request::{Era, ToolCall};
 use crate::mcp::rounds::Retry;
 
 /// A `tools/call`'s params, read.
-pub(super) struct Called<'r, 'p> {
+pub(super) struct CallParams<'r, 'p> {
     pub entry: Option<&'r Entry>,
     pub name: Option<Cow<'p, str>>,
     pub arguments: Result<Option<Map<String, Value>>, ()>,
@@ -26,7 +26,7 @@ pub(super) struct Called<'r, 'p> {
     pub capabilities: Capabilities,
 }
 
-impl Called<'_, '_> {
+impl CallParams<'_, '_> {
     pub(super) fn read(self, asked: &Asked<'_>, to: ReplyTo) -> Result<Call, (ReplyTo, RpcError)> {
         let types = || {
             let error = malformed::invalid_params("tools/call", false)

@@ -40,7 +40,7 @@ use super::registry::Registry;
 use super::request::ToolCall;
 use crate::metrics::Outcome;
 use crate::server::hosts::AllowedHosts;
-use call::Called;
+use call::CallParams;
 use envelope::{Message, Params};
 use headers::Routed;
 use meta::{KnownMetas, Meta};
@@ -266,7 +266,7 @@ impl Modern {
             "server/discover" => Read::Answered(ready(&to, &self.discover)),
             "tools/list" => Read::Answered(ready(&to, &self.tool_list)),
             "tools/call" => {
-                let call = Called {
+                let call = CallParams {
                     entry,
                     name,
                     arguments,

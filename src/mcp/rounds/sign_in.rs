@@ -227,11 +227,13 @@ async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Op
         .expect("the hold turns are never closed");
     // Every grant at the provider usable (one at least): whatever the call needed is there.
     // One still needing a sign-in leaves it to the flow to say this sign-in ended.
-    match state.grants.list(&key.principal, &key.provider).await {
-        Ok(grants) if !grants.is_empty() && grants.iter().all(|(_, g)| g.is_usable()) => {
-            return Some(HoldEnd::Connected(turn));
-        }
-        Ok(_) => {}
+    match state
+        .connections
+        .all_usable(&key.principal, &key.provider)
+        .await
+    {
+        Ok(true) => return Some(HoldEnd::Connected(turn)),
+        Ok(false) => {}
         Err(e) => {
             crate::metrics::store_error("hold");
             tracing::warn!(error = %e, "store error while holding a retry");
@@ -276,7 +278,7 @@ pub(crate) async fn hold<'a>(
     let key = GrantKey::sole(principal, &claims.provider);
     loop {
         // Subscribe before reading, so a grant landing in between still wakes us.
-        let mut waiter = state.grants.events().subscribe();
+        let mut waiter = state.connections.landed().subscribe();
         if let Some(end) = settled(state, &key, &claims.ticket_id).await {
             return end;
         }

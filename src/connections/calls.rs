@@ -6,9 +6,8 @@
 
 use std::future::Future;
 
-use super::GrantKey;
-use super::access::{Access, TokenKeeper, Trigger};
-use super::health::ReauthReason;
+use super::tokens::{Access, TokenKeeper, Trigger};
+use crate::grants::{GrantKey, ReauthReason};
 use crate::providers::invoice::ApiError;
 use crate::providers::{Account, Provider};
 use crate::store::StoreError;
@@ -59,7 +58,7 @@ impl TokenKeeper {
                 // The provider no longer takes the token before its expiry: refresh once.
                 Err(ApiError::Unauthorized) if !refreshed_after_401 => {
                     refreshed_after_401 = true;
-                    let Some(grant) = self.grants.get(key).await? else {
+                    let Some(grant) = self.grants().get(key).await? else {
                         continue;
                     };
                     if grant.version != version {
@@ -102,7 +101,12 @@ impl TokenKeeper {
             ApiError::Forbidden => ReauthReason::AccessWithdrawn,
             _ => ReauthReason::TokenRefused,
         };
-        let Some(grant) = self.grants.get(key).await?.filter(|g| g.version == version) else {
+        let Some(grant) = self
+            .grants()
+            .get(key)
+            .await?
+            .filter(|g| g.version == version)
+        else {
             return Ok(None);
         };
         Ok(match self.needs_reauth(provider, key, &grant, why).await? {

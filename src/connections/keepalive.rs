@@ -18,11 +18,10 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use super::access::{Access, TokenKeeper, Trigger};
-use super::health::Health;
-use super::health::{self, State};
-use super::{Grant, GrantKey, Grants, Reschedule};
+use super::schedule::{next_look_of, refresh_due};
+use super::tokens::{Access, TokenKeeper, Trigger};
 use crate::config::KeepAlive as Pace;
+use crate::grants::{Due, GrantKey, Reschedule, State};
 use crate::providers::Provider;
 use crate::store::StoreError;
 use grantry_base::clock::unix_now;
@@ -35,73 +34,6 @@ const PAGE: usize = 256;
 /// Redis a count reads two fields of every grant: about 6 s for a million).
 const COUNT_EVERY: Duration = Duration::from_secs(300);
 const COUNT_SHARE: u32 = 20;
-
-/// A grant due for the keep-alive, as its row says: enough to decide, without its tokens,
-/// whether it needs a refresh or a warning, or only a later look.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Due {
-    pub key: GrantKey,
-    pub version: i64,
-    pub state: State,
-    pub health: Health,
-    /// The last write of its tokens.
-    pub updated_at: i64,
-}
-
-impl Due {
-    /// The bookkeeping of an opened grant.
-    pub fn of(key: &GrantKey, grant: &Grant) -> Self {
-        Self {
-            key: key.clone(),
-            version: grant.version,
-            state: grant.state,
-            health: grant.health.clone(),
-            updated_at: grant.updated_at,
-        }
-    }
-}
-
-impl Grants {
-    /// When the keep-alive should next look at a grant it found not yet due.
-    pub fn next_look(&self, due: &Due, provider: &Provider) -> Reschedule {
-        Reschedule {
-            key: due.key.clone(),
-            version: due.version,
-            at: health::next_look(
-                provider,
-                due.state,
-                &due.health,
-                due.updated_at,
-                self.lifecycle.expiry_warning_secs,
-            ),
-        }
-    }
-
-    /// Moves the keep-alive's next looks, in one write.
-    pub async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError> {
-        self.backend.reschedule(moves).await
-    }
-
-    /// Up to `limit` grants the keep-alive should look at by `now`, the most overdue first,
-    /// as their rows say (the tokens stay sealed: most looks need none).
-    pub async fn due_for_keepalive(&self, now: i64, limit: usize) -> Result<Vec<Due>, StoreError> {
-        let rows = self.backend.due_for_keepalive(now, limit).await?;
-        rows.into_iter()
-            .map(|(key, row)| {
-                let state = State::parse(&row.state).ok_or_else(|| {
-                    StoreError::Corrupt(format!("grant {}: state `{}`", key.tag(), row.state))
-                })?;
-                Ok(Due {
-                    version: row.version,
-                    state,
-                    health: Health::from_json(&row.health),
-                    updated_at: row.updated_at,
-                    key,
-                })
-            })
-            .collect()
-    }
-}
 
 /// What one round did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +129,7 @@ impl KeepAlive {
         };
         let mut round = Round::default();
         while Instant::now() < deadline {
-            let page = self.tokens.grants.due_for_keepalive(now, PAGE).await?;
+            let page = self.tokens.grants().due_for_keepalive(now, PAGE).await?;
             let todo: Vec<Due> = page
                 .into_iter()
                 .filter(|due| !round.skipped.contains(&due.key))
@@ -207,7 +139,7 @@ impl KeepAlive {
             }
             round.report.looked_at += todo.len();
             let moves = self.look_after_page(todo, now, &turns, &mut round).await;
-            self.tokens.grants.reschedule(&moves).await?;
+            self.tokens.grants().reschedule(&moves).await?;
         }
         Ok(round.report)
     }
@@ -260,25 +192,25 @@ impl KeepAlive {
     /// Refreshes one grant if it is due, warns of its hard expiry if that is near, or says when
     /// to look again; its tokens are opened only to act on them.
     async fn look_after(&self, due: &Due, now: i64, pacer: &Pacer) -> Result<Looked, StoreError> {
-        let grants = &self.tokens.grants;
+        let grants = self.tokens.grants();
         let key = &due.key;
         let never = |version| Looked::Later(Reschedule::never(key, version));
-        let Some(provider) = self
-            .providers
-            .iter()
-            .find(|p| p.id.as_str() == key.provider)
-        else {
+        let Some(provider) = self.providers.iter().find(|p| p.id == key.provider) else {
             return Ok(never(due.version)); // no longer offered: nothing to keep alive
         };
         let expiring = self.expiry_is_near(due, now);
         if !expiring && !is_due(provider, due, now) {
-            return Ok(Looked::Later(grants.next_look(due, provider)));
+            let later = next_look_of(due, provider, self.expiry_warning_secs);
+            return Ok(Looked::Later(later));
         }
         let Some(grant) = grants.get(key).await? else {
             return Ok(Looked::Refreshed); // gone meanwhile: nothing left to do
         };
         if expiring {
-            grants.note_expiring(key, provider, &grant, now).await?;
+            self.tokens
+                .lifecycle
+                .note_expiring(key, provider, &grant, now)
+                .await?;
             return Ok(Looked::Warned); // its refresh, if due, comes with the next page
         }
         if grant.tokens.refresh_token.is_none() {
@@ -321,7 +253,7 @@ impl KeepAlive {
     /// Sets the connection gauges from the store's counts (every provider and state, so a
     /// state that emptied shows 0).
     async fn count_states(&self) {
-        let counts = match self.tokens.grants.count_by_state().await {
+        let counts = match self.tokens.grants().count_by_state().await {
             Ok(counts) => counts,
             Err(e) => {
                 tracing::warn!(error = %e, "counting connections by state failed");
@@ -361,7 +293,7 @@ struct Turns {
 #[derive(Default)]
 struct Round {
     report: RoundReport,
-    skipped: HashSet<super::GrantKey>,
+    skipped: HashSet<GrantKey>,
 }
 
 /// Whether `due` needs its refresh now: a failing one once its backoff passed, an active
@@ -371,7 +303,7 @@ fn is_due(provider: &Provider, due: &Due, now: i64) -> bool {
         State::NeedsReauth => false,
         State::RefreshFailing => due.health.retry_at <= now,
         State::Active => {
-            health::refresh_due(provider, &due.health, due.updated_at).is_some_and(|at| at <= now)
+            refresh_due(provider, &due.health, due.updated_at).is_some_and(|at| at <= now)
         }
     }
 }

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::health::{ReauthReason, State};
-use super::{Grant, GrantKey, Grants};
+use super::lifecycle::Lifecycle;
+use crate::grants::{Grant, GrantKey, Grants, ReauthReason, State};
 use crate::leases::LeaseBackend;
 use crate::providers::oauth::{self, TokenError};
 use crate::providers::{Account, Provider, revocation};
@@ -22,12 +22,13 @@ use crate::seal::random_id;
 use crate::store::StoreError;
 use grantry_base::clock::unix_now;
 
-/// What keeping tokens alive needs: the grants, the leases that make a refresh happen once
-/// across replicas, the HTTP client for token endpoints and the redirect URI they were issued
-/// for. Cheap to clone (a refresh runs as a task of its own, holding one).
+/// What keeping tokens alive needs: the lifecycle writes (and through them the grants), the
+/// leases that make a refresh happen once across replicas, the HTTP client for token
+/// endpoints and the redirect URI they were issued for. Cheap to clone (a refresh runs as a
+/// task of its own, holding one).
 #[derive(Clone)]
 pub struct TokenKeeper {
-    pub grants: Grants,
+    pub lifecycle: Lifecycle,
     pub leases: Arc<dyn LeaseBackend>,
     pub http: reqwest::Client,
     pub redirect_uri: Arc<str>,
@@ -68,19 +69,24 @@ impl Trigger {
 }
 
 impl TokenKeeper {
+    /// The grants' store.
+    pub fn grants(&self) -> &Grants {
+        self.lifecycle.grants()
+    }
+
     /// A usable token: the stored one, or a fresh one if it is about to expire.
     pub async fn access_token(
         &self,
         provider: &Provider,
         key: &GrantKey,
     ) -> Result<Access, StoreError> {
-        let Some(grant) = self.grants.get(key).await? else {
+        let Some(grant) = self.grants().get(key).await? else {
             return Ok(Access::SignInNeeded(None));
         };
         if !grant.is_usable() {
             return Ok(signed_out(&grant));
         }
-        self.grants.record_use(key, grant.used_at, unix_now());
+        self.lifecycle.record_use(key, grant.used_at, unix_now());
         if is_fresh(&grant) {
             return Ok(token(grant));
         }
@@ -125,7 +131,7 @@ impl TokenKeeper {
                 });
             }
             tokio::time::sleep(REFRESH_POLL).await;
-            match self.grants.get(key).await? {
+            match self.grants().get(key).await? {
                 None => return Ok(Access::SignInNeeded(None)),
                 Some(current) if !current.is_usable() => return Ok(signed_out(&current)),
                 Some(current) if current.version != grant.version && is_fresh(&current) => {
@@ -170,7 +176,7 @@ impl TokenKeeper {
     ) -> Result<Access, StoreError> {
         // Someone may have refreshed (or reconnected) between our read and the lease: then
         // there is nothing to refresh, and nothing to count.
-        let grant = match self.grants.get(key).await {
+        let grant = match self.grants().get(key).await {
             Ok(Some(grant)) => grant,
             Ok(None) => return Ok(Access::SignInNeeded(None)),
             Err(e) => {
@@ -213,7 +219,7 @@ impl TokenKeeper {
             Err(e) => {
                 tracing::warn!(grant = %key.tag(), error = %e, "refresh failed; keeping the grant");
                 let noted = self
-                    .grants
+                    .lifecycle
                     .note_refresh_failed(key, provider, &grant, &e.to_string(), unix_now())
                     .await;
                 if let Err(store) = noted {
@@ -291,7 +297,7 @@ impl TokenKeeper {
         let mut attempt = 0;
         loop {
             let written = self
-                .grants
+                .lifecycle
                 .store_refreshed(key, provider, grant, tokens, unix_now())
                 .await;
             match written {
@@ -315,7 +321,7 @@ impl TokenKeeper {
         reason: ReauthReason,
     ) -> Result<Access, StoreError> {
         if self
-            .grants
+            .lifecycle
             .mark_needs_reauth(key, provider, grant, reason, unix_now())
             .await?
         {
@@ -326,7 +332,7 @@ impl TokenKeeper {
 
     /// Someone else refreshed or reconnected meanwhile: theirs is the grant to use.
     async fn newer(&self, key: &GrantKey) -> Result<Access, StoreError> {
-        Ok(match self.grants.get(key).await? {
+        Ok(match self.grants().get(key).await? {
             Some(grant) if !grant.is_usable() => signed_out(&grant),
             Some(grant) => token(grant),
             None => Access::SignInNeeded(None),

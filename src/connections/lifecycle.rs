@@ -8,9 +8,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::health::{self, Health, ReauthReason, State};
-use super::{Grant, GrantKey, GrantRow, Grants};
+use super::schedule::next_look;
 use crate::config::webhooks::EndpointName;
+use crate::grants::{Grant, GrantKey, Grants, Health, ReauthReason, State, Stored};
 use crate::outbox::{Delivery, Event, rfc3339};
 use crate::providers::Provider;
 use crate::providers::oauth::TokenSet;
@@ -19,11 +19,18 @@ use crate::store::StoreError;
 /// What the lifecycle writes need besides the store: where events go, when to warn of a hard
 /// expiry, and how to wake this replica's deliverer.
 #[derive(Clone, Default)]
-pub struct Lifecycle {
+pub struct LifecycleSettings {
     /// Each event is queued once per endpoint; none configured: none queued.
     pub endpoints: Arc<[EndpointName]>,
     pub expiry_warning_secs: i64,
     pub wake: Arc<Notify>,
+}
+
+/// The lifecycle writes: the grants' store, and what their events need.
+#[derive(Clone)]
+pub struct Lifecycle {
+    grants: Grants,
+    settings: LifecycleSettings,
 }
 
 /// The lifecycle events.
@@ -69,7 +76,21 @@ struct Change<'a> {
     tokens: Option<&'a TokenSet>,
 }
 
-impl Grants {
+impl Lifecycle {
+    pub fn new(grants: Grants, settings: LifecycleSettings) -> Self {
+        Self { grants, settings }
+    }
+
+    /// The store the writes go to.
+    pub fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
+    /// How long before a hard expiry `connection.expiring` is sent.
+    pub fn expiry_warning_secs(&self) -> i64 {
+        self.settings.expiry_warning_secs
+    }
+
     /// Stores the grant of a completed sign-in, a new connection or a reconnection of an
     /// existing one (same id, `connection.reconnected`), then wakes the retries waiting for
     /// it. Returns only after the store acknowledged the write.
@@ -80,12 +101,12 @@ impl Grants {
         tokens: &TokenSet,
         now: i64,
     ) -> Result<(), StoreError> {
-        let old = self.backend.get(key).await?;
+        let old = self.grants.row(key).await?;
         let (version, created_at, connection_id, kind) = match &old {
             Some(old) => (
                 old.version + 1,
                 old.created_at,
-                super::connection_id(key, &old.connection_id),
+                crate::grants::connection_id(key, &old.connection_id),
                 EventKind::Reconnected,
             ),
             None => (
@@ -95,32 +116,29 @@ impl Grants {
                 EventKind::Created,
             ),
         };
-        let health = Health::signed_in(provider, now);
-        let row = GrantRow {
-            tokens_sealed: self.seal_tokens(key, tokens),
-            access_expires_at: tokens.expires_at,
-            scopes: tokens.scopes.join(" "),
+        let health = signed_in(provider, now);
+        let stored = Stored {
+            tokens,
             version,
             created_at,
             updated_at: now,
-            key_id: self.sealer.key_ring().current_key_id(),
-            connection_id: connection_id.clone(),
-            state: State::Active.as_str().into(),
-            keepalive_at: health::next_look(
+            connection_id: &connection_id,
+            state: State::Active,
+            health: &health,
+            keepalive_at: next_look(
                 provider,
                 State::Active,
                 &health,
                 now,
-                self.lifecycle.expiry_warning_secs,
+                self.settings.expiry_warning_secs,
             ),
-            health: health.to_json(),
             used_at: old.map_or(0, |o| o.used_at),
         };
         let data = event_data(key, &connection_id, tokens, State::Active, &health);
         let events = self.deliveries(kind, key, data, now);
-        self.backend.upsert(key, &row, &events).await?;
+        self.grants.put(key, &stored, &events).await?;
         self.written(kind, key);
-        self.events.notify(key).await;
+        self.grants.events().notify(key).await;
         Ok(())
     }
 
@@ -245,10 +263,7 @@ impl Grants {
         data["state"] = json!("disconnected");
         data["reason"] = json!(reason);
         let events = self.deliveries(EventKind::Disconnected, key, data, now);
-        let done = self
-            .backend
-            .delete_if_version(key, previous.version, &events)
-            .await?;
+        let done = self.grants.remove(key, previous.version, &events).await?;
         if done {
             self.written(EventKind::Disconnected, key);
         }
@@ -258,20 +273,9 @@ impl Grants {
     /// Records, in the background, that a tool used the grant last used at `used_at` (at
     /// most every few minutes: most calls write nothing).
     pub fn record_use(&self, key: &GrantKey, used_at: i64, now: i64) {
-        if now - used_at < TOUCH_EVERY_SECS {
-            return;
+        if now - used_at >= TOUCH_EVERY_SECS {
+            self.grants.touch_in_background(key, now);
         }
-        let (backend, key) = (self.backend.clone(), key.clone());
-        tokio::spawn(async move {
-            if let Err(e) = backend.touch(&key, now).await {
-                tracing::debug!(error = %e, grant = %key.tag(), "recording a use failed");
-            }
-        });
-    }
-
-    /// How many grants each (provider, state) has.
-    pub async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
-        self.backend.count_by_state().await
     }
 
     /// Writes `change` over `previous` with compare-and-set, and its event with it.
@@ -284,25 +288,26 @@ impl Grants {
         now: i64,
     ) -> Result<bool, StoreError> {
         let tokens = change.tokens.unwrap_or(&previous.tokens);
-        let refreshed = change.tokens.is_some();
-        let row = GrantRow {
-            tokens_sealed: self.seal_tokens(key, tokens),
-            access_expires_at: tokens.expires_at,
-            scopes: tokens.scopes.join(" "),
+        let last_write = if change.tokens.is_some() {
+            now
+        } else {
+            previous.updated_at
+        };
+        let stored = Stored {
+            tokens,
             version: previous.version + 1,
             created_at: previous.created_at,
-            updated_at: if refreshed { now } else { previous.updated_at },
-            key_id: self.sealer.key_ring().current_key_id(),
-            connection_id: previous.connection_id.clone(),
-            state: change.state.as_str().into(),
-            keepalive_at: health::next_look(
+            updated_at: last_write,
+            connection_id: &previous.connection_id,
+            state: change.state,
+            health: &change.health,
+            keepalive_at: next_look(
                 provider,
                 change.state,
                 &change.health,
-                if refreshed { now } else { previous.updated_at },
-                self.lifecycle.expiry_warning_secs,
+                last_write,
+                self.settings.expiry_warning_secs,
             ),
-            health: change.health.to_json(),
             used_at: previous.used_at,
         };
         let events = match change.kind {
@@ -319,8 +324,8 @@ impl Grants {
             None => Vec::new(),
         };
         let done = self
-            .backend
-            .compare_and_set(key, previous.version, &row, &events)
+            .grants
+            .replace(key, previous.version, &stored, &events)
             .await?;
         if let (true, Some(kind)) = (done, change.kind) {
             self.written(kind, key);
@@ -335,7 +340,7 @@ impl Grants {
             data,
             at: now,
         }
-        .deliveries(&self.lifecycle.endpoints)
+        .deliveries(&self.settings.endpoints)
     }
 
     /// After an event's write: counted, audited, and this replica's deliverer woken.
@@ -347,7 +352,18 @@ impl Grants {
             flow_id: None,
         }
         .notice(kind.as_str(), "connection lifecycle event");
-        self.lifecycle.wake.notify_one();
+        self.settings.wake.notify_one();
+    }
+}
+
+/// The health of a connection just signed in: refreshed now, and the hard expiry the provider
+/// gives its refresh tokens.
+fn signed_in(provider: &Provider, now: i64) -> Health {
+    Health {
+        refreshed_at: now,
+        signed_in_at: now,
+        hard_expires_at: provider.refresh_max_secs.map(|max| now + max),
+        ..Health::default()
     }
 }
 

@@ -1,10 +1,11 @@
-//! A provider's id in the catalog (`stripe`, `demo`, `acme-books`): 1-32 characters of a-z,
-//! 0-9, `-` and `_`, checked once where it is read.
+//! The ids grantry's values carry, typed, from where they are read (the catalog, a store
+//! row, a request) to the answers: a provider's ([`ProviderId`]).
 
 use std::fmt;
 use std::str::FromStr;
 
-/// A valid catalog id. It reads as the `str` it is.
+/// A provider's id in the catalog (`stripe`, `demo`, `acme-books`): 1-32 characters of a-z,
+/// 0-9, `-` and `_`, checked once where it is read. It reads as the `str` it is.
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
