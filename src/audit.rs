@@ -2,13 +2,14 @@
 //! Written to the log under the target `grantry::audit`; never a token, code, cookie or secret.
 
 use crate::identity::Principal;
+use crate::ids::ProviderId;
 use crate::seal::digest;
 
 /// The subjects of one event; unset fields are left out of the line.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct Audit<'a> {
     pub principal: Option<&'a Principal>,
-    pub provider: Option<&'a str>,
+    pub provider: Option<&'a ProviderId>,
     /// A raw flow id; only its hash is written.
     pub flow_id: Option<&'a str>,
 }
@@ -29,7 +30,7 @@ impl Audit<'_> {
     fn fields(&self) -> (String, String, String) {
         (
             self.principal.map(Principal::tag).unwrap_or_default(),
-            self.provider.unwrap_or_default().to_owned(),
+            self.provider.map(ProviderId::to_string).unwrap_or_default(),
             self.flow_id
                 .map(|id| digest("grantry/flow-id/v1", &[id.as_bytes()]))
                 .unwrap_or_default(),

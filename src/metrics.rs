@@ -14,6 +14,7 @@ mod connections;
 mod handles;
 mod lifecycle;
 
+use crate::ids::ProviderId;
 pub use connections::{
     CONNECTIONS_EXPIRED, CONNECTIONS_REFUSED, OPEN_CONNECTIONS, connection_expired,
     connection_refused, connections_open,
@@ -193,16 +194,16 @@ pub fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {
 }
 
 /// A sign-in moved on: `started`, `completed`, `declined` or `failed`.
-pub fn sign_in(provider: &str, outcome: &'static str) {
-    metrics::counter!(SIGN_INS, "provider" => provider.to_owned(), "outcome" => outcome)
+pub fn sign_in(provider: &ProviderId, outcome: &'static str) {
+    metrics::counter!(SIGN_INS, "provider" => provider.to_string(), "outcome" => outcome)
         .increment(1);
 }
 
 /// A refresh ended: `refreshed`, `needs_reauth` (the provider refused the refresh token),
 /// `unavailable` (the provider could not be reached or answered oddly) or `store_error`.
 /// `trigger`: `on_use` (a tool needed the token) or `keepalive` (the scheduler).
-pub fn refresh(provider: &str, trigger: &'static str, outcome: &'static str) {
-    metrics::counter!(REFRESHES, "provider" => provider.to_owned(), "trigger" => trigger,
+pub fn refresh(provider: &ProviderId, trigger: &'static str, outcome: &'static str) {
+    metrics::counter!(REFRESHES, "provider" => provider.to_string(), "trigger" => trigger,
         "outcome" => outcome)
     .increment(1);
 }

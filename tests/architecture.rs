@@ -556,3 +556,62 @@ fn the_pages_reach_connections_through_the_service_never_through_the_tools() {
         "connect uses the tools: {into_tools:#?}"
     );
 }
+
+/// The protocols (`mcp`, `connect`) and the tools reach a person's grants through the
+/// connections service: of `grants` they name only its values (a key, a grant as read, its
+/// state and why), never its store or a backend.
+#[test]
+fn the_connections_service_stands_between_the_protocols_and_the_stores() {
+    const VALUES: [&str; 5] = ["GrantKey", "Grant", "State", "ReauthReason", "Health"];
+    let files = modules();
+    let mut reaching: Vec<String> = Vec::new();
+    for (module, path) in &files {
+        let top = module.split("::").next().unwrap();
+        if !["mcp", "connect", "tools"].contains(&top) {
+            continue;
+        }
+        let code = without_test_modules(&code(path));
+        for named in paths(&code) {
+            let Some(rest) = named.strip_prefix("crate::grants::") else {
+                continue;
+            };
+            let item = rest.split("::").next().unwrap();
+            let item = item.split(" as ").next().unwrap().trim();
+            // The bare prefix of a use tree (`crate::grants::{…}`), as the code scan sees it.
+            if !item.is_empty() && !VALUES.contains(&item) {
+                reaching.push(format!("{module} names crate::grants::{rest}"));
+            }
+        }
+    }
+    assert!(
+        reaching.is_empty(),
+        "protocols reaching past the connections service: {reaching:#?}"
+    );
+}
+
+/// A provider travels as a `ProviderId` once read: no parameter or field takes it as text,
+/// except where it is read (the catalog) and the row codecs of the stores.
+#[test]
+fn no_provider_travels_as_text() {
+    let files = modules();
+    let codecs = ["sql", "redis", "record"];
+    let as_text = [
+        "provider: &str",
+        "provider: &'a str",
+        "provider: Option<&str>",
+    ];
+    let mut found = Vec::new();
+    for (module, path) in &files {
+        let leaf = module.rsplit("::").next().unwrap();
+        if module.starts_with("providers::catalog") || codecs.contains(&leaf) {
+            continue;
+        }
+        let code = without_test_modules(&code(path));
+        for pattern in as_text {
+            if code.contains(pattern) {
+                found.push(format!("{module}: `{pattern}`"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "providers as text: {found:#?}");
+}

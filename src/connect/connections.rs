@@ -91,7 +91,7 @@ fn connect_links(
         .filter_map(|provider| {
             let another = connected.iter().any(|c| c.provider.id == provider.id);
             (provider.adapter.has_accounts() || !another).then(|| ConnectLink {
-                provider: provider.display_name.clone(),
+                provider_name: provider.display_name.clone(),
                 another,
                 href: sign_in_link(state, principal, provider, now),
             })
@@ -120,7 +120,7 @@ fn row(
     let when = |at: i64| (at > 0).then(|| rfc3339(at));
     let health = health(provider, &grant);
     ConnectionRow {
-        provider: provider.display_name.clone(),
+        provider_name: provider.display_name.clone(),
         name: name(provider, grant.tokens.account.as_ref()),
         account: grant.tokens.account.map(|a| a.name),
         scopes: grant.tokens.scopes,
@@ -215,7 +215,7 @@ pub(super) async fn confirm(
     pages::render(
         StatusCode::OK,
         &ConfirmDisconnectPage {
-            provider: &provider.display_name,
+            provider_name: &provider.display_name,
             name: &name(provider, grant.tokens.account.as_ref()),
             action: &format!("{CONNECTIONS_PATH}/{id}/disconnect"),
             csrf: &token,

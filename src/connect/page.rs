@@ -81,7 +81,7 @@ pub(super) async fn show(
         StatusCode::OK,
         &ConnectPage {
             who: &principal.subject,
-            provider: &provider.display_name,
+            provider_name: &provider.display_name,
             scopes: &provider.scopes,
             action: &action,
             csrf: &token,
@@ -191,7 +191,7 @@ async fn start_flow(
         id: flow_id,
         ticket_id: ticket.id.clone(),
         principal,
-        provider: provider.id.to_string(),
+        provider: provider.id.clone(),
         state_hash: crate::flows::oauth_state_hash(&oauth_state),
         binding_hash: binding::value_hash(&binding_value),
         status: FlowStatus::Pending,

@@ -17,7 +17,7 @@ use axum::response::{Html, IntoResponse, Response};
 #[template(path = "connect.html")]
 pub(crate) struct ConnectPage<'a> {
     pub who: &'a str,
-    pub provider: &'a str,
+    pub provider_name: &'a str,
     pub scopes: &'a [String],
     pub action: &'a str,
     pub csrf: &'a str,
@@ -37,7 +37,7 @@ pub(crate) struct ConnectionsPage<'a> {
 
 /// A link that starts a new connection to `provider`.
 pub(crate) struct ConnectLink {
-    pub provider: String,
+    pub provider_name: String,
     /// Whether the person has a connection there already (the link adds another account).
     pub another: bool,
     pub href: String,
@@ -45,7 +45,7 @@ pub(crate) struct ConnectLink {
 
 /// One connection as the connections page shows it (times in RFC 3339, UTC).
 pub(crate) struct ConnectionRow {
-    pub provider: String,
+    pub provider_name: String,
     pub account: Option<String>,
     /// The provider, with the account in brackets where there is one: tells two apart.
     pub name: String,
@@ -66,7 +66,7 @@ pub(crate) struct ConnectionRow {
 #[derive(Template)]
 #[template(path = "confirm_disconnect.html")]
 pub(crate) struct ConfirmDisconnectPage<'a> {
-    pub provider: &'a str,
+    pub provider_name: &'a str,
     /// The provider, with the account in brackets where there is one.
     pub name: &'a str,
     pub action: &'a str,

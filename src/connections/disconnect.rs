@@ -179,7 +179,7 @@ impl Disconnected {
 
     /// What the person is told, in `lang`: `provider` is the provider's display name,
     /// `brand` the deployment's.
-    pub(crate) fn message(&self, lang: Lang, brand: &str, provider: &str) -> String {
+    pub(crate) fn message(&self, lang: Lang, brand: &str, provider_name: &str) -> String {
         let key = match self {
             Self::Busy => "disconnect-busy",
             Self::Changed => "disconnect-changed",
@@ -195,7 +195,7 @@ impl Disconnected {
             _ => String::new(),
         };
         let args = [
-            ("provider", provider),
+            ("provider", provider_name),
             ("brand", brand),
             ("status", &status),
         ];

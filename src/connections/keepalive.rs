@@ -22,7 +22,7 @@ use super::schedule::{next_look_of, refresh_due};
 use super::tokens::{Access, TokenKeeper, Trigger};
 use crate::config::KeepAlive as Pace;
 use crate::grants::{Due, GrantKey, Reschedule, State};
-use crate::providers::Provider;
+use crate::providers::{Provider, ProviderId};
 use crate::store::StoreError;
 use grantry_base::clock::unix_now;
 
@@ -216,7 +216,7 @@ impl KeepAlive {
         if grant.tokens.refresh_token.is_none() {
             return Ok(never(grant.version));
         }
-        pacer.wait_turn(provider.id.as_str()).await;
+        pacer.wait_turn(&provider.id).await;
         let refreshed = self
             .tokens
             .refresh(provider, key, grant, Trigger::KeepAlive)
@@ -266,7 +266,7 @@ impl KeepAlive {
                     .iter()
                     .find(|(p, s, _)| p == provider.id.as_str() && s == state.as_str())
                     .map_or(0, |(_, _, n)| *n);
-                crate::metrics::connections_in_state(provider.id.as_str(), state.as_str(), count);
+                crate::metrics::connections_in_state(&provider.id, state.as_str(), count);
             }
         }
     }
@@ -312,7 +312,7 @@ fn is_due(provider: &Provider, due: &Due, now: i64) -> bool {
 #[derive(Clone)]
 struct Pacer {
     gap: Duration,
-    next: Arc<Mutex<HashMap<String, Instant>>>,
+    next: Arc<Mutex<HashMap<ProviderId, Instant>>>,
 }
 
 impl Pacer {
@@ -323,10 +323,10 @@ impl Pacer {
         }
     }
 
-    async fn wait_turn(&self, provider: &str) {
+    async fn wait_turn(&self, provider: &ProviderId) {
         let turn = {
             let mut next = self.next.lock().expect("pacer lock");
-            let slot = next.entry(provider.to_owned()).or_insert_with(Instant::now);
+            let slot = next.entry(provider.clone()).or_insert_with(Instant::now);
             let turn = (*slot).max(Instant::now());
             *slot = turn + self.gap;
             turn

@@ -11,6 +11,7 @@ pub(crate) mod sql;
 use async_trait::async_trait;
 
 use crate::identity::Principal;
+use crate::ids::ProviderId;
 use crate::store::StoreError;
 
 /// How long a browser has between Continue and the provider's callback.
@@ -77,7 +78,7 @@ pub struct Flow {
     /// The sign-in ticket (connect link) this flow started from.
     pub ticket_id: String,
     pub principal: Principal,
-    pub provider: String,
+    pub provider: ProviderId,
     /// The PKCE verifier, sealed with the flow id as binding.
     pub verifier_sealed: Option<String>,
     /// SHA-256 of the OAuth `state` sent to the provider.

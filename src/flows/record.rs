@@ -36,7 +36,10 @@ impl TryFrom<FlowRecord> for Flow {
                 issuer: r.principal_iss,
                 subject: r.principal_sub,
             },
-            provider: r.provider,
+            provider: r
+                .provider
+                .parse()
+                .map_err(|e| StoreError::Corrupt(format!("flow row: {e}")))?,
             verifier_sealed: r.verifier_sealed,
             state_hash: r.state_hash,
             binding_hash: r.binding_hash,

@@ -94,7 +94,9 @@ fn flow_from_hash(mut h: HashMap<String, String>) -> Result<Flow, StoreError> {
             issuer: take("principal_iss")?,
             subject: take("principal_sub")?,
         },
-        provider: take("provider")?,
+        provider: take("provider")?
+            .parse()
+            .map_err(|e| StoreError::Corrupt(format!("flow hash: {e}")))?,
         state_hash: take("state_hash")?,
         binding_hash: take("binding_hash")?,
         status: FlowStatus::parse(&take("status")?)?,
@@ -114,7 +116,7 @@ impl FlowBackend for RedisFlows {
             ("ticket_id", flow.ticket_id.clone()),
             ("principal_iss", flow.principal.issuer.clone()),
             ("principal_sub", flow.principal.subject.clone()),
-            ("provider", flow.provider.clone()),
+            ("provider", flow.provider.to_string()),
             ("state_hash", flow.state_hash.clone()),
             ("binding_hash", flow.binding_hash.clone()),
             ("status", flow.status.as_str().to_owned()),

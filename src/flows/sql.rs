@@ -24,7 +24,7 @@ macro_rules! sql_flows {
                 .bind(&flow.ticket_id)
                 .bind(&flow.principal.issuer)
                 .bind(&flow.principal.subject)
-                .bind(&flow.provider)
+                .bind(flow.provider.as_str())
                 .bind(&flow.verifier_sealed)
                 .bind(&flow.state_hash)
                 .bind(&flow.binding_hash)

@@ -69,14 +69,14 @@ impl ReauthReason {
     }
 
     /// Said to the person asked to reconnect.
-    pub fn explained(self, lang: Lang, brand: &str, provider: &str) -> String {
+    pub fn explained(self, lang: Lang, brand: &str, provider_name: &str) -> String {
         let key = match self {
             Self::InvalidGrant => "reauth-invalid-grant",
             Self::NoRefreshToken => "reauth-no-refresh-token",
             Self::TokenRefused => "reauth-token-refused",
             Self::AccessWithdrawn => "reauth-access-withdrawn",
         };
-        lang.t_with(key, &[("provider", provider), ("brand", brand)])
+        lang.t_with(key, &[("provider", provider_name), ("brand", brand)])
     }
 }
 

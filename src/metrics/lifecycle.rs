@@ -2,6 +2,8 @@
 //! deliveries and the outbox's depth. Labels are provider ids, states, event types, outcomes
 //! and the operator's endpoint names: never a principal or an account.
 
+use crate::ids::ProviderId;
+
 /// Connections by provider and health state (`active`, `refresh_failing`, `needs_reauth`),
 /// as the keep-alive scheduler last counted them.
 pub const CONNECTIONS: &str = "grantry_connections";
@@ -43,8 +45,8 @@ pub fn deliveries_dropped(endpoint: &str, count: u64) {
 }
 
 /// `count` connections of `provider` are in `state`.
-pub fn connections_in_state(provider: &str, state: &'static str, count: i64) {
-    metrics::gauge!(CONNECTIONS, "provider" => provider.to_owned(), "state" => state)
+pub fn connections_in_state(provider: &ProviderId, state: &'static str, count: i64) {
+    metrics::gauge!(CONNECTIONS, "provider" => provider.to_string(), "state" => state)
         .set(count as f64);
 }
 

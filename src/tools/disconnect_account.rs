@@ -104,7 +104,7 @@ impl ConfirmTool for DisconnectAccount {
         Ok(Prepared::Ask(Question {
             // Which connection: a reconnection since is another one.
             subject: Subject {
-                provider: provider.id.to_string(),
+                provider: provider.id.clone(),
                 account: key.account.clone(),
                 what: grant.signed_in_at().to_string(),
             },

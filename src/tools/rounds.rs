@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Call, ToolError, ToolResult};
+use crate::ids::ProviderId;
 use crate::ui::Lang;
 
 /// A tool that changes something only after the user has answered a confirmation with an
@@ -44,7 +45,7 @@ pub(crate) struct Question {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Subject {
     #[serde(rename = "v")]
-    pub provider: String,
+    pub provider: ProviderId,
     #[serde(rename = "w", default)]
     pub account: String,
     #[serde(rename = "s")]

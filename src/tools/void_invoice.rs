@@ -164,7 +164,7 @@ impl ConfirmTool for VoidInvoice {
         let lang = call.state.config.default_language;
         Ok(Prepared::Ask(Question {
             subject: Subject {
-                provider: target.provider.id.to_string(),
+                provider: target.provider.id.clone(),
                 account: target.key.account.clone(),
                 what: target.invoice_id,
             },

@@ -16,7 +16,7 @@ fn flow(id: &str, state_hash: &str, expires_at: i64) -> Flow {
             issuer: "urn:test".into(),
             subject: "alice".into(),
         },
-        provider: "demo".into(),
+        provider: "demo".parse().unwrap(),
         verifier_sealed: Some("g1.sealed".into()),
         state_hash: state_hash.into(),
         binding_hash: "binding".into(),

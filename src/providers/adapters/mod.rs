@@ -143,9 +143,10 @@ fn admitted<T>(
     Ok(invoices)
 }
 
-/// Logs an invoice left out for an unknown status (the status word is not personal data).
-fn unknown_status(provider: &str, status: &str) -> Option<Invoice> {
-    tracing::warn!(provider, status, "invoice with an unknown status left out");
+/// Logs an invoice left out for an unknown status (the status word is not personal data);
+/// `api`: the billing API that sent it.
+fn unknown_status(api: &str, status: &str) -> Option<Invoice> {
+    tracing::warn!(api, status, "invoice with an unknown status left out");
     None
 }
 
