@@ -6,10 +6,11 @@ use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Attempt, Call, FormTool, Problem, ToolError, ToolResult, ToolSpec, args, invoice_draft, target,
+    Attempt, Call, FormTool, Problem, Step, ToolError, ToolResult, ToolSpec, args, finish,
+    invoice_draft, target,
 };
 use crate::connections::Called;
-use crate::grants::GrantKey;
+use crate::grants::{GrantKey, ReauthReason};
 use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, NewInvoice};
@@ -70,18 +71,24 @@ impl CreateInvoice {
 
     /// Which provider and which of the caller's grants there the call is about; otherwise
     /// the answer saying what is wrong.
-    async fn target<'a>(
-        call: &Call<'a>,
-    ) -> Result<Result<(&'a Provider, GrantKey), ToolResult>, ToolError> {
+    async fn target<'a>(call: &Call<'a>) -> Step<(&'a Provider, GrantKey)> {
         let named = Self::named(call.arguments, "provider", 64)?;
         let account = Self::named(call.arguments, "account", target::MAX_ACCOUNT_LEN)?;
-        let provider = match target::provider(call, named).await? {
-            Ok(provider) => provider,
-            Err(answer) => return Ok(Err(answer)),
+        let provider = target::provider(call, named).await?;
+        let key = target::account_or_refusal(call, provider, account).await?;
+        Ok((provider, key))
+    }
+
+    /// Whether the call can go anywhere: `None` when its connection is usable, the answer
+    /// saying why not otherwise.
+    async fn connected(call: &Call<'_>) -> Step<Option<ToolResult>> {
+        let (provider, key) = Self::target(call).await?;
+        let why = match call.state.connections.grant(&key).await? {
+            Some(grant) if grant.is_usable() => return Ok(None),
+            Some(grant) => grant.health.reason.as_deref().and_then(ReauthReason::parse),
+            None => None,
         };
-        Ok(target::account_or_refusal(call, provider, account)
-            .await?
-            .map(|key| (provider, key)))
+        Ok(Some(target::not_connected(call.state, provider, why)))
     }
 
     /// Creates `new` at `provider`, through the provider-call loop.
@@ -157,23 +164,7 @@ impl FormTool for CreateInvoice {
     }
 
     async fn precheck(&self, call: &Call<'_>) -> Result<Option<ToolResult>, ToolError> {
-        let (provider, key) = match Self::target(call).await? {
-            Ok(target) => target,
-            Err(answer) => return Ok(Some(answer)),
-        };
-        Ok(match call.state.connections.grant(&key).await? {
-            Some(grant) if grant.is_usable() => None,
-            Some(grant) => Some(target::not_connected(
-                call.state,
-                provider,
-                grant
-                    .health
-                    .reason
-                    .as_deref()
-                    .and_then(crate::grants::ReauthReason::parse),
-            )),
-            None => Some(target::not_connected(call.state, provider, None)),
-        })
+        finish(Self::connected(call).await, Some)
     }
 
     async fn attempt(
@@ -186,12 +177,11 @@ impl FormTool for CreateInvoice {
             Ok(new) => new,
             Err(problems) => return Ok(Attempt::Problems(problems)),
         };
-        let (provider, key) = match Self::target(call).await? {
-            Ok(target) => target,
-            Err(answer) => return Ok(Attempt::Done(answer)),
+        let created = async {
+            let (provider, key) = Self::target(call).await?;
+            Ok(Self::create(call, (provider, &key), &new, idempotency_key).await?)
         };
-        let done = Self::create(call, (provider, &key), &new, idempotency_key).await?;
-        Ok(Attempt::Done(done))
+        finish(created.await, |answer| answer).map(Attempt::Done)
     }
 
     fn form_message(&self, problems: &[Problem], lang: Lang, brand: &str) -> String {

@@ -9,7 +9,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{
-    Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
+    Call, ConfirmTool, Prepared, Question, Step, Stop, Subject, ToolError, ToolResult, ToolSpec,
+    args, finish, target,
 };
 use crate::grants::GrantKey;
 use crate::providers::Provider;
@@ -58,34 +59,24 @@ pub(crate) struct DisconnectAccount;
 impl DisconnectAccount {
     /// The provider named, if it is offered here, and which of the caller's grants there;
     /// otherwise the answer saying what is wrong.
-    async fn target<'a>(
-        call: &Call<'a>,
-    ) -> Result<Result<(&'a Provider, GrantKey), ToolResult>, ToolError> {
+    async fn target<'a>(call: &Call<'a>) -> Step<(&'a Provider, GrantKey)> {
         let Args { provider, account } = args::parse(NAME, call.arguments)?;
         args::short(NAME, "provider", &provider, 64)?;
         if let Some(account) = &account {
             args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
         }
         let Some(provider) = call.state.catalog.get(&provider) else {
-            return Ok(Err(ToolResult::error(format!(
+            return Err(Stop::Answer(ToolResult::error(format!(
                 "The provider `{provider}` is not offered here."
             ))));
         };
-        Ok(
-            target::account_or_refusal(call, provider, account.as_deref())
-                .await?
-                .map(|key| (provider, key)),
-        )
+        let key = target::account_or_refusal(call, provider, account.as_deref()).await?;
+        Ok((provider, key))
     }
-}
 
-#[async_trait]
-impl ConfirmTool for DisconnectAccount {
-    async fn prepare(&self, call: &Call<'_>) -> Result<Prepared, ToolError> {
-        let (provider, key) = match Self::target(call).await? {
-            Ok(target) => target,
-            Err(answer) => return Ok(Prepared::Done(answer)),
-        };
+    /// The question naming the connection, or the answer that there is none to remove.
+    async fn question(call: &Call<'_>) -> Step<Prepared> {
+        let (provider, key) = Self::target(call).await?;
         let Some(grant) = call.state.connections.grant(&key).await? else {
             return Ok(Prepared::Done(ToolResult::text(format!(
                 "No {} account is connected, so there is nothing to disconnect.",
@@ -116,17 +107,12 @@ impl ConfirmTool for DisconnectAccount {
         }))
     }
 
-    /// Removes the connection the user confirmed, then revokes it at the provider.
-    async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
-        let (provider, key) = match Self::target(call).await? {
-            Ok((provider, key))
-                if provider.id == subject.provider && key.account == subject.account =>
-            {
-                (provider, key)
-            }
-            Ok(_) => return Err(confirmed_elsewhere()),
-            Err(answer) => return Ok(answer),
-        };
+    /// Removes the connection the person confirmed, then revokes it at the provider.
+    async fn remove(call: &Call<'_>, subject: &Subject) -> Step<ToolResult> {
+        let (provider, key) = Self::target(call).await?;
+        if provider.id != subject.provider || key.account != subject.account {
+            return Err(confirmed_elsewhere().into());
+        }
         let connected_at = subject.what.parse().unwrap_or_default();
         let done = call
             .state
@@ -144,6 +130,18 @@ impl ConfirmTool for DisconnectAccount {
         } else {
             ToolResult::error(message)
         })
+    }
+}
+
+#[async_trait]
+impl ConfirmTool for DisconnectAccount {
+    async fn prepare(&self, call: &Call<'_>) -> Result<Prepared, ToolError> {
+        finish(Self::question(call).await, Prepared::Done)
+    }
+
+    /// Removes the connection the user confirmed, then revokes it at the provider.
+    async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
+        finish(Self::remove(call, subject).await, |answer| answer)
     }
 
     fn cancelled(&self) -> ToolResult {

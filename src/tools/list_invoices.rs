@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, target};
+use super::{Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, args, finish, target};
 use crate::connections::Called;
 use crate::providers::StatusFilter;
 use crate::providers::adapters;
@@ -123,20 +123,21 @@ impl Args {
 }
 
 pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
+    finish(listed(call).await, ToolOutcome::Done)
+}
+
+/// The invoices, or what stops short of them.
+async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
     let args = Args::parse(call.arguments)?;
-    let provider = match target::provider(call, args.provider.as_deref()).await? {
-        Ok(provider) => provider,
-        Err(result) => return Ok(ToolOutcome::Done(result)),
-    };
+    let provider = target::provider(call, args.provider.as_deref()).await?;
     let key = match target::account(call, provider, args.account.as_deref()).await? {
-        Ok(target::Chosen::Grant(key)) => key,
-        Ok(target::Chosen::Ambiguous(accounts)) => {
+        target::Chosen::Grant(key) => key,
+        target::Chosen::Ambiguous(accounts) => {
             return Ok(ToolOutcome::ChooseAccount {
                 provider: provider.id.clone(),
                 accounts,
             });
         }
-        Err(result) => return Ok(ToolOutcome::Done(result)),
     };
     let state = call.state;
     let listed = state

@@ -190,6 +190,45 @@ pub(crate) enum ToolOutcome {
     },
 }
 
+/// Where a tool stops short of its work: with an answer for the model (what it can correct,
+/// or that there is nothing to do), or with an error the protocol reports.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Answer(ToolResult),
+    Failed(ToolError),
+}
+
+/// A tool's work up to where it may stop.
+pub(crate) type Step<T> = Result<T, Stop>;
+
+impl From<ToolError> for Stop {
+    fn from(error: ToolError) -> Self {
+        Self::Failed(error)
+    }
+}
+
+impl From<crate::store::StoreError> for Stop {
+    fn from(error: crate::store::StoreError) -> Self {
+        Self::Failed(ToolError::Store(error))
+    }
+}
+
+/// The end of a step: its value, or the answer it stopped with as `answered` makes it.
+pub(crate) fn finish<T>(
+    step: Step<T>,
+    answered: impl FnOnce(ToolResult) -> T,
+) -> Result<T, ToolError> {
+    step.or_else(|stop| match stop {
+        Stop::Answer(result) => Ok(answered(result)),
+        Stop::Failed(error) => Err(error),
+    })
+}
+
+/// A step's value, or `None` where it stopped with an answer (the caller has none to give).
+pub(crate) fn unless_answered<T>(step: Step<T>) -> Result<Option<T>, ToolError> {
+    finish(step.map(Some), |_| None)
+}
+
 /// A call that cannot be served as asked.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ToolError {

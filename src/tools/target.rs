@@ -4,38 +4,34 @@
 
 use serde_json::{Value, json};
 
-use super::{Call, ToolResult};
+use super::{Call, Step, Stop, ToolResult};
 use crate::connections::AccountChoice;
 use crate::grants::{GrantKey, ReauthReason};
 use crate::providers::{Account, Provider};
 use crate::state::AppState;
-use crate::store::StoreError;
 use crate::ui::Lang;
 
 /// The provider to use: the one named; else the only one connected; else the catalog's
 /// default (the caller will be asked to connect it). A provider not offered, or several
 /// connected and none named, is the caller's to correct: a tool error saying so.
-pub(crate) async fn provider<'a>(
-    call: &Call<'a>,
-    named: Option<&str>,
-) -> Result<Result<&'a Provider, ToolResult>, StoreError> {
+pub(crate) async fn provider<'a>(call: &Call<'a>, named: Option<&str>) -> Step<&'a Provider> {
     let catalog = &call.state.catalog;
     if let Some(id) = named {
-        return Ok(catalog.get(id).ok_or_else(|| {
-            ToolResult::error(format!(
+        return catalog.get(id).ok_or_else(|| {
+            Stop::Answer(ToolResult::error(format!(
                 "The provider `{id}` is not offered here; offered: {}.",
                 catalog
                     .all()
                     .map(|p| p.id.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            ))
-        }));
+            )))
+        });
     }
     // One provider offered (the usual deployment): nothing to choose, and no need to read
     // every grant of the caller on each call.
     if catalog.all().nth(1).is_none() {
-        return Ok(Ok(catalog.default_provider()));
+        return Ok(catalog.default_provider());
     }
     let mut providers: Vec<&Provider> = call
         .state
@@ -46,18 +42,18 @@ pub(crate) async fn provider<'a>(
         .map(|c| c.provider)
         .collect();
     providers.dedup_by_key(|p| p.id.as_str());
-    Ok(match providers.as_slice() {
+    match providers.as_slice() {
         [] => Ok(catalog.default_provider()),
         [provider] => Ok(provider),
-        several => Err(ToolResult::error(format!(
+        several => Err(Stop::Answer(ToolResult::error(format!(
             "Several billing accounts are connected ({}); say which one with `provider`.",
             several
                 .iter()
                 .map(|p| p.id.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        ))),
-    })
+        )))),
+    }
 }
 
 /// Which of the caller's grants at a provider a call uses.
@@ -75,22 +71,24 @@ pub(crate) async fn account(
     call: &Call<'_>,
     provider: &Provider,
     named: Option<&str>,
-) -> Result<Result<Chosen, ToolResult>, StoreError> {
+) -> Step<Chosen> {
     let choice = call
         .state
         .connections
         .choose_account(call.principal, provider, named)
         .await?;
-    Ok(match choice {
+    match choice {
         AccountChoice::Found(key) => Ok(Chosen::Grant(key)),
         AccountChoice::AskWhich(accounts) => Ok(Chosen::Ambiguous(accounts)),
-        AccountChoice::NoneNamed { named, connected } => Err(ToolResult::error(format!(
-            "`{named}` names no single connected {} account (give its id, or a name no other \
-             account has). {}",
-            provider.display_name,
-            which_accounts(provider, &connected)
-        ))),
-    })
+        AccountChoice::NoneNamed { named, connected } => {
+            Err(Stop::Answer(ToolResult::error(format!(
+                "`{named}` names no single connected {} account (give its id, or a name no \
+                 other account has). {}",
+                provider.display_name,
+                which_accounts(provider, &connected)
+            ))))
+        }
+    }
 }
 
 /// The grant a call that cannot ask uses: as [`account`] chooses; several connected and none
@@ -99,16 +97,15 @@ pub(crate) async fn account_or_refusal(
     call: &Call<'_>,
     provider: &Provider,
     named: Option<&str>,
-) -> Result<Result<GrantKey, ToolResult>, StoreError> {
-    Ok(match account(call, provider, named).await? {
-        Ok(Chosen::Grant(key)) => Ok(key),
-        Ok(Chosen::Ambiguous(accounts)) => Err(ToolResult::error(format!(
+) -> Step<GrantKey> {
+    match account(call, provider, named).await? {
+        Chosen::Grant(key) => Ok(key),
+        Chosen::Ambiguous(accounts) => Err(Stop::Answer(ToolResult::error(format!(
             "Several {} accounts are connected. {}",
             provider.display_name,
             which_accounts(provider, &accounts)
-        ))),
-        Err(answer) => Err(answer),
-    })
+        )))),
+    }
 }
 
 /// The `account` argument, as `tools/list` shows it.

@@ -7,7 +7,8 @@ use serde_json::json;
 
 use super::disconnect_account::confirmed_elsewhere;
 use super::{
-    Call, ConfirmTool, Prepared, Question, Subject, ToolError, ToolResult, ToolSpec, args, target,
+    Call, ConfirmTool, Prepared, Question, Step, Stop, Subject, ToolError, ToolResult, ToolSpec,
+    args, finish, target,
 };
 use crate::connections::Called;
 use crate::grants::GrantKey;
@@ -67,7 +68,7 @@ struct Target<'a> {
 }
 
 impl VoidInvoice {
-    async fn target<'a>(call: &Call<'a>) -> Result<Result<Target<'a>, ToolResult>, ToolError> {
+    async fn target<'a>(call: &Call<'a>) -> Step<Target<'a>> {
         let Args {
             invoice_id,
             provider,
@@ -80,28 +81,18 @@ impl VoidInvoice {
         if let Some(account) = &account {
             args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
         }
-        let provider = match target::provider(call, provider.as_deref()).await? {
-            Ok(provider) => provider,
-            Err(answer) => return Ok(Err(answer)),
-        };
-        Ok(
-            target::account_or_refusal(call, provider, account.as_deref())
-                .await?
-                .map(|key| Target {
-                    provider,
-                    key,
-                    invoice_id,
-                }),
-        )
+        let provider = target::provider(call, provider.as_deref()).await?;
+        let key = target::account_or_refusal(call, provider, account.as_deref()).await?;
+        Ok(Target {
+            provider,
+            key,
+            invoice_id,
+        })
     }
 
     /// Reads (`void: false`) or voids the invoice, through the provider-call loop; the answer
     /// when it cannot.
-    async fn with_invoice(
-        call: &Call<'_>,
-        target: &Target<'_>,
-        void: bool,
-    ) -> Result<Result<Invoice, ToolResult>, ToolError> {
+    async fn with_invoice(call: &Call<'_>, target: &Target<'_>, void: bool) -> Step<Invoice> {
         let (state, provider, id) = (call.state, target.provider, &target.invoice_id);
         let called = state
             .connections
@@ -114,47 +105,56 @@ impl VoidInvoice {
                 }
             })
             .await?;
-        Ok(match called {
-            Called::Done(answer) => Ok(answer),
-            Called::SignInNeeded(why) => Err(target::not_connected(state, provider, why)),
+        let answer = match called {
+            Called::Done(invoice) => return Ok(invoice),
+            Called::SignInNeeded(why) => target::not_connected(state, provider, why),
             Called::Unavailable(after) => {
-                Err(target::unavailable(provider, after, "nothing was changed"))
+                target::unavailable(provider, after, "nothing was changed")
             }
-            Called::Failed(ApiError::NotFound) => Err(ToolResult::error(format!(
+            Called::Failed(ApiError::NotFound) => ToolResult::error(format!(
                 "There is no invoice {} in this {} account.",
                 target.invoice_id, provider.display_name
-            ))),
-            Called::Failed(ApiError::Unsupported) => Err(ToolResult::error(format!(
+            )),
+            Called::Failed(ApiError::Unsupported) => ToolResult::error(format!(
                 "grantry cannot void invoices at {} yet; nothing was changed.",
                 provider.display_name
-            ))),
-            Called::Failed(ApiError::Rejected(_)) => Err(ToolResult::error(
+            )),
+            Called::Failed(ApiError::Rejected(_)) => ToolResult::error(
                 "The provider refused to void this invoice (a paid invoice cannot be voided); \
                  nothing was changed.",
-            )),
+            ),
             Called::Failed(e) => {
                 tracing::warn!(provider = %provider.id, error = %e, "an invoice call failed");
-                Err(ToolResult::error(format!(
+                ToolResult::error(format!(
                     "{} did not answer as expected ({e}); check the invoice before trying again.",
                     provider.display_name
-                )))
+                ))
             }
-        })
+        };
+        Err(Stop::Answer(answer))
     }
 }
 
 #[async_trait]
 impl ConfirmTool for VoidInvoice {
     async fn prepare(&self, call: &Call<'_>) -> Result<Prepared, ToolError> {
-        let target = match Self::target(call).await? {
-            Ok(target) => target,
-            Err(answer) => return Ok(Prepared::Done(answer)),
-        };
-        let found = Self::with_invoice(call, &target, false).await?;
-        let invoice = match found {
-            Ok(invoice) => invoice,
-            Err(answer) => return Ok(Prepared::Done(answer)),
-        };
+        finish(Self::question(call).await, Prepared::Done)
+    }
+
+    async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
+        finish(Self::void(call, subject).await, |answer| answer)
+    }
+
+    fn cancelled(&self) -> ToolResult {
+        ToolResult::text("Void cancelled; nothing was changed.")
+    }
+}
+
+impl VoidInvoice {
+    /// The question naming the invoice, or the answer that there is none to void.
+    async fn question(call: &Call<'_>) -> Step<Prepared> {
+        let target = Self::target(call).await?;
+        let invoice = Self::with_invoice(call, &target, false).await?;
         if invoice.status == InvoiceStatus::Void {
             return Ok(Prepared::Done(ToolResult::text(format!(
                 "Invoice {} is already void; nothing to do.",
@@ -173,45 +173,31 @@ impl ConfirmTool for VoidInvoice {
         }))
     }
 
-    async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
-        let target = match Self::target(call).await? {
-            Ok(target) => target,
-            Err(answer) => return Ok(answer),
-        };
+    /// Voids the invoice the person confirmed.
+    async fn void(call: &Call<'_>, subject: &Subject) -> Step<ToolResult> {
+        let target = Self::target(call).await?;
         // At the same account too: invoice ids repeat across a provider's companies.
         if target.provider.id != subject.provider
             || target.key.account != subject.account
             || target.invoice_id != subject.what
         {
-            return Err(confirmed_elsewhere());
+            return Err(confirmed_elsewhere().into());
         }
         // A yes acts once: a confirmation sent again (a client retrying a lost answer, a
         // replay) finds the invoice void and changes nothing more.
-        match Self::with_invoice(call, &target, false).await? {
-            Ok(invoice) if invoice.status == InvoiceStatus::Void => {
-                return Ok(ToolResult::text(format!(
-                    "Invoice {} is already void; nothing was changed.",
-                    invoice.number
-                )));
-            }
-            Ok(_) => {}
-            Err(answer) => return Ok(answer),
+        let invoice = Self::with_invoice(call, &target, false).await?;
+        if invoice.status == InvoiceStatus::Void {
+            return Ok(ToolResult::text(format!(
+                "Invoice {} is already void; nothing was changed.",
+                invoice.number
+            )));
         }
-        let voided = Self::with_invoice(call, &target, true).await?;
-        Ok(match voided {
-            Ok(invoice) => {
-                let mut result = ToolResult::structured(json!({
-                    "provider": target.provider.id,
-                    "invoice": invoice,
-                }));
-                result.text = format!("Voided invoice {}.", invoice.summary());
-                result
-            }
-            Err(answer) => answer,
-        })
-    }
-
-    fn cancelled(&self) -> ToolResult {
-        ToolResult::text("Void cancelled; nothing was changed.")
+        let invoice = Self::with_invoice(call, &target, true).await?;
+        let mut result = ToolResult::structured(json!({
+            "provider": target.provider.id,
+            "invoice": invoice,
+        }));
+        result.text = format!("Voided invoice {}.", invoice.summary());
+        Ok(result)
     }
 }

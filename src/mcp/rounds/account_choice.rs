@@ -19,7 +19,7 @@ use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::providers::{Account, Provider};
 use crate::seal::Purpose;
-use crate::tools::{Call, ToolError, ToolResult, target};
+use crate::tools::{self, Call, ToolError, ToolResult, target};
 use grantry_base::clock::unix_now;
 
 /// The key of the question among a round's `inputRequests` (and of its answer).
@@ -169,13 +169,15 @@ async fn ambiguous<'a>(call: &Call<'a>) -> Result<Option<(&'a Provider, Vec<Acco
     }
     let named = call.arguments.get("provider").and_then(Value::as_str);
     // A provider that is not offered, or several connected: the tool says so itself.
-    let Ok(provider) = target::provider(call, named).await? else {
+    let Some(provider) = tools::unless_answered(target::provider(call, named).await)? else {
         return Ok(None);
     };
-    Ok(match target::account(call, provider, None).await? {
-        Ok(target::Chosen::Ambiguous(accounts)) => Some((provider, accounts)),
-        _ => None,
-    })
+    Ok(
+        match tools::unless_answered(target::account(call, provider, None).await)? {
+            Some(target::Chosen::Ambiguous(accounts)) => Some((provider, accounts)),
+            _ => None,
+        },
+    )
 }
 
 /// The answer to a declined or cancelled choice.
