@@ -97,7 +97,7 @@ async fn main() {
             subject: subject.to_owned(),
         },
         provider: "demo".parse().expect("a provider id"),
-        account: String::new(),
+        account: None,
     };
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
     let demo = DemoProvider::new(

@@ -145,7 +145,7 @@ fn user(i: u64) -> GrantKey {
             subject: format!("bench-user-{i:08}"),
         },
         provider: "demo".parse().unwrap(),
-        account: String::new(),
+        account: None,
     }
 }
 

@@ -59,7 +59,7 @@ async fn main() {
                         subject: format!("bench-user-{i:08}"),
                     },
                     provider: "demo".parse().expect("a provider id"),
-                    account: String::new(),
+                    account: None,
                 };
                 let tokens = TokenSet {
                     access_token: format!("{i:0>180}"),

@@ -183,7 +183,7 @@ async fn find<'a>(
         .connected(principal)
         .await
         .map_err(|e| super::errors::PageError::from(e).into_response())?;
-    Ok(connected.into_iter().find(|c| c.grant.connection_id == id))
+    Ok(connected.into_iter().find(|c| c.grant.connection_id == *id))
 }
 
 fn no_such_connection() -> Response {

@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 use super::schedule::next_look;
 use crate::config::webhooks::EndpointName;
 use crate::grants::{Grant, GrantKey, Grants, Health, ReauthReason, State, Stored};
+use crate::ids::ConnectionId;
 use crate::outbox::{Delivery, Event, rfc3339};
 use crate::providers::Provider;
 use crate::providers::oauth::TokenSet;
@@ -109,12 +110,7 @@ impl Lifecycle {
                 crate::grants::connection_id(key, &old.connection_id),
                 EventKind::Reconnected,
             ),
-            None => (
-                1,
-                now,
-                format!("conn_{}", crate::seal::random_id()),
-                EventKind::Created,
-            ),
+            None => (1, now, ConnectionId::fresh(), EventKind::Created),
         };
         let health = signed_in(provider, now);
         let stored = Stored {
@@ -370,7 +366,7 @@ fn signed_in(provider: &Provider, now: i64) -> Health {
 /// What every event says about its connection.
 fn event_data(
     key: &GrantKey,
-    connection_id: &str,
+    connection_id: &ConnectionId,
     tokens: &TokenSet,
     state: State,
     health: &Health,

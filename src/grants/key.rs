@@ -1,12 +1,12 @@
 //! Which grant a row is: [`GrantKey`], its sealing binding and its non-reversible tags.
 
 use crate::identity::Principal;
-use crate::ids::ProviderId;
+use crate::ids::{AccountId, ProviderId};
 
 /// Which grant: a principal's connection to one account at one provider.
 ///
 /// `account` is the provider's id of the tenant, company or business the grant is used with,
-/// or `""` where the provider has no accounts (Stripe, the demo) and on grants stored before
+/// or `None` where the provider has no accounts (Stripe, the demo) and on grants stored before
 /// several accounts per provider were kept: their account is in their tokens
 /// ([`super::Grant::account_id`]), and their key, binding and tag stay what they were, so they open
 /// and are found as before.
@@ -14,7 +14,7 @@ use crate::ids::ProviderId;
 pub struct GrantKey {
     pub principal: Principal,
     pub provider: ProviderId,
-    pub account: String,
+    pub account: Option<AccountId>,
 }
 
 impl GrantKey {
@@ -23,7 +23,7 @@ impl GrantKey {
         Self {
             principal: principal.clone(),
             provider: provider.clone(),
-            account: String::new(),
+            account: None,
         }
     }
 
@@ -35,9 +35,9 @@ impl GrantKey {
             &self.principal.subject,
             &self.provider,
         ];
-        if !self.account.is_empty() {
+        if let Some(account) = &self.account {
             parts[0] = "grant/v2";
-            parts.push(&self.account);
+            parts.push(account.as_str());
         }
         let mut b = Vec::new();
         for part in parts {
@@ -49,15 +49,15 @@ impl GrantKey {
 
     /// A non-reversible tag of the grant, for logs and the outbox's per-connection order.
     pub fn tag(&self) -> String {
-        if self.account.is_empty() {
+        let Some(account) = &self.account else {
             return self.owner_tag();
-        }
+        };
         crate::seal::digest(
             "grantry/grant-key/v2",
             &[
                 self.principal.tag().as_bytes(),
                 self.provider.as_bytes(),
-                self.account.as_bytes(),
+                account.as_str().as_bytes(),
             ],
         )
     }

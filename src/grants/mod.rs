@@ -26,7 +26,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::identity::Principal;
-use crate::ids::ProviderId;
+use crate::ids::{AccountId, ConnectionId, ProviderId};
 use crate::outbox::Delivery;
 use crate::providers::oauth::TokenSet;
 use crate::seal::{Purpose, Sealer};
@@ -139,7 +139,7 @@ pub struct Grant {
     pub created_at: i64,
     /// The last write of its tokens (a sign-in or a refresh).
     pub updated_at: i64,
-    pub connection_id: String,
+    pub connection_id: ConnectionId,
     pub state: State,
     pub health: Health,
     pub used_at: i64,
@@ -152,8 +152,8 @@ impl Grant {
     }
 
     /// The provider's id of the account it is used with (`""` where there are none).
-    pub fn account_id(&self) -> &str {
-        self.tokens.account.as_ref().map_or("", |a| a.id.as_str())
+    pub fn account_id(&self) -> Option<&AccountId> {
+        self.tokens.account.as_ref().map(|a| &a.id)
     }
 
     /// When the user last signed in for it: a reconnection makes it another grant to confirm
@@ -225,7 +225,7 @@ impl Grants {
         provider: &ProviderId,
         account: Option<&crate::providers::Account>,
     ) -> Result<GrantKey, StoreError> {
-        let account_id = account.map_or("", |a| a.id.as_str());
+        let account_id = account.map(|a| &a.id);
         let existing = self.list(principal, provider).await?;
         if let Some((key, _)) = existing
             .into_iter()
@@ -236,7 +236,7 @@ impl Grants {
         Ok(GrantKey {
             principal: principal.clone(),
             provider: provider.clone(),
-            account: account_id.to_owned(),
+            account: account_id.cloned(),
         })
     }
 
@@ -316,10 +316,10 @@ impl Grants {
 
 /// A connection's id: the row's, or for rows written before ids were kept, one derived from
 /// the key (stable, and no more revealing than the key's tag).
-pub(crate) fn connection_id(key: &GrantKey, stored: &str) -> String {
+pub(crate) fn connection_id(key: &GrantKey, stored: &str) -> ConnectionId {
     if stored.is_empty() {
-        format!("conn_{}", &key.tag()[..22])
+        ConnectionId::stored(format!("conn_{}", &key.tag()[..22]))
     } else {
-        stored.to_owned()
+        ConnectionId::stored(stored.to_owned())
     }
 }

@@ -2,6 +2,7 @@
 
 use super::{GrantKey, GrantRow};
 use crate::identity::Principal;
+use crate::ids::AccountId;
 use crate::store::StoreError;
 
 #[derive(sqlx::FromRow)]
@@ -27,7 +28,7 @@ impl GrantRecord {
                 subject: self.principal_sub,
             },
             provider,
-            account: self.account,
+            account: AccountId::given(self.account),
         };
         Ok((key, self.row))
     }

@@ -15,7 +15,7 @@ use super::redis_scripts::{
 };
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule};
 use crate::identity::Principal;
-use crate::ids::ProviderId;
+use crate::ids::{AccountId, ProviderId};
 use crate::outbox::Delivery;
 use crate::outbox::redis as outbox_redis;
 use crate::store::StoreError;
@@ -70,7 +70,7 @@ impl RedisGrants {
     }
 
     fn key(&self, key: &GrantKey) -> String {
-        if key.account.is_empty() {
+        if key.account.is_none() {
             format!("{}grant:{{{}}}", self.prefix, key.owner_tag())
         } else {
             format!("{}grant:{{{}}}:{}", self.prefix, key.owner_tag(), key.tag())
@@ -148,7 +148,7 @@ impl RedisGrants {
                 row.used_at.to_string()
             })
             .arg(expected.map_or(String::new(), |v| v.to_string()))
-            .arg(&key.account);
+            .arg(AccountId::text(key.account.as_ref()));
         for event in events {
             invocation.arg(outbox_redis::encode(event));
         }
@@ -255,7 +255,7 @@ fn key_from_hash(h: &HashMap<String, String>) -> Result<GrantKey, StoreError> {
         provider: field("provider")?
             .parse()
             .map_err(|e| StoreError::Corrupt(format!("grant hash: {e}")))?,
-        account: h.get("account").cloned().unwrap_or_default(),
+        account: h.get("account").cloned().and_then(AccountId::given),
     })
 }
 

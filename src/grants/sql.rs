@@ -7,7 +7,7 @@ use async_trait::async_trait;
 
 use super::{GrantBackend, GrantKey, GrantRow, KeyUsage, Reschedule, record::GrantRecord};
 use crate::identity::Principal;
-use crate::ids::ProviderId;
+use crate::ids::{AccountId, ProviderId};
 use crate::outbox::Delivery;
 use crate::outbox::sql::write_with_events;
 use crate::store::StoreError;
@@ -30,7 +30,7 @@ macro_rules! sql_grants {
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(key.provider.as_str())
-                    .bind(&key.account)
+                    .bind(AccountId::text(key.account.as_ref()))
                 .fetch_optional(&self.pool)
                 .await?;
                 Ok(row)
@@ -71,7 +71,7 @@ macro_rules! sql_grants {
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
                     .bind(key.provider.as_str())
-                    .bind(&key.account)
+                    .bind(AccountId::text(key.account.as_ref()))
                     .bind(&row.tokens_sealed)
                     .bind(row.access_expires_at)
                     .bind(&row.scopes)
@@ -104,7 +104,7 @@ macro_rules! sql_grants {
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
                     .bind(key.provider.as_str())
-                    .bind(&key.account)
+                    .bind(AccountId::text(key.account.as_ref()))
                     .bind(&row.tokens_sealed)
                     .bind(row.access_expires_at)
                     .bind(&row.scopes)
@@ -129,7 +129,7 @@ macro_rules! sql_grants {
                     .bind(&key.principal.issuer)
                     .bind(&key.principal.subject)
                     .bind(key.provider.as_str())
-                    .bind(&key.account)
+                    .bind(AccountId::text(key.account.as_ref()))
                     .bind(version)))
             }
 
@@ -140,7 +140,7 @@ macro_rules! sql_grants {
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(key.provider.as_str())
-                    .bind(&key.account)
+                    .bind(AccountId::text(key.account.as_ref()))
                 .bind(at)
                 .execute(&self.pool)
                 .await?;
@@ -157,7 +157,7 @@ macro_rules! sql_grants {
                     .bind(&m.key.principal.issuer)
                     .bind(&m.key.principal.subject)
                     .bind(m.key.provider.as_str())
-                    .bind(&m.key.account)
+                    .bind(AccountId::text(m.key.account.as_ref()))
                     .bind(m.version)
                     .bind(m.at)
                     .execute(&mut *tx)

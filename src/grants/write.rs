@@ -5,6 +5,7 @@
 
 use super::health::{Health, State};
 use super::{GrantKey, GrantRow, Grants};
+use crate::ids::ConnectionId;
 use crate::outbox::Delivery;
 use crate::providers::oauth::TokenSet;
 use crate::store::StoreError;
@@ -17,7 +18,7 @@ pub struct Stored<'a> {
     pub created_at: i64,
     /// The last write of its tokens.
     pub updated_at: i64,
-    pub connection_id: &'a str,
+    pub connection_id: &'a ConnectionId,
     pub state: State,
     pub health: &'a Health,
     /// When the keep-alive next looks at it (0: never).
@@ -89,7 +90,7 @@ impl Grants {
             created_at: stored.created_at,
             updated_at: stored.updated_at,
             key_id: self.sealer.key_ring().current_key_id(),
-            connection_id: stored.connection_id.to_owned(),
+            connection_id: stored.connection_id.to_string(),
             state: stored.state.as_str().into(),
             health: stored.health.to_json(),
             keepalive_at: stored.keepalive_at,

@@ -9,7 +9,7 @@ pub mod oauth;
 pub(crate) mod revocation;
 pub(crate) mod upstream;
 
-pub use crate::ids::ProviderId;
+pub use crate::ids::{AccountId, ProviderId};
 pub use catalog::{Catalog, CatalogError, PkceMode, Provider, TokenAuth};
 pub use upstream::Upstream;
 
@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 /// FreshBooks business, a Zoho organization, a Sage business), picked right after connect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Account {
-    pub id: String,
+    pub id: AccountId,
     pub name: String,
 }
 pub use invoice::{Invoice, InvoiceStatus, StatusFilter};

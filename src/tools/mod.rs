@@ -124,7 +124,7 @@ pub(crate) struct Call<'a> {
     pub arguments: &'a Map<String, Value>,
     /// Set when the `account` in `arguments` is the person's answer to an earlier round
     /// (which account?), not the client's: the client's own arguments are the others.
-    pub chosen_account: Option<&'a str>,
+    pub chosen_account: Option<&'a crate::ids::AccountId>,
 }
 
 /// How a tool presents itself in `tools/list`.

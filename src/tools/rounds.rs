@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Call, ToolError, ToolResult};
-use crate::ids::ProviderId;
+use crate::ids::{AccountId, ProviderId};
 use crate::ui::Lang;
 
 /// A tool that changes something only after the user has answered a confirmation with an
@@ -46,8 +46,8 @@ pub(crate) struct Question {
 pub(crate) struct Subject {
     #[serde(rename = "v")]
     pub provider: ProviderId,
-    #[serde(rename = "w", default)]
-    pub account: String,
+    #[serde(rename = "w", default, with = "crate::ids::account_or_empty")]
+    pub account: Option<AccountId>,
     #[serde(rename = "s")]
     pub what: String,
 }

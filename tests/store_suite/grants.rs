@@ -21,7 +21,7 @@ pub fn key(sub: &str) -> GrantKey {
             subject: sub.into(),
         },
         provider: "demo".parse().unwrap(),
-        account: String::new(),
+        account: None,
     }
 }
 

@@ -35,7 +35,7 @@ fn key(i: usize) -> GrantKey {
             subject: format!("user-{i}"),
         },
         provider: "demo".parse().unwrap(),
-        account: String::new(),
+        account: None,
     }
 }
 

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::Retry;
 use super::round_state;
+use crate::ids::AccountId;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
@@ -32,7 +33,7 @@ struct ChoiceClaims {
     binding: round_state::Binding,
     /// The account ids the form offered.
     #[serde(rename = "o")]
-    offered: Vec<String>,
+    offered: Vec<AccountId>,
 }
 
 impl round_state::Bound for ChoiceClaims {
@@ -44,7 +45,7 @@ impl round_state::Bound for ChoiceClaims {
 /// What the person answered.
 pub(super) enum Choice {
     /// This account id, one of those offered: run the call with it.
-    Chose(String),
+    Chose(AccountId),
     /// Declined or cancelled: nothing is done.
     Declined,
     /// Accepted with none of the accounts offered: asked again.
@@ -110,7 +111,10 @@ pub(super) fn answered(
         return Ok(Choice::Declined);
     }
     Ok(match answer["content"]["account"].as_str() {
-        Some(id) if claims.offered.iter().any(|o| o == id) => Choice::Chose(id.to_owned()),
+        Some(id) => match claims.offered.iter().find(|o| *o == id) {
+            Some(offered) => Choice::Chose(offered.clone()),
+            None => Choice::Invalid,
+        },
         _ => Choice::Invalid,
     })
 }
@@ -119,7 +123,10 @@ pub(super) fn answered(
 pub(super) enum Before {
     /// Go on, at the account chosen just now if any; `fresh`: the retry answered this
     /// question, so the tool's own rounds start from their first.
-    Proceed { chosen: Option<String>, fresh: bool },
+    Proceed {
+        chosen: Option<AccountId>,
+        fresh: bool,
+    },
     /// Answered here: the question, or a declined one.
     Answer(CallAnswer),
 }

@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::Retry;
 use super::request_state::arguments_digest;
 use super::round_state;
+use crate::ids::AccountId;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
@@ -59,11 +60,11 @@ pub(super) async fn run(
     };
     // At the account the person chose in an earlier round, if they were asked.
     let arguments = chosen
-        .as_deref()
+        .as_ref()
         .map(|account| round_state::with_account(call.arguments, account));
     let call = &Call {
         arguments: arguments.as_ref().unwrap_or(call.arguments),
-        chosen_account: chosen.as_deref().or(call.chosen_account),
+        chosen_account: chosen.as_ref().or(call.chosen_account),
         ..*call
     };
     let problems = match form.attempt(call, &values, &idempotency_key).await? {
@@ -92,7 +93,7 @@ pub(super) async fn run(
 enum Standing {
     /// Attempt with these values under this idempotency key (and the account the person
     /// chose in an earlier round, if any).
-    Attempt(Map<String, Value>, String, Option<String>),
+    Attempt(Map<String, Value>, String, Option<AccountId>),
     /// Answered already (a declined form, a precheck's answer).
     Answered(CallAnswer),
 }
@@ -128,7 +129,7 @@ async fn standing(
             values.insert(field.clone(), value.clone());
         }
     }
-    let chosen = claims.binding.chosen_account().map(str::to_owned);
+    let chosen = claims.binding.chosen_account().cloned();
     Ok(Standing::Attempt(values, claims.idempotency_key, chosen))
 }
 

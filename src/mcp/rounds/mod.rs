@@ -50,11 +50,11 @@ pub(crate) async fn with_rounds(
     // A retry that answered the choice starts the tool's own rounds from their first.
     let retry = if fresh { &Retry::default() } else { retry };
     let with_account = chosen
-        .as_deref()
+        .as_ref()
         .map(|account| round_state::with_account(arguments, account));
     let call = Call {
         arguments: with_account.as_ref().unwrap_or(arguments),
-        chosen_account: chosen.as_deref(),
+        chosen_account: chosen.as_ref(),
         ..client
     };
     match tool.mode() {

@@ -95,7 +95,7 @@ impl<'a> PlainCall<'a> {
         match account_choice::answered(&call, sealed, retry.responses.as_ref(), unix_now())? {
             Choice::Chose(account) => {
                 let mut arguments = self.arguments.clone();
-                arguments.insert("account".into(), Value::String(account));
+                arguments.insert("account".into(), Value::String(account.to_string()));
                 let outcome = self.tool_with(&arguments).await?;
                 self.first_round(outcome, capabilities)
             }

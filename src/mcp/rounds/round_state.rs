@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::request_state::arguments_digest;
 use crate::identity::Principal;
+use crate::ids::AccountId;
 use crate::mcp::jsonrpc::RpcError;
 use crate::seal::{Purpose, constant_time_eq};
 use crate::tools::Call;
@@ -20,7 +21,7 @@ pub(super) struct Binding {
     #[serde(rename = "a")]
     arguments_digest: String,
     #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
-    chosen_account: Option<String>,
+    chosen_account: Option<AccountId>,
 }
 
 impl Binding {
@@ -38,7 +39,7 @@ impl Binding {
         Self {
             principal_tag: call.principal.tag(),
             arguments_digest: digest,
-            chosen_account: call.chosen_account.map(str::to_owned),
+            chosen_account: call.chosen_account.cloned(),
         }
     }
 
@@ -48,15 +49,18 @@ impl Binding {
     }
 
     /// The account the person chose in an earlier round, if any.
-    pub(super) fn chosen_account(&self) -> Option<&str> {
-        self.chosen_account.as_deref()
+    pub(super) fn chosen_account(&self) -> Option<&AccountId> {
+        self.chosen_account.as_ref()
     }
 }
 
 /// The client's arguments with `account` set to the one the person chose.
-pub(super) fn with_account(arguments: &Map<String, Value>, account: &str) -> Map<String, Value> {
+pub(super) fn with_account(
+    arguments: &Map<String, Value>,
+    account: &AccountId,
+) -> Map<String, Value> {
     let mut arguments = arguments.clone();
-    arguments.insert("account".into(), Value::String(account.to_owned()));
+    arguments.insert("account".into(), Value::String(account.to_string()));
     arguments
 }
 

@@ -3,6 +3,7 @@
 //! `/accounting/account/{account_id}/invoices/invoices`, `page`/`pages`, 100 per page;
 //! status from `v3_status` and `payment_status`.
 
+use crate::ids::AccountId;
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
@@ -29,7 +30,7 @@ struct Membership {
 #[derive(Deserialize)]
 struct Business {
     name: String,
-    account_id: Option<String>,
+    account_id: Option<AccountId>,
 }
 
 #[derive(Deserialize)]
@@ -97,7 +98,7 @@ pub(super) async fn list_invoices(
         &[
             "accounting",
             "account",
-            &business.id,
+            business.id.as_str(),
             "invoices",
             "invoices",
         ],

@@ -3,6 +3,7 @@
 //! STARTPOSITION n MAXRESULTS m`); an invoice with a balance is open, one without is paid,
 //! and one whose total is zero is void (voiding zeroes an invoice's amounts).
 
+use crate::ids::AccountId;
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
@@ -73,8 +74,10 @@ pub(super) async fn pick_account(
     url.query_pairs_mut()
         .append_pair("minorversion", MINOR_VERSION);
     let info: CompanyInfoAnswer = get_json(api, url, Auth::Bearer, &[]).await?;
+    let id = AccountId::given(realm)
+        .ok_or_else(|| ApiError::BadResponse("the redirect carried an empty realmId".into()))?;
     Ok(Account {
-        id: realm.to_owned(),
+        id,
         name: info.company_info.company_name,
     })
 }
@@ -103,7 +106,7 @@ pub(super) async fn list_invoices(
     );
     let mut url = endpoint(
         &api.provider.api_base,
-        &["v3", "company", &company.id, "query"],
+        &["v3", "company", company.id.as_str(), "query"],
     )?;
     url.query_pairs_mut()
         .append_pair("query", &query)

@@ -2,6 +2,7 @@
 //! the `X-Business` header. Invoices from `GET /v3.1/sales_invoices` with every attribute,
 //! 100 per page, following `$next`; statuses DRAFT, UNPAID, PART_PAID, PAID, VOID.
 
+use crate::ids::AccountId;
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
@@ -11,7 +12,7 @@ use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
 #[derive(Deserialize)]
 struct Business {
-    id: String,
+    id: AccountId,
     #[serde(default)]
     name: Option<String>,
     displayed_as: Option<String>,
@@ -52,7 +53,10 @@ pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
         .into_iter()
         .next()
         .map(|b| Account {
-            name: b.name.or(b.displayed_as).unwrap_or_else(|| b.id.clone()),
+            name: b
+                .name
+                .or(b.displayed_as)
+                .unwrap_or_else(|| b.id.to_string()),
             id: b.id,
         })
         .ok_or_else(|| ApiError::BadResponse("the user has no Sage business".into()))
@@ -70,7 +74,13 @@ pub(super) async fn list_invoices(
         .append_pair("attributes", "all")
         .append_pair("items_per_page", "100")
         .append_pair("page", &page.to_string());
-    let list: List = get_json(api, url, Auth::Bearer, &[("X-Business", &business.id)]).await?;
+    let list: List = get_json(
+        api,
+        url,
+        Auth::Bearer,
+        &[("X-Business", business.id.as_str())],
+    )
+    .await?;
     let invoices = admitted(list.items, normalize, filter)?;
     Ok(Page {
         invoices,

@@ -4,6 +4,7 @@
 //! (`Type=="ACCREC"`) from `GET /api.xro/2.0/Invoices` with the `xero-tenant-id` header,
 //! 100 per `page`; statuses DRAFT/SUBMITTED, AUTHORISED, PAID, VOIDED, DELETED.
 
+use crate::ids::AccountId;
 use serde::Deserialize;
 
 use reqwest::Method;
@@ -21,7 +22,7 @@ const PAGE_SIZE: usize = 100;
 #[serde(rename_all = "camelCase")]
 struct Connection {
     id: String,
-    tenant_id: String,
+    tenant_id: AccountId,
     tenant_name: Option<String>,
     tenant_type: String,
 }
@@ -62,7 +63,7 @@ pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
         .into_iter()
         .find(|c| c.tenant_type == "ORGANISATION")
         .map(|c| Account {
-            name: c.tenant_name.unwrap_or_else(|| c.tenant_id.clone()),
+            name: c.tenant_name.unwrap_or_else(|| c.tenant_id.to_string()),
             id: c.tenant_id,
         })
         .ok_or_else(|| ApiError::BadResponse("the grant reaches no Xero organisation".into()))
@@ -99,8 +100,13 @@ pub(super) async fn list_invoices(
             StatusFilter::All => &mut query,
         };
     }
-    let list: Invoices =
-        get_json(api, url, Auth::Bearer, &[("xero-tenant-id", &tenant.id)]).await?;
+    let list: Invoices = get_json(
+        api,
+        url,
+        Auth::Bearer,
+        &[("xero-tenant-id", tenant.id.as_str())],
+    )
+    .await?;
     let full = list.invoices.len() >= PAGE_SIZE;
     let mut invoices = Vec::new();
     for raw in list.invoices {
@@ -155,7 +161,13 @@ pub(super) async fn create_invoice(
 pub(super) async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     let tenant = api.account()?;
     let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices", id])?;
-    one(get_json(api, url, Auth::Bearer, &[("xero-tenant-id", &tenant.id)]).await?)
+    one(get_json(
+        api,
+        url,
+        Auth::Bearer,
+        &[("xero-tenant-id", tenant.id.as_str())],
+    )
+    .await?)
 }
 
 /// Xero voids by updating the invoice's status to VOIDED.

@@ -3,6 +3,7 @@
 //! there. The organization is the default one from `GET /invoice/v3/organizations`. Invoices
 //! from `GET /invoice/v3/invoices?organization_id=…`, `page`/`per_page`, `has_more_page`.
 
+use crate::ids::AccountId;
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
@@ -17,7 +18,7 @@ struct Organizations {
 
 #[derive(Deserialize)]
 struct Organization {
-    organization_id: String,
+    organization_id: AccountId,
     name: String,
     #[serde(default)]
     is_default_org: bool,
@@ -97,7 +98,7 @@ pub(super) async fn list_invoices(
     {
         let mut query = url.query_pairs_mut();
         query
-            .append_pair("organization_id", &org.id)
+            .append_pair("organization_id", org.id.as_str())
             .append_pair("page", &page.to_string())
             .append_pair("per_page", "200");
         if filter == StatusFilter::Paid {
