@@ -1,9 +1,12 @@
 //! The README and the manual under `docs/` read as a book: the README stays a front door
 //! (under 15 KB), every page's headings nest in order, every relative link and anchor leads
-//! somewhere, and every page of the manual is reachable from the README.
+//! somewhere, every page of the manual is reachable from the README, and every command it
+//! shows is run by a test or a stage ([`commands`]).
 
 // Test scaffolding, not product: an unwrap that fails is the run's failure.
 #![allow(clippy::unwrap_used, unreachable_pub)]
+
+mod commands;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
