@@ -85,7 +85,10 @@ fn words(command: &str) -> Vec<String> {
     let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
     let start = words
         .iter()
-        .position(|w| !(w.contains('=') && !w.starts_with('-')) && w != "export")
+        .position(|w| {
+            let assignment = w.contains('=') && !w.starts_with('-');
+            !assignment && w != "export"
+        })
         .unwrap_or(words.len());
     words[start..].to_vec()
 }
