@@ -91,7 +91,8 @@ impl Edge {
             Read::Legacy => match self.sessions.opening(&parts, &bytes).await {
                 Ok(opening) => {
                     let request = Request::from_parts(parts, Body::from(bytes.clone()));
-                    through_rmcp(self.rmcp.clone(), request, bytes, opening).await
+                    // Boxed: rmcp's future is large, and would make every request's as large.
+                    Box::pin(through_rmcp(self.rmcp.clone(), request, bytes, opening)).await
                 }
                 Err(refusal) => return refusal.into_response(),
             },

@@ -7,6 +7,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::metrics::Outcome;
 use crate::tools::ToolError;
@@ -156,50 +157,61 @@ impl From<ToolError> for RpcError {
     }
 }
 
-/// A response message.
-#[derive(Serialize)]
-struct Message<'a, T: Serialize> {
-    jsonrpc: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<Option<&'a RequestId>>,
-    #[serde(flatten)]
-    body: Payload<'a, T>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "lowercase")]
-enum Payload<'a, T: Serialize> {
-    Result(&'a T),
-    Error(&'a RpcError),
-}
-
-fn message<'a, T: Serialize>(to: &'a ReplyTo, body: Payload<'a, T>) -> Message<'a, T> {
-    let id = match to {
-        ReplyTo::Id(id) => Some(Some(id)),
-        ReplyTo::Unknown => Some(None),
-        ReplyTo::Nobody => None,
-    };
-    Message {
-        jsonrpc: "2.0",
-        id,
-        body,
+/// A response message to `to`: `{"jsonrpc":"2.0","id":…,"result"|"error":…}`, the body
+/// written by `write`.
+fn message(
+    to: &ReplyTo,
+    member: &str,
+    size: usize,
+    write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> serde_json::Result<Bytes> {
+    // The body's size and the envelope around it: written without growing the buffer.
+    let mut bytes = Vec::with_capacity(size + 64);
+    bytes.extend_from_slice(br#"{"jsonrpc":"2.0""#);
+    match to {
+        ReplyTo::Id(id) => {
+            bytes.extend_from_slice(br#","id":"#);
+            serde_json::to_writer(&mut bytes, id)?;
+        }
+        ReplyTo::Unknown => bytes.extend_from_slice(br#","id":null"#),
+        ReplyTo::Nobody => {}
     }
+    bytes.extend_from_slice(b",\"");
+    bytes.extend_from_slice(member.as_bytes());
+    bytes.extend_from_slice(b"\":");
+    write(&mut bytes)?;
+    bytes.push(b'}');
+    Ok(Bytes::from(bytes))
 }
 
 /// The bytes of a result message.
 pub(crate) fn result_bytes<T: Serialize>(to: &ReplyTo, result: &T) -> Option<Bytes> {
-    serde_json::to_vec(&message(to, Payload::Result(result)))
-        .ok()
-        .map(Bytes::from)
+    message(to, "result", 1024, |bytes| {
+        serde_json::to_writer(bytes, result)
+    })
+    .ok()
+}
+
+/// The answer around a result serialized already (discovery, the tool list).
+pub(crate) fn ready_response(to: &ReplyTo, result: &RawValue) -> Response {
+    let text = result.get();
+    let written = message(to, "result", text.len(), |bytes| {
+        bytes.extend_from_slice(text.as_bytes());
+        Ok(())
+    });
+    match written {
+        Ok(bytes) => json_response(StatusCode::OK, bytes, Outcome::Complete),
+        Err(_) => internal_error(),
+    }
 }
 
 /// The bytes of an error message.
 pub(crate) fn error_bytes(to: &ReplyTo, error: &RpcError) -> Bytes {
-    let body = message::<()>(to, Payload::Error(error));
     // An error of grantry's own always serializes (its `data` is JSON already).
-    serde_json::to_vec(&body)
-        .map(Bytes::from)
-        .unwrap_or_else(|_| Bytes::from_static(INTERNAL_ERROR_BODY))
+    message(to, "error", 256, |bytes| {
+        serde_json::to_writer(bytes, error)
+    })
+    .unwrap_or_else(|_| Bytes::from_static(INTERNAL_ERROR_BODY))
 }
 
 const INTERNAL_ERROR_BODY: &[u8] =
@@ -241,7 +253,8 @@ pub(crate) fn internal_error() -> Response {
     )
 }
 
-/// A JSON body, sized, with the outcome the request metrics count.
+/// A JSON body, sized, with the outcome the request metrics count (a 200 without one counts
+/// as complete: attaching it would allocate the response's extension map for nothing).
 pub(crate) fn json_response(status: StatusCode, body: Bytes, outcome: Outcome) -> Response {
     let length = HeaderValue::from(body.len());
     let mut response = Response::new(Body::from(body));
@@ -249,7 +262,9 @@ pub(crate) fn json_response(status: StatusCode, body: Bytes, outcome: Outcome) -
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(CONTENT_LENGTH, length);
-    response.extensions_mut().insert(outcome);
+    if !(status == StatusCode::OK && outcome == Outcome::Complete) {
+        response.extensions_mut().insert(outcome);
+    }
     response
 }
 

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use axum::http::HeaderName;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -49,8 +50,22 @@ pub(crate) enum Listed {
 pub(crate) struct Mirror {
     /// The argument (a top-level property of the input schema).
     pub argument: String,
-    /// The header's name after `Mcp-Param-`, as declared.
-    pub header: String,
+    /// `Mcp-Param-` and the name declared, as refusals spell it.
+    pub spelled: String,
+    /// The header, looked up by this name (`None`: the declaration is no header name).
+    pub name: Option<HeaderName>,
+}
+
+impl Mirror {
+    /// `argument`, mirrored into `Mcp-Param-{header}`.
+    pub(crate) fn new(argument: &str, header: &str) -> Self {
+        let spelled = format!("Mcp-Param-{header}");
+        Self {
+            argument: argument.to_owned(),
+            name: HeaderName::from_bytes(spelled.to_ascii_lowercase().as_bytes()).ok(),
+            spelled,
+        }
+    }
 }
 
 /// A listed tool with what the edge checks of its calls.
@@ -120,10 +135,7 @@ fn mirrors_of(schema: &Value) -> Vec<Mirror> {
             let header = property["x-mcp-header"]
                 .as_str()
                 .filter(|h| !h.is_empty())?;
-            Some(Mirror {
-                argument: argument.clone(),
-                header: header.to_owned(),
-            })
+            Some(Mirror::new(argument, header))
         })
         .collect();
     mirrors.sort_by(|a, b| a.argument.cmp(&b.argument));
@@ -144,10 +156,7 @@ mod tests {
             let expected: Vec<Mirror> = tool
                 .mirrored()
                 .iter()
-                .map(|(argument, header)| Mirror {
-                    argument: (*argument).to_owned(),
-                    header: (*header).to_owned(),
-                })
+                .map(|(argument, header)| Mirror::new(argument, header))
                 .collect();
             assert_eq!(entry.mirrors, expected, "{}", tool.name());
         }

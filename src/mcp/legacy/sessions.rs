@@ -254,10 +254,15 @@ async fn forget(memory: &LocalSessionManager, forgotten: &[String]) {
     }
 }
 
-/// Whether `params` are an `initialize`'s that rmcp takes (and so opens a legacy session
+/// Whether `body` is an `initialize` whose params rmcp takes (and so opens a legacy session
 /// with); any other `initialize` is an unknown method of the modern era.
-pub(crate) fn is_initialize(params: Option<&serde_json::value::RawValue>) -> bool {
-    params.is_some_and(|raw| serde_json::from_str::<InitializeRequestParams>(raw.get()).is_ok())
+pub(crate) fn is_initialize(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Initialize {
+        #[serde(rename = "params")]
+        _params: InitializeRequestParams,
+    }
+    serde_json::from_slice::<Initialize>(body).is_ok()
 }
 
 /// The params of an `initialize` request, as a record keeps them (its version,

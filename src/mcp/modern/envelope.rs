@@ -3,9 +3,11 @@
 //! that is none of them gets its JSON-RPC error ([`crate::mcp::malformed`] words it).
 
 use std::borrow::Cow;
+use std::fmt;
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::mcp::jsonrpc::{ErrorCode, ReplyTo, RequestId, RpcError};
@@ -17,8 +19,6 @@ pub(super) enum Message<'a> {
         id: RequestId,
         method: Cow<'a, str>,
         params: Params<'a>,
-        /// The params as written (an `initialize`'s are rmcp's to judge).
-        raw_params: Option<&'a RawValue>,
     },
     Notification {
         method: Cow<'a, str>,
@@ -60,31 +60,145 @@ impl<'a> Params<'a> {
     }
 }
 
-/// The top level, each member as written. Repeated members make it unreadable.
+/// The top level. Members of the wrong type, or repeated, make it unreadable (then
+/// [`malformed`] says why).
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(borrow, default)]
-    jsonrpc: Member<'a>,
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: IdMember,
     #[serde(borrow, default)]
-    id: Member<'a>,
+    method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    method: Member<'a>,
-    #[serde(borrow, default)]
-    params: Member<'a>,
-    #[serde(borrow, default)]
-    result: Member<'a>,
-    #[serde(borrow, default)]
-    error: Member<'a>,
+    params: ParamsMember<'a>,
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
 }
 
-/// A member as written, `null` included (an id of `null` is no notification); `None` when
-/// absent.
+/// The `id` member: absent (a notification), or present as a valid id or as something no
+/// request may carry (`null`, a fraction, an object).
 #[derive(Default)]
-struct Member<'a>(Option<&'a RawValue>);
+enum IdMember {
+    #[default]
+    Absent,
+    Valid(RequestId),
+    Invalid,
+}
 
-impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        <&RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
+impl<'de> Deserialize<'de> for IdMember {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+struct IdVisitor;
+
+impl<'de> Visitor<'de> for IdVisitor {
+    type Value = IdMember;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a request id")
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<IdMember, E> {
+        Ok(IdMember::Valid(RequestId::Number(n)))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<IdMember, E> {
+        Ok(i64::try_from(n).map_or(IdMember::Invalid, |n| IdMember::Valid(RequestId::Number(n))))
+    }
+
+    fn visit_f64<E>(self, f: f64) -> Result<IdMember, E> {
+        let whole = f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0;
+        Ok(if whole {
+            IdMember::Valid(RequestId::Number(f as i64))
+        } else {
+            IdMember::Invalid
+        })
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<IdMember, E> {
+        Ok(IdMember::Valid(RequestId::String(s.to_owned())))
+    }
+
+    fn visit_unit<E>(self) -> Result<IdMember, E> {
+        Ok(IdMember::Invalid)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<IdMember, E> {
+        Ok(IdMember::Invalid)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<IdMember, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(IdMember::Invalid)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IdMember, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(IdMember::Invalid)
+    }
+}
+
+/// The `params` member, read where it is (the body is scanned once): absent or `null`, an
+/// object, or something else (which no method takes).
+#[derive(Default)]
+enum ParamsMember<'a> {
+    #[default]
+    Absent,
+    Object(Params<'a>),
+    NotObject,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ParamsMember<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ParamsVisitor(std::marker::PhantomData))
+    }
+}
+
+struct ParamsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ParamsVisitor<'a> {
+    type Value = ParamsMember<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a params object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ParamsMember<'a>, A::Error> {
+        Params::deserialize(MapAccessDeserializer::new(map)).map(ParamsMember::Object)
+    }
+
+    fn visit_unit<E>(self) -> Result<ParamsMember<'a>, E> {
+        Ok(ParamsMember::Absent)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ParamsMember<'a>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(ParamsMember::NotObject)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<ParamsMember<'a>, E> {
+        Ok(ParamsMember::NotObject)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<ParamsMember<'a>, E> {
+        Ok(ParamsMember::NotObject)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<ParamsMember<'a>, E> {
+        Ok(ParamsMember::NotObject)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<ParamsMember<'a>, E> {
+        Ok(ParamsMember::NotObject)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<ParamsMember<'a>, E> {
+        Ok(ParamsMember::NotObject)
     }
 }
 
@@ -104,10 +218,9 @@ pub(super) fn read(body: &[u8]) -> Result<Message<'_>, Unreadable> {
     let Some(envelope) = envelope else {
         return Err(unreadable(body));
     };
-    let id = envelope.id.0.map(|raw| parse_value(raw.get()));
-    let reply_to = match id.as_ref().and_then(RequestId::read) {
-        Some(id) => ReplyTo::Id(id),
-        None => ReplyTo::Unknown,
+    let reply_to = match &envelope.id {
+        IdMember::Valid(id) => ReplyTo::Id(id.clone()),
+        IdMember::Absent | IdMember::Invalid => ReplyTo::Unknown,
     };
     let invalid = |to: ReplyTo| {
         (
@@ -115,56 +228,33 @@ pub(super) fn read(body: &[u8]) -> Result<Message<'_>, Unreadable> {
             RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request"),
         )
     };
-    let jsonrpc = envelope
-        .jsonrpc
-        .0
-        .and_then(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()).ok());
-    if jsonrpc.as_deref() != Some("2.0") {
+    if envelope.jsonrpc.as_deref() != Some("2.0") {
         return Err(invalid(reply_to));
     }
-    let Some(method) = envelope.method.0 else {
-        if envelope.result.0.is_some() || envelope.error.0.is_some() {
-            return Ok(Message::Response);
+    let answered = envelope.result.is_some() || envelope.error.is_some();
+    let Some(method) = envelope.method else {
+        return if answered {
+            Ok(Message::Response)
+        } else {
+            Err(invalid(reply_to))
+        };
+    };
+    if answered {
+        return Err(invalid(reply_to));
+    }
+    let params = match envelope.params {
+        ParamsMember::Absent => Params::default(),
+        ParamsMember::Object(params) => params,
+        ParamsMember::NotObject => {
+            let error = RpcError::invalid_params("Invalid params: params must be an object");
+            return Err((reply_to, error));
         }
-        return Err(invalid(reply_to));
     };
-    let Ok(method) = serde_json::from_str::<Cow<'_, str>>(method.get()) else {
-        return Err(invalid(reply_to));
-    };
-    if envelope.result.0.is_some() || envelope.error.0.is_some() {
-        return Err(invalid(reply_to));
+    match envelope.id {
+        IdMember::Absent => Ok(Message::Notification { method, params }),
+        IdMember::Valid(id) => Ok(Message::Request { id, method, params }),
+        IdMember::Invalid => Err(invalid(ReplyTo::Unknown)),
     }
-    let params = params(envelope.params.0).map_err(|error| (reply_to.clone(), error))?;
-    match id {
-        None => Ok(Message::Notification { method, params }),
-        Some(id) => match RequestId::read(&id) {
-            Some(id) => Ok(Message::Request {
-                id,
-                method,
-                params,
-                raw_params: envelope.params.0,
-            }),
-            None => Err(invalid(ReplyTo::Unknown)),
-        },
-    }
-}
-
-fn parse_value(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
-}
-
-/// The params member: absent or `null`, or an object.
-fn params(raw: Option<&RawValue>) -> Result<Params<'_>, RpcError> {
-    let Some(text) = raw.map(RawValue::get).filter(|t| *t != "null") else {
-        return Ok(Params::default());
-    };
-    if !text.starts_with('{') {
-        return Err(RpcError::invalid_params(
-            "Invalid params: params must be an object",
-        ));
-    }
-    serde_json::from_str(text)
-        .map_err(|_| RpcError::invalid_params("Invalid params: a member is given twice"))
 }
 
 /// The error for a body that is not one message object (not JSON, a batch, a member twice).

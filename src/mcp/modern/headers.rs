@@ -8,6 +8,7 @@ use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderName};
 use serde_json::{Map, Value};
 
+use crate::mcp::headers::{MCP_METHOD, MCP_NAME};
 use crate::mcp::registry::Mirror;
 use grantry_base::header_value;
 
@@ -15,13 +16,20 @@ use grantry_base::header_value;
 /// allowed, across every `Accept` header); a range weighted `q=0` is refused, and wildcards
 /// do not count.
 pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(ACCEPT).iter();
+    // The form every SDK sends, without reading it apart.
+    if let (Some(only), None) = (values.next(), values.next())
+        && only.as_bytes() == b"application/json, text/event-stream"
+    {
+        return true;
+    }
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(ACCEPT) {
         let Ok(value) = value.to_str() else {
             continue;
         };
-        for range in split_outside_quotes(value, ',') {
-            let mut parts = split_outside_quotes(range, ';').into_iter();
+        for range in outside_quotes(value, ',') {
+            let mut parts = outside_quotes(range, ';');
             let essence = parts.next().unwrap_or_default().trim();
             let refused = parts.any(|p| {
                 p.trim()
@@ -39,20 +47,15 @@ pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
     json && sse
 }
 
-fn split_outside_quotes(text: &str, separator: char) -> Vec<&str> {
-    let (mut parts, mut start, mut quoted) = (Vec::new(), 0, false);
-    for (at, c) in text.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            c if c == separator && !quoted => {
-                parts.push(&text[start..at]);
-                start = at + c.len_utf8();
-            }
-            _ => {}
+/// The parts of `text` between `separator`s that are not inside quotes.
+fn outside_quotes(text: &str, separator: char) -> impl Iterator<Item = &str> {
+    let mut quoted = false;
+    text.split(move |c: char| {
+        if c == '"' {
+            quoted = !quoted;
         }
-    }
-    parts.push(&text[start..]);
-    parts
+        c == separator && !quoted
+    })
 }
 
 /// The first `Content-Type` is JSON (`application/json`, any case, parameters allowed).
@@ -77,7 +80,7 @@ pub(super) struct Routed<'a> {
 
 /// Checks the routing headers against the body; the refusal's words otherwise.
 pub(super) fn check_routing(headers: &HeaderMap, routed: &Routed<'_>) -> Result<(), String> {
-    let method = single(headers, "mcp-method", "Mcp-Method")?
+    let method = single(headers, &MCP_METHOD, "Mcp-Method")?
         .ok_or_else(|| "missing required Mcp-Method header".to_owned())?;
     if method != routed.method {
         return Err(format!(
@@ -86,7 +89,7 @@ pub(super) fn check_routing(headers: &HeaderMap, routed: &Routed<'_>) -> Result<
         ));
     }
     if let Some(expected) = routed.name {
-        let name = single(headers, "mcp-name", "Mcp-Name")?
+        let name = single(headers, &MCP_NAME, "Mcp-Name")?
             .ok_or_else(|| format!("missing required Mcp-Name header for `{}`", routed.method))?;
         let name = header_value::decode(name)
             .map_err(|_| "Mcp-Name header is not valid Base64".to_owned())?;
@@ -108,9 +111,11 @@ fn check_mirror(
     mirror: &Mirror,
     arguments: Option<&Map<String, Value>>,
 ) -> Result<(), String> {
-    let spelled = format!("Mcp-Param-{}", mirror.header);
-    let lower = spelled.to_ascii_lowercase();
-    let header = single(headers, &lower, &spelled)?;
+    let spelled = &mirror.spelled;
+    let header = match &mirror.name {
+        Some(name) => single(headers, name, spelled)?,
+        None => None, // a name no client can send
+    };
     let argument = &mirror.argument;
     let body = arguments
         .and_then(|a| a.get(argument))
@@ -146,16 +151,13 @@ fn primitive_text(value: &Value) -> Option<String> {
     }
 }
 
-/// The one value of header `name` (lower case), spelled `spelled` in refusals.
+/// The one value of header `name`, spelled `spelled` in refusals.
 fn single<'h>(
     headers: &'h HeaderMap,
-    name: &str,
+    name: &HeaderName,
     spelled: &str,
 ) -> Result<Option<&'h str>, String> {
-    let Ok(name) = HeaderName::from_bytes(name.as_bytes()) else {
-        return Ok(None);
-    };
-    let mut values = headers.get_all(&name).iter();
+    let mut values = headers.get_all(name).iter();
     let Some(value) = values.next() else {
         return Ok(None);
     };
@@ -213,10 +215,7 @@ mod tests {
 
     #[test]
     fn routing_headers_must_repeat_the_body() {
-        let mirrors = [Mirror {
-            argument: "provider".into(),
-            header: "Provider".into(),
-        }];
+        let mirrors = [Mirror::new("provider", "Provider")];
         let arguments = json!({"provider": "demo"});
         let routed = Routed {
             method: "tools/call",

@@ -2,7 +2,7 @@
 //! must carry, and what a call's notifications need (its progress token and log level).
 //! Clients send the same `_meta` on every request, so a text once read is remembered.
 
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -71,16 +71,16 @@ pub(super) struct KnownMetas {
 
 #[derive(Default)]
 struct Entries {
-    list: Vec<(Box<str>, Meta)>,
+    list: Vec<(Box<str>, Arc<Meta>)>,
     /// The entry a new text replaces once the list is full.
     next: usize,
 }
 
 impl KnownMetas {
     /// What `meta` says (`None`: no `_meta` at all).
-    pub(super) fn read(&self, meta: Option<&RawValue>) -> Meta {
+    pub(super) fn read(&self, meta: Option<&RawValue>) -> Arc<Meta> {
         let Some(text) = meta.map(RawValue::get) else {
-            return Meta::default();
+            return Arc::default();
         };
         {
             let entries = self
@@ -91,7 +91,7 @@ impl KnownMetas {
                 return known.clone();
             }
         }
-        let read = Meta::read(text);
+        let read = Arc::new(Meta::read(text));
         // A progress token is per request: such a text is not seen again.
         if read.progress_token.is_none() {
             self.remember(text, &read);
@@ -99,7 +99,7 @@ impl KnownMetas {
         read
     }
 
-    fn remember(&self, text: &str, meta: &Meta) {
+    fn remember(&self, text: &str, meta: &Arc<Meta>) {
         let mut entries = self
             .entries
             .write()
@@ -144,8 +144,8 @@ mod tests {
         )));
         assert_eq!(meta.version, None);
         assert_eq!(meta.capabilities, None);
-        assert_eq!(known.read(Some(&raw("[]"))), Meta::default());
-        assert_eq!(known.read(None), Meta::default());
+        assert_eq!(*known.read(Some(&raw("[]"))), Meta::default());
+        assert_eq!(*known.read(None), Meta::default());
     }
 
     #[test]

@@ -38,7 +38,6 @@ use super::legacy;
 use super::notify::Notifications;
 use super::registry::Registry;
 use super::request::ToolCall;
-use crate::metrics::Outcome;
 use crate::server::hosts::AllowedHosts;
 use call::CallParams;
 use envelope::{Message, Params};
@@ -106,9 +105,9 @@ impl Modern {
         let message = envelope::read(body);
         let meta = match &message {
             Ok(Message::Request { params, .. }) => self.metas.read(params.meta),
-            _ => Meta::default(),
+            _ => Arc::default(),
         };
-        if !of_this_era(&message, &meta, version) {
+        if !of_this_era(&message, &meta, version, body) {
             return Read::Legacy;
         }
         if let Err(refused) = self.transport(parts) {
@@ -263,8 +262,8 @@ impl Modern {
         self.routing(asked, &routed).map_err(fail)?;
         let capabilities = versions::supported(&asked.meta).map_err(fail)?;
         Ok(match method {
-            "server/discover" => Read::Answered(ready(&to, &self.discover)),
-            "tools/list" => Read::Answered(ready(&to, &self.tool_list)),
+            "server/discover" => Read::Answered(jsonrpc::ready_response(&to, &self.discover)),
+            "tools/list" => Read::Answered(jsonrpc::ready_response(&to, &self.tool_list)),
             "tools/call" => {
                 let call = CallParams {
                     entry,
@@ -296,7 +295,7 @@ impl Modern {
 struct Asked<'a> {
     parts: &'a Parts,
     version: Option<&'a str>,
-    meta: Meta,
+    meta: Arc<Meta>,
 }
 
 /// Whether a request is this era's: an `initialize` rmcp takes never is; one whose `_meta`
@@ -306,13 +305,12 @@ fn of_this_era(
     message: &Result<Message<'_>, envelope::Unreadable>,
     meta: &Meta,
     version: Option<&HeaderValue>,
+    body: &[u8],
 ) -> bool {
     if let Ok(message) = message {
-        if let Message::Request {
-            method, raw_params, ..
-        } = message
+        if let Message::Request { method, .. } = message
             && method == "initialize"
-            && legacy::is_initialize(*raw_params)
+            && legacy::is_initialize(body)
         {
             return false;
         }
@@ -336,11 +334,6 @@ fn routed_name<'p>(method: &str, params: &Params<'p>) -> Option<Cow<'p, str>> {
 
 fn answered(to: &ReplyTo, error: &RpcError) -> Read {
     Read::Answered(jsonrpc::error_response(to, error))
-}
-
-/// The answer around a result serialized at start (discovery, the tool list).
-fn ready(to: &ReplyTo, result: &RawValue) -> Response {
-    jsonrpc::result_response(to, &result, Outcome::Complete)
 }
 
 fn accepts_sse(headers: &axum::http::HeaderMap) -> bool {
@@ -373,21 +366,25 @@ mod tests {
 
     #[test]
     fn an_initialize_is_never_this_eras_and_a_versioned_meta_always_is() {
-        let initialize = envelope::read(
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-        );
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+        let initialize = envelope::read(body);
         let modern = HeaderValue::from_static("2026-07-28");
-        assert!(!of_this_era(&initialize, &Meta::default(), Some(&modern)));
+        assert!(!of_this_era(
+            &initialize,
+            &Meta::default(),
+            Some(&modern),
+            body
+        ));
         let call = envelope::read(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
         let versioned = Meta {
             version: Some("2025-11-25".into()),
             ..Meta::default()
         };
-        assert!(of_this_era(&call, &versioned, None));
-        assert!(!of_this_era(&call, &Meta::default(), None));
+        assert!(of_this_era(&call, &versioned, None, b""));
+        assert!(!of_this_era(&call, &Meta::default(), None, b""));
         let legacy = HeaderValue::from_static("2025-11-25");
-        assert!(!of_this_era(&call, &Meta::default(), Some(&legacy)));
+        assert!(!of_this_era(&call, &Meta::default(), Some(&legacy), b""));
         let later = HeaderValue::from_static("2099-01-01");
-        assert!(of_this_era(&call, &Meta::default(), Some(&later)));
+        assert!(of_this_era(&call, &Meta::default(), Some(&later), b""));
     }
 }
