@@ -54,6 +54,28 @@ def python_venv():
     return os.path.join(venv, "bin", "python")
 
 
+def typescript_peer():
+    """The pinned TypeScript SDK and the Node it runs on, installed from npm into the cache
+    directory: (node, seed script)."""
+    here = os.path.join(ROOT, "bench", "typescript")
+    files = ("package.json", "package-lock.json")
+    stamp = hashlib.sha256(b"".join(open(os.path.join(here, f), "rb").read()
+                                    for f in files)).hexdigest()[:16]
+    peer = os.path.join(CACHE, f"bench-typescript-{stamp}")
+    node = os.path.join(peer, "node_modules", ".bin", "node")
+    if not os.path.exists(node):
+        shutil.rmtree(peer, ignore_errors=True)
+        os.makedirs(peer)
+        for f in files:
+            shutil.copy(os.path.join(here, f), peer)
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                       cwd=peer, check=True)
+    # The script resolves the SDK from its own location: it runs from the installed tree.
+    seed = os.path.join(peer, "seed_billing.mjs")
+    shutil.copy(os.path.join(here, "seed_billing.mjs"), seed)
+    return node, seed
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

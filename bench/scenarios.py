@@ -8,20 +8,22 @@ import subprocess
 import sys
 
 from harness import (KEY, LOAD_CORE, ROOT, Server, binary, check_answer, floor, fresh_store,
-                     grantry, headers, message, post, python_venv, sign_in, wrk)
+                     grantry, headers, message, post, python_venv, sign_in, typescript_peer,
+                     wrk)
 
 SCENARIOS = [
     # name, what it measures, baselines that have it (the floor: the round's required work
     # alone, bench/floor.rs, on the same kind of store)
-    ("discover", "server/discover", ("axum", "python")),
-    ("tools_list", "tools/list", ("axum", "python")),
+    ("discover", "server/discover", ("axum", "python", "typescript")),
+    ("tools_list", "tools/list", ("axum", "python", "typescript")),
     ("input_required", "tools/call list_invoices, no grant: the sign-in round",
-     ("axum", "floor", "python")),
+     ("axum", "floor", "python", "typescript")),
     ("grant_http", "tools/call list_invoices, grant present, demo API over HTTP",
-     ("axum", "floor", "python")),
+     ("axum", "floor", "python", "typescript")),
     ("grant_inproc", "tools/call list_invoices, grant present, demo API in-process",
-     ("axum", "floor", "python")),
-    ("retry", "the retry round: requestState opened, call completes", ("axum", "python")),
+     ("axum", "floor", "python", "typescript")),
+    ("retry", "the retry round: requestState opened, call completes",
+     ("axum", "python", "typescript")),
     ("browser", "whole sign-ins per second (5 requests and a token request each)", ()),
 ]
 
@@ -41,6 +43,13 @@ def start_targets(args, work, servers):
     targets["python"] = start(Server("python", [py, seed, "127.0.0.1:{port}"], env=py_env))
     targets["python-granted"] = start(Server(
         "python-granted", [py, seed, "127.0.0.1:{port}"], env=dict(py_env, BENCH_GRANTED="1")))
+    node, ts_seed = typescript_peer()
+    ts_env = {"BENCH_STATE_KEY": os.urandom(32).hex()}
+    targets["typescript"] = start(Server("typescript", [node, ts_seed, "127.0.0.1:{port}"],
+                                         env=ts_env))
+    targets["typescript-granted"] = start(Server(
+        "typescript-granted", [node, ts_seed, "127.0.0.1:{port}"],
+        env=dict(ts_env, BENCH_GRANTED="1")))
     for store in args.stores:
         where = fresh_store(store, work)
         targets[f"grantry-{store}"] = start(grantry(store, work, where=where))
@@ -72,7 +81,7 @@ def prepare(targets, work, servers):
                                for s in ("input_required", "grant_http", "grant_inproc")}
     # The first round while nothing is connected: its requestState feeds the retry scenario.
     for name, server in list(targets.items()):
-        if name.startswith("grantry-") or name == "python":
+        if name.startswith("grantry-") or name in ("python", "typescript"):
             first = json.loads(post(server.base, json.dumps(server.requests["input_required"][0]).encode(),
                                     server.requests["input_required"][1])[1])
             result = first["result"]
@@ -84,7 +93,8 @@ def prepare(targets, work, servers):
                 "requestState": result["requestState"],
             })
             server.requests["retry"] = (retry, server.requests["input_required"][1])
-    targets["python-granted"].requests["retry"] = targets["python"].requests["retry"]
+    for sdk in ("python", "typescript"):
+        targets[f"{sdk}-granted"].requests["retry"] = targets[sdk].requests["retry"]
     for name in [n for n in targets if n.startswith("grantry-")]:
         server = targets[name]
         sign_in(server)
@@ -108,9 +118,9 @@ def prepare(targets, work, servers):
 
 def endpoint(targets, target, scenario):
     """The server that answers `scenario` for `target`, or None if it has none."""
-    if target == "python":
+    if target in ("python", "typescript"):
         granted = scenario in ("grant_http", "grant_inproc", "retry")
-        return targets["python-granted" if granted else "python"]
+        return targets[f"{target}-granted" if granted else target]
     server = targets[target]
     if scenario == "grant_inproc" and target.startswith("grantry-"):
         return server.in_process
@@ -140,7 +150,7 @@ def measure(args, scenarios, targets, work):
     for scenario, _, baselines in scenarios:
         floors = [t for t in targets if t.startswith("floor-") and "floor" in baselines]
         order = [b for b in ("axum",) if b in baselines] + grantry_targets + floors + \
-                [b for b in ("python",) if b in baselines]
+                [b for b in ("python", "typescript") if b in baselines]
         for connections in args.connections:
             for target in order:
                 server = endpoint(targets, target, scenario)
@@ -195,14 +205,15 @@ def report(args, scenarios, targets, results):
                 vs_axum = f"{100 * m['rps'] / med['axum']['rps']:.0f} %" if "axum" in med and target != "axum" else ""
                 p99_axum = f"{m['p99'] / med['axum']['p99']:.1f}×" if "axum" in med and target != "axum" else ""
                 vs_py = f"{m['rps'] / med['python']['rps']:.1f}×" if "python" in med and target != "python" else ""
+                vs_ts = f"{m['rps'] / med['typescript']['rps']:.1f}×" if "typescript" in med and target != "typescript" else ""
                 own_floor = med.get(target.replace("grantry-", "floor-", 1)) \
                     if target.startswith("grantry-") else None
                 vs_floor = f"{100 * m['rps'] / own_floor['rps']:.0f} %" if own_floor else ""
                 rows.append([scenario, str(connections), target, f"{m['rps']:.0f}",
                              f"{m['p50']:.2f}", f"{m['p99']:.2f}", str(m["errors"]),
-                             f"{m['rss']:.1f}", vs_axum, p99_axum, vs_py, vs_floor])
+                             f"{m['rss']:.1f}", vs_axum, p99_axum, vs_py, vs_ts, vs_floor])
     head = ["scenario", "conns", "target", "req/s", "p50 ms", "p99 ms", "errors", "RSS MiB",
-            "vs axum", "p99 vs axum", "vs python", "vs floor"]
+            "vs axum", "p99 vs axum", "vs python", "vs typescript", "vs floor"]
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     line = lambda r: "  ".join(c.rjust(w) if i > 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
     print(line(head))
@@ -210,10 +221,10 @@ def report(args, scenarios, targets, results):
         print(line(r))
     print("\ncold start to the first answered server/discover:")
     for name, server in targets.items():
-        print(f"  {name:16} {server.cold_start_ms:7.1f} ms")
+        print(f"  {name:22} {server.cold_start_ms:7.1f} ms")
         inproc = getattr(server, "in_process", None)
         if inproc:
-            print(f"  {inproc.name:16} {inproc.cold_start_ms:7.1f} ms")
+            print(f"  {inproc.name:22} {inproc.cold_start_ms:7.1f} ms")
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n")
