@@ -5,7 +5,7 @@
 //!
 //! Backends store opaque rows ([`GrantRow`]); [`Grants`] seals and opens the tokens (with the
 //! row's key in the associated data), writes a row with the events of its change in one store
-//! write ([`write`]), reads the rows the keep-alive is due to look at ([`schedule`]), and tells
+//! write ([`mod@write`]), reads the rows the keep-alive is due to look at ([`schedule`]), and tells
 //! waiting retries when a grant lands ([`events`]; across replicas by PostgreSQL
 //! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]).
 

@@ -1,7 +1,7 @@
 //! `disconnect_account`: remove a connection, only after the user confirmed it (the `mcp`
 //! layer asks, and calls [`ConfirmTool::execute`] only on an explicit yes).
 //!
-//! The removal and revocation are [`crate::connections::disconnect`]'s, shared with the connections page;
+//! The removal and revocation are [`crate::connections::Connections::disconnect`]'s, shared with the connections page;
 //! the result says honestly whether the provider could be told.
 
 use async_trait::async_trait;

@@ -1,6 +1,6 @@
 //! Which provider and account a tool call is about, in the tools' words: the provider named
 //! (if offered), else the only one connected, else the catalog's default; at it, the account
-//! [`connections::choose_account`] finds. What the caller must correct is a tool error.
+//! [`crate::connections::Connections::choose_account`] finds. What the caller must correct is a tool error.
 
 use serde_json::{Value, json};
 
@@ -64,7 +64,7 @@ pub(crate) enum Chosen {
     Ambiguous(Vec<Account>),
 }
 
-/// The grant a call uses at `provider`: as [`connections::choose_account`] finds it; a name
+/// The grant a call uses at `provider`: as [`crate::connections::Connections::choose_account`] finds it; a name
 /// that matches no single account is the caller's to correct: a tool error listing what is
 /// connected.
 pub(crate) async fn account(
