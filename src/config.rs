@@ -84,6 +84,8 @@ pub struct Config {
     pub retry_hold: Duration,
     /// Between a held retry's reads of the store (events wake it sooner).
     pub hold_poll_interval: Duration,
+    /// How long a held retry waits for its sign-in link to be opened at all.
+    pub unopened_link_wait: Duration,
     /// How long a legacy-era `elicitation/create` question waits for its answer.
     pub elicitation_timeout: Duration,
     /// Legacy-era sessions this process keeps in memory at once.
@@ -189,6 +191,7 @@ impl Config {
             allow_insecure_providers: args.allow_insecure_provider.unwrap_or_default().0,
             retry_hold: args.retry_hold,
             hold_poll_interval: args.hold_poll_interval,
+            unopened_link_wait: args.unopened_link_wait,
             elicitation_timeout: args.elicitation_timeout,
             max_legacy_sessions: args.max_legacy_sessions,
             max_legacy_sessions_per_principal: args.max_legacy_sessions_per_principal,

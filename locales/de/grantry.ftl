@@ -143,3 +143,25 @@ reauth-invalid-grant = { $provider } akzeptiert den Zugriff von { $brand } nicht
 reauth-no-refresh-token = der Zugriff, den { $provider } gewährt hat, ist abgelaufen
 reauth-token-refused = { $provider } verweigert den Zugriff von { $brand }
 reauth-access-withdrawn = { $provider } meldet, dass der Zugriff von { $brand } entzogen wurde (Zustimmung, Organisation oder Berechtigung)
+
+## Die Verbindungskarte (eine MCP-App): was eine Person in einem Web-Host liest, der sie zeigt.
+
+card-connect-prompt = Verbinden Sie Ihr { $provider }-Konto, um fortzufahren.
+card-connect-button = { $provider } verbinden
+card-reconnect-prompt = Ihre { $provider }-Verbindung ({ $account }) muss erneuert werden.
+card-reconnect-button = { $provider } neu verbinden
+card-connected = { $provider } ist verbunden.
+card-connect-another = Weiteres Konto verbinden
+card-needs-reauth = muss neu verbunden werden
+card-use-account = Dieses verwenden
+card-use-message = Verwende mein { $provider }-Konto „{ $account }“.
+card-waiting = Eine Anmeldeseite von { $provider } öffnet sich. Melden Sie sich dort an: Diese Karte bemerkt, wenn Sie fertig sind.
+card-open-yourself = Falls sich keine Seite geöffnet hat, öffnen Sie diesen Link in Ihrem Browser:
+card-expired = Der Anmeldelink ist abgelaufen. Fragen Sie erneut nach einem neuen.
+card-done = Ihr { $provider }-Konto { $account } ist verbunden.
+card-continue = Weiter
+card-continue-message = Ich habe mein { $provider }-Konto { $account } verbunden. Bitte mach weiter.
+card-sent = Gesendet. Sie können im Gespräch weitermachen.
+card-failed = Diese Karte konnte nicht angezeigt werden.
+card-cancelled = Abgebrochen.
+card-unnamed = (Konto ohne Namen)

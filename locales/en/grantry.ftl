@@ -145,3 +145,26 @@ reauth-invalid-grant = { $provider } no longer accepts { $brand }'s access (it e
 reauth-no-refresh-token = the access { $provider } gave has expired
 reauth-token-refused = { $provider } refuses { $brand }'s access
 reauth-access-withdrawn = { $provider } says { $brand }'s access was withdrawn (consent, organisation or permission)
+
+## The connect card (an MCP App): what a person reads in a web host that shows it. The card
+## fills in { $provider } and { $account } itself.
+
+card-connect-prompt = Connect your { $provider } account to continue.
+card-connect-button = Connect { $provider }
+card-reconnect-prompt = Your { $provider } connection ({ $account }) needs to be renewed.
+card-reconnect-button = Reconnect { $provider }
+card-connected = { $provider } is connected.
+card-connect-another = Connect another account
+card-needs-reauth = needs reconnecting
+card-use-account = Use this one
+card-use-message = Use my { $provider } account “{ $account }”.
+card-waiting = A { $provider } sign-in page is opening. Finish signing in there: this card notices when you are done.
+card-open-yourself = If no page opened, open this link in your browser:
+card-expired = The sign-in link has expired. Ask again for a new one.
+card-done = Your { $provider } account { $account } is connected.
+card-continue = Continue
+card-continue-message = I have connected my { $provider } account { $account }. Please continue.
+card-sent = Sent. You can carry on in the conversation.
+card-failed = This card could not be shown.
+card-cancelled = Cancelled.
+card-unnamed = (unnamed account)

@@ -143,3 +143,25 @@ reauth-invalid-grant = { $provider } n'accepte plus l'accès de { $brand } (expi
 reauth-no-refresh-token = l'accès accordé par { $provider } a expiré
 reauth-token-refused = { $provider } refuse l'accès de { $brand }
 reauth-access-withdrawn = { $provider } indique que l'accès de { $brand } a été retiré (consentement, organisation ou autorisation)
+
+## La carte de connexion (une app MCP) : ce qu'une personne lit dans un hôte web qui l'affiche.
+
+card-connect-prompt = Connectez votre compte { $provider } pour continuer.
+card-connect-button = Connecter { $provider }
+card-reconnect-prompt = Votre connexion { $provider } ({ $account }) doit être renouvelée.
+card-reconnect-button = Reconnecter { $provider }
+card-connected = { $provider } est connecté.
+card-connect-another = Connecter un autre compte
+card-needs-reauth = à reconnecter
+card-use-account = Utiliser celui-ci
+card-use-message = Utilise mon compte { $provider } « { $account } ».
+card-waiting = Une page de connexion { $provider } s'ouvre. Terminez la connexion là-bas : cette carte le remarque quand c'est fait.
+card-open-yourself = Si aucune page ne s'est ouverte, ouvrez ce lien dans votre navigateur :
+card-expired = Le lien de connexion a expiré. Redemandez-en un nouveau.
+card-done = Votre compte { $provider } { $account } est connecté.
+card-continue = Continuer
+card-continue-message = J'ai connecté mon compte { $provider } { $account }. Continue, s'il te plaît.
+card-sent = Envoyé. Vous pouvez poursuivre la conversation.
+card-failed = Cette carte n'a pas pu être affichée.
+card-cancelled = Annulé.
+card-unnamed = (compte sans nom)

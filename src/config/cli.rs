@@ -117,14 +117,17 @@ pub enum IdentityMode {
     Oidc,
 }
 
-/// What a client that declared no URL elicitation gets when a sign-in is needed.
+/// What a client gets when a call needs what it did not declare it can show its person: a
+/// sign-in link (URL elicitation), a confirmation (form elicitation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum NoUrlElicitation {
-    /// The spec's answer: JSON-RPC -32021 naming the capability.
-    #[default]
+    /// The spec's answer: JSON-RPC -32021 naming the capability (agent frameworks often hide
+    /// its message from the model and the person).
     Spec,
-    /// A tool error whose text carries the connect link, for the person to open and then
-    /// ask again (the connect page's identity check makes the link useless to anyone else).
+    /// A tool result the model reads: the connect link for the person to open, then ask
+    /// again (the connect page's identity check makes the link useless to anyone else); for
+    /// a confirmation, that nothing was changed and why.
+    #[default]
     Link,
 }
 

@@ -138,6 +138,12 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_HOLD_POLL_INTERVAL", value_name = "SECONDS",
           default_value = "2", value_parser = seconds(1, 300))]
     pub hold_poll_interval: Duration,
+    /// Seconds a retry that accepted a sign-in waits for its link to be opened: past them,
+    /// with the connect page never reached, the client is taken to have shown the link to
+    /// nobody, and the call answers with the link in a tool result the model reads.
+    #[arg(long, env = "GRANTRY_UNOPENED_LINK_WAIT", value_name = "SECONDS",
+          default_value = "15", value_parser = seconds(1, 300))]
+    pub unopened_link_wait: Duration,
     /// Legacy-era (2025-11-25) sessions this process keeps in memory at once; past it an idle
     /// one (of the principal holding most) makes room, and only when none is idle does a new
     /// one (or one restored from the store) get 503.
@@ -203,10 +209,12 @@ pub struct ServeArgs {
     /// always allowed) [default: none].
     #[arg(long, env = "GRANTRY_ALLOWED_ORIGINS", value_name = "ORIGINS")]
     pub allowed_origins: Option<CommaList<Origin>>,
-    /// What a client without URL elicitation gets when a sign-in is needed: `spec` (-32021)
-    /// or `link` (a tool error carrying the connect link).
+    /// What a client that cannot show a sign-in link (nor, for a confirmation, a form) gets:
+    /// `link`, a tool result the model reads (the connect link to pass on; nothing changed
+    /// and why), or `spec`, JSON-RPC -32021 naming the capability. A host that renders MCP
+    /// Apps is sent to the connect card either way.
     #[arg(long, env = "GRANTRY_NO_URL_ELICITATION", value_enum,
-          default_value_t = NoUrlElicitation::Spec)]
+          default_value_t = NoUrlElicitation::Link)]
     pub no_url_elicitation: NoUrlElicitation,
     /// For benchmarks: the demo adapter calls the demo billing API inside the process rather
     /// than over loopback HTTP, so a benchmark shows grantry's own cost per call.

@@ -30,11 +30,26 @@ fn admit(
     sealed: &str,
     headers: &HeaderMap,
 ) -> Result<(Ticket, Principal), Box<Response>> {
-    let now = unix_now();
-    let ticket = Ticket::open(&state.sealer, sealed, now).map_err(|e| {
+    let ticket = open_ticket(state, sealed)?;
+    admit_browser(state, ticket, sealed, headers)
+}
+
+/// The link's ticket, if it is one of grantry's, unexpired.
+fn open_ticket(state: &AppState, sealed: &str) -> Result<Ticket, Box<Response>> {
+    Ticket::open(&state.sealer, sealed, unix_now()).map_err(|e| {
         tracing::info!(reason = %e, "connect link refused");
         Box::new(PageError::InvalidLink.into_response())
-    })?;
+    })
+}
+
+/// Checks that the browser's user is the ticket's principal (sending one without a session
+/// to log in first).
+fn admit_browser(
+    state: &AppState,
+    ticket: Ticket,
+    sealed: &str,
+    headers: &HeaderMap,
+) -> Result<(Ticket, Principal), Box<Response>> {
     let https = state.config.is_https();
     let browser = state
         .identity
@@ -68,7 +83,15 @@ pub(super) async fn show(
     Path(sealed): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let (ticket, principal) = match admit(&state, &sealed, &headers) {
+    let ticket = match open_ticket(&state, &sealed) {
+        Ok(ticket) => ticket,
+        Err(page) => return *page,
+    };
+    // Opened, whoever it turns out to be: the retry of the call that sent it holds on.
+    ticket
+        .mark_opened(state.leases.as_ref(), state.config.request_state_ttl_secs)
+        .await;
+    let (ticket, principal) = match admit_browser(&state, ticket, &sealed, &headers) {
         Ok(admitted) => admitted,
         Err(page) => return *page,
     };

@@ -8,8 +8,10 @@ use crate::config::PublicUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::identity::Principal;
+use crate::leases::LeaseBackend;
 use crate::providers::ProviderId;
 use crate::seal::{OpenError, Purpose, Sealer, random_id};
+use crate::store::StoreError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ticket {
@@ -34,6 +36,31 @@ impl Ticket {
     pub fn open(sealer: &Sealer, sealed: &str, now: i64) -> Result<Self, OpenError> {
         sealer.open_timed(Purpose::SignInTicket, b"", sealed, now)
     }
+}
+
+/// The store's mark that a ticket's link was opened (a browser reached the connect page):
+/// what tells a client that never showed the link from a person still signing in.
+fn opened_mark(ticket_id: &str) -> String {
+    format!("ticket-opened:{ticket_id}")
+}
+
+impl Ticket {
+    /// Marks this ticket's link opened, for as long as a link lives (`ttl_secs`). A mark that
+    /// cannot be written is logged: the page goes on, and a retry only answers sooner.
+    pub(crate) async fn mark_opened(&self, leases: &dyn LeaseBackend, ttl_secs: i64) {
+        let mark = opened_mark(&self.id);
+        if let Err(e) = leases.try_acquire(&mark, "page", ttl_secs * 1000).await {
+            tracing::warn!(error = %e, "cannot mark a connect link opened");
+        }
+    }
+}
+
+/// Whether the link of ticket `ticket_id` was opened.
+pub(crate) async fn was_opened(
+    leases: &dyn LeaseBackend,
+    ticket_id: &str,
+) -> Result<bool, StoreError> {
+    leases.is_held(&opened_mark(ticket_id)).await
 }
 
 /// The connect link for a sealed ticket.

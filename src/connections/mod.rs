@@ -131,15 +131,26 @@ impl Connections {
     ) -> Result<Vec<Connection<'_>>, StoreError> {
         let mut found = Vec::new();
         for provider in self.catalog.all() {
-            for (key, grant) in self.grants().list(principal, &provider.id).await? {
-                found.push(Connection {
-                    provider,
-                    key,
-                    grant,
-                });
-            }
+            found.extend(self.at(principal, provider).await?);
         }
         Ok(found)
+    }
+
+    /// The caller's grants at one provider, each account's.
+    pub(crate) async fn at<'p>(
+        &self,
+        principal: &Principal,
+        provider: &'p Provider,
+    ) -> Result<Vec<Connection<'p>>, StoreError> {
+        let listed = self.grants().list(principal, &provider.id).await?;
+        Ok(listed
+            .into_iter()
+            .map(|(key, grant)| Connection {
+                provider,
+                key,
+                grant,
+            })
+            .collect())
     }
 
     /// The grant a request means at `provider`: the account `named` (by id or, ignoring

@@ -1,4 +1,5 @@
-//! The demo billing API: `GET /api/invoices?status=open|paid|all` with a bearer access token.
+//! The demo billing API: `GET /api/invoices?status=open|paid|all` with a bearer access token,
+//! and `GET /api/me` (whose account the token reaches).
 //!
 //! The token is a sealed demo access token (RFC 6750 header form only; tokens in query strings
 //! end up in logs). Errors follow RFC 6750 §3: 401 with a `WWW-Authenticate: Bearer` challenge
@@ -28,6 +29,22 @@ pub(super) async fn list_invoices(
         Ok(list) => {
             let mut response = Json(json!({ "invoices": list })).into_response();
             // Per-user data: no shared cache may keep it.
+            response
+                .headers_mut()
+                .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+        }
+        Err(err) => err.into_response(),
+    }
+}
+
+/// `GET /api/me`: whom the token speaks for, the user named at the consent page. Each user
+/// is an account of the demo, as a company is at a real provider.
+pub(super) async fn me(State(inner): State<Shared>, headers: HeaderMap) -> Response {
+    bump(&inner.counters.api_requests);
+    match authenticate(&inner, &headers) {
+        Ok(claims) => {
+            let mut response = Json(json!({ "user": claims.user })).into_response();
             response
                 .headers_mut()
                 .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));

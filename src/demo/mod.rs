@@ -231,6 +231,7 @@ impl DemoProvider {
                 "/api/invoices",
                 get(api::list_invoices).post(write::create_invoice),
             )
+            .route("/api/me", get(api::me))
             .route("/api/invoices/{id}", get(write::get_invoice))
             .route("/api/invoices/{id}/void", post(write::void_invoice))
             .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -227,11 +227,16 @@ impl Grants {
     ) -> Result<GrantKey, StoreError> {
         let account_id = account.map(|a| &a.id);
         let existing = self.list(principal, provider).await?;
-        if let Some((key, _)) = existing
-            .into_iter()
-            .find(|(_, g)| g.account_id() == account_id)
-        {
-            return Ok(key);
+        let same_account = existing.iter().find(|(_, g)| g.account_id() == account_id);
+        // A grant kept before its provider named accounts (the demo's, before its users were
+        // accounts) is the first account signed in to: taken over, not left beside it.
+        let from_before = || {
+            account_id
+                .and(existing.iter().find(|(_, g)| g.account_id().is_none()))
+                .filter(|_| existing.len() == 1)
+        };
+        if let Some((key, _)) = same_account.or_else(from_before) {
+            return Ok(key.clone());
         }
         Ok(GrantKey {
             principal: principal.clone(),

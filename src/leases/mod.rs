@@ -17,6 +17,8 @@ pub trait LeaseBackend: Send + Sync {
     async fn try_acquire(&self, name: &str, holder: &str, ttl_ms: i64) -> Result<bool, StoreError>;
     /// Gives the lease back, if `holder` still holds it.
     async fn release(&self, name: &str, holder: &str) -> Result<(), StoreError>;
+    /// Whether anyone holds `name`, unexpired (a mark: whether it was made).
+    async fn is_held(&self, name: &str) -> Result<bool, StoreError>;
     /// Removes leases that have lapsed (some are never given back: a used login's); returns
     /// how many. Stores that expire keys by themselves remove none.
     async fn delete_expired(&self) -> Result<u64, StoreError>;

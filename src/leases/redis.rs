@@ -54,6 +54,15 @@ impl LeaseBackend for RedisLeases {
         Ok(())
     }
 
+    async fn is_held(&self, name: &str) -> Result<bool, StoreError> {
+        let mut conn = self.conn.clone();
+        let held: bool = redis::cmd("EXISTS")
+            .arg(self.key(name))
+            .query_async(&mut conn)
+            .await?;
+        Ok(held)
+    }
+
     async fn delete_expired(&self) -> Result<u64, StoreError> {
         Ok(0) // `PX`: Redis removes them itself
     }

@@ -44,6 +44,17 @@ macro_rules! sql_leases {
                 Ok(())
             }
 
+            async fn is_held(&self, name: &str) -> Result<bool, StoreError> {
+                let held: Option<(i64,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT expires_at_ms FROM leases WHERE name = $1 AND expires_at_ms >= {now}",
+                    now = $now
+                )))
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(held.is_some())
+            }
+
             async fn delete_expired(&self) -> Result<u64, StoreError> {
                 let done = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "DELETE FROM leases WHERE expires_at_ms < {now}",

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::apps;
+
 /// The capabilities grantry acts on, as a client declared them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Capabilities {
@@ -21,6 +23,9 @@ pub struct Capabilities {
     pub sampling: bool,
     /// `roots` (deprecated; the conformance suite's fixtures ask for it).
     pub roots: bool,
+    /// The MCP Apps extension with HTML apps (`io.modelcontextprotocol/ui`, its `mimeTypes`
+    /// naming `text/html;profile=mcp-app`): the host renders grantry's connect card.
+    pub apps: bool,
 }
 
 impl Capabilities {
@@ -34,6 +39,7 @@ impl Capabilities {
             elicitation: elicitation.is_some(),
             sampling,
             roots,
+            apps: false,
         }
     }
 
@@ -44,12 +50,26 @@ impl Capabilities {
         let elicitation = declared
             .elicitation
             .map(|e| (e.form.is_some(), e.url.is_some()));
-        Some(Self::new(
-            elicitation,
-            declared.sampling.is_some(),
-            declared.roots.is_some(),
-        ))
+        let apps = declared.extensions.as_ref().is_some_and(renders_apps);
+        Some(Self {
+            apps,
+            ..Self::new(
+                elicitation,
+                declared.sampling.is_some(),
+                declared.roots.is_some(),
+            )
+        })
     }
+}
+
+/// Whether the extensions declared hold MCP Apps with HTML apps. An extension's settings are
+/// the extension's own to type: anything else there is no declaration of it.
+fn renders_apps(extensions: &BTreeMap<String, Map<String, Value>>) -> bool {
+    extensions
+        .get(apps::EXTENSION)
+        .and_then(|settings| settings.get("mimeTypes"))
+        .and_then(Value::as_array)
+        .is_some_and(|types| types.iter().any(|t| t == apps::APP_MIME))
 }
 
 /// `ClientCapabilities` as the schema types it; members grantry does not read are checked
@@ -58,8 +78,8 @@ impl Capabilities {
 struct Declared {
     #[serde(default, rename = "experimental")]
     _experimental: Option<BTreeMap<String, Map<String, Value>>>,
-    #[serde(default, rename = "extensions")]
-    _extensions: Option<BTreeMap<String, Map<String, Value>>>,
+    #[serde(default)]
+    extensions: Option<BTreeMap<String, Map<String, Value>>>,
     #[serde(default)]
     roots: Option<Roots>,
     #[serde(default)]
@@ -125,6 +145,23 @@ mod tests {
             read(r#"{"elicitation": null}"#),
             Some(Capabilities::default())
         );
+    }
+
+    #[test]
+    fn apps_are_declared_by_the_ui_extension_naming_the_app_mime_type() {
+        let apps = read(
+            r#"{"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}"#,
+        )
+        .unwrap();
+        assert!(apps.apps && !apps.elicitation);
+        for not_apps in [
+            r#"{"extensions": {"io.modelcontextprotocol/ui": {}}}"#,
+            r#"{"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html"]}}}"#,
+            r#"{"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": "text/html;profile=mcp-app"}}}"#,
+            r#"{"extensions": {"io.modelcontextprotocol/tasks": {"mimeTypes": ["text/html;profile=mcp-app"]}}}"#,
+        ] {
+            assert!(!read(not_apps).unwrap().apps, "{not_apps}");
+        }
     }
 
     #[test]

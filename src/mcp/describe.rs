@@ -4,6 +4,8 @@
 
 use serde_json::{Value, json};
 
+use super::apps;
+
 /// The protocol versions grantry speaks: the modern era, and the legacy one for clients that
 /// start with `initialize`.
 pub const SUPPORTED_VERSIONS: [&str; 2] = [MODERN_VERSION, LEGACY_VERSION];
@@ -20,10 +22,17 @@ pub const MAX_REQUEST_BYTES: usize = 256 * 1024;
 pub(crate) const LIST_TTL_MS: u64 = 5 * 60 * 1000;
 
 const INSTRUCTIONS: &str = "Tools over the user's connected billing account. When an account \
-    is not connected yet, the user is asked to open a sign-in link first.";
+    is not connected yet, the user is asked to open a sign-in link first; where a tool says to \
+    call connect_account, call it and wait for the user to connect.";
 
 fn server_info() -> Value {
     json!({"name": "grantry", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// What grantry offers: tools, the resources its connect card is (MCP Apps), and that
+/// extension.
+fn capabilities() -> Value {
+    json!({"tools": {}, "resources": {}, "extensions": {apps::EXTENSION: {}}})
 }
 
 /// The `server/discover` result: the same for every caller.
@@ -31,7 +40,7 @@ pub(crate) fn discovery() -> Value {
     json!({
         "resultType": "complete",
         "supportedVersions": SUPPORTED_VERSIONS,
-        "capabilities": {"tools": {}},
+        "capabilities": capabilities(),
         "instructions": INSTRUCTIONS,
         "ttlMs": LIST_TTL_MS,
         "cacheScope": "public",
@@ -43,7 +52,7 @@ pub(crate) fn discovery() -> Value {
 pub(crate) fn server_description() -> Value {
     json!({
         "protocolVersion": MODERN_VERSION,
-        "capabilities": {"tools": {}},
+        "capabilities": capabilities(),
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     })

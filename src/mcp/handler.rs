@@ -8,14 +8,16 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult,
-    DiscoverResult, ErrorCode as RmcpCode, ErrorData, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerConfig, Tool,
+    DiscoverResult, ErrorCode as RmcpCode, ErrorData, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::identity::Principal;
+use crate::mcp::apps::{CARD_URI, Resources};
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::describe::{self, server_description, supported_versions};
 use crate::mcp::dispatch::Dispatch;
@@ -39,10 +41,23 @@ pub(crate) struct McpHandler {
     discovery: Arc<DiscoverResult>,
     /// Bounds the sessions' waits for a sign-in to land.
     notices: Arc<CompletionNotices>,
+    /// The connect card's resource, as rmcp's answers (built once).
+    resources: Arc<LegacyResources>,
+}
+
+/// The resources' answers in rmcp's types.
+struct LegacyResources {
+    list: ListResourcesResult,
+    card: ReadResourceResult,
 }
 
 impl McpHandler {
-    pub(crate) fn new(dispatch: Arc<Dispatch>, registry: Arc<Registry>, max_held: usize) -> Self {
+    pub(crate) fn new(
+        dispatch: Arc<Dispatch>,
+        registry: Arc<Registry>,
+        resources: &Resources,
+        max_held: usize,
+    ) -> Self {
         let tools = registry
             .descriptions()
             .iter()
@@ -55,6 +70,12 @@ impl McpHandler {
             info: Arc::new(rmcp_value(server_description())),
             discovery: Arc::new(rmcp_value(describe::discovery())),
             notices: CompletionNotices::new(max_held),
+            resources: Arc::new(LegacyResources {
+                list: rmcp_value(serde_json::json!({"resources": resources.listed()})),
+                card: rmcp_value(serde_json::json!({
+                    "contents": resources.read(CARD_URI).expect("grantry serves its card")
+                })),
+            }),
         }
     }
 }
@@ -89,6 +110,35 @@ impl ServerHandler for McpHandler {
         Ok(ListToolsResult::with_all_items((*self.tools).clone())
             .with_ttl_ms(describe::LIST_TTL_MS)
             .with_cache_scope(CacheScope::Public))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self.resources.list.clone())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::default())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != CARD_URI {
+            let unknown = RpcError::invalid_params(format!("Resource not found: {}", request.uri))
+                .with_data(serde_json::json!({"uri": request.uri}));
+            return Err(to_rmcp_error(unknown));
+        }
+        Ok(ReadResourceResponse::Complete(self.resources.card.clone()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -194,6 +244,14 @@ mod tests {
     #[test]
     fn grantrys_descriptions_read_as_rmcps_types() {
         let registry = Registry::new(Vec::new());
+        let flags = crate::config::ServeArgs::from_flags(["--data-dir", "/nonexistent"]).unwrap();
+        let resources = Resources::new(&crate::config::Config::resolve(flags).unwrap());
+        let _: ListResourcesResult =
+            serde_json::from_value(serde_json::json!({"resources": resources.listed()})).unwrap();
+        let _: ReadResourceResult = serde_json::from_value(
+            serde_json::json!({"contents": resources.read(CARD_URI).unwrap()}),
+        )
+        .unwrap();
         for description in registry.descriptions() {
             let _: Tool = serde_json::from_value(serde_json::json!(description)).unwrap();
         }

@@ -19,6 +19,7 @@
 //! tasks) is grantry's to shape. rmcp keeps the legacy era, with its sessions and its
 //! mid-call questions; `tests/e2e/recorded_wire.rs` holds what rmcp answered this era before.
 
+mod apps;
 pub(crate) mod auth;
 mod capabilities;
 mod describe;
@@ -67,9 +68,14 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
     );
     let added = extension.iter().flat_map(|e| e.tools()).collect();
     let registry = Arc::new(registry::Registry::new(added));
+    let resources = apps::Resources::new(config);
     let dispatch = Arc::new(dispatch::Dispatch::new(state.clone(), extension));
-    let handler =
-        handler::McpHandler::new(dispatch.clone(), registry.clone(), config.max_held_retries);
+    let handler = handler::McpHandler::new(
+        dispatch.clone(),
+        registry.clone(),
+        &resources,
+        config.max_held_retries,
+    );
     let rmcp = StreamableHttpService::new(
         handler::factory(handler),
         memory,
@@ -79,6 +85,7 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
         hosts,
         modern::AllowedOrigins::new(&origins),
         registry,
+        &resources,
         &describe::discovery(),
     );
     let endpoint = Arc::new(endpoint::Endpoint {

@@ -8,7 +8,8 @@ use axum::http::HeaderName;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::tools::{Tool, ToolSpec};
+use super::apps;
+use crate::tools::{CardPart, Tool, ToolSpec};
 
 /// One tool as `tools/list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -23,6 +24,9 @@ pub struct ToolDescription {
     pub output_schema: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Where it stands in the connect card, for hosts that render MCP Apps.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 impl From<ToolSpec> for ToolDescription {
@@ -34,6 +38,21 @@ impl From<ToolSpec> for ToolDescription {
             input_schema: spec.input_schema,
             output_schema: spec.output_schema,
             annotations: Some(spec.annotations),
+            meta: None,
+        }
+    }
+}
+
+impl From<Tool> for ToolDescription {
+    fn from(tool: Tool) -> Self {
+        let meta = match tool.card_part() {
+            CardPart::None => None,
+            CardPart::Shows => Some(apps::card_tool_meta()),
+            CardPart::CalledByCard => Some(apps::app_only_tool_meta()),
+        };
+        Self {
+            meta,
+            ..Self::from(tool.spec())
         }
     }
 }
@@ -93,7 +112,7 @@ impl Registry {
         });
         let own = Tool::ALL
             .into_iter()
-            .map(|tool| (ToolDescription::from(tool.spec()), Listed::Own(tool)));
+            .map(|tool| (ToolDescription::from(tool), Listed::Own(tool)));
         let (descriptions, entries) = added
             .chain(own)
             .map(|(description, listed)| {

@@ -42,6 +42,9 @@ pub struct CallResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
     pub is_error: bool,
+    /// What the result carries besides the model's content (the connect card's link).
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl CallResult {
@@ -51,6 +54,7 @@ impl CallResult {
             content: vec![Content::text(text)],
             structured_content: None,
             is_error,
+            meta: None,
         }
     }
 }
@@ -61,6 +65,7 @@ impl From<ToolResult> for CallResult {
             content: vec![Content::Text { text: result.text }],
             structured_content: result.structured,
             is_error: result.is_error,
+            meta: None,
         }
     }
 }

@@ -85,9 +85,10 @@ pub enum AdapterKind {
 
 impl AdapterKind {
     /// Whether a grant is used with one of several accounts (a tenant, a company) that the
-    /// person picks at sign-in, so one person may connect several.
+    /// person picks at sign-in (the demo: the user named at its consent page), so one person
+    /// may connect several.
     pub fn has_accounts(self) -> bool {
-        !matches!(self, AdapterKind::Demo | AdapterKind::Stripe)
+        !matches!(self, AdapterKind::Stripe)
     }
 }
 

@@ -11,6 +11,8 @@
 //! provider not offered, a cursor from elsewhere) is a tool error the model can correct.
 
 pub(crate) mod args;
+pub(crate) mod connect_account;
+pub(crate) mod connection_status;
 pub(crate) mod create_invoice;
 pub(crate) mod disconnect_account;
 pub(crate) mod invoice_draft;
@@ -36,6 +38,19 @@ pub(crate) enum Tool {
     DisconnectAccount,
     CreateInvoice,
     VoidInvoice,
+    ConnectAccount,
+    ConnectionStatus,
+}
+
+/// A tool's part in the connect card, for hosts that render MCP Apps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CardPart {
+    /// None: a tool of its own.
+    None,
+    /// Its result is shown in the card (`connect_account`).
+    Shows,
+    /// The card calls it; the model does not (`connection_status`).
+    CalledByCard,
 }
 
 /// How a tool runs.
@@ -51,12 +66,14 @@ pub(crate) enum Mode {
 
 impl Tool {
     /// Every tool, in the order `tools/list` shows them.
-    pub(crate) const ALL: [Tool; 5] = [
+    pub(crate) const ALL: [Tool; 7] = [
         Tool::ListInvoices,
         Tool::ListConnections,
         Tool::DisconnectAccount,
         Tool::CreateInvoice,
         Tool::VoidInvoice,
+        Tool::ConnectAccount,
+        Tool::ConnectionStatus,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -66,12 +83,17 @@ impl Tool {
             Tool::DisconnectAccount => disconnect_account::NAME,
             Tool::CreateInvoice => create_invoice::NAME,
             Tool::VoidInvoice => void_invoice::NAME,
+            Tool::ConnectAccount => connect_account::NAME,
+            Tool::ConnectionStatus => connection_status::NAME,
         }
     }
 
     pub(crate) fn mode(self) -> Mode {
         match self {
-            Tool::ListInvoices | Tool::ListConnections => Mode::Plain,
+            Tool::ListInvoices
+            | Tool::ListConnections
+            | Tool::ConnectAccount
+            | Tool::ConnectionStatus => Mode::Plain,
             Tool::DisconnectAccount => Mode::Confirm(&disconnect_account::DisconnectAccount),
             Tool::VoidInvoice => Mode::Confirm(&void_invoice::VoidInvoice),
             Tool::CreateInvoice => Mode::Form(&create_invoice::CreateInvoice),
@@ -88,6 +110,15 @@ impl Tool {
         }
     }
 
+    /// Its part in the connect card.
+    pub(crate) fn card_part(self) -> CardPart {
+        match self {
+            Tool::ConnectAccount => CardPart::Shows,
+            Tool::ConnectionStatus => CardPart::CalledByCard,
+            _ => CardPart::None,
+        }
+    }
+
     /// What `tools/list` shows, the mirrored arguments annotated in the input schema.
     pub(crate) fn spec(self) -> ToolSpec {
         let mut spec = match self {
@@ -96,6 +127,8 @@ impl Tool {
             Tool::DisconnectAccount => disconnect_account::spec(),
             Tool::CreateInvoice => create_invoice::spec(),
             Tool::VoidInvoice => void_invoice::spec(),
+            Tool::ConnectAccount => connect_account::spec(),
+            Tool::ConnectionStatus => connection_status::spec(),
         };
         for (argument, header) in self.mirrored() {
             spec.input_schema["properties"][*argument]["x-mcp-header"] = (*header).into();
@@ -108,6 +141,8 @@ impl Tool {
         match self {
             Tool::ListInvoices => list_invoices::run(call).await,
             Tool::ListConnections => list_connections::run(call).await,
+            Tool::ConnectAccount => connect_account::run(call).await,
+            Tool::ConnectionStatus => connection_status::run(call).await,
             _ => Err(ToolError::InvalidArguments(format!(
                 "{} runs only through its rounds",
                 self.name()
@@ -187,6 +222,12 @@ pub(crate) enum ToolOutcome {
     ChooseAccount {
         provider: ProviderId,
         accounts: Vec<crate::providers::Account>,
+    },
+    /// The connect card for `provider`, with where its connections stand (`result`): the
+    /// protocol adds the connect link and binds the result to the card.
+    ShowCard {
+        provider: ProviderId,
+        result: ToolResult,
     },
 }
 

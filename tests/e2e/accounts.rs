@@ -196,8 +196,13 @@ async fn two_organisations_are_two_connections(store: &[String]) {
     let refused = mcp
         .call_tool("disconnect_account", args.clone(), without_form)
         .await;
-    // (Without forms it cannot confirm at all: -32021, nothing changed.)
-    assert_eq!(refused.error_code(), -32021, "{}", refused.raw);
+    // Without forms it cannot confirm at all: a tool error the model reads, nothing changed.
+    assert_eq!(refused.result()["isError"], true, "{}", refused.raw);
+    let text = refused.result()["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("nothing was changed") && text.contains("confirm"),
+        "{text}"
+    );
     assert_eq!(accounts(&mcp).await.len(), 2);
     let which = mcp
         .call_tool("disconnect_account", args.clone(), url_and_form())

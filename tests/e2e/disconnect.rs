@@ -64,6 +64,8 @@ async fn nothing_is_removed_without_a_confirmation(store: &[String]) {
     let mut args = servers::as_strs(store);
     args.extend(["--providers", catalog.to_str().unwrap(), "--keys", &key]);
     args.extend(["--public-url", &public_url]);
+    // The spec's answer to a client that cannot confirm (the default's is in accounts.rs).
+    args.extend(["--no-url-elicitation", "spec"]);
     let a = Server::start_on(port_a, &args).await;
     let b = Server::start(&args).await;
     let mcp_a = Mcp::new(a.mcp_url());

@@ -228,7 +228,10 @@ async fn void_invoice_voids_only_on_an_explicit_yes_for_that_invoice() {
             json!({"elicitation": {"url": {}}}),
         )
         .await;
-    assert_eq!(blind.error_code(), -32021);
+    // A client that cannot confirm: a tool result saying so, which the model reads.
+    assert_eq!(blind.result()["isError"], true, "{}", blind.raw);
+    let said = blind.result()["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("nothing was changed"), "{said}");
     assert_eq!(status_at_xero(), "AUTHORISED");
     for answer in [
         json!({"action": "accept", "content": {"confirm": false}}),

@@ -261,13 +261,13 @@ async fn past_max_legacy_sessions_an_idle_one_makes_room_and_only_all_in_use_get
 }
 
 #[tokio::test]
-async fn a_client_without_url_elicitation_gets_32021_or_with_the_option_a_link_to_open() {
-    let spec = Server::start(&[]).await;
+async fn a_client_without_url_elicitation_gets_a_link_to_open_or_with_the_option_32021() {
+    let spec = Server::start(&["--no-url-elicitation", "spec"]).await;
     let session = LegacySession::open(&spec.mcp_url(), None, json!({})).await;
     let answer = session.call_tool("list_invoices", json!({})).await;
     assert_eq!(answer.error_code(), -32021, "{}", answer.raw);
 
-    let link = Server::start(&["--no-url-elicitation", "link"]).await;
+    let link = Server::start(&[]).await;
     let session = LegacySession::open(&link.mcp_url(), None, json!({"elicitation": {}})).await;
     let answer = session.call_tool("list_invoices", json!({})).await;
     let result = answer.result();

@@ -38,7 +38,9 @@ async fn every_tool_taking_a_provider_mirrors_it_into_a_header() {
             "list_invoices",
             "disconnect_account",
             "create_invoice",
-            "void_invoice"
+            "void_invoice",
+            "connect_account",
+            "connection_status"
         ]
     );
 }

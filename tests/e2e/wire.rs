@@ -215,8 +215,8 @@ async fn oversized_bodies_foreign_origins_and_stray_gets_are_refused() {
 }
 
 #[tokio::test]
-async fn without_url_elicitation_the_call_gets_32021_and_nothing_is_written() {
-    let server = Server::start(&[]).await;
+async fn without_url_elicitation_the_spec_mode_gets_32021_and_nothing_is_written() {
+    let server = Server::start(&["--no-url-elicitation", "spec"]).await;
     let mcp = Mcp::new(server.mcp_url());
     for caps in [
         json!({}),
@@ -228,6 +228,11 @@ async fn without_url_elicitation_the_call_gets_32021_and_nothing_is_written() {
             .await;
         assert_eq!(a.status, StatusCode::BAD_REQUEST, "caps {caps}");
         assert_eq!(a.error_code(), -32021);
+        let message = a.body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("grantry bridge") && message.contains("--no-url-elicitation link"),
+            "the message names what would work: {message}"
+        );
         assert_eq!(
             a.body["error"]["data"]["requiredCapabilities"],
             json!({"elicitation": {"url": {}}})

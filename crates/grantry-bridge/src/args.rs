@@ -30,6 +30,13 @@ pub struct BridgeArgs {
     #[arg(long, value_name = "CMD")]
     pub open_with: Option<String>,
 
+    /// When the bridge opens a sign-in link itself: `auto`, when the client did not declare
+    /// that it shows URL elicitations (a client that did is asked to show it); `always`, also
+    /// for such a client, for one that declares it and shows its person nothing. Either way
+    /// the link is written to stderr (the client's log).
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = OpenLinks::Auto)]
+    pub open_links: OpenLinks,
+
     /// How long one tool call waits for a sign-in to land before it is answered with the link
     /// and "ask again once the page says the account is connected". Keep it under the
     /// client's tool-call timeout (60 s in several clients).
@@ -69,6 +76,15 @@ pub struct BridgeArgs {
     /// Support on macOS; %APPDATA% on Windows).
     #[arg(long, value_name = "DIR")]
     pub token_cache: Option<std::path::PathBuf>,
+}
+
+/// When the bridge opens a sign-in link in the browser itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OpenLinks {
+    /// Only for a client that cannot show the link.
+    Auto,
+    /// For every client, also one that says it shows the link.
+    Always,
 }
 
 /// The variable a client secret may come from instead of --client-secret-file.

@@ -11,7 +11,7 @@ use super::links;
 use super::profile::{ClientProfile, Era};
 use super::upstream::{Reply, UpstreamError};
 use super::wire::{self, Outcome};
-use super::{Bridge, for_client, upstream_params};
+use super::{Bridge, OpenLinks, for_client, upstream_params};
 
 /// Rounds of one call before the bridge gives up on a server that keeps asking.
 const MAX_ROUNDS: usize = 32;
@@ -212,6 +212,11 @@ async fn sign_in(
     }
     let message = params["message"].as_str().unwrap_or("Sign in to continue.");
     let response = if profile.url {
+        // In the log too: a client may declare URL mode and show its person nothing.
+        eprintln!("grantry bridge: {message} The client is asked to show {url}");
+        if bridge.open_links == OpenLinks::Always {
+            bridge.open_once(&url, message);
+        }
         ask_to_open(bridge, params, &url).await?
     } else {
         bridge.open_once(&url, message);

@@ -44,7 +44,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::task::AbortHandle;
 
-pub use args::BridgeArgs;
+pub use args::{BridgeArgs, OpenLinks};
 pub use auth::document::{PATH as CLIENT_METADATA_PATH, client_metadata_document};
 use profile::{ClientProfile, Era, META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, MODERN};
 use stdio::{ClientLink, Line};
@@ -78,6 +78,7 @@ where
         upstream: connect_upstream(&args),
         client,
         open_with: args.open_with.clone(),
+        open_links: args.open_links,
         wait: args.wait,
         handshake: Mutex::new(None),
         opened: Mutex::new(HashMap::new()),
@@ -133,6 +134,7 @@ pub(crate) struct Bridge {
     upstream: Upstream,
     client: ClientLink,
     open_with: Option<String>,
+    open_links: OpenLinks,
     wait: Duration,
     /// A handshake-era client's profile, from its `initialize`.
     handshake: Mutex<Option<ClientProfile>>,

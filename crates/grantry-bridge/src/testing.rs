@@ -16,6 +16,7 @@ pub(super) fn args(url: Url, token_cache: &std::path::Path) -> BridgeArgs {
     BridgeArgs {
         url,
         open_with: Some("/bin/false".into()),
+        open_links: crate::args::OpenLinks::Auto,
         wait: Duration::from_secs(1),
         headers: Vec::new(),
         client_id: None,

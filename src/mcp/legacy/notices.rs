@@ -19,9 +19,14 @@ use crate::state::AppState;
 
 /// The legacy answer for a missing connection: `-32042` with the connect link.
 pub(crate) fn url_elicitation_required(elicitation: &UrlElicitation) -> RpcError {
+    // The link in the message too: most client libraries show a model or a person the
+    // message alone, never `data`.
     RpcError::new(
         ErrorCode::URL_ELICITATION_REQUIRED,
-        "This request needs a connected account: open the link to connect it, then retry",
+        format!(
+            "This request needs a connected account: open {} to connect it, then retry",
+            elicitation.url
+        ),
     )
     .with_data(json!({"elicitations": [{
         "mode": "url",

@@ -31,6 +31,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use super::apps::{CARD_URI, Resources};
 use super::describe::{LIST_TTL_MS, MODERN_VERSION};
 use super::headers::MCP_PROTOCOL_VERSION;
 use super::jsonrpc::{self, ErrorCode, ReplyTo, RpcError};
@@ -71,6 +72,14 @@ pub(crate) struct Modern {
     registry: Arc<Registry>,
     discover: Box<RawValue>,
     tool_list: Box<RawValue>,
+    lists: ResourceAnswers,
+}
+
+/// The resources' answers, written once: the list, the templates (none), and each read.
+struct ResourceAnswers {
+    list: Box<RawValue>,
+    templates: Box<RawValue>,
+    card: Box<RawValue>,
 }
 
 impl Modern {
@@ -78,6 +87,7 @@ impl Modern {
         hosts: AllowedHosts,
         origins: AllowedOrigins,
         registry: Arc<Registry>,
+        resources: &Resources,
         discovery: &impl Serialize,
     ) -> Self {
         let tool_list = json!({
@@ -93,6 +103,15 @@ impl Modern {
             discover: to_raw(discovery),
             tool_list: to_raw(&tool_list),
             registry,
+            lists: ResourceAnswers {
+                list: to_raw(&resources.list_result()),
+                templates: to_raw(&Resources::templates_result()),
+                card: to_raw(
+                    &resources
+                        .read_result(CARD_URI)
+                        .expect("grantry serves its card"),
+                ),
+            },
         }
     }
 
@@ -264,6 +283,14 @@ impl Modern {
         Ok(match method {
             "server/discover" => Read::Answered(jsonrpc::ready_response(&to, &self.discover)),
             "tools/list" => Read::Answered(jsonrpc::ready_response(&to, &self.tool_list)),
+            "resources/list" => Read::Answered(jsonrpc::ready_response(&to, &self.lists.list)),
+            "resources/templates/list" => {
+                Read::Answered(jsonrpc::ready_response(&to, &self.lists.templates))
+            }
+            "resources/read" => match self.lists.read(params) {
+                Ok(card) => Read::Answered(jsonrpc::ready_response(&to, card)),
+                Err(refused) => answered(&to, &refused),
+            },
             "tools/call" => {
                 let call = CallParams {
                     entry,
@@ -288,6 +315,22 @@ impl Modern {
         }
         headers::check_routing(&asked.parts.headers, routed)
             .map_err(|reason| RpcError::new(ErrorCode::HEADER_MISMATCH, reason))
+    }
+}
+
+impl ResourceAnswers {
+    /// The answer to a `resources/read`: the resource, or why not.
+    fn read(&self, params: &Params<'_>) -> Result<&RawValue, RpcError> {
+        match Params::read::<Cow<'_, str>>(params.uri) {
+            Ok(Some(uri)) if uri == CARD_URI => Ok(&self.card),
+            Ok(Some(uri)) => Err(
+                RpcError::invalid_params(format!("Resource not found: {uri}"))
+                    .with_data(json!({"uri": uri})),
+            ),
+            _ => Err(RpcError::invalid_params(
+                "resources/read needs a `uri` string",
+            )),
+        }
     }
 }
 

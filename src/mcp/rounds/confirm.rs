@@ -5,19 +5,20 @@
 //! `requestState` (purpose "confirm state": the caller's tag, the tool, the argument digest,
 //! and exactly what is confirmed: which connection, which invoice), so any replica can take
 //! the answer, and an answer cannot be replayed by someone else, for other arguments, or
-//! against something else since. A client that cannot ask a person gets -32021: the safe
-//! outcome is that nothing is changed.
+//! against something else since. A client that cannot ask a person gets a tool error saying
+//! nothing was changed and why (or -32021 under `--no-url-elicitation spec`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Retry;
 use super::round_state;
+use crate::config::NoUrlElicitation;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::seal::Purpose;
-use crate::tools::{Call, ConfirmTool, Prepared, Question, Subject, Tool};
+use crate::tools::{Call, ConfirmTool, Prepared, Question, Subject, Tool, ToolResult};
 use grantry_base::clock::unix_now;
 
 /// The `inputRequests` key of the confirmation.
@@ -50,14 +51,7 @@ pub(super) async fn run(
     capabilities: Capabilities,
 ) -> Result<CallAnswer, RpcError> {
     if !capabilities.form_elicitation {
-        return Err(RpcError::missing_capability(
-            format!(
-                "{} asks the user to confirm first and needs a client that supports \
-                 form-mode elicitation; nothing was changed",
-                tool.name()
-            ),
-            json!({"elicitation": {"form": {}}}),
-        ));
+        return cannot_ask(call, tool);
     }
     let now = unix_now();
     if let Some(sealed) = retry.request_state.as_deref() {
@@ -81,6 +75,24 @@ pub(super) async fn run(
     match confirm.prepare(call).await? {
         Prepared::Done(result) => Ok(result.into()),
         Prepared::Ask(question) => Ok(CallAnswer::InputRequired(ask(call, tool, question, now))),
+    }
+}
+
+/// The answer to a client that cannot ask its person: nothing is changed. A tool error the
+/// model reads, or `-32021` under `--no-url-elicitation spec`.
+fn cannot_ask(call: &Call<'_>, tool: Tool) -> Result<CallAnswer, RpcError> {
+    let why = format!(
+        "{} asks the user to confirm first, and this client cannot show the user a \
+         confirmation (form-mode elicitation); nothing was changed. The user can do it from a \
+         client that can, or through `grantry bridge`",
+        tool.name()
+    );
+    match call.state.config.no_url_elicitation {
+        NoUrlElicitation::Spec => Err(RpcError::missing_capability(
+            why,
+            json!({"elicitation": {"form": {}}}),
+        )),
+        NoUrlElicitation::Link => Ok(ToolResult::error(format!("{why}.")).into()),
     }
 }
 

@@ -4,12 +4,15 @@
 //! - [`plain_call`]: a plain tool through its URL-mode sign-in ([`sign_in`]: the link, the
 //!   held retry) and, where several accounts are connected, the choice of one.
 //! - [`account_choice`]: "which account?", one form-mode round.
+//! - [`card`]: for a host that renders MCP Apps instead, the connect card and the words that
+//!   send the model to it.
 //! - [`form`] (a [`FormTool`](crate::tools::FormTool): the fields its validator rejects) and
 //!   [`confirm`] (a [`ConfirmTool`](crate::tools::ConfirmTool): an explicit yes first).
 //! - [`request_state`] (a sign-in round's state) and [`round_state`] (the other rounds'
 //!   binding to their caller and arguments).
 
 pub(crate) mod account_choice;
+mod card;
 mod confirm;
 mod form;
 pub(crate) mod plain_call;

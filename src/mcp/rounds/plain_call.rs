@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::Retry;
 use super::account_choice::{self, Choice};
+use super::card;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::config::NoUrlElicitation;
@@ -131,6 +132,7 @@ impl<'a> PlainCall<'a> {
                 self.principal,
                 claims,
             ))),
+            HoldEnd::NeverOpened => Ok(sign_in::never_opened(self.state, claims).into()),
         }
     }
 
@@ -143,9 +145,12 @@ impl<'a> PlainCall<'a> {
     ) -> Result<CallAnswer, RpcError> {
         match outcome {
             ToolOutcome::Done(result) => Ok(result.into()),
+            ToolOutcome::ShowCard { provider, result } => Ok(CallAnswer::Complete(
+                card::card_result(self.state, self.principal, &provider, result),
+            )),
             ToolOutcome::NeedsConnection { provider, reason } => {
                 if !capabilities.url_elicitation {
-                    return self.without_url_elicitation(&provider, reason);
+                    return self.without_url_elicitation(&provider, reason, capabilities);
                 }
                 let round = sign_in::first_round(self.state, &provider, reason, self.request());
                 Ok(CallAnswer::InputRequired(round))
@@ -158,7 +163,11 @@ impl<'a> PlainCall<'a> {
                     .into());
                 };
                 if !capabilities.form_elicitation {
-                    return Ok(account_choice::without_form(provider, &accounts).into());
+                    let listed = account_choice::without_form(provider, &accounts);
+                    if capabilities.apps {
+                        return Ok(card::pick_on_the_card(listed, &provider.id).into());
+                    }
+                    return Ok(listed.into());
                 }
                 let call = self.call(self.arguments);
                 Ok(CallAnswer::InputRequired(account_choice::ask(
@@ -171,12 +180,18 @@ impl<'a> PlainCall<'a> {
         }
     }
 
-    /// The answer to a client that cannot open a sign-in link itself (`--no-url-elicitation`).
+    /// The answer to a client that cannot open a sign-in link itself: a host that renders
+    /// the connect card is sent to it; any other as `--no-url-elicitation` says.
     fn without_url_elicitation(
         &self,
         provider: &ProviderId,
         reason: Option<ReauthReason>,
+        capabilities: Capabilities,
     ) -> Result<CallAnswer, RpcError> {
+        if capabilities.apps {
+            let (state, principal) = (self.state, self.principal);
+            return Ok(card::show_the_card(state, principal, self.tool, provider, reason).into());
+        }
         match self.state.config.no_url_elicitation {
             NoUrlElicitation::Spec => Err(missing_url_elicitation(self.tool)),
             NoUrlElicitation::Link => {
@@ -198,7 +213,11 @@ impl<'a> PlainCall<'a> {
             }
             // No rounds in this era: a choice of account is the caller's to make (`account`).
             outcome => {
-                let no_rounds = Capabilities::default();
+                let no_rounds = Capabilities {
+                    url_elicitation: false,
+                    form_elicitation: false,
+                    ..capabilities
+                };
                 return self.first_round(outcome, no_rounds).map(LegacyAnswer::Done);
             }
         };
@@ -246,10 +265,13 @@ impl<'a> PlainCall<'a> {
     }
 }
 
+/// `-32021` (`--no-url-elicitation spec`), naming what would work.
 fn missing_url_elicitation(tool: Tool) -> RpcError {
     RpcError::missing_capability(
         format!(
-            "{} needs a client that supports URL-mode elicitation to connect an account",
+            "{} needs a client that supports URL-mode elicitation to connect an account; \
+             a client without it can reach grantry through `grantry bridge`, and the server \
+             can instead answer with the sign-in link (--no-url-elicitation link)",
             tool.name()
         ),
         serde_json::json!({"elicitation": {"url": {}}}),

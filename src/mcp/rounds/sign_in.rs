@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::request_state::{StateClaims, ToolRequest};
-use crate::connect::ticket::{Ticket, link};
+use crate::connect::ticket::{Ticket, link, was_opened};
 use crate::flows::FlowStatus;
 use crate::grants::{GrantKey, ReauthReason};
 use crate::identity::Principal;
@@ -50,19 +50,49 @@ pub(crate) fn link_for_person(
     provider: &ProviderId,
     reason: Option<ReauthReason>,
 ) -> ToolResult {
-    let (_, sealed, _) = new_ticket(state, principal, provider, unix_now());
+    let link = connect_link(state, principal, provider);
+    ToolResult::error(format!(
+        "{} Give the user this link to connect it (it works only for them), then ask again \
+         once they say it is connected: {}",
+        not_usable(state, provider, reason),
+        link.url
+    ))
+}
+
+/// Why the call needs a sign-in, for the model: not connected, or why it must be renewed.
+pub(crate) fn not_usable(
+    state: &AppState,
+    provider: &ProviderId,
+    reason: Option<ReauthReason>,
+) -> String {
     let name = display_name(state, provider);
-    let what = match reason {
+    match reason {
         Some(why) => format!(
-            "Your {name} connection needs to be renewed: {}.",
+            "The user's {name} connection needs to be renewed: {}.",
             why.explained(Lang::En, &state.config.brand.name, name)
         ),
-        None => format!("Your {name} account is not connected yet."),
-    };
-    ToolResult::error(format!(
-        "{what} Open this link to connect it, then ask again: {}",
-        link(&state.config.public_url, &sealed)
-    ))
+        None => format!("The user's {name} account is not connected yet."),
+    }
+}
+
+/// A connect link for `principal` at `provider`, on a fresh ticket.
+pub(crate) struct ConnectLink {
+    pub url: String,
+    /// When the link stops working (Unix seconds).
+    pub expires_at: i64,
+}
+
+/// A fresh connect link. Nothing is written.
+pub(crate) fn connect_link(
+    state: &AppState,
+    principal: &Principal,
+    provider: &ProviderId,
+) -> ConnectLink {
+    let (_, sealed, expires_at) = new_ticket(state, principal, provider, unix_now());
+    ConnectLink {
+        url: link(&state.config.public_url, &sealed),
+        expires_at,
+    }
 }
 
 /// A link about to expire is renewed rather than offered again.
@@ -100,7 +130,7 @@ fn new_ticket(
 }
 
 /// The provider's name as people know it.
-fn display_name<'a>(state: &'a AppState, provider: &ProviderId) -> &'a str {
+pub(crate) fn display_name<'a>(state: &'a AppState, provider: &ProviderId) -> &'a str {
     state
         .catalog
         .get(provider)
@@ -215,6 +245,9 @@ pub(crate) enum HoldEnd<'a> {
     /// The hold passed with the sign-in still pending, or the attempt failed and the user
     /// must start again from the link.
     StillPending,
+    /// The retry accepted the sign-in, yet its link was not opened in
+    /// `--unopened-link-wait`: the client showed it to nobody.
+    NeverOpened,
 }
 
 /// How the sign-in stands in the store now, if it has ended: connected (with a turn to
@@ -275,6 +308,8 @@ pub(crate) async fn hold<'a>(
     };
     let _counted = crate::metrics::HeldRetry::start();
     let deadline = Instant::now() + state.config.retry_hold;
+    // Until then the link may still be on its way to a browser; after, it must have been opened.
+    let mut open_by = Some(Instant::now() + state.config.unopened_link_wait);
     let key = GrantKey::sole(principal, &claims.provider);
     loop {
         // Subscribe before reading, so a grant landing in between still wakes us.
@@ -282,13 +317,48 @@ pub(crate) async fn hold<'a>(
         if let Some(end) = settled(state, &key, &claims.ticket_id).await {
             return end;
         }
+        if let Some(by) = open_by
+            && Instant::now() >= by
+        {
+            if !link_opened(state, &claims.ticket_id).await {
+                crate::metrics::sign_in(&claims.provider, "link_not_opened");
+                return HoldEnd::NeverOpened;
+            }
+            open_by = None;
+        }
         if Instant::now() >= deadline {
             return HoldEnd::StillPending;
         }
+        let wake = open_by.map_or(deadline, |by| by.min(deadline));
         tokio::select! {
             _ = waiter.changed(&key) => {}
             _ = tokio::time::sleep(state.config.hold_poll_interval) => {}
-            _ = tokio::time::sleep_until(deadline) => {}
+            _ = tokio::time::sleep_until(wake) => {}
         }
     }
+}
+
+/// Whether a ticket's link was opened; a store that cannot say is taken for yes (the hold
+/// goes on as before rather than cut a sign-in short).
+async fn link_opened(state: &AppState, ticket_id: &str) -> bool {
+    match was_opened(state.leases.as_ref(), ticket_id).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            crate::metrics::store_error("hold");
+            tracing::warn!(error = %e, "store error while asking whether a link was opened");
+            true
+        }
+    }
+}
+
+/// The answer when the link was never opened: the link again, for the model to give the
+/// person. Nothing was written.
+pub(crate) fn never_opened(state: &AppState, claims: &StateClaims) -> ToolResult {
+    let name = display_name(state, &claims.provider);
+    ToolResult::error(format!(
+        "The user has not opened the sign-in page: the client did not show them the link. \
+         Give the user this link to connect their {name} account (it works only for them), \
+         then ask again once they say it is connected: {}",
+        link(&state.config.public_url, &claims.sealed_ticket)
+    ))
 }

@@ -8,7 +8,26 @@ use serde_json::json;
 
 use super::http_json::{Auth, JsonRequest, endpoint, get_json, send_json};
 use super::{Api, Page};
+use crate::ids::AccountId;
+use crate::providers::Account;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, NewInvoice, StatusFilter};
+
+/// `GET /api/me`.
+#[derive(Deserialize)]
+struct Me {
+    user: AccountId,
+}
+
+/// The account a demo grant reaches: the user named at the demo's consent page (each name
+/// has its own invoices, as each company has at a real provider).
+pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
+    let url = endpoint(&api.provider.api_base, &["me"])?;
+    let me: Me = get_json(api, url, Auth::Bearer, &[]).await?;
+    Ok(Account {
+        name: me.user.to_string(),
+        id: me.user,
+    })
+}
 
 #[derive(Deserialize)]
 struct DemoList {

@@ -98,14 +98,16 @@ pub(crate) async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, Api
     }
 }
 
-/// The post-connect step: which account (tenant, company, business, organization) the new
-/// grant is used with. `None` for providers whose token is the account (demo, Stripe).
+/// The post-connect step: which account (tenant, company, business, organization; the
+/// demo's user) the new grant is used with. `None` for providers whose token is the account
+/// (Stripe).
 pub(crate) async fn pick_account(
     api: &Api<'_>,
     hints: &CallbackHints,
 ) -> Result<Option<Account>, ApiError> {
     match api.provider.adapter {
-        AdapterKind::Demo | AdapterKind::Stripe => Ok(None),
+        AdapterKind::Stripe => Ok(None),
+        AdapterKind::Demo => demo::pick_account(api).await.map(Some),
         AdapterKind::Xero => xero::pick_account(api).await.map(Some),
         AdapterKind::Quickbooks => quickbooks::pick_account(api, hints).await.map(Some),
         AdapterKind::Freshbooks => freshbooks::pick_account(api).await.map(Some),

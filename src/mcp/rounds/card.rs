@@ -1,0 +1,75 @@
+//! What a call comes to for a host that renders MCP Apps but shows no sign-in link
+//! ([`crate::mcp::apps`]): `connect_account`'s result, bound to the connect card and carrying
+//! its link; and a tool that needs a connection telling the model to show that card, with the
+//! link in its words for hosts that show none.
+
+use serde_json::{Map, json};
+
+use super::sign_in::{self, ConnectLink};
+use crate::grants::ReauthReason;
+use crate::identity::Principal;
+use crate::mcp::apps::{CARD_URI, CONNECT_META};
+use crate::mcp::results::CallResult;
+use crate::outbox::rfc3339;
+use crate::providers::ProviderId;
+use crate::state::AppState;
+use crate::tools::{Tool, ToolResult};
+
+/// `connect_account`'s `result` with a fresh connect link: in `_meta` for the card, and in the
+/// words for a host that shows no card.
+pub(crate) fn card_result(
+    state: &AppState,
+    principal: &Principal,
+    provider: &ProviderId,
+    mut result: ToolResult,
+) -> CallResult {
+    let ConnectLink { url, expires_at } = sign_in::connect_link(state, principal, provider);
+    result.text = format!(
+        "{} If no card is shown, give the user this link (it works only for them): {url}",
+        result.text
+    );
+    let mut meta = Map::new();
+    meta.insert(
+        CONNECT_META.into(),
+        json!({"url": url, "expiresAt": rfc3339(expires_at)}),
+    );
+    meta.insert("ui".into(), json!({"resourceUri": CARD_URI}));
+    CallResult {
+        meta: Some(meta),
+        ..result.into()
+    }
+}
+
+/// A tool that needs a connection, called by a host that renders the card: show the card
+/// (`connect_account`), then wait; the link for hosts that show no card.
+pub(crate) fn show_the_card(
+    state: &AppState,
+    principal: &Principal,
+    tool: Tool,
+    provider: &ProviderId,
+    reason: Option<ReauthReason>,
+) -> ToolResult {
+    let link = sign_in::connect_link(state, principal, provider);
+    let arguments = json!({"provider": provider});
+    ToolResult::error(format!(
+        "{} Call the tool {} with {arguments} to show the user a card with a Connect button, \
+         then wait: call {} again only once the user says the account is connected. If no \
+         card is shown, give the user this link (it works only for them): {}",
+        sign_in::not_usable(state, provider, reason),
+        Tool::ConnectAccount.name(),
+        tool.name(),
+        link.url
+    ))
+}
+
+/// The connected accounts listed for the model to choose from, and the card to let the person
+/// choose.
+pub(crate) fn pick_on_the_card(mut listed: ToolResult, provider: &ProviderId) -> ToolResult {
+    listed.text = format!(
+        "{} Or call the tool {} with {} to show the user a card where they pick one.",
+        listed.text,
+        Tool::ConnectAccount.name(),
+        json!({"provider": provider})
+    );
+    listed
+}

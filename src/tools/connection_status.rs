@@ -1,0 +1,51 @@
+//! `connection_status`: the caller's connections at one provider, for the connect card to poll
+//! until the person's sign-in lands. App-only: hosts hide it from the model. It answers for
+//! the caller alone, like every tool: the card cannot choose whose connections it reads.
+
+use serde_json::json;
+
+use super::connect_account::{connections_at, connections_schema, provider, provider_property};
+use super::{Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, finish};
+
+pub(crate) const NAME: &str = "connection_status";
+
+pub(crate) fn spec() -> ToolSpec {
+    ToolSpec {
+        name: NAME,
+        title: "Connection status",
+        description: "The user's connections at one billing provider, for the connect card \
+                      (connect_account) to notice a sign-in. Read-only; never a credential.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {"provider": provider_property()},
+            "additionalProperties": false
+        }),
+        output_schema: Some(json!({
+            "type": "object",
+            "properties": {
+                "provider": {"type": "string"},
+                "connections": connections_schema()
+            },
+            "required": ["provider", "connections"]
+        })),
+        annotations: json!({
+            "title": "Connection status",
+            "readOnlyHint": true,
+            "idempotentHint": true,
+            "openWorldHint": false
+        }),
+    }
+}
+
+pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
+    finish(status(call).await, ToolOutcome::Done)
+}
+
+async fn status(call: &Call<'_>) -> Step<ToolOutcome> {
+    let provider = provider(call, NAME).await?;
+    let connections = connections_at(call, provider).await?;
+    Ok(ToolOutcome::Done(ToolResult::structured(json!({
+        "provider": provider.id,
+        "connections": connections,
+    }))))
+}
