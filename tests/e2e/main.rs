@@ -10,6 +10,7 @@ mod support;
 
 mod accounts;
 mod adapters;
+mod apps;
 mod brand_and_language;
 mod callback;
 mod connect_page;

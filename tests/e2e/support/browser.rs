@@ -255,6 +255,11 @@ impl Browser {
 
     /// At the demo provider's consent page, approve (or deny); returns the callback URL.
     pub async fn decide_at_provider(&self, authorize_url: &str, approve: bool) -> String {
+        self.decide_as(authorize_url, approve, None).await
+    }
+
+    /// At the demo's consent page, as the demo user `user` (else the one proposed).
+    async fn decide_as(&self, authorize_url: &str, approve: bool, user: Option<&str>) -> String {
         let consent = self.get(authorize_url).await;
         assert_eq!(
             consent.status,
@@ -262,9 +267,12 @@ impl Browser {
             "consent page: {}",
             consent.body
         );
-        let form = consent
+        let mut form = consent
             .form()
             .with("decision", if approve { "approve" } else { "deny" });
+        if let Some(user) = user {
+            form = form.with("user", user);
+        }
         let back = self.submit(&form).await;
         assert_eq!(
             back.status,
@@ -277,8 +285,17 @@ impl Browser {
 
     /// The whole browser side of a sign-in from the connect link.
     pub async fn sign_in(&self, link: &str, approve: bool) -> SignIn {
+        self.sign_in_with(link, approve, None).await
+    }
+
+    /// A sign-in from the connect link as the demo user `user`: an account of its own.
+    pub async fn sign_in_as(&self, link: &str, user: &str) -> SignIn {
+        self.sign_in_with(link, true, Some(user)).await
+    }
+
+    async fn sign_in_with(&self, link: &str, approve: bool, user: Option<&str>) -> SignIn {
         let authorize_url = self.continue_at(link).await;
-        let callback_url = self.decide_at_provider(&authorize_url, approve).await;
+        let callback_url = self.decide_as(&authorize_url, approve, user).await;
         let mut final_page = self.get(&callback_url).await;
         if final_page.status == StatusCode::SEE_OTHER {
             let next = url::Url::parse(&callback_url)

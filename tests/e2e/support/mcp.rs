@@ -103,7 +103,11 @@ impl Mcp {
     /// A well-formed request: headers agree with the body.
     pub async fn request(&self, method: &str, mut params: Value, capabilities: Value) -> Answer {
         params["_meta"] = meta(capabilities);
-        let name = params["name"].as_str().map(str::to_owned);
+        // Mcp-Name: a tool's name, or a resource's URI.
+        let name = params["name"]
+            .as_str()
+            .or(params["uri"].as_str())
+            .map(str::to_owned);
         let body = json!({"jsonrpc": "2.0", "id": self.id(), "method": method, "params": params});
         let mut headers = vec![
             ("mcp-protocol-version", VERSION.to_owned()),
