@@ -1,7 +1,8 @@
 // MCP Inspector's CLI (@modelcontextprotocol/inspector) against the real grantry, in both
-// protocol eras: it lists the tools and calls list_invoices. The CLI declares no URL
-// elicitation, so the spec answer is -32021; with --no-url-elicitation=link the call returns
-// the connect link as text, the person opens it, and the next call returns the invoices.
+// protocol eras: it lists the tools, sees the connect card's app metadata, and calls
+// list_invoices. The CLI declares no URL elicitation, so by default the call returns the
+// connect link as text, the person opens it, and the next call returns the invoices; with
+// --no-url-elicitation=spec the answer is -32021.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -34,13 +35,23 @@ async function inspector(url, era, ...args) {
   }
 }
 
+/** The CLI's probe of tools' app metadata (declaring the UI extension): one object a tool. */
+async function appInfo(url, era, ...args) {
+  const argv = [cli, '--cli', url, '--protocol-era', era, '--format', 'json', '-q', '--app-info', '--advertise-apps', ...args];
+  const { stdout } = await promisify(execFile)(process.execPath, argv, {
+    env: { ...process.env, HOME: home },
+    timeout: 60_000,
+  });
+  return stdout.trim().split('\n').map((line) => JSON.parse(line));
+}
+
 for (const era of ['legacy', 'modern']) {
   describe(`MCP Inspector CLI, ${era} era`, () => {
     let spec;
     let link;
     before(async () => {
-      spec = await startGrantry();
-      link = await startGrantry(['--no-url-elicitation', 'link']);
+      spec = await startGrantry(['--no-url-elicitation', 'spec']);
+      link = await startGrantry();
     });
     after(() => {
       spec.stop();
@@ -56,12 +67,23 @@ for (const era of ['legacy', 'modern']) {
       assert.ok(names.includes('list_invoices'), names.join(','));
     });
 
-    test('list_invoices without URL elicitation gets the -32021 answer', async () => {
+    test('sees the connect card: its resource, MIME type and CSP', async () => {
+      const lines = await appInfo(link.mcpUrl, era, '--method', 'tools/list');
+      const apps = lines.filter((tool) => tool.hasApp);
+      assert.deepEqual(apps.map((tool) => tool.toolName), ['connect_account'], JSON.stringify(lines));
+      const [card] = apps;
+      assert.equal(card.resourceUri, 'ui://grantry/connect-card.html');
+      assert.equal(card.resourceMimeType, 'text/html;profile=mcp-app');
+      assert.deepEqual(card.csp, { baseUriDomains: [], connectDomains: [], frameDomains: [], resourceDomains: [] });
+      assert.deepEqual(card.visibility, ['model', 'app']);
+    });
+
+    test('with --no-url-elicitation=spec, list_invoices gets the -32021 answer', async () => {
       const { out } = await inspector(spec.mcpUrl, era, '--method', 'tools/call', '--tool-name', 'list_invoices');
       assert.match(JSON.stringify(out.error), /URL-mode elicitation/);
     });
 
-    test('with --no-url-elicitation=link: the link, a sign-in, then the invoices', async () => {
+    test('by default: the link, a sign-in, then the invoices', async () => {
       const first = await inspector(link.mcpUrl, era, '--method', 'tools/call', '--tool-name', 'list_invoices');
       const text = first.out.result?.content?.[0]?.text ?? '';
       assert.equal(first.out.result?.isError, true, JSON.stringify(first.out));

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import anyio
 import pytest
 
 import mcp.types as types
 from mcp import Client, MCPError
 
-from conftest import assert_connected, sign_in
+from conftest import Grantry, assert_connected, sign_in
 
 
 def run(coro):
@@ -73,9 +75,30 @@ def test_declining_completes_with_an_error_and_connects_nothing(grantry, action)
     assert asked == 2, "still not connected: asked again on the second call"
 
 
-def test_a_client_without_url_elicitation_gets_32021(grantry):
+def test_a_client_without_url_elicitation_gets_the_link_to_pass_on(grantry):
     async def main():
         async with Client(grantry.mcp_url, mode="2026-07-28", cache=None) as client:
+            result = await client.call_tool("list_invoices", {})
+            assert result.is_error is True
+            text = result.content[0].text
+            link = re.search(r"https?://\S+/connect/\S+", text).group(0)
+            assert_connected(await sign_in(link))
+            again = await client.call_tool("list_invoices", {})
+            assert again.is_error is not True, again
+
+    run(main)
+
+
+@pytest.fixture
+def grantry_spec_mode():
+    server = Grantry(["--no-url-elicitation", "spec"])
+    yield server
+    server.stop()
+
+
+def test_a_client_without_url_elicitation_gets_32021_in_spec_mode(grantry_spec_mode):
+    async def main():
+        async with Client(grantry_spec_mode.mcp_url, mode="2026-07-28", cache=None) as client:
             with pytest.raises(MCPError) as caught:
                 await client.call_tool("list_invoices", {})
             assert caught.value.code == -32021
