@@ -22,14 +22,15 @@ async function freePort() {
   });
 }
 
-/** Starts grantry (dev identity, demo provider, SQLite) with `args`; `stop()` ends it. */
-export async function startGrantry(args = []) {
+/** Starts grantry (dev identity, demo provider, SQLite) with `args` and `env` added;
+ * `stop()` ends it. */
+export async function startGrantry(args = [], env = {}) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'grantry-clients-'));
   const child = spawn(BIN, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], {
     stdio: ['ignore', 'ignore', logTo('clients', 'inherit')],
-    env: { ...process.env, ...traceEnv() },
+    env: { ...process.env, ...traceEnv(), ...env },
   });
   for (let i = 0; i < 100; i++) {
     try {
@@ -50,7 +51,7 @@ async function sessionsOpened(base) {
 }
 
 /** A browser: follows redirects by hand so that it can keep cookies. */
-class Browser {
+export class Browser {
   cookies = new Map();
 
   async request(url, init = {}) {
@@ -107,6 +108,23 @@ export function assertConnected(final) {
   assert.match(final.url, /\/connected\?provider=/, `ended on ${final.url}`);
   assert.match(final.text, /<title>Account connected/);
   assert.match(final.text, /account is connected\. Return to your assistant/);
+}
+
+/**
+ * Walks from `url` through whatever pages come, as a person would: an OpenID provider's
+ * sign-in form (as `login`), grantry's connect page (Continue), the demo provider's consent
+ * (Approve, as the demo user `user` when given); stops on any other page, and returns it.
+ */
+export async function walk(url, { login = 'alice', user, browser = new Browser() } = {}) {
+  let page = await browser.request(url);
+  for (let step = 0; step < 8; step++) {
+    if (/name="login"/.test(page.text)) page = await browser.submit(page, { login });
+    else if (/\/connect\//.test(page.url) && /<form/.test(page.text)) page = await browser.submit(page);
+    else if (/\/demo\/authorize/.test(page.url)) {
+      page = await browser.submit(page, { decision: 'approve', ...(user ? { user } : {}) });
+    } else break;
+  }
+  return page;
 }
 
 /** Opens a connect link like a person and approves at the demo provider; the last page. */

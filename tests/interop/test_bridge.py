@@ -57,7 +57,7 @@ class Bridge:
     outcome, written when the browser is done)."""
 
     def __init__(self, tmp_path: Path, server_url: str, wait: int = 30, decision: str = "approve",
-                 login: str = "alice"):
+                 login: str = "alice", extra: tuple[str, ...] = ()):
         _BRIDGES.append(self)
         self.stderr = leaks.log_path("bridge") or tmp_path / "bridge.log"
         self.opened_log = tmp_path / "opened.jsonl"
@@ -66,7 +66,7 @@ class Bridge:
         self.launched_log.touch()
         self.token_cache = tmp_path / "tokens"
         args = ["bridge", server_url, "--open-with", opener(), "--wait", str(wait),
-                "--token-cache", str(self.token_cache)]
+                "--token-cache", str(self.token_cache), *extra]
         # stdio_client gives the child our stderr; a shell sends it to a file of this test.
         self.params = StdioServerParameters(
             command="/bin/sh",
@@ -207,6 +207,25 @@ def test_a_url_capable_client_is_shown_the_link_and_nothing_is_opened(grantry, t
     anyio.run(main)
     assert len(shown) == 1 and shown[0].startswith(f"{grantry.base}/connect/")
     assert bridge.launched() == []
+    assert shown[0] in bridge.log(), "the link is in the bridge's log too"
+
+
+def test_told_to_open_links_always_it_opens_one_a_url_capable_client_showed_nobody(grantry, tmp_path):
+    bridge = Bridge(tmp_path, grantry.mcp_url, extra=("--open-links", "always"))
+    shown: list[str] = []
+
+    async def says_yes_and_shows_nothing(ctx, params):
+        shown.append(params.url)
+        return types.ElicitResult(action="accept")
+
+    async def main():
+        async with Client(bridge.params, mode="legacy", elicitation_callback=says_yes_and_shows_nothing,
+                          cache=None) as client:
+            assert len(invoices(await client.call_tool("list_invoices", {"status": "all"}))) == 5
+
+    anyio.run(main)
+    assert bridge.launched() == shown, "the browser opened the link the client was asked to show"
+    assert "Account connected" in bridge.opened(1)[0]["outcome"]
 
 
 def test_a_modern_client_without_elicitation_signs_in_through_the_browser(grantry, tmp_path):

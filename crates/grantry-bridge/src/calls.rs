@@ -213,7 +213,7 @@ async fn sign_in(
     let message = params["message"].as_str().unwrap_or("Sign in to continue.");
     let response = if profile.url {
         // In the log too: a client may declare URL mode and show its person nothing.
-        eprintln!("grantry bridge: {message} The client is asked to show {url}");
+        eprintln!("grantry bridge: {message} Link: {url} (the client is asked to show it)");
         if bridge.open_links == OpenLinks::Always {
             bridge.open_once(&url, message);
         }
