@@ -382,3 +382,45 @@ async fn an_opened_link_is_held_for_as_before() {
     let (again, _, _) = retry.sign_in_round();
     assert_eq!(again, link, "asked again with the same link");
 }
+
+#[tokio::test]
+async fn a_connection_that_needs_renewing_is_reconnected_through_the_card() {
+    let (_server, fake, mcp) = crate::connections::connected_to_xero(&[]).await;
+    let before = mcp.connections().await["connections"][0].clone();
+    fake.revoke_everything();
+    let xero = json!({"provider": "xero"});
+    let denied = mcp.call_tool("list_invoices", xero.clone(), apps()).await;
+    let said = text(&denied);
+    assert!(
+        said.contains("needs to be renewed") && said.contains("connect_account"),
+        "{said}"
+    );
+
+    let card = mcp.call_tool("connect_account", xero.clone(), apps()).await;
+    let shown = &card.result()["structuredContent"];
+    assert_eq!(shown["status"], "reconnect", "{}", card.raw);
+    assert_eq!(shown["connections"][0]["state"], "needs_reauth");
+    assert_eq!(
+        shown["connections"][0]["connection_id"],
+        before["connection_id"]
+    );
+    let link = card.result()["_meta"]["grantry/connect"]["url"]
+        .as_str()
+        .unwrap();
+    let browser = Browser::new();
+    let authorize = browser.continue_at(link).await;
+    let callback = browser.get(&authorize).await.location().unwrap();
+    assert_eq!(browser.get(&callback).await.status, StatusCode::SEE_OTHER);
+
+    let seen = mcp.call_tool("connection_status", xero, apps()).await;
+    let after = &seen.result()["structuredContent"]["connections"][0];
+    assert_eq!(after["state"], "active", "{}", seen.raw);
+    assert_eq!(
+        after["connection_id"], before["connection_id"],
+        "the same connection"
+    );
+    assert!(
+        after["signed_in_at"].as_i64() >= shown["connections"][0]["signed_in_at"].as_i64(),
+        "signed in again"
+    );
+}
