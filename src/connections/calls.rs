@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use super::tokens::{Access, TokenKeeper, Trigger};
-use crate::grants::{GrantKey, ReauthReason};
+use crate::grants::{Grant, GrantKey, ReauthReason};
 use crate::providers::invoice::ApiError;
 use crate::providers::{Account, Provider};
 use crate::store::StoreError;
@@ -32,10 +32,13 @@ const ATTEMPTS: usize = 3;
 
 impl TokenKeeper {
     /// Calls `api` with the token (and account) of the grant `key`, as the module says.
+    /// `read`: the grant as the caller just read it (`Some(None)`: none stored), for the
+    /// first try, which then reads nothing.
     pub async fn call<T, F, Fut>(
         &self,
         provider: &Provider,
         key: &GrantKey,
+        mut read: Option<Option<Grant>>,
         mut api: F,
     ) -> Result<Called<T>, StoreError>
     where
@@ -44,7 +47,11 @@ impl TokenKeeper {
     {
         let mut refreshed_after_401 = false;
         for _attempt in 0..ATTEMPTS {
-            let (token, account, version) = match self.access_token(provider, key).await? {
+            let grant = match read.take() {
+                Some(grant) => grant,
+                None => self.grants().get(key).await?,
+            };
+            let (token, account, version) = match self.access_with(provider, key, grant).await? {
                 Access::Token {
                     token,
                     account,

@@ -49,7 +49,7 @@ pub(crate) struct Connection<'a> {
 /// Which of the caller's grants at a provider a request means.
 pub(crate) enum AccountChoice {
     /// This one (absent if none is connected: using it asks to sign in).
-    Found(GrantKey),
+    Found(ChosenGrant),
     /// Several are connected and the request named none: the person or the caller must say.
     AskWhich(Vec<Account>),
     /// The request named an account that is no single connected one.
@@ -57,6 +57,29 @@ pub(crate) enum AccountChoice {
         named: String,
         connected: Vec<Account>,
     },
+}
+
+/// The grant a request means, and the grant as the choice read it, if it read the store:
+/// the call made with it does not read it again.
+#[derive(Debug, Clone)]
+pub(crate) struct ChosenGrant {
+    pub key: GrantKey,
+    /// `Some` when the choice read the store: the grant, or `None` for none stored.
+    read: Option<Option<Box<Grant>>>,
+}
+
+impl ChosenGrant {
+    /// The grant under `key`, unread.
+    pub(crate) fn unread(key: GrantKey) -> Self {
+        Self { key, read: None }
+    }
+
+    fn read(key: GrantKey, grant: Option<Grant>) -> Self {
+        Self {
+            key,
+            read: Some(grant.map(Box::new)),
+        }
+    }
 }
 
 impl Connections {
@@ -164,11 +187,14 @@ impl Connections {
         // A provider without accounts has one grant per person, under the one key: no need
         // to list them (a store read less on every call to it).
         if named.is_none() && !provider.adapter.has_accounts() {
-            return Ok(AccountChoice::Found(key(principal, provider)));
+            return Ok(AccountChoice::Found(ChosenGrant::unread(key(
+                principal, provider,
+            ))));
         }
-        let grants = self.grants().list(principal, &provider.id).await?;
+        let mut grants = self.grants().list(principal, &provider.id).await?;
         if grants.is_empty() {
-            return Ok(AccountChoice::Found(key(principal, provider)));
+            let none = ChosenGrant::read(key(principal, provider), None);
+            return Ok(AccountChoice::Found(none));
         }
         let accounts = || {
             grants
@@ -176,35 +202,36 @@ impl Connections {
                 .filter_map(|(_, g)| g.tokens.account.clone())
                 .collect()
         };
-        let Some(named) = named else {
-            return Ok(match grants.as_slice() {
-                [(key, _)] => AccountChoice::Found(key.clone()),
-                _ => AccountChoice::AskWhich(accounts()),
+        let chosen = match named {
+            None if grants.len() == 1 => Some(0),
+            None => return Ok(AccountChoice::AskWhich(accounts())),
+            Some(named) => named_grant(&grants, named),
+        };
+        let Some(at) = chosen else {
+            return Ok(AccountChoice::NoneNamed {
+                named: named.unwrap_or_default().to_owned(),
+                connected: accounts(),
             });
         };
-        Ok(match named_grant(&grants, named) {
-            Some(key) => AccountChoice::Found(key.clone()),
-            None => AccountChoice::NoneNamed {
-                named: named.to_owned(),
-                connected: accounts(),
-            },
-        })
+        let (key, grant) = grants.swap_remove(at);
+        Ok(AccountChoice::Found(ChosenGrant::read(key, Some(grant))))
     }
 
-    /// Calls a provider's API with the token (and account) of the grant `key`: refreshed
+    /// Calls a provider's API with the token (and account) of the grant `chosen`: refreshed
     /// first if it is about to expire, once more after a 401 (see [`calls`]). `api` makes
     /// the call with [`Self::api`].
     pub(crate) async fn call<T, F, Fut>(
         &self,
         provider: &Provider,
-        key: &GrantKey,
+        chosen: &ChosenGrant,
         api: F,
     ) -> Result<Called<T>, StoreError>
     where
         F: FnMut(String, Option<Account>) -> Fut,
         Fut: Future<Output = Result<T, ApiError>>,
     {
-        self.keeper.call(provider, key, api).await
+        let read = chosen.read.clone().map(|grant| grant.map(|g| *g));
+        self.keeper.call(provider, &chosen.key, read, api).await
     }
 
     /// The adapters' view of one provider call: this token, for this account, at `provider`.
@@ -223,22 +250,22 @@ impl Connections {
     }
 }
 
-/// The grant whose account `named` names: by id first (ids are the provider's own, unique);
-/// else by name, which must then name one account only (organisations' names are theirs to
-/// choose, and may repeat).
-fn named_grant<'a>(grants: &'a [(GrantKey, Grant)], named: &str) -> Option<&'a GrantKey> {
+/// Where the grant whose account `named` names is: by id first (ids are the provider's own,
+/// unique); else by name, which must then name one account only (organisations' names are
+/// theirs to choose, and may repeat).
+fn named_grant(grants: &[(GrantKey, Grant)], named: &str) -> Option<usize> {
     let account_of = |g: &Grant| g.tokens.account.clone();
     let by_id = grants
         .iter()
-        .find(|(_, g)| account_of(g).is_some_and(|a| a.id == named));
+        .position(|(_, g)| account_of(g).is_some_and(|a| a.id == named));
     let mut by_name = grants
         .iter()
-        .filter(|(_, g)| account_of(g).is_some_and(|a| a.name.eq_ignore_ascii_case(named)));
-    let found = by_id.or_else(|| match (by_name.next(), by_name.next()) {
-        (Some(one), None) => Some(one),
+        .enumerate()
+        .filter(|(_, (_, g))| account_of(g).is_some_and(|a| a.name.eq_ignore_ascii_case(named)));
+    by_id.or_else(|| match (by_name.next(), by_name.next()) {
+        (Some((at, _)), None) => Some(at),
         _ => None,
-    });
-    found.map(|(key, _)| key)
+    })
 }
 
 /// The key of the caller's grant at a provider without accounts (or of the sign-in a call

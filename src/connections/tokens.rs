@@ -80,7 +80,18 @@ impl TokenKeeper {
         provider: &Provider,
         key: &GrantKey,
     ) -> Result<Access, StoreError> {
-        let Some(grant) = self.grants().get(key).await? else {
+        let grant = self.grants().get(key).await?;
+        self.access_with(provider, key, grant).await
+    }
+
+    /// As [`Self::access_token`], with the grant as just read (`None`: none stored).
+    pub(crate) async fn access_with(
+        &self,
+        provider: &Provider,
+        key: &GrantKey,
+        grant: Option<Grant>,
+    ) -> Result<Access, StoreError> {
+        let Some(grant) = grant else {
             return Ok(Access::SignInNeeded(None));
         };
         if !grant.is_usable() {

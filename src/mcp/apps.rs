@@ -15,14 +15,10 @@ use askama::Template;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::describe::LIST_TTL_MS;
+use super::describe::{APP_MIME, LIST_TTL_MS};
 use crate::config::Config;
 use crate::ui::Lang;
 
-/// The extension's id, as capabilities name it.
-pub(crate) const EXTENSION: &str = "io.modelcontextprotocol/ui";
-/// The MIME type of an app's HTML, which a host declares it renders.
-pub(crate) const APP_MIME: &str = "text/html;profile=mcp-app";
 /// The card's resource.
 pub(crate) const CARD_URI: &str = "ui://grantry/connect-card.html";
 /// Where a card result carries its connect link (read by the card only).

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::apps;
+use super::describe::{APP_MIME, APPS_EXTENSION};
 
 /// The capabilities grantry acts on, as a client declared them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -66,10 +66,10 @@ impl Capabilities {
 /// the extension's own to type: anything else there is no declaration of it.
 fn renders_apps(extensions: &BTreeMap<String, Map<String, Value>>) -> bool {
     extensions
-        .get(apps::EXTENSION)
+        .get(APPS_EXTENSION)
         .and_then(|settings| settings.get("mimeTypes"))
         .and_then(Value::as_array)
-        .is_some_and(|types| types.iter().any(|t| t == apps::APP_MIME))
+        .is_some_and(|types| types.iter().any(|t| t == APP_MIME))
 }
 
 /// `ClientCapabilities` as the schema types it; members grantry does not read are checked

@@ -4,8 +4,6 @@
 
 use serde_json::{Value, json};
 
-use super::apps;
-
 /// The protocol versions grantry speaks: the modern era, and the legacy one for clients that
 /// start with `initialize`.
 pub const SUPPORTED_VERSIONS: [&str; 2] = [MODERN_VERSION, LEGACY_VERSION];
@@ -29,10 +27,14 @@ fn server_info() -> Value {
     json!({"name": "grantry", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// What grantry offers: tools, the resources its connect card is (MCP Apps), and that
-/// extension.
+/// The MCP Apps extension's id, as capabilities name it (grantry's connect card is one).
+pub(crate) const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The MIME type of an app's HTML, which a host declares it renders.
+pub(crate) const APP_MIME: &str = "text/html;profile=mcp-app";
+
+/// What grantry offers: tools, the resource its connect card is, and the MCP Apps extension.
 fn capabilities() -> Value {
-    json!({"tools": {}, "resources": {}, "extensions": {apps::EXTENSION: {}}})
+    json!({"tools": {}, "resources": {}, "extensions": {APPS_EXTENSION: {}}})
 }
 
 /// The `server/discover` result: the same for every caller.

@@ -10,7 +10,8 @@ use super::{
     invoice_draft, target,
 };
 use crate::connections::Called;
-use crate::grants::{GrantKey, ReauthReason};
+use crate::connections::ChosenGrant;
+use crate::grants::ReauthReason;
 use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, NewInvoice};
@@ -71,7 +72,7 @@ impl CreateInvoice {
 
     /// Which provider and which of the caller's grants there the call is about; otherwise
     /// the answer saying what is wrong.
-    async fn target<'a>(call: &Call<'a>) -> Step<(&'a Provider, GrantKey)> {
+    async fn target<'a>(call: &Call<'a>) -> Step<(&'a Provider, ChosenGrant)> {
         let named = Self::named(call.arguments, "provider", 64)?;
         let account = Self::named(call.arguments, "account", target::MAX_ACCOUNT_LEN)?;
         let provider = target::provider(call, named).await?;
@@ -82,8 +83,8 @@ impl CreateInvoice {
     /// Whether the call can go anywhere: `None` when its connection is usable, the answer
     /// saying why not otherwise.
     async fn connected(call: &Call<'_>) -> Step<Option<ToolResult>> {
-        let (provider, key) = Self::target(call).await?;
-        let why = match call.state.connections.grant(&key).await? {
+        let (provider, chosen) = Self::target(call).await?;
+        let why = match call.state.connections.grant(&chosen.key).await? {
             Some(grant) if grant.is_usable() => return Ok(None),
             Some(grant) => grant.health.reason.as_deref().and_then(ReauthReason::parse),
             None => None,
@@ -94,14 +95,14 @@ impl CreateInvoice {
     /// Creates `new` at `provider`, through the provider-call loop.
     async fn create(
         call: &Call<'_>,
-        (provider, key): (&Provider, &GrantKey),
+        (provider, chosen): (&Provider, &ChosenGrant),
         new: &NewInvoice,
         idempotency_key: &str,
     ) -> Result<ToolResult, ToolError> {
         let state = call.state;
         let created = state
             .connections
-            .call(provider, key, |token, account| async move {
+            .call(provider, chosen, |token, account| async move {
                 let api = state.connections.api(provider, &token, account.as_ref());
                 adapters::create_invoice(&api, new, idempotency_key).await
             })
@@ -178,8 +179,8 @@ impl FormTool for CreateInvoice {
             Err(problems) => return Ok(Attempt::Problems(problems)),
         };
         let created = async {
-            let (provider, key) = Self::target(call).await?;
-            Ok(Self::create(call, (provider, &key), &new, idempotency_key).await?)
+            let (provider, chosen) = Self::target(call).await?;
+            Ok(Self::create(call, (provider, &chosen), &new, idempotency_key).await?)
         };
         finish(created.await, |answer| answer).map(Attempt::Done)
     }

@@ -70,8 +70,8 @@ impl DisconnectAccount {
                 "The provider `{provider}` is not offered here."
             ))));
         };
-        let key = target::account_or_refusal(call, provider, account.as_deref()).await?;
-        Ok((provider, key))
+        let chosen = target::account_or_refusal(call, provider, account.as_deref()).await?;
+        Ok((provider, chosen.key))
     }
 
     /// The question naming the connection, or the answer that there is none to remove.

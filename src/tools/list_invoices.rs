@@ -130,8 +130,8 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
 async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
     let args = Args::parse(call.arguments)?;
     let provider = target::provider(call, args.provider.as_deref()).await?;
-    let key = match target::account(call, provider, args.account.as_deref()).await? {
-        target::Chosen::Grant(key) => key,
+    let chosen = match target::account(call, provider, args.account.as_deref()).await? {
+        target::Chosen::Grant(chosen) => chosen,
         target::Chosen::Ambiguous(accounts) => {
             return Ok(ToolOutcome::ChooseAccount {
                 provider: provider.id.clone(),
@@ -142,7 +142,7 @@ async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
     let state = call.state;
     let listed = state
         .connections
-        .call(provider, &key, |token, account| {
+        .call(provider, &chosen, |token, account| {
             let args = &args;
             async move {
                 let api = state.connections.api(provider, &token, account.as_ref());

@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::{Call, Step, Stop, ToolResult};
-use crate::connections::AccountChoice;
-use crate::grants::{GrantKey, ReauthReason};
+use crate::connections::{AccountChoice, ChosenGrant};
+use crate::grants::ReauthReason;
 use crate::providers::{Account, Provider};
 use crate::state::AppState;
 use crate::ui::Lang;
@@ -59,7 +59,7 @@ pub(crate) async fn provider<'a>(call: &Call<'a>, named: Option<&str>) -> Step<&
 /// Which of the caller's grants at a provider a call uses.
 pub(crate) enum Chosen {
     /// This one (absent if none is connected: using it asks to sign in).
-    Grant(GrantKey),
+    Grant(ChosenGrant),
     /// Several are connected and the call named none: the person or the caller must say.
     Ambiguous(Vec<Account>),
 }
@@ -78,7 +78,7 @@ pub(crate) async fn account(
         .choose_account(call.principal, provider, named)
         .await?;
     match choice {
-        AccountChoice::Found(key) => Ok(Chosen::Grant(key)),
+        AccountChoice::Found(chosen) => Ok(Chosen::Grant(chosen)),
         AccountChoice::AskWhich(accounts) => Ok(Chosen::Ambiguous(accounts)),
         AccountChoice::NoneNamed { named, connected } => {
             Err(Stop::Answer(ToolResult::error(format!(
@@ -97,9 +97,9 @@ pub(crate) async fn account_or_refusal(
     call: &Call<'_>,
     provider: &Provider,
     named: Option<&str>,
-) -> Step<GrantKey> {
+) -> Step<ChosenGrant> {
     match account(call, provider, named).await? {
-        Chosen::Grant(key) => Ok(key),
+        Chosen::Grant(chosen) => Ok(chosen),
         Chosen::Ambiguous(accounts) => Err(Stop::Answer(ToolResult::error(format!(
             "Several {} accounts are connected. {}",
             provider.display_name,

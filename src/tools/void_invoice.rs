@@ -11,7 +11,7 @@ use super::{
     args, finish, target,
 };
 use crate::connections::Called;
-use crate::grants::GrantKey;
+use crate::connections::ChosenGrant;
 use crate::providers::Provider;
 use crate::providers::adapters;
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus};
@@ -63,7 +63,7 @@ pub(crate) struct VoidInvoice;
 /// Which invoice at which provider, or the answer when there is none to act on.
 struct Target<'a> {
     provider: &'a Provider,
-    key: GrantKey,
+    grant: ChosenGrant,
     invoice_id: String,
 }
 
@@ -82,10 +82,10 @@ impl VoidInvoice {
             args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
         }
         let provider = target::provider(call, provider.as_deref()).await?;
-        let key = target::account_or_refusal(call, provider, account.as_deref()).await?;
+        let grant = target::account_or_refusal(call, provider, account.as_deref()).await?;
         Ok(Target {
             provider,
-            key,
+            grant,
             invoice_id,
         })
     }
@@ -96,7 +96,7 @@ impl VoidInvoice {
         let (state, provider, id) = (call.state, target.provider, &target.invoice_id);
         let called = state
             .connections
-            .call(provider, &target.key, |token, account| async move {
+            .call(provider, &target.grant, |token, account| async move {
                 let api = state.connections.api(provider, &token, account.as_ref());
                 if void {
                     adapters::void_invoice(&api, id).await
@@ -165,7 +165,7 @@ impl VoidInvoice {
         Ok(Prepared::Ask(Question {
             subject: Subject {
                 provider: target.provider.id.clone(),
-                account: target.key.account.clone(),
+                account: target.grant.key.account.clone(),
                 what: target.invoice_id,
             },
             title: lang.t_with("mcp-void-title", &[("number", &invoice.number)]),
@@ -178,7 +178,7 @@ impl VoidInvoice {
         let target = Self::target(call).await?;
         // At the same account too: invoice ids repeat across a provider's companies.
         if target.provider.id != subject.provider
-            || target.key.account != subject.account
+            || target.grant.key.account != subject.account
             || target.invoice_id != subject.what
         {
             return Err(confirmed_elsewhere().into());
