@@ -5,10 +5,10 @@
 //! and serves one static `ui://` resource: the card, rendered once at start in every language
 //! grantry speaks under the deployment's brand (the same bytes for everyone; no person's data
 //! is in it). The tool `connect_account` is bound to it; the host renders it with that tool's
-//! result, which carries the connect link in `_meta` ([`card_result`]). The card opens the link
-//! through the host (`ui/open-link`), shows it as text where the host cannot, polls the
-//! app-only tool `connection_status` until a connection lands, and lets the person go on
-//! (`ui/message`). It needs no network: its CSP lists no domain. Nothing secret reaches it:
+//! result, which carries the connect link in `_meta` (`rounds::card` writes it). The card
+//! opens the link through the host (`ui/open-link`), shows it as text where the host cannot,
+//! polls the app-only tool `connection_status` until a connection lands, and lets the person
+//! go on (`ui/message`). It needs no network: its CSP lists no domain. Nothing secret reaches it:
 //! the link is the sealed connect ticket, useless to anyone but its person.
 
 use askama::Template;
