@@ -18,6 +18,17 @@ import { BIN, startGrantry } from '../clients/support.mjs';
 const OPENER = fileURLToPath(new URL('open_link.mjs', import.meta.url));
 const text = (result) => result.content.map((c) => c.text).join('\n');
 
+/** The opener's records, once there are `n` (10 s at most): the call may complete as the
+ * grant lands, before the opener has written down the page it ended on. */
+async function records(file, n) {
+  let lines = [];
+  for (let i = 0; i < 100 && lines.length < n; i++) {
+    lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    if (lines.length < n) await new Promise((r) => setTimeout(r, 100));
+  }
+  return lines.map((l) => JSON.parse(l));
+}
+
 /** The SDK's client on `grantry bridge URL` in `era`, declaring form elicitation only. */
 async function client(url, era, opened) {
   const scratch = mkdtempSync(join(tmpdir(), 'grantry-ai-sdk-'));
@@ -59,7 +70,7 @@ for (const [era, version] of [['modern', '2026-07-28'], ['legacy', '2025-11-25']
       const call = { messages: [] };
       const listed = await tools.list_invoices.execute({ status: 'open' }, { ...call, toolCallId: 't1' });
       assert.notEqual(listed.isError, true, JSON.stringify(listed));
-      const [sign_in] = readFileSync(opened, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const [sign_in] = await records(opened, 1);
       assert.match(sign_in.outcome, /Account connected/, JSON.stringify(sign_in));
       const [invoice] = JSON.parse(text(listed)).invoices;
 
