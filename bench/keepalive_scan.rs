@@ -174,7 +174,7 @@ async fn copy_first(url: &StoreUrl, count: u64) {
             sqlx::query("ANALYZE grants").execute(&pool).await.unwrap();
         }
         StoreUrl::Redis(text) => {
-            let (_, mut conn) = grantry::store::redis_connection(text).await.unwrap();
+            let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
             let first: Vec<(String, String)> = redis::cmd("HGETALL")
                 .arg(format!("{PREFIX}grant:{{{}}}", user(0).tag()))
                 .query_async(&mut conn)
@@ -209,7 +209,7 @@ async fn copy_first(url: &StoreUrl, count: u64) {
 /// A Redis store starts empty: what an earlier run left under the prefix goes.
 async fn clear_redis_prefix(url: &StoreUrl) {
     let StoreUrl::Redis(text) = url else { return };
-    let (_, mut conn) = grantry::store::redis_connection(text).await.unwrap();
+    let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
     let mut cursor: u64 = 0;
     loop {
         let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
@@ -247,7 +247,7 @@ async fn mark_all_due(url: &StoreUrl) {
                 .unwrap();
         }
         StoreUrl::Redis(text) => {
-            let (_, mut conn) = grantry::store::redis_connection(text).await.unwrap();
+            let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
             let index = format!("{PREFIX}keepalive");
             let members: Vec<String> = redis::cmd("ZRANGE")
                 .arg(&index)
@@ -291,7 +291,7 @@ async fn store_work(url: &StoreUrl) -> f64 {
             commits as f64
         }
         StoreUrl::Redis(text) => {
-            let (_, mut conn) = grantry::store::redis_connection(text).await.unwrap();
+            let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
             let info: String = redis::cmd("INFO")
                 .arg("stats")
                 .query_async(&mut conn)

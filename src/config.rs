@@ -74,6 +74,8 @@ pub struct Config {
     pub store: StoreUrl,
     pub store_prefix: String,
     pub allow_volatile_store: bool,
+    /// Replicas a Redis store's writes that a person is told about must reach.
+    pub redis_replication: crate::store::Replication,
     pub identity: IdentityMode,
     /// Present exactly when `identity` is oidc.
     pub oidc: Option<OidcSettings>,
@@ -173,6 +175,7 @@ impl Config {
             .unwrap_or_else(|| StoreUrl::sqlite_in(&args.data_dir));
         let lifecycle = lifecycle(&args, |name| std::env::var(name).ok())?;
         let brand = brand(&args)?;
+        let redis_replication = redis_replication(&args, &store)?;
         Ok(Self {
             brand,
             default_language: args.default_language,
@@ -185,6 +188,7 @@ impl Config {
             data_dir: args.data_dir,
             store_prefix: args.store_prefix,
             allow_volatile_store: args.allow_volatile_store,
+            redis_replication,
             identity: args.identity,
             oidc,
             providers_file: args.providers,
@@ -213,6 +217,23 @@ impl Config {
 }
 
 /// The brand as the options give it, its logo read and checked now.
+/// `--redis-min-replicas`, for a Redis store only.
+fn redis_replication(
+    args: &ServeArgs,
+    store: &StoreUrl,
+) -> Result<crate::store::Replication, ConfigError> {
+    if args.redis_min_replicas > 0 && !matches!(store, StoreUrl::Redis(_)) {
+        return Err(bad(
+            "--redis-min-replicas",
+            format!("waits for Redis replicas, but the store is {store}"),
+        ));
+    }
+    Ok(crate::store::Replication {
+        min_replicas: args.redis_min_replicas,
+        timeout: std::time::Duration::from_millis(args.redis_min_replicas_timeout),
+    })
+}
+
 fn brand(args: &ServeArgs) -> Result<std::sync::Arc<crate::ui::Brand>, ConfigError> {
     let logo = match &args.brand_logo {
         Some(path) => Some(crate::ui::brand::Logo::load(path).map_err(|e| {

@@ -73,6 +73,21 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_ALLOW_VOLATILE_STORE", value_name = "BOOL",
           default_value_t = false, action = ArgAction::Set)]
     pub allow_volatile_store: bool,
+    /// Replicas of a Redis store that must hold a write a person is told about (a grant
+    /// stored at sign-in, a refresh, a disconnect) within --redis-min-replicas-timeout:
+    /// `WAIT` after it; too few is an error (the page says it did not connect). 0: none are
+    /// awaited, and a failover may lose what only the old primary had.
+    #[arg(
+        long,
+        env = "GRANTRY_REDIS_MIN_REPLICAS",
+        value_name = "N",
+        default_value_t = 0
+    )]
+    pub redis_min_replicas: u32,
+    /// Milliseconds a write waits for --redis-min-replicas replicas.
+    #[arg(long, env = "GRANTRY_REDIS_MIN_REPLICAS_TIMEOUT", value_name = "MILLISECONDS",
+          default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub redis_min_replicas_timeout: u64,
     /// Identity mode.
     #[arg(long, env = "GRANTRY_IDENTITY", value_enum, default_value_t = IdentityMode::Dev)]
     pub identity: IdentityMode,

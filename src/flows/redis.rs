@@ -3,8 +3,8 @@
 //! the retention), so nothing needs cleaning up. Each operation touches one key per command,
 //! so the layout works on Redis Cluster too.
 
+use crate::store::RedisConn;
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
 use std::collections::HashMap;
 
 use super::record::missed_claim;
@@ -13,7 +13,7 @@ use crate::identity::Principal;
 use crate::store::StoreError;
 
 pub(crate) struct RedisFlows {
-    conn: ConnectionManager,
+    conn: RedisConn,
     prefix: String,
 }
 
@@ -53,7 +53,7 @@ return 'kept'
 ";
 
 impl RedisFlows {
-    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: RedisConn, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

@@ -1,25 +1,22 @@
 //! Grant events between replicas over Redis pub/sub (on a connection of its own, as a
-//! subscribed connection can do nothing else).
+//! subscribed connection can do nothing else; on a cluster, to any node: a message published
+//! on one reaches subscribers on all).
 
 use std::time::Duration;
 
+use super::{EventBus, GrantEvents};
+use crate::store::{RedisConn, StoreError};
 use async_trait::async_trait;
 use futures::StreamExt;
-use redis::aio::ConnectionManager;
-
-use super::{EventBus, GrantEvents};
-use crate::store::StoreError;
 
 pub(crate) struct RedisBus {
-    client: redis::Client,
-    conn: ConnectionManager,
+    conn: RedisConn,
     channel: String,
 }
 
 impl RedisBus {
-    pub(crate) fn new(client: redis::Client, conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: RedisConn, prefix: &str) -> Self {
         Self {
-            client,
             conn,
             channel: format!("{prefix}grant-events"),
         }
@@ -39,11 +36,13 @@ impl EventBus for RedisBus {
     }
 
     fn spawn_listener(&self, events: GrantEvents) {
-        let client = self.client.clone();
+        let conn = self.conn.clone();
         let channel = self.channel.clone();
         tokio::spawn(async move {
             loop {
-                if let Err(e) = listen(&client, &channel, &events).await {
+                // Reconnects where the Redis is now (a new primary behind Sentinel, another
+                // node of a cluster).
+                if let Err(e) = listen(&conn, &channel, &events).await {
                     tracing::warn!(error = %e, "grant event listener lost Redis; reconnecting");
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -53,11 +52,11 @@ impl EventBus for RedisBus {
 }
 
 async fn listen(
-    client: &redis::Client,
+    conn: &RedisConn,
     channel: &str,
     events: &GrantEvents,
 ) -> Result<(), redis::RedisError> {
-    let mut pubsub = client.get_async_pubsub().await?;
+    let mut pubsub = conn.subscriber().await?;
     pubsub.subscribe(channel).await?;
     let mut messages = pubsub.on_message();
     while let Some(message) = messages.next().await {

@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
+use crate::store::{RedisConn, Replication};
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
 
 use super::redis_scripts::{
     ARG_RECORDS, COMPARE_AND_SET, DELETE_IF_VERSION, RESCHEDULE, TOUCH, UPSERT, WRITE_ROW,
@@ -21,8 +21,10 @@ use crate::outbox::redis as outbox_redis;
 use crate::store::StoreError;
 
 pub(crate) struct RedisGrants {
-    conn: ConnectionManager,
+    conn: RedisConn,
     prefix: String,
+    /// How many replicas must hold a write a person is told about.
+    replication: Replication,
 }
 
 impl RedisGrants {
@@ -62,10 +64,11 @@ impl RedisGrants {
         }
     }
 
-    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: RedisConn, prefix: &str, replication: Replication) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),
+            replication,
         }
     }
 
@@ -152,7 +155,7 @@ impl RedisGrants {
         for event in events {
             invocation.arg(outbox_redis::encode(event));
         }
-        Ok(invocation.invoke_async(&mut conn).await?)
+        self.replication.write(&mut conn, &invocation).await
     }
 
     /// Files grants written before the keep-alive index (once per store: a marker key says
@@ -333,7 +336,7 @@ impl GrantBackend for RedisGrants {
         for event in events {
             invocation.arg(outbox_redis::encode(event));
         }
-        let removed: i64 = invocation.invoke_async(&mut conn).await?;
+        let removed = self.replication.write(&mut conn, &invocation).await?;
         Ok(removed == 1)
     }
 

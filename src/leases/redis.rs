@@ -1,7 +1,7 @@
 //! Leases in Redis: `SET NX PX`, released only by their holder (compare and delete).
 
+use crate::store::RedisConn;
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
 
 use super::LeaseBackend;
 use crate::store::StoreError;
@@ -12,12 +12,12 @@ return 0
 ";
 
 pub(crate) struct RedisLeases {
-    conn: ConnectionManager,
+    conn: RedisConn,
     prefix: String,
 }
 
 impl RedisLeases {
-    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: RedisConn, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

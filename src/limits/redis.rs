@@ -1,19 +1,19 @@
 //! Rate counters in Redis: one integer per (key, window), expiring on its own two windows
 //! later, so nothing needs cleaning up. One key per command, so Redis Cluster works too.
 
+use crate::store::RedisConn;
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
 
 use super::{CounterBackend, WINDOW_SECS};
 use crate::store::StoreError;
 
 pub(crate) struct RedisCounters {
-    conn: ConnectionManager,
+    conn: RedisConn,
     prefix: String,
 }
 
 impl RedisCounters {
-    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: RedisConn, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

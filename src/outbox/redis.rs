@@ -12,8 +12,8 @@
 //! script, with a sweep of the `outbox:*` lists to repair it. (Before, one set, `outbox-due`,
 //! served every endpoint; [`RedisOutbox::split_older_due`] moves what it holds at start.)
 
+use crate::store::RedisConn;
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
 
 mod upkeep;
 
@@ -123,12 +123,12 @@ return #moved
 ";
 
 pub struct RedisOutbox {
-    conn: ConnectionManager,
+    conn: RedisConn,
     prefix: String,
 }
 
 impl RedisOutbox {
-    pub fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub fn new(conn: RedisConn, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

@@ -4,8 +4,8 @@
 //! which to forget past the cap. The set is in the owner's hash slot, each session in its
 //! own: they are written one after the other, never by one script.
 
+use crate::store::RedisConn;
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
 
 use super::{Created, SessionBackend, SessionRecord};
 use crate::store::StoreError;
@@ -54,12 +54,12 @@ return 1
 ";
 
 pub(crate) struct RedisSessions {
-    conn: ConnectionManager,
+    conn: RedisConn,
     prefix: String,
 }
 
 impl RedisSessions {
-    pub(crate) fn new(conn: ConnectionManager, prefix: &str) -> Self {
+    pub(crate) fn new(conn: RedisConn, prefix: &str) -> Self {
         Self {
             conn,
             prefix: prefix.to_owned(),

@@ -6,7 +6,7 @@
 mod keys;
 mod stores;
 
-pub use stores::{Stores, open_stores};
+pub use stores::{Stores, open_stores, open_stores_with};
 
 use std::sync::Arc;
 
@@ -103,7 +103,11 @@ async fn open_durable_stores(config: &Config) -> Result<Stores, StartError> {
     // The store and the durability check each open a connection: side by side, start-up
     // waits for one connection's set-up (a TLS handshake, on PostgreSQL), not two.
     let (stores, durable) = tokio::join!(
-        open_stores(&config.store, &config.store_prefix),
+        open_stores_with(
+            &config.store,
+            &config.store_prefix,
+            config.redis_replication
+        ),
         crate::store::durability::check(&config.store, config.allow_volatile_store),
     );
     let stores = stores?;

@@ -35,7 +35,7 @@ use crate::sessions::{
     redis::RedisSessions,
     sql::{PostgresSessions, SqliteSessions},
 };
-use crate::store::{self, StoreError, StoreUrl};
+use crate::store::{self, Replication, StoreError, StoreUrl};
 
 /// The backends behind one `--store` URL.
 #[derive(Clone)]
@@ -57,10 +57,19 @@ pub struct Stores {
 /// Opens the store, brings its schema up to date, and builds every backend on it. Redis keys
 /// start with `redis_prefix`.
 pub async fn open_stores(store: &StoreUrl, redis_prefix: &str) -> Result<Stores, StoreError> {
+    open_stores_with(store, redis_prefix, Replication::default()).await
+}
+
+/// As [`open_stores`], a Redis store's writes acknowledged by `replication`'s replicas.
+pub async fn open_stores_with(
+    store: &StoreUrl,
+    redis_prefix: &str,
+    replication: Replication,
+) -> Result<Stores, StoreError> {
     match store {
         StoreUrl::Sqlite(url) => sqlite(url).await,
         StoreUrl::Postgres(url) => postgres(url).await,
-        StoreUrl::Redis(url) => redis(url, redis_prefix).await,
+        StoreUrl::Redis(url) => redis(url, redis_prefix, replication).await,
     }
 }
 
@@ -93,9 +102,9 @@ async fn postgres(url: &str) -> Result<Stores, StoreError> {
     })
 }
 
-async fn redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
-    let (client, conn) = store::redis_connection(url).await?;
-    let grants = RedisGrants::new(conn.clone(), prefix);
+async fn redis(url: &str, prefix: &str, replication: Replication) -> Result<Stores, StoreError> {
+    let conn = store::RedisConn::connect(url).await?;
+    let grants = RedisGrants::new(conn.clone(), prefix, replication);
     grants.index_older_grants().await?;
     let outbox = RedisOutbox::new(conn.clone(), prefix);
     outbox.split_older_due().await?;
@@ -106,6 +115,6 @@ async fn redis(url: &str, prefix: &str) -> Result<Stores, StoreError> {
         counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
         leases: Arc::new(RedisLeases::new(conn.clone(), prefix)),
         sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),
-        bus: Some(Arc::new(RedisBus::new(client, conn, prefix))),
+        bus: Some(Arc::new(RedisBus::new(conn, prefix))),
     })
 }

@@ -7,8 +7,10 @@
 //! `--store` URL on these connections.
 
 pub(crate) mod durability;
+pub mod redis;
 mod url;
 
+pub use self::redis::{RedisConn, Replication};
 pub use url::StoreUrl;
 
 use std::str::FromStr;
@@ -43,7 +45,7 @@ pub enum StoreError {
     #[error("store unavailable: {0}")]
     Sql(#[from] sqlx::Error),
     #[error("store unavailable: {0}")]
-    Redis(#[from] redis::RedisError),
+    Redis(#[from] ::redis::RedisError),
     #[error("store schema could not be brought up to date: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     /// Anything else that keeps the store away (a file that cannot be made private, a
@@ -52,6 +54,10 @@ pub enum StoreError {
     Unavailable(String),
     #[error("store holds an unreadable record: {0}")]
     Corrupt(String),
+    /// A write too few replicas acknowledged in time (`--redis-min-replicas`): it may be
+    /// lost in a failover, so nobody is told it was made.
+    #[error("store did not confirm the write: {0}")]
+    NotReplicated(String),
 }
 
 /// How long a request waits for a store connection before failing (then a 503, not a hang).
@@ -84,23 +90,6 @@ pub fn postgres_relaxed_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {
         .max_connections(2)
         .acquire_timeout(ACQUIRE_TIMEOUT)
         .connect_lazy_with(options))
-}
-
-/// A Redis client (for connections of their own, such as a subscriber's) and a shared,
-/// self-reconnecting connection.
-pub async fn redis_connection(
-    url: &str,
-) -> Result<(redis::Client, redis::aio::ConnectionManager), StoreError> {
-    let client = redis::Client::open(url)?;
-    // Fail fast while Redis is away (a 503 now beats a hung request) and reconnect in the
-    // background: one retry, a short backoff, bounded timeouts.
-    let config = redis::aio::ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(Duration::from_secs(1)))
-        .set_response_timeout(Some(ACQUIRE_TIMEOUT))
-        .set_number_of_retries(1)
-        .set_max_delay(Duration::from_millis(500));
-    let conn = redis::aio::ConnectionManager::new_with_config(client.clone(), config).await?;
-    Ok((client, conn))
 }
 
 /// A SQLite pool with the schema brought up to date; the file is private to grantry's user.

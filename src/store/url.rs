@@ -11,7 +11,8 @@ pub enum StoreUrl {
     Sqlite(String),
     /// `postgres://…` or `postgresql://…`.
     Postgres(String),
-    /// `redis://…` or `rediss://…`.
+    /// `redis://…` or `rediss://…`; a cluster, `redis+cluster://…`; a primary through
+    /// Sentinel, `redis+sentinel://…/MASTER` (`rediss+…` with TLS).
     Redis(String),
 }
 
@@ -37,9 +38,12 @@ impl FromStr for StoreUrl {
         match scheme {
             "sqlite" => Ok(Self::Sqlite(url.to_owned())),
             "postgres" | "postgresql" => Ok(Self::Postgres(url.to_owned())),
-            "redis" | "rediss" => Ok(Self::Redis(url.to_owned())),
+            "redis" | "rediss" | "redis+cluster" | "rediss+cluster" | "redis+sentinel"
+            | "rediss+sentinel" => Ok(Self::Redis(url.to_owned())),
             _ => Err(format!(
-                "`{scheme}` is not a store: use sqlite://PATH, postgres://… or redis://… (rediss://…)"
+                "`{scheme}` is not a store: use sqlite://PATH, postgres://… or redis://… \
+                 (rediss://…; redis+cluster://… for a Redis Cluster, redis+sentinel://…/MASTER \
+                 through Sentinel)"
             )),
         }
     }
@@ -91,6 +95,14 @@ mod tests {
         );
         let debug = format!("{:?}", "redis://:pw@cache".parse::<StoreUrl>().unwrap());
         assert!(!debug.contains("pw"), "{debug}");
+        assert_eq!(
+            shown("redis+cluster://u:pw@a:7000,b:7001/"),
+            "redis+cluster://…@a:7000,b:7001/"
+        );
+        assert_eq!(
+            shown("redis+sentinel://:pw@s1:26379,s2:26379/mymaster?sentinel_password=x"),
+            "redis+sentinel://…@s1:26379,s2:26379/mymaster"
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@ pub enum Backend {
     Sqlite,
     Postgres,
     Redis,
+    /// The primary a Redis Sentinel names (`tests/servers/redis-topologies`).
+    RedisSentinel,
 }
 
 /// A store opened for one test; `finish` removes what it wrote.
@@ -25,6 +27,11 @@ enum Cleanup {
     ),
     Database(servers::TempDatabase),
     Prefix(servers::TempPrefix),
+    /// A prefix on a Redis topology of the run (its URL), whose data goes when it stops.
+    Topology {
+        url: String,
+        prefix: String,
+    },
 }
 
 /// A grant row as grantry wrote it before several accounts per provider (schema 0007, Redis
@@ -98,6 +105,15 @@ impl Backend {
                 Some(Fresh {
                     stores: open_stores(&servers::redis_url(), &prefix).await,
                     cleanup: Cleanup::Prefix(servers::TempPrefix { prefix }),
+                })
+            }
+            Backend::RedisSentinel => {
+                let url = servers::redis_topology("GRANTRY_TEST_REDIS_SENTINEL")?;
+                // (Old grants are written to the one server only: the migration is a row's.)
+                let prefix = format!("grantry-test-{}:", servers::random_suffix());
+                Some(Fresh {
+                    stores: open_stores(&url, &prefix).await,
+                    cleanup: Cleanup::Topology { url, prefix },
                 })
             }
         }
@@ -241,13 +257,23 @@ impl Fresh {
                     .unwrap()
                     > 0
             }
+            Cleanup::Topology { url, prefix } => {
+                let mut conn = grantry::store::RedisConn::connect(url).await.unwrap();
+                let key = format!("{prefix}lease:{{{name}}}");
+                redis::cmd("EXISTS")
+                    .arg(key)
+                    .query_async::<i64>(&mut conn)
+                    .await
+                    .unwrap()
+                    > 0
+            }
         }
     }
 
     /// Whether the store removes what expires by itself (Redis), rather than by grantry's
     /// cleanup (SQL).
     pub fn expires_by_itself(&self) -> bool {
-        matches!(self.cleanup, Cleanup::Prefix(_))
+        matches!(self.cleanup, Cleanup::Prefix(_) | Cleanup::Topology { .. })
     }
 
     /// Closes the store, then removes what the test wrote (the guard does it on drop too,
@@ -293,6 +319,11 @@ macro_rules! for_each_backend {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn redis() {
                 run(Backend::Redis).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn redis_sentinel() {
+                run(Backend::RedisSentinel).await;
             }
         }
     };

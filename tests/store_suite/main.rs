@@ -17,4 +17,5 @@ mod keys;
 mod leases;
 mod lifecycle;
 mod outbox;
+mod replication;
 mod sessions;

@@ -103,6 +103,23 @@ pub async fn drop_postgres(name: &str) {
     .unwrap();
 }
 
+/// The store URL of a Redis topology `tests/servers/redis-topologies` started (which
+/// `scripts/test` does): Sentinel's (`GRANTRY_TEST_REDIS_SENTINEL`), or a Redis Cluster's
+/// (`GRANTRY_TEST_REDIS_CLUSTER`); `None`, saying why, when it is not there. Each test keeps to
+/// a key prefix of its own; the topology's data goes with it when it stops.
+pub fn redis_topology(variable: &str) -> Option<String> {
+    match std::env::var(variable) {
+        Ok(url) => Some(url),
+        Err(_) => {
+            skip(
+                variable,
+                "not set: start the topologies with tests/servers/redis-topologies start DIR",
+            );
+            None
+        }
+    }
+}
+
 /// Whether the Redis answers; says why not.
 pub async fn redis_available() -> bool {
     let attempt = async {
