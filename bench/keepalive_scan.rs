@@ -31,6 +31,7 @@ use grantry::providers::Provider;
 use grantry::providers::oauth::TokenSet;
 use grantry::seal::{KeyRing, Sealer};
 use grantry::store::StoreUrl;
+use grantry::store::redis::layout::{Bucket, Keys};
 
 const PREFIX: &str = "grantry-bench-ka:";
 const SEED_CONCURRENCY: usize = 64;
@@ -175,15 +176,17 @@ async fn copy_first(url: &StoreUrl, count: u64) {
         }
         StoreUrl::Redis(text) => {
             let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
+            let keys = Keys::new(PREFIX);
             let first: Vec<(String, String)> = redis::cmd("HGETALL")
-                .arg(format!("{PREFIX}grant:{{{}}}", user(0).tag()))
+                .arg(keys.grant(&user(0).owner_tag(), None))
                 .query_async(&mut conn)
                 .await
                 .unwrap();
             for from in (THROUGH_GRANTRY..count).step_by(1000) {
                 let mut pipe = redis::pipe();
                 for i in from..(from + 1000).min(count) {
-                    let key = format!("{PREFIX}grant:{{{}}}", user(i).tag());
+                    let owner = user(i).owner_tag();
+                    let (key, bucket) = (keys.grant(&owner, None), Bucket::of(&owner));
                     let mut fields = first.clone();
                     for (name, value) in &mut fields {
                         match name.as_str() {
@@ -193,8 +196,9 @@ async fn copy_first(url: &StoreUrl, count: u64) {
                         }
                     }
                     pipe.cmd("HSET").arg(&key).arg(fields).ignore();
+                    pipe.cmd("SADD").arg(keys.grants(bucket)).arg(&key).ignore();
                     pipe.cmd("ZADD")
-                        .arg(format!("{PREFIX}keepalive"))
+                        .arg(keys.keepalive(bucket))
                         .arg(1)
                         .arg(&key)
                         .ignore();
@@ -248,20 +252,23 @@ async fn mark_all_due(url: &StoreUrl) {
         }
         StoreUrl::Redis(text) => {
             let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
-            let index = format!("{PREFIX}keepalive");
-            let members: Vec<String> = redis::cmd("ZRANGE")
-                .arg(&index)
-                .arg(0)
-                .arg(-1)
-                .query_async(&mut conn)
-                .await
-                .unwrap();
-            for page in members.chunks(1000) {
-                let mut pipe = redis::pipe();
-                for member in page {
-                    pipe.cmd("ZADD").arg(&index).arg(1).arg(member).ignore();
+            let keys = Keys::new(PREFIX);
+            for bucket in Bucket::all() {
+                let index = keys.keepalive(bucket);
+                let members: Vec<String> = redis::cmd("ZRANGE")
+                    .arg(&index)
+                    .arg(0)
+                    .arg(-1)
+                    .query_async(&mut conn)
+                    .await
+                    .unwrap();
+                for page in members.chunks(1000) {
+                    let mut pipe = redis::pipe();
+                    for member in page {
+                        pipe.cmd("ZADD").arg(&index).arg(1).arg(member).ignore();
+                    }
+                    pipe.query_async::<()>(&mut conn).await.unwrap();
                 }
-                pipe.query_async::<()>(&mut conn).await.unwrap();
             }
         }
         StoreUrl::Sqlite(text) => {

@@ -135,22 +135,30 @@ impl FlowBackend for RedisFlows {
             .expire(&key, ttl)
             .query_async::<()>(&mut conn)
             .await?;
-        redis::pipe()
-            .set_ex(self.id_key(&flow.id), &flow.state_hash, ttl as u64)
-            .set_ex(
-                self.ticket_key(&flow.ticket_id),
-                &flow.state_hash,
-                ttl as u64,
-            )
+        // Each index in its own slot (a cluster's pipeline keeps to one), side by side.
+        let mut by_id = redis::pipe();
+        by_id.set_ex(self.id_key(&flow.id), &flow.state_hash, ttl as u64);
+        let mut by_ticket = redis::pipe();
+        by_ticket.set_ex(
+            self.ticket_key(&flow.ticket_id),
+            &flow.state_hash,
+            ttl as u64,
+        );
+        let mut by_principal = redis::pipe();
+        by_principal
             // Milliseconds: several sign-ins started within one second still keep their order.
             .zadd(
                 self.principal_key(&flow.principal),
                 &flow.state_hash,
                 grantry_base::clock::unix_now_millis(),
             )
-            .expire(self.principal_key(&flow.principal), ttl)
-            .query_async::<()>(&mut conn)
-            .await?;
+            .expire(self.principal_key(&flow.principal), ttl);
+        let mut conns = (self.conn.clone(), self.conn.clone(), conn);
+        tokio::try_join!(
+            by_id.query_async::<()>(&mut conns.0),
+            by_ticket.query_async::<()>(&mut conns.1),
+            by_principal.query_async::<()>(&mut conns.2),
+        )?;
         Ok(())
     }
 

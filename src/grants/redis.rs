@@ -1,14 +1,14 @@
-//! Grant rows in Redis: one hash per grant, `grant:{owner}` for the one grant at a provider
-//! without accounts (and every grant from before accounts were kept), `grant:{owner}:TAG` for
-//! each further account, where `owner` is a non-reversible tag of (principal, provider): all
-//! of a principal's grants at a provider share a hash slot with their index,
-//! `grant-accounts:{owner}`, which lists the account keys. Version checks run inside Lua
-//! scripts, so compare-and-set is atomic.
+//! Grant rows in Redis, in the buckets of [`crate::store::redis::layout`]: one hash per grant
+//! (`grant:{T}:OWNER`, `:TAG` for each further account), where `OWNER` is a non-reversible tag
+//! of (principal, provider) and `T` its bucket's hash tag, so a person's grants at a provider,
+//! their account index, the bucket's grant index and keep-alive schedule, and the outbox lists
+//! a write appends to are all in one slot. Version checks and the writes they guard run inside
+//! Lua scripts, so compare-and-set is atomic, on one server and on a cluster alike.
 
 use std::collections::HashMap;
 
-use crate::store::{RedisConn, Replication};
 use async_trait::async_trait;
+use futures::future::try_join_all;
 
 use super::redis_scripts::{
     ARG_RECORDS, COMPARE_AND_SET, DELETE_IF_VERSION, RESCHEDULE, TOUCH, UPSERT, WRITE_ROW,
@@ -18,82 +18,78 @@ use crate::identity::Principal;
 use crate::ids::{AccountId, ProviderId};
 use crate::outbox::Delivery;
 use crate::outbox::redis as outbox_redis;
-use crate::store::StoreError;
+use crate::store::redis::layout::{Bucket, Keys};
+use crate::store::{RedisConn, Replication, StoreError};
 
 pub(crate) struct RedisGrants {
     conn: RedisConn,
-    prefix: String,
+    keys: Keys,
     /// How many replicas must hold a write a person is told about.
     replication: Replication,
 }
 
 impl RedisGrants {
-    /// Every grant hash, read with SCAN in pages (never KEYS on a live server).
+    pub(crate) fn new(conn: RedisConn, prefix: &str, replication: Replication) -> Self {
+        Self {
+            conn,
+            keys: Keys::new(prefix),
+            replication,
+        }
+    }
+
+    fn key(&self, key: &GrantKey) -> String {
+        let owner = key.owner_tag();
+        match key.account {
+            None => self.keys.grant(&owner, None),
+            Some(_) => self.keys.grant(&owner, Some(&key.tag())),
+        }
+    }
+
+    fn bucket(key: &GrantKey) -> Bucket {
+        Bucket::of(&key.owner_tag())
+    }
+
+    /// Every grant hash, a bucket at a time (each bucket's index, then its hashes in one
+    /// round trip), kept where `keep` says, at most `limit`.
     async fn scan_grants(
         &self,
-        mut keep: impl FnMut(&str, &HashMap<String, String>) -> bool,
+        mut keep: impl FnMut(&HashMap<String, String>) -> bool,
         limit: usize,
     ) -> Result<Vec<HashMap<String, String>>, StoreError> {
-        let mut conn = self.conn.clone();
-        let pattern = format!("{}grant:*", self.prefix);
-        let mut cursor: u64 = 0;
         let mut found = Vec::new();
-        loop {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(500)
-                .query_async(&mut conn)
-                .await?;
-            // One round trip per page: the page's hashes are read in a pipeline.
-            let hashes = self.read_hashes(&keys).await?;
-            for (key, hash) in keys.iter().zip(hashes) {
-                if !hash.is_empty() && keep(key, &hash) {
+        for bucket in Bucket::all() {
+            for hash in self.bucket_hashes(bucket).await? {
+                if keep(&hash) {
                     found.push(hash);
                     if found.len() >= limit {
                         return Ok(found);
                     }
                 }
             }
-            if next == 0 {
-                return Ok(found);
-            }
-            cursor = next;
         }
+        Ok(found)
     }
 
-    pub(crate) fn new(conn: RedisConn, prefix: &str, replication: Replication) -> Self {
-        Self {
-            conn,
-            prefix: prefix.to_owned(),
-            replication,
-        }
+    /// The hashes of every grant in `bucket`.
+    async fn bucket_hashes(
+        &self,
+        bucket: Bucket,
+    ) -> Result<Vec<HashMap<String, String>>, StoreError> {
+        let mut conn = self.conn.clone();
+        let names: Vec<String> = redis::cmd("SMEMBERS")
+            .arg(self.keys.grants(bucket))
+            .query_async(&mut conn)
+            .await?;
+        let hashes = self.read_hashes(&names).await?;
+        // Empty: deleted since (the deletion's own script tidies the index).
+        Ok(hashes.into_iter().filter(|h| !h.is_empty()).collect())
     }
 
-    fn key(&self, key: &GrantKey) -> String {
-        if key.account.is_none() {
-            format!("{}grant:{{{}}}", self.prefix, key.owner_tag())
-        } else {
-            format!("{}grant:{{{}}}:{}", self.prefix, key.owner_tag(), key.tag())
-        }
-    }
-
-    /// The keys of a principal's grants at a provider that have an account.
-    fn accounts_key(&self, key: &GrantKey) -> String {
-        format!("{}grant-accounts:{{{}}}", self.prefix, key.owner_tag())
-    }
-
-    /// The keep-alive index: grants by when the keep-alive next looks at them.
-    fn keepalive_key(&self) -> String {
-        format!("{}keepalive", self.prefix)
-    }
-
-    /// A script over the grant `key` (`KEYS[1]`), the keep-alive index (`KEYS[2]`), the
-    /// account index (`KEYS[3]`) and, for each of `events`, its outbox list and its
-    /// endpoint's due set (`KEYS[4…]`); `body` ends by adding the events (ARGV from
-    /// `records_from`) and returning 1, unless it returned earlier.
+    /// A script over the grant `key` (`KEYS[1]`), its bucket's keep-alive schedule
+    /// (`KEYS[2]`), the owner's account index (`KEYS[3]`), the bucket's grant index
+    /// (`KEYS[4]`), outbox lists (`KEYS[5]`) and endpoints (`KEYS[6]`) and, for each of
+    /// `events`, its outbox list and its endpoint's due set (`KEYS[7…]`); `body` ends by adding
+    /// the events (ARGV from `records_from`) and returning 1, unless it returned earlier.
     fn with_events<'a>(
         &self,
         body: &str,
@@ -104,15 +100,19 @@ impl RedisGrants {
     ) -> redis::ScriptInvocation<'a> {
         let source = format!(
             "{WRITE_ROW}\n{body}\n{}\nreturn 1",
-            outbox_redis::append_lua(4, records_from)
+            outbox_redis::append_lua(5, 6, 7, records_from)
         );
         let script = script.insert(redis::Script::new(&source));
+        let bucket = Self::bucket(key);
         let mut invocation = script.key(self.key(key));
         invocation
-            .key(self.keepalive_key())
-            .key(self.accounts_key(key));
+            .key(self.keys.keepalive(bucket))
+            .key(self.keys.grant_accounts(&key.owner_tag()))
+            .key(self.keys.grants(bucket))
+            .key(self.keys.outbox_lists(bucket))
+            .key(self.keys.outbox_endpoints(bucket));
         for event in events {
-            for each in outbox_redis::delivery_keys(&self.prefix, event) {
+            for each in outbox_redis::delivery_keys(&self.keys, bucket, event) {
                 invocation.key(each);
             }
         }
@@ -158,50 +158,8 @@ impl RedisGrants {
         self.replication.write(&mut conn, &invocation).await
     }
 
-    /// Files grants written before the keep-alive index (once per store: a marker key says
-    /// it was done), so the keep-alive looks at each of them soon.
-    pub(crate) async fn index_older_grants(&self) -> Result<(), StoreError> {
-        let mut conn = self.conn.clone();
-        let marker = format!("{}keepalive-indexed", self.prefix);
-        let done: bool = redis::cmd("EXISTS")
-            .arg(&marker)
-            .query_async(&mut conn)
-            .await?;
-        if done {
-            return Ok(());
-        }
-        let mut keys = Vec::new();
-        self.scan_grants(
-            |key, h| {
-                if !h.contains_key("keepalive_at") {
-                    keys.push(key.to_owned());
-                }
-                false
-            },
-            usize::MAX,
-        )
-        .await?;
-        for page in keys.chunks(500) {
-            let mut pipe = redis::pipe();
-            for key in page {
-                pipe.cmd("ZADD")
-                    .arg(self.keepalive_key())
-                    .arg("NX")
-                    .arg(1)
-                    .arg(key)
-                    .ignore();
-            }
-            pipe.query_async::<()>(&mut conn).await?;
-        }
-        let _: () = redis::cmd("SET")
-            .arg(&marker)
-            .arg(1)
-            .query_async(&mut conn)
-            .await?;
-        Ok(())
-    }
-
-    /// Reads the hashes of `keys` in one round trip, in order (empty where one is gone).
+    /// Reads the hashes of `keys`, all of one bucket, in one round trip (a pipeline keeps to
+    /// one slot on a cluster), in order (empty where one is gone).
     async fn read_hashes(
         &self,
         keys: &[String],
@@ -284,7 +242,7 @@ impl GrantBackend for RedisGrants {
         let sole = GrantKey::sole(principal, provider);
         let mut conn = self.conn.clone();
         let mut keys: Vec<String> = redis::cmd("SMEMBERS")
-            .arg(self.accounts_key(&sole))
+            .arg(self.keys.grant_accounts(&sole.owner_tag()))
             .query_async(&mut conn)
             .await?;
         keys.push(self.key(&sole));
@@ -351,23 +309,27 @@ impl GrantBackend for RedisGrants {
     }
 
     async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError> {
-        if moves.is_empty() {
-            return Ok(());
-        }
-        // One round trip for the lot.
-        let mut conn = self.conn.clone();
-        let mut pipe = redis::pipe();
+        // One round trip per bucket (a pipeline keeps to one slot on a cluster).
+        let mut by_bucket: HashMap<Bucket, Vec<&Reschedule>> = HashMap::new();
         for m in moves {
-            pipe.cmd("EVAL")
-                .arg(RESCHEDULE)
-                .arg(2)
-                .arg(self.key(&m.key))
-                .arg(self.keepalive_key())
-                .arg(m.version)
-                .arg(m.at)
-                .ignore();
+            by_bucket.entry(Self::bucket(&m.key)).or_default().push(m);
         }
-        pipe.query_async::<()>(&mut conn).await?;
+        try_join_all(by_bucket.into_iter().map(|(bucket, moves)| {
+            let mut conn = self.conn.clone();
+            let mut pipe = redis::pipe();
+            for m in moves {
+                pipe.cmd("EVAL")
+                    .arg(RESCHEDULE)
+                    .arg(2)
+                    .arg(self.key(&m.key))
+                    .arg(self.keys.keepalive(bucket))
+                    .arg(m.version)
+                    .arg(m.at)
+                    .ignore();
+            }
+            async move { pipe.query_async::<()>(&mut conn).await }
+        }))
+        .await?;
         Ok(())
     }
 
@@ -376,73 +338,54 @@ impl GrantBackend for RedisGrants {
         now: i64,
         limit: usize,
     ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
-        let mut conn = self.conn.clone();
-        let keys: Vec<String> = redis::cmd("ZRANGEBYSCORE")
-            .arg(self.keepalive_key())
-            .arg(1)
-            .arg(now)
-            .arg("LIMIT")
-            .arg(0)
-            .arg(limit)
-            .query_async(&mut conn)
-            .await?;
-        let mut due = Vec::with_capacity(keys.len());
-        for (name, hash) in keys.iter().zip(self.read_hashes(&keys).await?) {
-            if hash.is_empty() {
-                // Deleted without its index entry (by a version before the index).
-                let _: i64 = redis::cmd("ZREM")
-                    .arg(self.keepalive_key())
-                    .arg(name)
-                    .query_async(&mut conn)
-                    .await?;
-                continue;
+        // Each bucket's most overdue, then the most overdue of them all.
+        let per_bucket =
+            try_join_all(Bucket::all().map(|bucket| self.due_in(bucket, now, limit))).await?;
+        let mut due: Vec<(i64, String)> = per_bucket.into_iter().flatten().collect();
+        due.sort();
+        due.truncate(limit);
+        // Their hashes, a round trip per bucket.
+        let mut by_bucket: HashMap<Bucket, Vec<String>> = HashMap::new();
+        for (_, name) in due {
+            if let Some(bucket) = Bucket::in_key(&name) {
+                by_bucket.entry(bucket).or_default().push(name);
             }
-            due.push((key_from_hash(&hash)?, row_from_hash(hash)?));
         }
-        Ok(due)
+        let read = try_join_all(by_bucket.values().map(|names| self.read_hashes(names))).await?;
+        let mut rows = Vec::new();
+        for (names, hashes) in by_bucket.values().zip(read) {
+            for (name, hash) in names.iter().zip(hashes) {
+                if hash.is_empty() {
+                    self.unschedule(name).await?;
+                } else {
+                    rows.push((key_from_hash(&hash)?, row_from_hash(hash)?));
+                }
+            }
+        }
+        rows.sort_by_key(|(_, row)| row.keepalive_at);
+        Ok(rows)
     }
 
     async fn count_by_state(&self) -> Result<Vec<(String, String, i64)>, StoreError> {
         let mut counts = std::collections::BTreeMap::<(String, String), i64>::new();
-        let mut conn = self.conn.clone();
-        let pattern = format!("{}grant:*", self.prefix);
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut conn)
-                .await?;
-            // Two fields of each, a page per round trip.
-            let mut page = redis::pipe();
-            for key in &keys {
-                page.cmd("HMGET").arg(key).arg("provider").arg("state");
-            }
-            let fields: Vec<(Option<String>, Option<String>)> = if keys.is_empty() {
-                Vec::new()
-            } else {
-                page.query_async(&mut conn).await?
-            };
-            for (provider, state) in fields {
-                if let Some(provider) = provider {
-                    let state = state.unwrap_or_else(|| "active".into());
-                    *counts.entry((provider, state)).or_default() += 1;
+        for bucket in Bucket::all() {
+            for hash in self.bucket_hashes(bucket).await? {
+                if let Some(provider) = hash.get("provider") {
+                    let state = hash
+                        .get("state")
+                        .cloned()
+                        .unwrap_or_else(|| "active".into());
+                    *counts.entry((provider.clone(), state)).or_default() += 1;
                 }
             }
-            if next == 0 {
-                return Ok(counts.into_iter().map(|((p, s), n)| (p, s, n)).collect());
-            }
-            cursor = next;
         }
+        Ok(counts.into_iter().map(|((p, s), n)| (p, s, n)).collect())
     }
 
     async fn key_usage(&self) -> Result<KeyUsage, StoreError> {
         let mut counts = std::collections::BTreeMap::<String, i64>::new();
         self.scan_grants(
-            |_, h| {
+            |h| {
                 *counts
                     .entry(h.get("key_id").cloned().unwrap_or_default())
                     .or_default() += 1;
@@ -461,7 +404,7 @@ impl GrantBackend for RedisGrants {
     ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
         let hashes = self
             .scan_grants(
-                |_, h| h.get("key_id").map(String::as_str) != Some(key_id),
+                |h| h.get("key_id").map(String::as_str) != Some(key_id),
                 limit,
             )
             .await?;
@@ -469,5 +412,42 @@ impl GrantBackend for RedisGrants {
             .into_iter()
             .map(|h| Ok((key_from_hash(&h)?, row_from_hash(h)?)))
             .collect()
+    }
+}
+
+impl RedisGrants {
+    /// Up to `limit` grants of `bucket` due by `now`: (when, key name).
+    async fn due_in(
+        &self,
+        bucket: Bucket,
+        now: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        let mut conn = self.conn.clone();
+        let due: Vec<(String, i64)> = redis::cmd("ZRANGEBYSCORE")
+            .arg(self.keys.keepalive(bucket))
+            .arg(1)
+            .arg(now)
+            .arg("WITHSCORES")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit)
+            .query_async(&mut conn)
+            .await?;
+        Ok(due.into_iter().map(|(name, at)| (at, name)).collect())
+    }
+
+    /// Takes a grant gone without its schedule entry off the schedule.
+    async fn unschedule(&self, name: &str) -> Result<(), StoreError> {
+        let Some(bucket) = Bucket::in_key(name) else {
+            return Ok(());
+        };
+        let mut conn = self.conn.clone();
+        let _: i64 = redis::cmd("ZREM")
+            .arg(self.keys.keepalive(bucket))
+            .arg(name)
+            .query_async(&mut conn)
+            .await?;
+        Ok(())
     }
 }

@@ -2,10 +2,12 @@
 //! so a version check and the write it guards (with the write's outbox events) are one step.
 
 /// Writes the row's fields (ARGV 1-15; `used_at`, the 15th, only when given), files the
-/// grant in the keep-alive index (`KEYS[2]`) by `keepalive_at`, and one with an account
-/// (`ARGV[17]`) in the principal's account index (`KEYS[3]`).
+/// grant in its bucket's grant index (`KEYS[4]`) and keep-alive schedule (`KEYS[2]`) by
+/// `keepalive_at`, and one with an account (`ARGV[17]`) in the owner's account index
+/// (`KEYS[3]`).
 pub(super) const WRITE_ROW: &str = r"
 local function write_row(version)
+  redis.call('SADD', KEYS[4], KEYS[1])
   redis.call('HSET', KEYS[1], 'tokens_sealed', ARGV[1], 'access_expires_at', ARGV[2],
     'scopes', ARGV[3], 'version', version, 'created_at', ARGV[5], 'updated_at', ARGV[6],
     'key_id', ARGV[7], 'principal_iss', ARGV[8], 'principal_sub', ARGV[9], 'provider', ARGV[10],
@@ -38,6 +40,7 @@ if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], KEYS[1])
 redis.call('SREM', KEYS[3], KEYS[1])
+redis.call('SREM', KEYS[4], KEYS[1])
 ";
 
 pub(super) const TOUCH: &str = r"

@@ -1,47 +1,51 @@
-//! The outbox in Redis. Deliveries wait in one list per (connection, endpoint),
-//! `outbox:{tag}:ENDPOINT`, in the grant's hash slot (the grant's `{tag}`), so the grant's
-//! own script appends them atomically with the change, and the list's order is the
-//! connection's order. A sorted set per endpoint, `outbox-due:ENDPOINT`, holds each of its
-//! lists with work and when its head is due; a claim pushes that time past the claim, so one
-//! replica works a list at a time, and each endpoint is claimed for on its own. Delivered
-//! records move to a short log (`outbox-log:…`, the last [`LOG_KEPT`]), parked ones to
-//! `outbox-parked:…`, both in the same slot.
-//!
-//! The due sets are the keys outside the connection's slot: grantry talks to one Redis
-//! endpoint, where a script may touch them. On a Cluster the index would be written after the
-//! script, with a sweep of the `outbox:*` lists to repair it. (Before, one set, `outbox-due`,
-//! served every endpoint; [`RedisOutbox::split_older_due`] moves what it holds at start.)
+//! The outbox in Redis, in the buckets of [`crate::store::redis::layout`]. Deliveries wait in
+//! one list per (connection, endpoint), `outbox:{T}:CONN:ENDPOINT`, in the bucket of the
+//! connection's grant, so the grant's own script appends them atomically with the change, and
+//! the list's order is the connection's order. Per bucket, a sorted set per endpoint,
+//! `outbox-due:{T}:ENDPOINT`, holds the lists with work and when each head is due; a claim
+//! pushes that time past the claim, so one replica works a list at a time, and each endpoint
+//! is claimed for on its own. Delivered records move to a short log (`outbox-log:…`, the last
+//! [`LOG_KEPT`]), parked ones to `outbox-parked:…`. Every key a script touches is in one
+//! bucket: one slot, on a cluster too; what looks across the outbox reads bucket by bucket
+//! (each bucket's `outbox-lists` and `outbox-endpoints`), never `SCAN`.
 
-use crate::store::RedisConn;
 use async_trait::async_trait;
+use futures::future::try_join_all;
 
 mod upkeep;
 
 use super::{Claimed, Delivery, Depth, Filter, Handle, OutboxBackend, Outcome};
-use crate::store::StoreError;
+use crate::store::redis::layout::{Bucket, Keys};
+use crate::store::{RedisConn, StoreError};
 
 /// Delivered records kept per (connection, endpoint), for `events list` and `events replay`.
 pub const LOG_KEPT: i64 = 20;
 
-/// Appends the deliveries given after the fixed arguments to their lists and marks each list
-/// due from its record's first attempt (unless the list is already due). Used from the grant
-/// scripts: from KEYS index `keys_from` come pairs (a delivery's list, its endpoint's due
-/// set; [`delivery_keys`]), from ARGV index `args_from` the records, one per pair.
-pub fn append_lua(keys_from: usize, args_from: usize) -> String {
+/// Appends the deliveries given after the fixed arguments to their lists, marks each list due
+/// from its record's first attempt (unless the list is already due), and files the list and
+/// its endpoint in the bucket's indexes. Used from the grant scripts: `KEYS[lists]` and
+/// `KEYS[endpoints]` are the bucket's outbox lists and endpoints; from KEYS index `pairs_from`
+/// come pairs (a delivery's list, its endpoint's due set; [`delivery_keys`]), from ARGV index
+/// `args_from` the records, one per pair.
+pub fn append_lua(lists: usize, endpoints: usize, pairs_from: usize, args_from: usize) -> String {
     format!(
-        "for i = {keys_from}, #KEYS, 2 do \
-           local record = ARGV[{args_from} + (i - {keys_from}) / 2] \
+        "for i = {pairs_from}, #KEYS, 2 do \
+           local record = ARGV[{args_from} + (i - {pairs_from}) / 2] \
+           local rec = cjson.decode(record) \
            redis.call('RPUSH', KEYS[i], record) \
-           redis.call('ZADD', KEYS[i + 1], 'NX', cjson.decode(record).next_attempt_at, KEYS[i]) \
+           redis.call('ZADD', KEYS[i + 1], 'NX', rec.next_attempt_at, KEYS[i]) \
+           redis.call('SADD', KEYS[{lists}], KEYS[i]) \
+           redis.call('SADD', KEYS[{endpoints}], rec.endpoint) \
          end"
     )
 }
 
-/// The keys [`append_lua`] takes for `delivery`: its list, then its endpoint's due set.
-pub fn delivery_keys(prefix: &str, delivery: &Delivery) -> [String; 2] {
+/// The keys [`append_lua`] takes for `delivery` of a grant in `bucket`: its list, then its
+/// endpoint's due set.
+pub fn delivery_keys(keys: &Keys, bucket: Bucket, delivery: &Delivery) -> [String; 2] {
     [
-        pending_key(prefix, &delivery.connection, &delivery.endpoint),
-        due_key(prefix, &delivery.endpoint),
+        keys.outbox(bucket, &delivery.connection, &delivery.endpoint),
+        keys.outbox_due(bucket, &delivery.endpoint),
     ]
 }
 
@@ -124,44 +128,39 @@ return #moved
 
 pub struct RedisOutbox {
     conn: RedisConn,
-    prefix: String,
+    keys: Keys,
 }
 
 impl RedisOutbox {
     pub fn new(conn: RedisConn, prefix: &str) -> Self {
         Self {
             conn,
-            prefix: prefix.to_owned(),
+            keys: Keys::new(prefix),
         }
     }
 
-    fn renamed(&self, pending: &str, kind: &str) -> String {
-        let rest = pending
-            .strip_prefix(&format!("{}outbox:", self.prefix))
-            .unwrap_or(pending);
-        format!("{}outbox-{kind}:{rest}", self.prefix)
+    /// The due set a pending `list` is filed in.
+    fn due_of(&self, list: &str) -> Result<String, StoreError> {
+        let bucket = Bucket::in_key(list).ok_or_else(|| {
+            StoreError::Corrupt(format!("an outbox list outside any bucket: {list}"))
+        })?;
+        Ok(self.keys.outbox_due(bucket, endpoint_of(list)))
     }
 
-    /// Keys matching `pattern`, read with SCAN (never KEYS on a live server).
-    async fn scan(&self, pattern: &str) -> Result<Vec<String>, StoreError> {
-        let mut conn = self.conn.clone();
-        let mut cursor: u64 = 0;
-        let mut found = Vec::new();
-        loop {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut conn)
-                .await?;
-            found.extend(keys);
-            if next == 0 {
-                return Ok(found);
+    /// The pending lists of every bucket (some may be empty since).
+    async fn pending_lists(&self) -> Result<Vec<String>, StoreError> {
+        let per_bucket = try_join_all(Bucket::all().map(|bucket| {
+            let mut conn = self.conn.clone();
+            let index = self.keys.outbox_lists(bucket);
+            async move {
+                redis::cmd("SMEMBERS")
+                    .arg(index)
+                    .query_async::<Vec<String>>(&mut conn)
+                    .await
             }
-            cursor = next;
-        }
+        }))
+        .await?;
+        Ok(per_bucket.into_iter().flatten().collect())
     }
 
     async fn claim_list(
@@ -173,7 +172,7 @@ impl RedisOutbox {
         let mut conn = self.conn.clone();
         let record: Option<String> = redis::Script::new(CLAIM)
             .key(list)
-            .key(due_key(&self.prefix, endpoint_of(list)))
+            .key(self.due_of(list)?)
             .arg(now)
             .arg(claim_until)
             .invoke_async(&mut conn)
@@ -188,7 +187,35 @@ impl RedisOutbox {
             .transpose()
     }
 
-    /// Moves records from each list of `kind` back to their pending lists.
+    /// Up to `limit` lists with work for `endpoint` due by `now`, from every bucket.
+    async fn due_lists(
+        &self,
+        endpoint: &str,
+        now: i64,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let per_bucket = try_join_all(Bucket::all().map(|bucket| {
+            let mut conn = self.conn.clone();
+            let due = self.keys.outbox_due(bucket, endpoint);
+            async move {
+                redis::cmd("ZRANGEBYSCORE")
+                    .arg(due)
+                    .arg("-inf")
+                    .arg(now)
+                    .arg("LIMIT")
+                    .arg(0)
+                    .arg(limit)
+                    .query_async::<Vec<String>>(&mut conn)
+                    .await
+            }
+        }))
+        .await?;
+        let mut lists: Vec<String> = per_bucket.into_iter().flatten().collect();
+        lists.truncate(limit);
+        Ok(lists)
+    }
+
+    /// Moves records from the list of `kind` beside each pending list back to it.
     async fn requeue(
         &self,
         kind: &str,
@@ -196,17 +223,13 @@ impl RedisOutbox {
         since: i64,
         now: i64,
     ) -> Result<u64, StoreError> {
-        let from = self
-            .scan(&format!("{}outbox-{kind}:*", self.prefix))
-            .await?;
         let mut moved = 0;
         let mut conn = self.conn.clone();
-        for key in from {
-            let pending = key.replacen(&format!("outbox-{kind}:"), "outbox:", 1);
+        for pending in self.pending_lists().await? {
             let n: u64 = redis::Script::new(REQUEUE)
-                .key(&key)
+                .key(self.keys.beside(&pending, kind))
                 .key(&pending)
-                .key(due_key(&self.prefix, endpoint_of(&pending)))
+                .key(self.due_of(&pending)?)
                 .arg(now)
                 .arg(event_id)
                 .arg(since)
@@ -219,19 +242,9 @@ impl RedisOutbox {
     }
 }
 
-/// The sorted set of `endpoint`'s pending lists, scored by when their head is due.
-pub fn due_key(prefix: &str, endpoint: &str) -> String {
-    format!("{prefix}outbox-due:{endpoint}")
-}
-
 /// The endpoint a pending, parked or log list is for (its name's last part).
 fn endpoint_of(list: &str) -> &str {
     list.rsplit(':').next().unwrap_or(list)
-}
-
-/// The pending list of one connection (its grant's tag) and endpoint.
-pub fn pending_key(prefix: &str, connection: &str, endpoint: &str) -> String {
-    format!("{prefix}outbox:{{{connection}}}:{endpoint}")
 }
 
 /// A record as the lists keep it.
@@ -252,18 +265,8 @@ impl OutboxBackend for RedisOutbox {
         limit: usize,
         claim_secs: i64,
     ) -> Result<Vec<Claimed>, StoreError> {
-        let mut conn = self.conn.clone();
-        let lists: Vec<String> = redis::cmd("ZRANGEBYSCORE")
-            .arg(due_key(&self.prefix, endpoint))
-            .arg("-inf")
-            .arg(now)
-            .arg("LIMIT")
-            .arg(0)
-            .arg(limit)
-            .query_async(&mut conn)
-            .await?;
-        let mut claimed = Vec::with_capacity(lists.len());
-        for list in lists {
+        let mut claimed = Vec::new();
+        for list in self.due_lists(endpoint, now, limit).await? {
             if let Some(one) = self.claim_list(&list, now, now + claim_secs).await? {
                 claimed.push(one);
             }
@@ -291,21 +294,24 @@ impl OutboxBackend for RedisOutbox {
     async fn list(&self, filter: &Filter) -> Result<Vec<Delivery>, StoreError> {
         let mut conn = self.conn.clone();
         let mut found = Vec::new();
-        let due_sets = format!("{}outbox-due", self.prefix);
-        for key in self.scan(&format!("{}outbox*", self.prefix)).await? {
-            if key.starts_with(&due_sets) {
-                continue;
-            }
-            let records: Vec<String> = redis::cmd("LRANGE")
-                .arg(&key)
-                .arg(0)
-                .arg(-1)
-                .query_async(&mut conn)
-                .await?;
-            for record in records {
-                let delivery = decode(&record)?;
-                if filter.status.is_none_or(|s| s == delivery.status) {
-                    found.push(delivery);
+        for pending in self.pending_lists().await? {
+            let lists = [
+                self.keys.beside(&pending, "parked"),
+                self.keys.beside(&pending, "log"),
+                pending,
+            ];
+            for list in lists {
+                let records: Vec<String> = redis::cmd("LRANGE")
+                    .arg(&list)
+                    .arg(0)
+                    .arg(-1)
+                    .query_async(&mut conn)
+                    .await?;
+                for record in records {
+                    let delivery = decode(&record)?;
+                    if filter.status.is_none_or(|s| s == delivery.status) {
+                        found.push(delivery);
+                    }
                 }
             }
         }
@@ -323,37 +329,9 @@ impl OutboxBackend for RedisOutbox {
     }
 
     async fn depth(&self, endpoints: &[&str], now: i64) -> Result<Depth, StoreError> {
-        let mut conn = self.conn.clone();
-        // The lists with work (bounded: a healthy outbox is nearly empty).
-        let mut lists: Vec<String> = Vec::new();
-        for endpoint in endpoints {
-            let more: Vec<String> = redis::cmd("ZRANGE")
-                .arg(due_key(&self.prefix, endpoint))
-                .arg(0)
-                .arg(9_999)
-                .query_async(&mut conn)
-                .await?;
-            lists.extend(more);
-        }
-        let mut page = redis::pipe();
-        for list in &lists {
-            page.cmd("LLEN").arg(list).cmd("LINDEX").arg(list).arg(0);
-        }
-        let answers: Vec<redis::Value> = if lists.is_empty() {
-            Vec::new()
-        } else {
-            page.query_async(&mut conn).await?
-        };
         let mut depth = Depth::default();
-        for pair in answers.chunks(2) {
-            if let [redis::Value::Int(len), head] = pair {
-                depth.pending += len;
-                if let Ok(head) = redis::from_redis_value::<String>(head.clone())
-                    && let Ok(d) = decode(&head)
-                {
-                    depth.oldest_pending_age = depth.oldest_pending_age.max(now - d.created_at);
-                }
-            }
+        for bucket in Bucket::all() {
+            self.add_depth(bucket, endpoints, now, &mut depth).await?;
         }
         Ok(depth)
     }
@@ -363,8 +341,21 @@ impl OutboxBackend for RedisOutbox {
     }
 
     async fn endpoints_pending(&self) -> Result<Vec<String>, StoreError> {
-        let sets = self.scan(&format!("{}outbox-due:*", self.prefix)).await?;
-        Ok(sets.iter().map(|set| endpoint_of(set).to_owned()).collect())
+        let per_bucket = try_join_all(Bucket::all().map(|bucket| {
+            let mut conn = self.conn.clone();
+            let index = self.keys.outbox_endpoints(bucket);
+            async move {
+                redis::cmd("SMEMBERS")
+                    .arg(index)
+                    .query_async::<Vec<String>>(&mut conn)
+                    .await
+            }
+        }))
+        .await?;
+        let mut endpoints: Vec<String> = per_bucket.into_iter().flatten().collect();
+        endpoints.sort();
+        endpoints.dedup();
+        Ok(endpoints)
     }
 
     async fn cap_undelivered(
@@ -378,6 +369,47 @@ impl OutboxBackend for RedisOutbox {
 }
 
 impl RedisOutbox {
+    /// What waits in `bucket` for `endpoints`, added to `depth`: the lists with work (bounded:
+    /// a healthy outbox is nearly empty), their lengths and oldest heads in one round trip.
+    async fn add_depth(
+        &self,
+        bucket: Bucket,
+        endpoints: &[&str],
+        now: i64,
+        depth: &mut Depth,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let mut lists: Vec<String> = Vec::new();
+        for endpoint in endpoints {
+            let more: Vec<String> = redis::cmd("ZRANGE")
+                .arg(self.keys.outbox_due(bucket, endpoint))
+                .arg(0)
+                .arg(9_999)
+                .query_async(&mut conn)
+                .await?;
+            lists.extend(more);
+        }
+        if lists.is_empty() {
+            return Ok(());
+        }
+        let mut page = redis::pipe();
+        for list in &lists {
+            page.cmd("LLEN").arg(list).cmd("LINDEX").arg(list).arg(0);
+        }
+        let answers: Vec<redis::Value> = page.query_async(&mut conn).await?;
+        for pair in answers.chunks(2) {
+            if let [redis::Value::Int(len), head] = pair {
+                depth.pending += len;
+                if let Ok(head) = redis::from_redis_value::<String>(head.clone())
+                    && let Ok(d) = decode(&head)
+                {
+                    depth.oldest_pending_age = depth.oldest_pending_age.max(now - d.created_at);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Runs [`SETTLE`] on the head of the pending `list`; whether it was still `event_id`.
     async fn settle_head(
         &self,
@@ -390,9 +422,9 @@ impl RedisOutbox {
         let mut conn = self.conn.clone();
         let settled: i64 = redis::Script::new(SETTLE)
             .key(list)
-            .key(due_key(&self.prefix, endpoint_of(list)))
-            .key(self.renamed(list, "log"))
-            .key(self.renamed(list, "parked"))
+            .key(self.due_of(list)?)
+            .key(self.keys.beside(list, "log"))
+            .key(self.keys.beside(list, "parked"))
             .arg(event_id)
             .arg(kind)
             .arg(time)

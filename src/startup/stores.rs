@@ -104,10 +104,9 @@ async fn postgres(url: &str) -> Result<Stores, StoreError> {
 
 async fn redis(url: &str, prefix: &str, replication: Replication) -> Result<Stores, StoreError> {
     let conn = store::RedisConn::connect(url).await?;
+    store::redis::migrate::to_buckets(&conn, &store::redis::layout::Keys::new(prefix)).await?;
     let grants = RedisGrants::new(conn.clone(), prefix, replication);
-    grants.index_older_grants().await?;
     let outbox = RedisOutbox::new(conn.clone(), prefix);
-    outbox.split_older_due().await?;
     Ok(Stores {
         flows: Arc::new(RedisFlows::new(conn.clone(), prefix)),
         grants: Arc::new(grants),

@@ -10,6 +10,8 @@ pub enum Backend {
     Redis,
     /// The primary a Redis Sentinel names (`tests/servers/redis-topologies`).
     RedisSentinel,
+    /// A Redis Cluster of three primaries (`tests/servers/redis-topologies`).
+    RedisCluster,
 }
 
 /// A store opened for one test; `finish` removes what it wrote.
@@ -107,8 +109,12 @@ impl Backend {
                     cleanup: Cleanup::Prefix(servers::TempPrefix { prefix }),
                 })
             }
-            Backend::RedisSentinel => {
-                let url = servers::redis_topology("GRANTRY_TEST_REDIS_SENTINEL")?;
+            Backend::RedisSentinel | Backend::RedisCluster => {
+                let variable = match self {
+                    Backend::RedisSentinel => "GRANTRY_TEST_REDIS_SENTINEL",
+                    _ => "GRANTRY_TEST_REDIS_CLUSTER",
+                };
+                let url = servers::redis_topology(variable)?;
                 // (Old grants are written to the one server only: the migration is a row's.)
                 let prefix = format!("grantry-test-{}:", servers::random_suffix());
                 Some(Fresh {
@@ -324,6 +330,11 @@ macro_rules! for_each_backend {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn redis_sentinel() {
                 run(Backend::RedisSentinel).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn redis_cluster() {
+                run(Backend::RedisCluster).await;
             }
         }
     };

@@ -269,7 +269,8 @@ async fn redis_lists_due_in_the_one_set_of_before_are_claimed_after_the_upgrade(
         last_error: String::new(),
         delivered_at: 0,
     };
-    let list = grantry::outbox::redis::pending_key(&prefix, "tag-before", "ops");
+    // The list as grantry named it before buckets.
+    let list = format!("{prefix}outbox:{{tag-before}}:ops");
     let client = redis::Client::open(servers::redis_url()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     let _: () = redis::pipe()

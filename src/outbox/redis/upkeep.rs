@@ -1,8 +1,7 @@
 //! Upkeep of the Redis outbox: the cap on what waits for one endpoint (the oldest parked
-//! records dropped first, across lists, by their heads), and a store written by an earlier
-//! grantry (one due set for every endpoint) moved to one due set per endpoint.
+//! records dropped first, across lists, by their heads).
 
-use super::{RedisOutbox, decode, due_key, endpoint_of};
+use super::{RedisOutbox, decode, endpoint_of};
 use crate::outbox::Delivery;
 use crate::store::StoreError;
 
@@ -29,12 +28,16 @@ impl RedisOutbox {
     /// Keeps at most `keep` undelivered deliveries for `endpoint` (see
     /// [`crate::outbox::OutboxBackend::cap_undelivered`]); how many it dropped.
     pub(super) async fn cap(&self, endpoint: &str, keep: u64) -> Result<u64, StoreError> {
-        let parked = self
-            .scan(&format!("{}outbox-parked:*:{endpoint}", self.prefix))
-            .await?;
-        let pending = self
-            .scan(&format!("{}outbox:*:{endpoint}", self.prefix))
-            .await?;
+        let pending: Vec<String> = self
+            .pending_lists()
+            .await?
+            .into_iter()
+            .filter(|list| endpoint_of(list) == endpoint)
+            .collect();
+        let parked: Vec<String> = pending
+            .iter()
+            .map(|list| self.keys.beside(list, "parked"))
+            .collect();
         let waiting = self.total_length(parked.iter().chain(&pending)).await?;
         let over = waiting.saturating_sub(keep).min(MAX_DROPPED_AT_ONCE);
         if over == 0 {
@@ -48,39 +51,6 @@ impl RedisOutbox {
                 .await?;
         }
         Ok(dropped)
-    }
-
-    /// Moves the lists of the one due set of before (`outbox-due`) into their endpoint's.
-    pub async fn split_older_due(&self) -> Result<(), StoreError> {
-        let older = format!("{}outbox-due", self.prefix);
-        let mut conn = self.conn.clone();
-        let lists: Vec<(String, f64)> = redis::cmd("ZRANGE")
-            .arg(&older)
-            .arg(0)
-            .arg(-1)
-            .arg("WITHSCORES")
-            .query_async(&mut conn)
-            .await?;
-        for (list, due) in &lists {
-            redis::cmd("ZADD")
-                .arg(due_key(&self.prefix, endpoint_of(list)))
-                .arg("NX")
-                .arg(*due)
-                .arg(list)
-                .query_async::<()>(&mut conn)
-                .await?;
-        }
-        if !lists.is_empty() {
-            tracing::info!(
-                lists = lists.len(),
-                "webhook outbox: due lists split by endpoint"
-            );
-            redis::cmd("DEL")
-                .arg(&older)
-                .query_async::<()>(&mut conn)
-                .await?;
-        }
-        Ok(())
     }
 
     async fn total_length(&self, lists: impl Iterator<Item = &String>) -> Result<u64, StoreError> {

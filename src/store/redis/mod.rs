@@ -2,8 +2,12 @@
 //! Cluster, or a primary found through Sentinel ([`sentinel`]). Every backend talks to it
 //! through one [`RedisConn`], the same commands and scripts whatever the shape; what differs
 //! (where a subscriber connects, which nodes the start-up checks read: [`checks`]) is here.
+//! Where the keys of a connection's life live, so that a cluster runs their scripts too:
+//! [`layout`] (and [`migrate`], for a store written before it).
 
 pub(crate) mod checks;
+pub mod layout;
+pub(crate) mod migrate;
 pub(crate) mod sentinel;
 pub(crate) mod topology;
 
