@@ -1,6 +1,7 @@
 //! Running one test body against each store: a test per store, each with that store's
 //! `--store` arguments (none for SQLite, the default), skipped with a note where a server is
-//! missing outside CI.
+//! missing outside CI. The shared stores are PostgreSQL, Redis, and the Redis Cluster the
+//! test stage starts.
 
 /// The PostgreSQL and Redis tests of `$name(store_args)`, inside the module of its tests.
 macro_rules! shared_store_tests {
@@ -20,6 +21,15 @@ macro_rules! shared_store_tests {
         $(#[$attr])*
         async fn redis() {
             let Some((args, _guard)) = servers::redis_store().await else {
+                return;
+            };
+            super::$name(&args).await;
+        }
+
+        #[tokio::test]
+        $(#[$attr])*
+        async fn redis_cluster() {
+            let Some(args) = servers::redis_cluster_store() else {
                 return;
             };
             super::$name(&args).await;

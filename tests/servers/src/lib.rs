@@ -178,6 +178,14 @@ pub async fn redis_store() -> Option<(Vec<String>, TempPrefix)> {
     Some((args, TempPrefix { prefix }))
 }
 
+/// `--store` arguments for the run's Redis Cluster (`GRANTRY_TEST_REDIS_CLUSTER`) under a
+/// fresh prefix; its nodes are durable, and its data goes when the topology stops.
+pub fn redis_cluster_store() -> Option<Vec<String>> {
+    let url = redis_topology("GRANTRY_TEST_REDIS_CLUSTER")?;
+    let prefix = format!("grantry-e2e-{}:", random_suffix());
+    Some(vec!["--store".into(), url, "--store-prefix".into(), prefix])
+}
+
 /// Borrows owned arguments as the `&[&str]` the server helpers take.
 pub fn as_strs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
