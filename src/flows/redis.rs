@@ -265,8 +265,6 @@ impl FlowBackend for RedisFlows {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        let mut conn = self.conn.clone();
-        redis::cmd("PING").query_async::<()>(&mut conn).await?;
-        Ok(())
+        self.conn.ready().await
     }
 }

@@ -9,7 +9,7 @@ use crate::identity::Principal;
 use crate::store::StoreError;
 
 macro_rules! sql_flows {
-    ($(#[$doc:meta])* $name:ident, $pool:ty, newest_first: $newest_first:literal) => {
+    ($(#[$doc:meta])* $name:ident, $pool:ty, newest_first: $newest_first:literal, ping: $ping:literal) => {
         crate::store::pool_backend!($(#[$doc])* $name, $pool);
 
         #[async_trait]
@@ -124,8 +124,12 @@ macro_rules! sql_flows {
             }
 
             async fn ping(&self) -> Result<(), StoreError> {
-                sqlx::query("SELECT 1").execute(&self.pool).await?;
-                Ok(())
+                let writable: Option<i32> = sqlx::query_scalar($ping)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                writable.map(|_| ()).ok_or_else(|| {
+                    StoreError::Unavailable("the database is a standby: it takes no writes".into())
+                })
             }
         }
     };
@@ -135,11 +139,14 @@ sql_flows!(
     /// Flows in SQLite.
     SqliteFlows,
     sqlx::SqlitePool,
-    newest_first: "created_at DESC, rowid DESC"
+    newest_first: "created_at DESC, rowid DESC",
+    ping: "SELECT 1"
 );
 sql_flows!(
     /// Flows in PostgreSQL.
     PostgresFlows,
     sqlx::PgPool,
-    newest_first: "created_at DESC, seq DESC"
+    newest_first: "created_at DESC, seq DESC",
+    // A promoted standby's old primary, or a standby a proxy sent us to, takes no writes.
+    ping: "SELECT 1 WHERE NOT pg_is_in_recovery()"
 );

@@ -119,6 +119,26 @@ impl RedisConn {
         })
     }
 
+    /// Whether writes can be served now (`/readyz`): the server or the primary answers; a
+    /// cluster says every slot is served (`cluster_state:ok`: no primary is down unreplaced).
+    pub(crate) async fn ready(&self) -> Result<(), StoreError> {
+        let mut conn = self.clone();
+        if let Self::Cluster { .. } = self {
+            let info: String = redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query_async(&mut conn)
+                .await?;
+            if !info.lines().any(|line| line.trim() == "cluster_state:ok") {
+                return Err(StoreError::Unavailable(
+                    "the Redis Cluster does not serve every slot (cluster_state is not ok)".into(),
+                ));
+            }
+            return Ok(());
+        }
+        redis::cmd("PING").query_async::<()>(&mut conn).await?;
+        Ok(())
+    }
+
     /// A pub/sub connection of its own: to the server, to the primary now, or to the first
     /// seed of a cluster that answers (a message published on any node of a cluster reaches
     /// subscribers on every node).
