@@ -128,14 +128,15 @@ impl TokenKeeper {
         loop {
             if self
                 .leases
-                .try_acquire(&lease, &holder, REFRESH_LEASE_MS)
+                .try_acquire(&lease, &holder, REFRESH_LEASE.as_millis() as i64)
                 .await?
             {
+                let held_until = Instant::now() + REFRESH_LEASE;
                 let work = tokio::spawn(self.clone().refresh_as_holder(
                     provider.clone(),
                     key.clone(),
                     (grant.version, trigger),
-                    (lease, holder),
+                    (lease, holder, held_until),
                 ));
                 return work.await.unwrap_or_else(|e| {
                     Err(StoreError::Unavailable(format!("refresh task: {e}")))
@@ -165,17 +166,35 @@ impl TokenKeeper {
         provider: Provider,
         key: GrantKey,
         (seen_version, trigger): (i64, Trigger),
-        (lease, holder): (String, String),
+        (lease, holder, held_until): (String, String, Instant),
     ) -> Result<Access, StoreError> {
         let outcome = self
-            .refresh_holding_lease(&provider, &key, (seen_version, trigger))
+            .refresh_holding_lease(&provider, &key, (seen_version, trigger), held_until)
             .await;
         let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded(_)));
         let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
         if settled || !replay_is_risky {
-            self.leases.release(&lease, &holder).await?;
+            self.release(lease, holder, held_until).await;
         }
         outcome
+    }
+
+    /// Gives the lease back. A store that cannot take that now (failing over) is asked again
+    /// in the background until the lease would lapse anyway: a lease left behind would make
+    /// every caller of this grant wait for it. The refresh's outcome stands either way.
+    async fn release(&self, lease: String, holder: String, held_until: Instant) {
+        if self.leases.release(&lease, &holder).await.is_ok() {
+            return;
+        }
+        let leases = self.leases.clone();
+        tokio::spawn(async move {
+            while Instant::now() < held_until {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                if leases.release(&lease, &holder).await.is_ok() {
+                    return;
+                }
+            }
+        });
     }
 
     /// The refresh itself, by the lease holder.
@@ -184,6 +203,7 @@ impl TokenKeeper {
         provider: &Provider,
         key: &GrantKey,
         (seen_version, trigger): (i64, Trigger),
+        held_until: Instant,
     ) -> Result<Access, StoreError> {
         // Someone may have refreshed (or reconnected) between our read and the lease: then
         // there is nothing to refresh, and nothing to count.
@@ -201,19 +221,20 @@ impl TokenKeeper {
         if grant.version != seen_version && is_fresh(&grant) {
             return Ok(token(grant));
         }
-        let outcome = self.refresh_grant(provider, key, grant).await;
+        let outcome = self.refresh_grant(provider, key, grant, held_until).await;
         crate::metrics::refresh(&provider.id, trigger.label(), refresh_label(&outcome));
         outcome
     }
 
     /// Asks the provider for new tokens for `grant` and keeps them; marks a grant the
     /// provider no longer honours `needs_reauth`, one it could not refresh now
-    /// `refresh_failing`.
+    /// `refresh_failing`. The lease is held until `held_until`.
     async fn refresh_grant(
         &self,
         provider: &Provider,
         key: &GrantKey,
         grant: Grant,
+        held_until: Instant,
     ) -> Result<Access, StoreError> {
         let Some(current) = grant.tokens.refresh_token.clone() else {
             return self
@@ -221,7 +242,10 @@ impl TokenKeeper {
                 .await;
         };
         match self.ask_provider(provider, &grant, &current).await {
-            Ok(tokens) => self.keep_refreshed(provider, key, &grant, tokens).await,
+            Ok(tokens) => {
+                self.keep_refreshed(provider, key, &grant, tokens, held_until)
+                    .await
+            }
             Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(&reason) => {
                 tracing::warn!(grant = %key.tag(), "refresh token rejected; the user must sign in again");
                 self.needs_reauth(provider, key, &grant, ReauthReason::InvalidGrant)
@@ -271,6 +295,7 @@ impl TokenKeeper {
         key: &GrantKey,
         grant: &Grant,
         mut tokens: oauth::TokenSet,
+        held_until: Instant,
     ) -> Result<Access, StoreError> {
         tokens.account = grant.tokens.account.clone();
         if tokens.scopes.is_empty() {
@@ -281,7 +306,10 @@ impl TokenKeeper {
             tokens.previous_refresh_token = grant.tokens.refresh_token.clone();
             tokens.rotated_at = Some(unix_now());
         }
-        if !self.write_refreshed(provider, key, grant, &tokens).await? {
+        if !self
+            .write_refreshed(provider, key, grant, &tokens, held_until)
+            .await?
+        {
             let newer = self.newer(key).await?;
             if matches!(newer, Access::SignInNeeded(_)) {
                 // Disconnected meanwhile: the tokens just issued must not stay alive.
@@ -296,26 +324,29 @@ impl TokenKeeper {
         })
     }
 
-    /// Stores refreshed tokens with compare-and-set, trying a failing store a few times: the
-    /// provider may have rotated, so these tokens may be the only ones that still work.
+    /// Stores refreshed tokens with compare-and-set, trying a failing store again until just
+    /// before the lease lapses (a store failing over is back within seconds): the provider
+    /// may have rotated, so these tokens may be the only ones that still work, and while the
+    /// lease is held nobody replays the old ones.
     async fn write_refreshed(
         &self,
         provider: &Provider,
         key: &GrantKey,
         grant: &Grant,
         tokens: &oauth::TokenSet,
+        held_until: Instant,
     ) -> Result<bool, StoreError> {
-        let mut attempt = 0;
+        let mut pause = Duration::from_millis(250);
         loop {
             let written = self
                 .lifecycle
                 .store_refreshed(key, provider, grant, tokens, unix_now())
                 .await;
             match written {
-                Err(e) if attempt < 3 => {
-                    attempt += 1;
-                    tracing::warn!(grant = %key.tag(), error = %e, attempt, "storing refreshed tokens failed; trying again");
-                    tokio::time::sleep(Duration::from_millis(250 * attempt)).await;
+                Err(e) if Instant::now() + pause + LEASE_MARGIN < held_until => {
+                    tracing::warn!(grant = %key.tag(), error = %e, "storing refreshed tokens failed; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
                 }
                 other => return other,
             }
@@ -353,7 +384,9 @@ impl TokenKeeper {
 
 /// How long a refresh lease lasts: longer than a token request can take, so the lease never
 /// lapses while its holder is still waiting for the provider.
-const REFRESH_LEASE_MS: i64 = 3 * crate::providers::http::PROVIDER_TIMEOUT.as_millis() as i64;
+const REFRESH_LEASE: Duration = crate::providers::http::PROVIDER_TIMEOUT.saturating_mul(3);
+/// A write of refreshed tokens is not begun later than this before the lease lapses.
+const LEASE_MARGIN: Duration = Duration::from_secs(2);
 /// How long a caller waits for another replica's refresh before giving a retryable error.
 const REFRESH_WAIT: Duration = Duration::from_secs(15);
 const REFRESH_POLL: Duration = Duration::from_millis(100);

@@ -112,7 +112,7 @@ async fn redis(url: &str, prefix: &str, replication: Replication) -> Result<Stor
         grants: Arc::new(grants),
         outbox: Arc::new(outbox),
         counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
-        leases: Arc::new(RedisLeases::new(conn.clone(), prefix)),
+        leases: Arc::new(RedisLeases::new(conn.clone(), prefix, replication)),
         sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),
         bus: Some(Arc::new(RedisBus::new(conn, prefix))),
     })

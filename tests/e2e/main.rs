@@ -16,6 +16,7 @@ mod callback;
 mod connect_page;
 mod connections;
 mod disconnect;
+mod failover;
 mod faults;
 mod hardening;
 mod invoice_forms;

@@ -8,6 +8,7 @@
 pub(crate) mod checks;
 pub mod layout;
 pub(crate) mod migrate;
+mod ready;
 pub(crate) mod sentinel;
 pub(crate) mod topology;
 
@@ -119,24 +120,15 @@ impl RedisConn {
         })
     }
 
-    /// Whether writes can be served now (`/readyz`): the server or the primary answers; a
-    /// cluster says every slot is served (`cluster_state:ok`: no primary is down unreplaced).
+    /// Whether writes can be served now (`/readyz`): the server, or the primary now, answers;
+    /// on a cluster, every slot's primary answers ([`ready`]).
     pub(crate) async fn ready(&self) -> Result<(), StoreError> {
-        let mut conn = self.clone();
-        if let Self::Cluster { .. } = self {
-            let info: String = redis::cmd("CLUSTER")
-                .arg("INFO")
-                .query_async(&mut conn)
-                .await?;
-            if !info.lines().any(|line| line.trim() == "cluster_state:ok") {
-                return Err(StoreError::Unavailable(
-                    "the Redis Cluster does not serve every slot (cluster_state is not ok)".into(),
-                ));
-            }
-            return Ok(());
+        match self {
+            Self::Cluster { conn, .. } => ready::every_slot_served(conn).await,
+            _ => Ok(redis::cmd("PING")
+                .query_async::<()>(&mut self.clone())
+                .await?),
         }
-        redis::cmd("PING").query_async::<()>(&mut conn).await?;
-        Ok(())
     }
 
     /// A pub/sub connection of its own: to the server, to the primary now, or to the first
