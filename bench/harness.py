@@ -180,10 +180,30 @@ RUN_ID = uuid.uuid4().hex[:8]
 CREATED_DATABASES, CREATED_PREFIXES = [], []
 
 
+TOPOLOGIES = {}
+
+
+def redis_topology(store, work):
+    """The URL of the Redis Sentinel or Cluster (`store` redis-sentinel, redis-cluster) this run
+    started with tests/servers/redis-topologies (one replica per primary, durable nodes)."""
+    if not TOPOLOGIES:
+        directory = os.path.join(work, "redis-topologies")
+        out = subprocess.run([os.path.join(ROOT, "tests", "servers", "redis-topologies"),
+                              "start", directory, "both", "1"],
+                             check=True, capture_output=True, text=True).stdout
+        TOPOLOGIES["dir"] = directory
+        for line in out.splitlines():
+            name, _, url = line.partition("=")
+            TOPOLOGIES[name.removeprefix("GRANTRY_TEST_REDIS_").lower()] = url
+    return TOPOLOGIES[store.removeprefix("redis-")]
+
+
 def fresh_store(store, work, label="main"):
     """A new, empty store of kind `store`: (store URL or None for SQLite, Redis prefix)."""
     if store == "sqlite":
         return None, None
+    if store in ("redis-sentinel", "redis-cluster"):
+        return redis_topology(store, work), f"grantry-bench-{RUN_ID}-{label}:"
     if store == "postgres":
         db = f"grantry_bench_{RUN_ID}_{label}"
         psql(f"CREATE DATABASE {db}")
@@ -200,6 +220,9 @@ def psql(sql):
 
 
 def cleanup_stores():
+    if TOPOLOGIES:
+        subprocess.run([os.path.join(ROOT, "tests", "servers", "redis-topologies"), "stop",
+                        TOPOLOGIES["dir"]], stdout=subprocess.DEVNULL)
     for prefix in CREATED_PREFIXES:
         keys = subprocess.run(["redis-cli", "-h", "127.0.0.1", "--scan",
                                "--pattern", prefix + "*"],

@@ -199,3 +199,86 @@ def keepalive_scan(args, work, servers):
                               url, str(args.keepalive_scan)],
                              check=True, capture_output=True, text=True).stdout
         print(out.strip().splitlines()[-1], flush=True)
+
+
+def footprint(args, work, servers):
+    """What each shared store spends on grantry: the bytes of `args.footprint` grants written
+    through grantry's own grant store (bench/seed_grants.rs: a demo grant per user, sealed as
+    grantry seals one, with its index entries and keep-alive schedule), and the store's CPU
+    time per grant-present call and per whole sign-in, under load from one replica."""
+    count = args.footprint
+    for store in [s for s in args.stores if s in ("postgres", "redis")]:
+        where = fresh_store(store, work, "footprint")
+        seed = lambda first, n: subprocess.run(
+            [binary("seed_grants", example=True), where[0], where[1] or "grantry:", str(first),
+             str(n)], env=dict(os.environ, GRANTRY_KEYS=KEY), check=True, capture_output=True)
+        seed(0, 1)  # the schema (PostgreSQL) and the layout marker (Redis) come first
+        before = store_bytes(store, where)
+        started = time.perf_counter()
+        seed(1, count)
+        took = time.perf_counter() - started
+        after = store_bytes(store, where)
+        print(f"{store}: {count} grants written in {took:.1f} s ({count / took:.0f}/s); "
+              f"{(after - before) / count:.0f} bytes per grant "
+              f"({'database size' if store == 'postgres' else 'used_memory'} "
+              f"{before / 2**20:.1f} → {after / 2**20:.1f} MiB)", flush=True)
+        server = grantry(store, work, True, where, "footprint")
+        servers.append(server)
+        sign_in(server)
+        call = message("tools/call", {"name": "list_invoices", "arguments": {}})
+        body = os.path.join(work, f"footprint-{store}.json")
+        json.dump(call, open(body, "w"))
+        hdr = body + ".headers"
+        open(hdr, "w").write("".join(f"{k}: {v}\n" for k, v in
+                                     headers("tools/call", "list_invoices").items()))
+        check_answer(server.name, "grant_inproc", server, body, hdr)
+        cpu = store_cpu_seconds(store)
+        run = wrk(server, body, hdr, 64, 5)
+        calls_cpu = store_cpu_seconds(store) - cpu
+        cpu = store_cpu_seconds(store)
+        signed = browser(server, 16, 5)
+        sign_in_cpu = store_cpu_seconds(store) - cpu
+        print(f"{store}: {1e6 * calls_cpu / run['requests']:.0f} µs of store CPU per grant-present "
+              f"call ({run['requests']} calls, {run['requests'] / run['duration_us'] * 1e6:.0f}/s); "
+              f"{1e6 * sign_in_cpu / signed['requests']:.0f} µs per whole sign-in "
+              f"({signed['requests']} sign-ins)", flush=True)
+
+
+def store_bytes(store, where):
+    """PostgreSQL: the database's size on disk (tables, indexes, TOAST). Redis: the server's
+    `used_memory` (keys, values, and the index and schedule entries)."""
+    if store == "postgres":
+        db = where[0].rsplit("/", 1)[1]
+        out = subprocess.run(["psql", "-Atq", "-h", "127.0.0.1", "-U", "postgres", "-d", db,
+                              "-c", "CHECKPOINT; SELECT pg_database_size(current_database())"],
+                             check=True, capture_output=True, text=True).stdout
+        return int(out.split()[-1])
+    info = subprocess.run(["redis-cli", "-h", "127.0.0.1", "INFO", "memory"], check=True,
+                          capture_output=True, text=True).stdout
+    return int(next(line.split(":")[1] for line in info.splitlines()
+                    if line.startswith("used_memory:")))
+
+
+def store_cpu_seconds(store):
+    """CPU seconds the store's server processes have used (every `postgres` process and the
+    backends that exited under it, or the Redis on 6379 as it reports itself)."""
+    if store == "redis":
+        info = subprocess.run(["redis-cli", "-h", "127.0.0.1", "INFO", "cpu"], check=True,
+                              capture_output=True, text=True).stdout
+        fields = dict(line.split(":", 1) for line in info.splitlines() if ":" in line)
+        return sum(float(fields[k]) for k in ("used_cpu_sys", "used_cpu_user",
+                                              "used_cpu_sys_children", "used_cpu_user_children"))
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
+        if name == "postgres":
+            fields = rest.split()
+            # utime, stime, and cutime, cstime: what backends that exited left their parent
+            total += sum(int(v) for v in fields[11:15])
+    return total / ticks

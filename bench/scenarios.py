@@ -209,11 +209,15 @@ def report(args, scenarios, targets, results):
                 own_floor = med.get(target.replace("grantry-", "floor-", 1)) \
                     if target.startswith("grantry-") else None
                 vs_floor = f"{100 * m['rps'] / own_floor['rps']:.0f} %" if own_floor else ""
+                # A Redis Sentinel or Cluster against one Redis server, in the same run.
+                single = med.get("grantry-redis") if target.startswith("grantry-redis-") else None
+                vs_redis = f"{100 * m['rps'] / single['rps']:.0f} %" if single else ""
                 rows.append([scenario, str(connections), target, f"{m['rps']:.0f}",
                              f"{m['p50']:.2f}", f"{m['p99']:.2f}", str(m["errors"]),
-                             f"{m['rss']:.1f}", vs_axum, p99_axum, vs_py, vs_ts, vs_floor])
+                             f"{m['rss']:.1f}", vs_axum, p99_axum, vs_py, vs_ts, vs_floor,
+                             vs_redis])
     head = ["scenario", "conns", "target", "req/s", "p50 ms", "p99 ms", "errors", "RSS MiB",
-            "vs axum", "p99 vs axum", "vs python", "vs typescript", "vs floor"]
+            "vs axum", "p99 vs axum", "vs python", "vs typescript", "vs floor", "vs redis"]
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     line = lambda r: "  ".join(c.rjust(w) if i > 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
     print(line(head))

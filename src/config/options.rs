@@ -74,7 +74,8 @@ pub struct ServeArgs {
           default_value_t = false, action = ArgAction::Set)]
     pub allow_volatile_store: bool,
     /// Replicas of a Redis store that must hold a write a person is told about (a grant
-    /// stored at sign-in, a refresh, a disconnect) within --redis-min-replicas-timeout:
+    /// stored at sign-in, a refresh and its lease, a disconnect) within
+    /// --redis-min-replicas-timeout:
     /// `WAIT` after it; too few is an error (the page says it did not connect). 0: none are
     /// awaited, and a failover may lose what only the old primary had.
     #[arg(

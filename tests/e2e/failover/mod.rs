@@ -118,6 +118,8 @@ struct Figures {
     connected: usize,
     errors: Vec<(f64, String)>,
     lost: usize,
+    /// Refreshes the fake Xero answered, through the run and the check after it.
+    refreshes: u64,
     revocations: u64,
     /// (first, last) 503 of any replica after the kill, in seconds since the start.
     not_ready: Option<(f64, f64)>,
@@ -145,7 +147,7 @@ impl Figures {
         println!(
             "failover [{}{}]: {} s of load, primary killed at {:.1} s; {} steps succeeded, \
              {} sign-ins said connected, {} failed steps, {window}; /readyz {not_ready}; \
-             lost grants {}, refresh-token families revoked {}",
+             lost grants {}, {} refreshes, refresh-token families revoked {}",
             self.shape.name(),
             self.extra,
             self.seconds,
@@ -154,6 +156,7 @@ impl Figures {
             self.connected,
             self.errors.len(),
             self.lost,
+            self.refreshes,
             self.revocations,
         );
         let mut kinds: Vec<&str> = self.errors.iter().map(|e| e.1.as_str()).collect();
@@ -235,6 +238,7 @@ async fn run(shape: Shape, extra: &[&str]) -> Option<Figures> {
         connected: connected.len(),
         errors: record.errors.lock().unwrap().clone(),
         lost,
+        refreshes: fake.counters.refreshes.load(Ordering::SeqCst),
         revocations,
         not_ready,
         ready_at_end,
