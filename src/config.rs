@@ -14,9 +14,9 @@ pub(crate) mod webhooks;
 pub use cli::{Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation};
 pub use file::FileError;
 pub use grantry_bridge::BridgeArgs;
-pub use identity::OidcSettings;
+pub use identity::{Access, OidcSettings, ToolScopes};
 pub use options::ServeArgs;
-pub use values::{Origin, PublicUrl};
+pub use values::{ClaimMatch, Origin, PublicUrl};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

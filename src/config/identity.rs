@@ -6,6 +6,7 @@ use url::Url;
 
 use secrecy::{ExposeSecret as _, SecretString};
 
+use super::values::{ClaimMatch, CommaList, Scope};
 use super::{ConfigError, IdentityMode, PublicUrl, ServeArgs, bad};
 
 /// The OpenID Connect issuer grantry trusts, and the client it uses for browser logins.
@@ -17,6 +18,46 @@ pub struct OidcSettings {
     pub client_secret: SecretString,
     /// Scopes every MCP access token must carry.
     pub required_scopes: Vec<String>,
+    /// Claims that mark an access token as having no person behind it.
+    pub non_interactive_claims: Vec<ClaimMatch>,
+    /// The scopes a tool call needs beyond `required_scopes`, by what the tool does.
+    pub tool_scopes: ToolScopes,
+}
+
+/// What a tool does with a person's accounts: each kind has MCP scopes of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads invoices and connections, and starts a sign-in for them.
+    Read,
+    /// Creates or changes invoices.
+    Write,
+    /// Disconnects accounts.
+    Manage,
+}
+
+/// The scopes each kind of tool call needs beyond those every request needs
+/// (`--oidc-read-scopes`, `--oidc-write-scopes`, `--oidc-manage-scopes`).
+#[derive(Clone, Debug, Default)]
+pub struct ToolScopes {
+    pub read: Vec<String>,
+    pub write: Vec<String>,
+    pub manage: Vec<String>,
+}
+
+impl ToolScopes {
+    /// What a call of a tool with this access needs.
+    pub fn needed_for(&self, access: Access) -> &[String] {
+        match access {
+            Access::Read => &self.read,
+            Access::Write => &self.write,
+            Access::Manage => &self.manage,
+        }
+    }
+
+    /// Every scope some tool needs.
+    pub fn all(&self) -> impl Iterator<Item = &String> {
+        self.read.iter().chain(&self.write).chain(&self.manage)
+    }
 }
 
 /// The OpenID Connect settings when the identity is oidc, each checked.
@@ -38,12 +79,24 @@ pub(super) fn resolve(
         issuer: issuer(args.oidc_issuer.as_deref())?,
         client_id: client_id(args.oidc_client_id.as_deref(), public_url)?,
         client_secret: client_secret(args.oidc_client_secret.as_ref())?,
-        required_scopes: args
-            .oidc_scopes
-            .iter()
-            .flat_map(|list| list.0.iter().map(|scope| scope.0.clone()))
-            .collect(),
+        required_scopes: scopes(&args.oidc_scopes),
+        tool_scopes: ToolScopes {
+            read: scopes(&args.oidc_read_scopes),
+            write: scopes(&args.oidc_write_scopes),
+            manage: scopes(&args.oidc_manage_scopes),
+        },
+        non_interactive_claims: args
+            .non_interactive_claim
+            .as_ref()
+            .map(|list| list.0.clone())
+            .unwrap_or_default(),
     }))
+}
+
+fn scopes(list: &Option<CommaList<Scope>>) -> Vec<String> {
+    list.iter()
+        .flat_map(|list| list.0.iter().map(|scope| scope.0.clone()))
+        .collect()
 }
 
 fn issuer(given: Option<&str>) -> Result<String, ConfigError> {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::{ArgAction, Args};
 
 use super::values::{
-    CommaList, Origin, ProxyRange, PublicUrl, Scope, at_least_one, per_minute, seconds,
+    ClaimMatch, CommaList, Origin, ProxyRange, PublicUrl, Scope, at_least_one, per_minute, seconds,
 };
 use super::webhooks::{DEFAULT_RETRY_SCHEDULE, EndpointTarget, RetrySchedule};
 use secrecy::SecretString;
@@ -107,6 +107,30 @@ pub struct ServeArgs {
     /// Scopes every MCP access token must carry, comma-separated (oidc identity) [default: none].
     #[arg(long, env = "GRANTRY_OIDC_SCOPES", value_name = "SCOPES")]
     pub oidc_scopes: Option<CommaList<Scope>>,
+    /// Scopes a call of a tool that reads needs beyond --oidc-scopes, comma-separated (oidc
+    /// identity): list_invoices, list_connections, connect_account, connection_status. A
+    /// token without them gets 403 insufficient_scope naming them [default: none].
+    #[arg(long, env = "GRANTRY_OIDC_READ_SCOPES", value_name = "SCOPES")]
+    pub oidc_read_scopes: Option<CommaList<Scope>>,
+    /// Scopes a call of a tool that writes invoices needs beyond --oidc-scopes (oidc
+    /// identity): create_invoice, void_invoice [default: none].
+    #[arg(long, env = "GRANTRY_OIDC_WRITE_SCOPES", value_name = "SCOPES")]
+    pub oidc_write_scopes: Option<CommaList<Scope>>,
+    /// Scopes a call of a tool that disconnects accounts needs beyond --oidc-scopes (oidc
+    /// identity): disconnect_account [default: none].
+    #[arg(long, env = "GRANTRY_OIDC_MANAGE_SCOPES", value_name = "SCOPES")]
+    pub oidc_manage_scopes: Option<CommaList<Scope>>,
+    /// Claims that mark an MCP access token as having no person behind it (oidc identity),
+    /// as CLAIM=VALUE, comma-separated: such a caller is never sent a sign-in link or a
+    /// form; a tool that needs a connection tells it no person can sign in. A token whose
+    /// `sub` is its own `client_id` or `azp` (a client-credentials token) is always one
+    /// [default: none beyond that].
+    #[arg(
+        long,
+        env = "GRANTRY_NON_INTERACTIVE_CLAIM",
+        value_name = "CLAIM=VALUE"
+    )]
+    pub non_interactive_claim: Option<CommaList<ClaimMatch>>,
     /// MCP requests per minute allowed to one principal.
     #[arg(long, env = "GRANTRY_RATE_MCP_PRINCIPAL", value_name = "N",
           default_value = "600", value_parser = per_minute)]

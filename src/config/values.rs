@@ -114,6 +114,36 @@ impl FromStr for Scope {
     }
 }
 
+/// `CLAIM=VALUE`: an access token whose claim `CLAIM` is the string `VALUE` (or an array
+/// holding it) has no person behind it (`--non-interactive-claim`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimMatch {
+    pub claim: String,
+    pub value: String,
+}
+
+impl FromStr for ClaimMatch {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (claim, value) = text
+            .split_once('=')
+            .map(|(c, v)| (c.trim(), v.trim()))
+            .filter(|(c, v)| !c.is_empty() && !v.is_empty())
+            .ok_or_else(|| format!("`{text}` is not CLAIM=VALUE (e.g. gty=client-credentials)"))?;
+        if claim == "sub" || claim == "iss" {
+            return Err(format!(
+                "`{claim}` names who is calling, not what kind of caller: give a claim such \
+                 as gty or grant_type"
+            ));
+        }
+        Ok(Self {
+            claim: claim.to_owned(),
+            value: value.to_owned(),
+        })
+    }
+}
+
 /// A comma-separated list (`a, b,c`): items trimmed, empty ones skipped, each parsed. In the
 /// TOML file it is an array (or the same comma-separated string).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,6 +22,37 @@ pub const DEV_ISSUER: &str = "urn:grantry:dev";
 /// The subject of the single `dev` principal.
 pub const DEV_SUBJECT: &str = "local-user";
 
+/// Whether a person stands behind an MCP request's credentials. Only a person can open a
+/// sign-in link or answer a form; a token issued to a client itself (client credentials, a
+/// scheduled agent) has none, and is never sent either.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Presence {
+    #[default]
+    Person,
+    NoPerson,
+}
+
+/// Who is behind an MCP request: the principal, whether a person is there, and what their
+/// token may do.
+#[derive(Debug, Clone)]
+pub struct McpCaller {
+    pub principal: Principal,
+    pub presence: Presence,
+    /// The scopes the access token holds; `None` where identity grants none (`dev`).
+    pub scopes: Option<GrantedScopes>,
+}
+
+/// The scopes an MCP access token was granted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantedScopes(pub Vec<String>);
+
+impl GrantedScopes {
+    /// Whether every scope of `needed` was granted.
+    pub fn include(&self, needed: &[String]) -> bool {
+        needed.iter().all(|scope| self.0.contains(scope))
+    }
+}
+
 /// An authenticated user: an issuer and a subject at that issuer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Principal {
@@ -75,10 +106,14 @@ impl Identity {
         }
     }
 
-    /// The principal behind an MCP request.
-    pub async fn mcp_principal(&self, headers: &http::HeaderMap) -> Result<Principal, BearerError> {
+    /// Who is behind an MCP request. `dev` identity's one user is a person.
+    pub async fn mcp_caller(&self, headers: &http::HeaderMap) -> Result<McpCaller, BearerError> {
         match self {
-            Identity::Dev => Ok(dev_principal()),
+            Identity::Dev => Ok(McpCaller {
+                principal: dev_principal(),
+                presence: Presence::Person,
+                scopes: None,
+            }),
             Identity::Oidc(oidc) => oidc.authenticate(headers).await,
         }
     }

@@ -5,11 +5,13 @@
 use axum::Json;
 use axum::extract::{Request, State};
 use axum::http::header::{RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::identity::{BearerError, Identity};
+use crate::config::{Access, ToolScopes};
+use crate::identity::{BearerError, GrantedScopes, Identity};
 use crate::limits::{Bucket, RetryAfter, client_address};
 use crate::state::AppState;
 
@@ -18,20 +20,22 @@ pub(crate) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mc
 /// The root PRM path, for clients that look there.
 pub(crate) const ROOT_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
-/// Admits an MCP request: address limit, authentication, principal limit. The principal goes
-/// into the request's extensions for the handler; a refusal is the answer to send.
+/// Admits an MCP request: address limit, authentication, principal limit. The principal and
+/// whether a person is behind it go into the request's extensions for the handler; a refusal
+/// is the answer to send.
 pub(crate) async fn admit(state: &AppState, request: &mut Request) -> Result<(), Response> {
     let address = client_address(request, &state.config.limits.trusted_proxies);
     if let Err(retry) = state.limiter.admit_address(Bucket::McpAddress, address) {
         return Err(too_many_requests(retry));
     }
-    let principal = match state.identity.mcp_principal(request.headers()).await {
-        Ok(principal) => principal,
+    let caller = match state.identity.mcp_caller(request.headers()).await {
+        Ok(caller) => caller,
         Err(refusal) => {
             tracing::info!(reason = %refusal, "MCP request not authenticated");
             return Err(challenge(state, &refusal));
         }
     };
+    let principal = &caller.principal;
     if let Err(retry) = state
         .limiter
         .admit(Bucket::McpPrincipal, &principal.limiter_id())
@@ -39,8 +43,78 @@ pub(crate) async fn admit(state: &AppState, request: &mut Request) -> Result<(),
         tracing::info!(principal = %principal.tag(), "MCP request over the principal's rate limit");
         return Err(too_many_requests(retry));
     }
-    request.extensions_mut().insert(principal);
+    let extensions = request.extensions_mut();
+    extensions.insert(caller.presence);
+    if let Some(scopes) = caller.scopes {
+        extensions.insert(scopes);
+    }
+    extensions.insert(caller.principal);
     Ok(())
+}
+
+/// The scopes a tool call needs beyond those every request needs, by the tool's access
+/// (`--oidc-read-scopes`, `--oidc-write-scopes`, `--oidc-manage-scopes`), checked once the
+/// edge knows which tool is called.
+pub(crate) struct ToolScopeCheck {
+    every_request: Vec<String>,
+    by_access: ToolScopes,
+    metadata: String,
+}
+
+impl ToolScopeCheck {
+    /// The check, where some tool needs scopes of its own (`oidc` identity only).
+    pub(crate) fn new(state: &AppState) -> Option<Self> {
+        let Identity::Oidc(oidc) = &state.identity else {
+            return None;
+        };
+        let by_access = oidc.settings.tool_scopes.clone();
+        by_access.all().next()?;
+        Some(Self {
+            every_request: oidc.settings.required_scopes.clone(),
+            by_access,
+            metadata: format!("{}{METADATA_PATH}", state.config.public_url),
+        })
+    }
+
+    /// The 403 `insufficient_scope` for a call of a tool with `access` whose token lacks its
+    /// scopes, naming every scope the call needs: the client steps up to them (the
+    /// authorization spec's step-up) and calls again. `None`: the call may go on.
+    pub(crate) fn refusal(&self, parts: &Parts, access: Access) -> Option<Response> {
+        let needed = self.by_access.needed_for(access);
+        let granted = parts.extensions.get::<GrantedScopes>();
+        if granted.is_some_and(|granted| granted.include(needed)) {
+            return None;
+        }
+        tracing::info!(
+            ?access,
+            "tool call refused: the token lacks the tool's scopes"
+        );
+        let scopes: Vec<&str> = self
+            .every_request
+            .iter()
+            .chain(needed)
+            .map(String::as_str)
+            .collect();
+        Some(insufficient_scope(&self.metadata, &scopes.join(" ")))
+    }
+}
+
+/// 403 with `WWW-Authenticate: Bearer error="insufficient_scope"`, naming `scope`.
+fn insufficient_scope(metadata: &str, scope: &str) -> Response {
+    let refusal = BearerError::InsufficientScope;
+    let header = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{metadata}\", \
+         error_description=\"the token lacks a required scope\""
+    );
+    let mut response = (
+        StatusCode::FORBIDDEN,
+        Json(json!({ "error": describe(&refusal) })),
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&header) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response
 }
 
 /// The 401, 403 or 503 answer to a refused token.
@@ -68,13 +142,7 @@ fn challenge(state: &AppState, refusal: &BearerError) -> Response {
                 describe(refusal)
             ),
         ),
-        BearerError::InsufficientScope => (
-            StatusCode::FORBIDDEN,
-            format!(
-                "Bearer error=\"insufficient_scope\"{scope}, resource_metadata=\"{metadata}\", \
-                 error_description=\"the token lacks a required scope\""
-            ),
-        ),
+        BearerError::InsufficientScope => return insufficient_scope(&metadata, &scopes),
         BearerError::Unavailable => {
             let mut response = (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -125,8 +193,19 @@ pub(crate) async fn protected_resource_metadata(State(state): State<AppState>) -
         "bearer_methods_supported": ["header"],
         "resource_name": "grantry",
     });
-    if !oidc.settings.required_scopes.is_empty() {
-        body["scopes_supported"] = json!(oidc.settings.required_scopes);
+    let mut scopes: Vec<&String> = Vec::new();
+    for scope in oidc
+        .settings
+        .required_scopes
+        .iter()
+        .chain(oidc.settings.tool_scopes.all())
+    {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    if !scopes.is_empty() {
+        body["scopes_supported"] = json!(scopes);
     }
     // Browser-based MCP clients read this cross-origin; it is public by design.
     (

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::describe::{APP_MIME, APPS_EXTENSION};
+use crate::identity::Presence;
 
 /// The capabilities grantry acts on, as a client declared them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,6 +27,9 @@ pub struct Capabilities {
     /// The MCP Apps extension with HTML apps (`io.modelcontextprotocol/ui`, its `mimeTypes`
     /// naming `text/html;profile=mcp-app`): the host renders grantry's connect card.
     pub apps: bool,
+    /// Not the client's to declare: the caller's token has no person behind it, so nothing
+    /// may be asked of anyone ([`Capabilities::for_presence`]).
+    pub no_person: bool,
 }
 
 impl Capabilities {
@@ -40,6 +44,23 @@ impl Capabilities {
             sampling,
             roots,
             apps: false,
+            no_person: false,
+        }
+    }
+
+    /// What the client can do for a caller with this `presence`: for a token with no person
+    /// behind it, nothing that reaches a person (no elicitation in either mode, no card).
+    pub(crate) fn for_presence(self, presence: Presence) -> Self {
+        match presence {
+            Presence::Person => self,
+            Presence::NoPerson => Self {
+                url_elicitation: false,
+                form_elicitation: false,
+                elicitation: false,
+                apps: false,
+                no_person: true,
+                ..self
+            },
         }
     }
 
@@ -182,5 +203,18 @@ mod tests {
         // As rmcp read it: a struct's fields may come as an array (none given here).
         assert!(read(r#"{"sampling": []}"#).is_some_and(|c| c.sampling));
         assert_eq!(read("[]"), Some(Capabilities::default()));
+    }
+
+    #[test]
+    fn a_caller_with_no_person_is_asked_nothing_whatever_the_client_declared() {
+        let all = read(
+            r#"{"elicitation": {"url": {}, "form": {}}, "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(all.for_presence(Presence::Person), all);
+        let nobody = all.for_presence(Presence::NoPerson);
+        assert!(nobody.no_person);
+        assert!(!nobody.url_elicitation && !nobody.form_elicitation && !nobody.elicitation);
+        assert!(!nobody.apps);
     }
 }

@@ -27,6 +27,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
 
+use super::auth::ToolScopeCheck;
 use super::describe;
 use super::dispatch::Dispatch;
 use super::handler::McpHandler;
@@ -34,6 +35,7 @@ use super::held;
 use super::jsonrpc::{self, ErrorCode, ReplyTo, RequestId, RpcError};
 use super::legacy::{self, Opening, Sessions, Streams};
 use super::modern::{self, Modern, Read};
+use super::registry::{Listed, Registry};
 use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::server::Tracked;
@@ -56,6 +58,21 @@ pub(crate) struct Edge {
     /// The interval between SSE comments.
     pub keep_alive: Duration,
     pub rmcp: Arc<Rmcp>,
+    /// Where tools need scopes of their own: the check, and the tools by name for the
+    /// legacy era's bodies.
+    pub tool_scopes: Option<(ToolScopeCheck, Arc<Registry>)>,
+}
+
+/// Of a legacy-era request's body, what says which tool it calls.
+#[derive(serde::Deserialize)]
+struct Called {
+    method: String,
+    params: Option<Named>,
+}
+
+#[derive(serde::Deserialize)]
+struct Named {
+    name: String,
 }
 
 /// How an answered request is counted: the outcome the answer carries, or its status's.
@@ -87,7 +104,13 @@ impl Edge {
         };
         let response = match self.modern.read(&parts, &bytes) {
             Read::Answered(response) => response,
-            Read::Call(call) => self.held(call).await,
+            Read::Call(call) => match self.scope_refusal(&parts, Some(&call.call.tool)) {
+                Some(refusal) => refusal,
+                None => self.held(call).await,
+            },
+            Read::Legacy if let Some(refusal) = self.legacy_scope_refusal(&parts, &bytes) => {
+                refusal
+            }
             Read::Legacy => match self.sessions.opening(&parts, &bytes).await {
                 Ok(opening) => {
                     let request = Request::from_parts(parts, Body::from(bytes.clone()));
@@ -103,6 +126,27 @@ impl Edge {
             Some(in_use) => response.map(|body| Body::new(Tracked::new(body, (in_use, stream)))),
             None => response,
         }
+    }
+
+    /// The 403 for a call of `tool` whose token lacks the scopes the tool needs.
+    fn scope_refusal(&self, parts: &Parts, tool: Option<&Listed>) -> Option<Response> {
+        let (check, _) = self.tool_scopes.as_ref()?;
+        match tool? {
+            Listed::Own(tool) => check.refusal(parts, tool.access()),
+            Listed::Added(_) => None,
+        }
+    }
+
+    /// The same for a legacy-era `tools/call`, read from its body (only where tools need
+    /// scopes of their own).
+    fn legacy_scope_refusal(&self, parts: &Parts, body: &Bytes) -> Option<Response> {
+        let (_, registry) = self.tool_scopes.as_ref()?;
+        let called: Called = serde_json::from_slice(body).ok()?;
+        let name = called
+            .params
+            .filter(|_| called.method == "tools/call")?
+            .name;
+        self.scope_refusal(parts, registry.find(&name).map(|entry| &entry.listed))
     }
 
     /// A modern call, answered as JSON if it ends soon and says nothing before, as SSE

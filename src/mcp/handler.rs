@@ -16,7 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::identity::Principal;
+use crate::identity::{Presence, Principal};
 use crate::mcp::apps::{CARD_URI, Resources};
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::describe::{self, server_description, supported_versions};
@@ -179,7 +179,7 @@ impl ServerHandler for McpHandler {
                 request_state: params.request_state,
                 responses: params.input_responses.map(|r| r.into_iter().collect()),
             },
-            capabilities: declared(&ctx),
+            capabilities: declared(&ctx).for_presence(presence(&ctx)),
             era: Era::Legacy(LegacyCall::new(ctx, self.notices.clone())),
         };
         match self.dispatch.call(call).await {
@@ -194,6 +194,14 @@ fn declared(ctx: &RequestContext<RoleServer>) -> Capabilities {
     ctx.client_capabilities()
         .and_then(|c| serde_json::to_string(&c).ok())
         .and_then(|text| Capabilities::read(&text))
+        .unwrap_or_default()
+}
+
+/// Whether a person is behind the caller's token, as the auth layer found it.
+fn presence(ctx: &RequestContext<RoleServer>) -> Presence {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<Presence>().copied())
         .unwrap_or_default()
 }
 

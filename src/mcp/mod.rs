@@ -81,6 +81,7 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
         memory,
         legacy_config(config, &hosts, &origins, &sessions),
     );
+    let tool_scopes = auth::ToolScopeCheck::new(&state).map(|check| (check, registry.clone()));
     let modern = modern::Modern::new(
         hosts,
         modern::AllowedOrigins::new(&origins),
@@ -96,6 +97,7 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
             streams: legacy::Streams::new(state.held.clone()),
             keep_alive: keep_alive_interval(config.retry_hold),
             rmcp: Arc::new(rmcp),
+            tool_scopes,
         },
         state: state.clone(),
     });

@@ -26,6 +26,7 @@ pub(crate) use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Quest
 
 use serde_json::{Map, Value};
 
+use crate::config::Access;
 use crate::identity::Principal;
 use crate::providers::ProviderId;
 use crate::state::AppState;
@@ -85,6 +86,18 @@ impl Tool {
             Tool::VoidInvoice => void_invoice::NAME,
             Tool::ConnectAccount => connect_account::NAME,
             Tool::ConnectionStatus => connection_status::NAME,
+        }
+    }
+
+    /// What the tool does with a person's accounts (which scopes a call of it needs).
+    pub(crate) fn access(self) -> Access {
+        match self {
+            Tool::ListInvoices
+            | Tool::ListConnections
+            | Tool::ConnectAccount
+            | Tool::ConnectionStatus => Access::Read,
+            Tool::CreateInvoice | Tool::VoidInvoice => Access::Write,
+            Tool::DisconnectAccount => Access::Manage,
         }
     }
 

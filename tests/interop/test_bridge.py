@@ -517,6 +517,66 @@ def test_for_an_oidc_grantry_the_bridge_authorizes_then_signs_in_and_keeps_its_t
         assert not secret or secret not in log, "a token or code reached the bridge's trace log"
 
 
+def scoped_grantry(oidc, write_scope: str) -> Grantry:
+    """An `oidc` grantry whose tools need scopes of their own: reading `invoices:read`,
+    writing `write_scope`."""
+    return Grantry(
+        ["--identity", "oidc", "--oidc-issuer", oidc.issuer, "--oidc-client-id", GRANTRY_CLIENT_ID,
+         "--oidc-scopes", "invoices", "--oidc-read-scopes", "invoices:read",
+         "--oidc-write-scopes", write_scope, "--demo", "true"],
+        env={"GRANTRY_OIDC_CLIENT_SECRET": GRANTRY_CLIENT_SECRET},
+    )
+
+
+def test_the_bridge_steps_up_once_when_a_tool_needs_more_than_its_token_holds(oidc, tmp_path, monkeypatch):
+    server = scoped_grantry(oidc, "invoices:write")
+    try:
+        bridge = Bridge(tmp_path, server.mcp_url, login=user("alice"))
+        form_only(monkeypatch)
+
+        asked: list = []
+        declined = [types.ElicitResult(action="decline")]
+
+        async def main():
+            async with Client(bridge.params, mode="legacy", elicitation_callback=scripted(declined, asked),
+                              cache=None) as client:
+                assert len(invoices(await client.call_tool("list_invoices", {"status": "all"}))) == 5
+                drafted = await client.call_tool("create_invoice", {})
+                assert "did not get" not in str(drafted), drafted
+
+        anyio.run(main)
+        # Past the 403: the call reached the tool, which asked for the draft's fields.
+        assert len(asked) == 1, asked
+        # The first sign-in at the issuer got `invoices`; reading stepped up once, writing once.
+        outcomes = [o["outcome"] for o in bridge.opened(4)]
+        assert outcomes == ["Signed in", "Signed in", "Account connected", "Signed in"], outcomes
+        (cache,) = bridge.token_cache.iterdir()
+        held = json.loads(cache.read_text())["scope"].split()
+        assert {"invoices", "invoices:read", "invoices:write"} <= set(held), held
+    finally:
+        server.stop()
+
+
+def test_a_scope_the_issuer_never_grants_ends_the_call_with_a_clear_error(oidc, tmp_path, monkeypatch):
+    server = scoped_grantry(oidc, "never:write")
+    try:
+        bridge = Bridge(tmp_path, server.mcp_url, login=user("alice"))
+
+        async def main():
+            async with Client(bridge.params, mode="legacy", cache=None) as client:
+                drafted = await client.call_tool("create_invoice", {})
+                return drafted
+
+        drafted = anyio.run(main)
+        assert drafted.is_error, drafted
+        said = drafted.content[0].text
+        assert "insufficient_scope" in said and '"invoices never:write"' in said, said
+        # One step-up tried, then no more: a loop would have signed in again and again.
+        assert [o["outcome"] for o in bridge.opened(2)] == ["Signed in", "Signed in"]
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize("kind", ["no elicitation", "form only", "url capable"])
 def test_every_kind_of_client_lists_invoices_from_an_oidc_grantry(oidc, grantry_oidc, tmp_path, monkeypatch, kind):
     name = user("alice")

@@ -17,7 +17,8 @@
 // - Any absolute http(s) `resource` is accepted (RFC 8707). Its access tokens are RFC 9068 JWTs
 //   (header typ "at+jwt", RS256, the shared kid) with aud = the resource, client_id, sub,
 //   scope = the requested scopes other than openid/offline_access (`invoices` is always
-//   allowed), lifetime 3600 s; 2 s for client `expiring-client`; OPAQUE for `opaque-client`.
+//   allowed; a scope `never:…` is never granted, for a client that can never get it),
+//   lifetime 3600 s; 2 s for client `expiring-client`; OPAQUE for `opaque-client`.
 // - Introspection (RFC 7662) at /token/introspection: client `grantry` (basic auth, secret
 //   grantry-secret) may introspect any access token of any client; other clients only their own.
 //   JWT access tokens cannot be introspected at all (oidc-provider answers 400
@@ -27,7 +28,9 @@
 //   http://127.0.0.1:<port>/login/callback or http://localhost:<port>/login/callback);
 //   `refreshing-client` (public, access tokens of 2 s, and a refresh token with every code);
 //   `test-client`, `expiring-client`, `opaque-client` (public, redirect URI
-//   http://127.0.0.1/callback, on any port).
+//   http://127.0.0.1/callback, on any port); `service-client` (confidential, secret
+//   service-secret, client_credentials only: its JWT access tokens have sub = client_id =
+//   service-client, a caller with no person behind it).
 // - No consent screen: consent is granted as requested. /interaction/:uid signs in the
 //   `login_hint` at once, else shows a one-field form that POSTs login=<name> to
 //   /interaction/:uid/login. A browser whose provider session is for another account than
@@ -101,7 +104,7 @@ function resourceScope(ctx) {
   for (const source of [params?.scope, entities?.AuthorizationCode?.scope,
     entities?.RefreshToken?.scope]) {
     for (const scope of splitScope(source)) {
-      if (!NOT_RESOURCE_SCOPES.has(scope)) scopes.add(scope);
+      if (!NOT_RESOURCE_SCOPES.has(scope) && !scope.startsWith('never:')) scopes.add(scope);
     }
   }
   return [...scopes].join(' ');
@@ -156,6 +159,15 @@ function configuration(jwks, port) {
         redirect_uris: ['http://127.0.0.1/login/callback'],
         id_token_signed_response_alg: 'RS256',
       },
+      // A client acting for itself (client credentials): its tokens' sub is its client_id.
+      {
+        client_id: 'service-client',
+        client_secret: 'service-secret',
+        token_endpoint_auth_method: 'client_secret_basic',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+      },
       ...PUBLIC_CLIENTS.map((clientId) => ({
         client_id: clientId,
         token_endpoint_auth_method: 'none',
@@ -206,6 +218,7 @@ function configuration(jwks, port) {
     },
     features: {
       devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
       registration: { enabled: true },
       revocation: { enabled: true },
       introspection: {

@@ -37,6 +37,12 @@ pub struct BridgeArgs {
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = OpenLinks::Auto)]
     pub open_links: OpenLinks,
 
+    /// No person is at this machine (a scheduled agent, a CI job): no browser is opened and
+    /// no sign-in link or form question is passed on to the client; a call that needs one
+    /// gets a tool error saying that no person can sign in here, and nothing is done.
+    #[arg(long, conflicts_with_all = ["open_with", "open_links"])]
+    pub no_browser: bool,
+
     /// How long one tool call waits for a sign-in to land before it is answered with the link
     /// and "ask again once the page says the account is connected". Keep it under the
     /// client's tool-call timeout (60 s in several clients).

@@ -2,7 +2,8 @@
 //! elicitation (a sign-in) is shown by the client if it can, else opened in the browser and
 //! accepted; a form question goes to a client that declared form, and to no one else (no
 //! answer means nothing is done: a confirmation is never given for the user). The retry
-//! then waits, held by the server, until the sign-in lands or `--wait` passes.
+//! then waits, held by the server, until the sign-in lands or `--wait` passes. Under
+//! `--no-browser` no round reaches anyone: the call ends with a tool error.
 
 use serde_json::{Map, Value, json};
 use tokio::time::{Duration, Instant};
@@ -62,6 +63,9 @@ pub(super) async fn call(bridge: &Bridge, params: Value) -> Outcome {
         if result["resultType"] != "input_required" {
             return Ok(for_client(&profile, result));
         }
+        if bridge.no_browser {
+            return Ok(no_person_here());
+        }
         if profile.era == Era::Modern && client_answers_itself(&profile, &result) {
             return Ok(result);
         }
@@ -80,6 +84,17 @@ pub(super) async fn call(bridge: &Bridge, params: Value) -> Outcome {
         "grantry bridge: the server was still asking for input after {MAX_ROUNDS} rounds; \
          nothing more was sent"
     )))
+}
+
+/// The answer to a round under `--no-browser`: neither the link nor the question is passed
+/// on, so the agent behind the client never holds a sign-in link.
+fn no_person_here() -> Value {
+    wire::tool_error(
+        "The server needs a person to sign in or answer before this can be done, and no \
+         person is here: grantry bridge runs with --no-browser, so nothing was opened or passed \
+         on and nothing was done. A person connects the account from a client they use \
+         themselves.",
+    )
 }
 
 /// Learns which arguments tools mirror into headers, if no `tools/list` has told yet.

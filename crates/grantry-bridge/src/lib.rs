@@ -79,6 +79,7 @@ where
         client,
         open_with: args.open_with.clone(),
         open_links: args.open_links,
+        no_browser: args.no_browser,
         wait: args.wait,
         handshake: Mutex::new(None),
         opened: Mutex::new(HashMap::new()),
@@ -135,6 +136,8 @@ pub(crate) struct Bridge {
     client: ClientLink,
     open_with: Option<String>,
     open_links: OpenLinks,
+    /// `--no-browser`: nobody is here to sign in or answer.
+    no_browser: bool,
     wait: Duration,
     /// A handshake-era client's profile, from its `initialize`.
     handshake: Mutex<Option<ClientProfile>>,
@@ -423,6 +426,66 @@ mod tests {
         assert_eq!(called["result"]["isError"], true);
         let text = called["result"]["content"][0]["text"].as_str().unwrap();
         assert_eq!(text, format!("grantry bridge: {cause}"));
+        client.close().await;
+    }
+
+    #[tokio::test]
+    async fn under_no_browser_a_sign_in_reaches_no_one_and_its_link_is_not_passed_on() {
+        const LINK: &str = "https://connector.example/connect/sealed-ticket";
+        let answer = |axum::Json(request): axum::Json<Value>| async move {
+            let result = match request["method"].as_str() {
+                Some("tools/call") => json!({
+                    "resultType": "input_required",
+                    "inputRequests": {"connect:demo": {"method": "elicitation/create",
+                        "params": {"mode": "url", "url": LINK, "message": "Connect Demo."}}},
+                    "requestState": "sealed-state",
+                }),
+                Some("tools/list") => json!({"tools": []}),
+                _ => json!({}),
+            };
+            axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+        };
+        let router = axum::Router::new().route("/mcp", axum::routing::post(answer));
+        let base = testing::serve_router(router).await;
+        let dir = tempfile::tempdir().unwrap();
+        let opened = dir.path().join("opened");
+        let opener = dir.path().join("open");
+        std::fs::write(&opener, format!("#!/bin/sh\ntouch {}\n", opened.display())).unwrap();
+        let executable = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode;
+        std::fs::set_permissions(&opener, executable(0o700)).unwrap();
+        let mut args = testing::args(Url::parse(&format!("{base}/mcp")).unwrap(), dir.path());
+        args.headers.push(testing::static_token());
+        args.open_with = Some(opener.display().to_string());
+        args.no_browser = true;
+        let mut client = StdioClient::start(args);
+        // A client that says it shows links: under --no-browser it is not asked to either.
+        client
+            .send(
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"url": {}, "form": {}}},
+                "clientInfo": {"name": "scheduled-agent", "version": "1"}}}),
+            )
+            .await;
+        assert_eq!(client.next().await["id"], 1);
+        client
+            .send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "list_invoices", "arguments": {}}}))
+            .await;
+        let called = client.next().await;
+        assert_eq!(
+            called["id"], 2,
+            "the call's answer, not a question: {called}"
+        );
+        assert_eq!(called["result"]["isError"], true);
+        let text = called["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("no person is here"), "{text}");
+        assert!(
+            !called.to_string().contains(LINK),
+            "the link stays with the bridge"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!opened.exists(), "no browser opened");
         client.close().await;
     }
 

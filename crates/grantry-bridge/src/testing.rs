@@ -17,6 +17,7 @@ pub(super) fn args(url: Url, token_cache: &std::path::Path) -> BridgeArgs {
         url,
         open_with: Some("/bin/false".into()),
         open_links: crate::args::OpenLinks::Auto,
+        no_browser: false,
         wait: Duration::from_secs(1),
         headers: Vec::new(),
         client_id: None,

@@ -41,7 +41,10 @@ pub(super) enum UpstreamError {
         /// The bearer token sent, if the bridge's own.
         sent: Option<SentToken>,
     },
-    #[error("the server refused the request's scope (HTTP 403 insufficient_scope)")]
+    #[error(
+        "the server refused the request's scope (HTTP 403 insufficient_scope{})",
+        named_scope(challenge)
+    )]
     InsufficientScope {
         /// The `WWW-Authenticate` challenge, naming the scope needed.
         challenge: String,
@@ -277,4 +280,11 @@ impl Upstream {
     pub(super) fn left_out(&self, tool: &str) -> Option<Invalid> {
         self.mirrors.of(tool).err()
     }
+}
+
+/// `; it asks for "…"`, the scope a 403 challenge names, if it names one.
+fn named_scope(challenge: &str) -> String {
+    auth::challenge_parameter(challenge, "scope")
+        .map(|scope| format!("; it asks for \"{scope}\""))
+        .unwrap_or_default()
 }

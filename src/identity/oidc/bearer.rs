@@ -5,9 +5,11 @@
 use http::HeaderMap;
 use http::header::AUTHORIZATION;
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use super::{JwtError, Oidc};
-use crate::identity::Principal;
+use crate::config::ClaimMatch;
+use crate::identity::{GrantedScopes, McpCaller, Presence, Principal};
 
 /// Why an MCP request was not authenticated; each maps to the spec's challenge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,6 +40,10 @@ pub(super) struct AccessClaims {
     /// Only ID tokens carry a nonce: one here means an ID token offered as an access token.
     #[serde(default)]
     pub nonce: Option<serde::de::IgnoredAny>,
+    /// The other claims: the client it was issued to (RFC 9068 `client_id`, OpenID's
+    /// `azp`), and those `--non-interactive-claim` names.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -48,23 +54,47 @@ pub(super) enum ScopeList {
 }
 
 impl AccessClaims {
-    fn has_scopes(&self, required: &[String]) -> bool {
-        let mut granted: Vec<&str> = Vec::new();
+    /// Whether a person is behind the token: not when it was issued to its client itself
+    /// (`sub` is the client's id, as client-credentials tokens have it), nor when a claim
+    /// `--non-interactive-claim` names has its value.
+    fn presence(&self, non_interactive: &[ClaimMatch]) -> Presence {
+        let issued_to_client = ["client_id", "azp"]
+            .into_iter()
+            .any(|claim| self.other.get(claim).and_then(Value::as_str) == Some(&self.sub));
+        let marked = non_interactive
+            .iter()
+            .any(|m| match self.other.get(&m.claim) {
+                Some(Value::String(value)) => *value == m.value,
+                Some(Value::Array(values)) => values.iter().any(|v| v.as_str() == Some(&m.value)),
+                _ => false,
+            });
+        if issued_to_client || marked {
+            Presence::NoPerson
+        } else {
+            Presence::Person
+        }
+    }
+
+    /// The scopes granted, from `scope` and `scp` together.
+    fn granted(&self) -> Vec<String> {
+        let mut granted: Vec<String> = Vec::new();
         if let Some(scope) = &self.scope {
-            granted.extend(scope.split_whitespace());
+            granted.extend(scope.split_whitespace().map(str::to_owned));
         }
         match &self.scp {
-            Some(ScopeList::Text(text)) => granted.extend(text.split_whitespace()),
-            Some(ScopeList::List(list)) => granted.extend(list.iter().map(String::as_str)),
+            Some(ScopeList::Text(text)) => {
+                granted.extend(text.split_whitespace().map(str::to_owned))
+            }
+            Some(ScopeList::List(list)) => granted.extend(list.iter().cloned()),
             None => {}
         }
-        required.iter().all(|r| granted.contains(&r.as_str()))
+        granted
     }
 }
 
 impl Oidc {
-    /// The principal behind an MCP request.
-    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, BearerError> {
+    /// Who is behind an MCP request.
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<McpCaller, BearerError> {
         let token = bearer_token(headers)?;
         let claims = if is_jwt(token) {
             self.verify_jwt::<AccessClaims>(token, &self.audience)
@@ -88,12 +118,18 @@ impl Oidc {
         if claims.nonce.is_some() {
             return Err(BearerError::Invalid("an ID token is not an access token"));
         }
-        if !claims.has_scopes(&self.settings.required_scopes) {
+        let scopes = GrantedScopes(claims.granted());
+        if !scopes.include(&self.settings.required_scopes) {
             return Err(BearerError::InsufficientScope);
         }
-        Ok(Principal {
-            issuer: claims.iss,
-            subject: claims.sub,
+        let presence = claims.presence(&self.settings.non_interactive_claims);
+        Ok(McpCaller {
+            principal: Principal {
+                issuer: claims.iss,
+                subject: claims.sub,
+            },
+            presence,
+            scopes: Some(scopes),
         })
     }
 }
@@ -132,6 +168,7 @@ fn is_jwt(token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn headers(values: &[&str]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -170,11 +207,45 @@ mod tests {
             scope: scope.map(str::to_owned),
             scp,
             nonce: None,
+            other: Map::new(),
         };
         let need = vec!["invoices".to_owned()];
-        assert!(claims(Some("openid invoices"), None).has_scopes(&need));
-        assert!(claims(None, Some(ScopeList::List(vec!["invoices".into()]))).has_scopes(&need));
-        assert!(!claims(Some("openid invoice"), None).has_scopes(&need));
-        assert!(claims(None, None).has_scopes(&[]));
+        let has =
+            |claims: AccessClaims, need: &[String]| GrantedScopes(claims.granted()).include(need);
+        assert!(has(claims(Some("openid invoices"), None), &need));
+        assert!(has(
+            claims(None, Some(ScopeList::List(vec!["invoices".into()]))),
+            &need
+        ));
+        assert!(!has(claims(Some("openid invoice"), None), &need));
+        assert!(has(claims(None, None), &[]));
+    }
+
+    #[test]
+    fn a_token_issued_to_its_client_or_marked_by_a_claim_has_no_person() {
+        let claims = |json: Value| -> AccessClaims { serde_json::from_value(json).unwrap() };
+        let marks = vec!["gty=client-credentials".parse::<ClaimMatch>().unwrap()];
+        let person = claims(json!({"iss": "i", "sub": "alice", "client_id": "app", "azp": "app"}));
+        assert_eq!(person.presence(&marks), Presence::Person);
+        for no_person in [
+            json!({"iss": "i", "sub": "svc", "client_id": "svc"}),
+            json!({"iss": "i", "sub": "svc", "azp": "svc"}),
+            json!({"iss": "i", "sub": "x@clients", "gty": "client-credentials"}),
+            json!({"iss": "i", "sub": "x", "gty": ["refresh", "client-credentials"]}),
+        ] {
+            assert_eq!(
+                claims(no_person.clone()).presence(&marks),
+                Presence::NoPerson,
+                "{no_person}"
+            );
+        }
+        let other_value = claims(json!({"iss": "i", "sub": "x", "gty": "password"}));
+        assert_eq!(other_value.presence(&marks), Presence::Person);
+        let unmarked = claims(json!({"iss": "i", "sub": "x@clients", "gty": "client-credentials"}));
+        assert_eq!(
+            unmarked.presence(&[]),
+            Presence::Person,
+            "only the claims configured mark"
+        );
     }
 }

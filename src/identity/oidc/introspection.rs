@@ -92,6 +92,9 @@ struct Introspection {
     scope: Option<String>,
     #[serde(default)]
     token_type: Option<String>,
+    /// The other members: `client_id`, and those `--non-interactive-claim` names.
+    #[serde(flatten)]
+    other: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -206,6 +209,7 @@ fn accept(
         scope: answer.scope,
         scp: None::<ScopeList>,
         nonce: None,
+        other: answer.other,
     })
 }
 

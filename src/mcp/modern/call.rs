@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::envelope::Params;
 use super::{Asked, Call};
-use crate::identity::Principal;
+use crate::identity::{Presence, Principal};
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::{ReplyTo, RpcError};
 use crate::mcp::malformed;
@@ -51,6 +51,12 @@ impl CallParams<'_, '_> {
                 RpcError::internal("request reached the tools without an authenticated principal");
             return Err((to, error));
         };
+        let presence = asked
+            .parts
+            .extensions
+            .get::<Presence>()
+            .copied()
+            .unwrap_or_default();
         let (notifier, notifications) = match entry.listed {
             Listed::Own(_) => (Notifier::silent(), None),
             Listed::Added(_) => {
@@ -68,7 +74,7 @@ impl CallParams<'_, '_> {
                 request_state,
                 responses,
             },
-            capabilities: self.capabilities,
+            capabilities: self.capabilities.for_presence(presence),
             era: Era::Modern(notifier),
         };
         Ok(Call {

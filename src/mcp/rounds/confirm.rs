@@ -50,6 +50,9 @@ pub(super) async fn run(
     retry: &Retry,
     capabilities: Capabilities,
 ) -> Result<CallAnswer, RpcError> {
+    if capabilities.no_person {
+        return Ok(no_person_to_confirm(tool).into());
+    }
     if !capabilities.form_elicitation {
         return cannot_ask(call, tool);
     }
@@ -94,6 +97,16 @@ fn cannot_ask(call: &Call<'_>, tool: Tool) -> Result<CallAnswer, RpcError> {
         )),
         NoUrlElicitation::Link => Ok(ToolResult::error(format!("{why}.")).into()),
     }
+}
+
+/// The answer to a caller with no person behind its token: nobody can say yes.
+fn no_person_to_confirm(tool: Tool) -> ToolResult {
+    ToolResult::error(format!(
+        "{} asks a person to confirm first, and no person is behind this caller (its access \
+         token was issued to a client, not to a person); nothing was changed. A person can do \
+         it from a client they use themselves.",
+        tool.name()
+    ))
 }
 
 /// The `input_required` answer asking `question`.

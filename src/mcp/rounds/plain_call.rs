@@ -145,6 +145,12 @@ impl<'a> PlainCall<'a> {
     ) -> Result<CallAnswer, RpcError> {
         match outcome {
             ToolOutcome::Done(result) => Ok(result.into()),
+            ToolOutcome::NeedsConnection { provider, .. }
+            | ToolOutcome::ShowCard { provider, .. }
+                if capabilities.no_person =>
+            {
+                Ok(sign_in::no_person_to_sign_in(self.state, self.tool, &provider).into())
+            }
             ToolOutcome::ShowCard { provider, result } => Ok(CallAnswer::Complete(
                 card::card_result(self.state, self.principal, &provider, result),
             )),

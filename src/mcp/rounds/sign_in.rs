@@ -18,7 +18,7 @@ use crate::identity::Principal;
 use crate::mcp::results::{Elicitation, InputRequest, InputRequired};
 use crate::providers::ProviderId;
 use crate::state::AppState;
-use crate::tools::ToolResult;
+use crate::tools::{Tool, ToolResult};
 use crate::ui::Lang;
 use grantry_base::clock::unix_now;
 
@@ -232,6 +232,25 @@ pub(crate) fn not_connected(state: &AppState, provider: &ProviderId, why: &str) 
     ToolResult::error(format!(
         "The {name} account was not connected ({why}), so this could not be done. \
          Ask again whenever you want to connect it."
+    ))
+}
+
+/// The result for a caller with no person behind its token: no link, since nobody could
+/// open it; nothing was started or stored.
+pub(crate) fn no_person_to_sign_in(
+    state: &AppState,
+    tool: Tool,
+    provider: &ProviderId,
+) -> ToolResult {
+    let name = display_name(state, provider);
+    ToolResult::error(format!(
+        "{} needs a connected {name} account, and no person can sign in for this caller: its \
+         access token was issued to a client (client credentials or a scheduled agent), not to \
+         a person, so no sign-in link was made and nothing was changed. A person connects \
+         {name} from a client they use themselves; for this caller to use that connection, an \
+         operator gives it a token issued to that person (the authorization code flow, or a \
+         token exchange on their behalf) instead of its own.",
+        tool.name()
     ))
 }
 

@@ -4,6 +4,8 @@
 
 mod browser;
 mod connections;
+mod no_person;
+mod scopes;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -186,6 +186,27 @@ pub async fn token_response(
     body
 }
 
+/// An access token `service-client` gets for itself (client credentials, RFC 6749 §4.4): no
+/// person behind it; its `sub` is its client id.
+pub async fn client_credentials_token(issuer: &str, resource: &str, scope: &str) -> String {
+    let response = reqwest::Client::new()
+        .post(format!("{issuer}/token"))
+        .basic_auth("service-client", Some("service-secret"))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("resource", resource),
+            ("scope", scope),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: serde_json::Value = response.json().await.unwrap();
+    let token = body["access_token"].as_str().unwrap().to_owned();
+    super::leaks::record("oidc tokens", [token.as_str()]);
+    token
+}
+
 impl Browser {
     /// Follows redirects from `url` and, when the provider asks who is there, signs in as
     /// `user`; returns the first page that is not a redirect.
