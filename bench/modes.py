@@ -36,12 +36,7 @@ def scale(args, work, servers):
             inproc = grantry(store, work, True, where, label, public_url=plain.base)
             servers.append(inproc)
             instances[(label, False)], instances[(label, True)] = plain, inproc
-        call = message("tools/call", {"name": "list_invoices", "arguments": {}})
-        body = os.path.join(work, f"scale-{store}.json")
-        json.dump(call, open(body, "w"))
-        hdr = body + ".headers"
-        open(hdr, "w").write("".join(f"{k}: {v}\n" for k, v in
-                                     headers("tools/call", "list_invoices").items()))
+        body, hdr = list_invoices_request(work, f"scale-{store}")
         runs = {key: [] for key in instances}
         for key, server in instances.items():
             check_answer(server.name, "grant_http", server, body, hdr)
@@ -225,12 +220,7 @@ def footprint(args, work, servers):
         server = grantry(store, work, True, where, "footprint")
         servers.append(server)
         sign_in(server)
-        call = message("tools/call", {"name": "list_invoices", "arguments": {}})
-        body = os.path.join(work, f"footprint-{store}.json")
-        json.dump(call, open(body, "w"))
-        hdr = body + ".headers"
-        open(hdr, "w").write("".join(f"{k}: {v}\n" for k, v in
-                                     headers("tools/call", "list_invoices").items()))
+        body, hdr = list_invoices_request(work, f"footprint-{store}")
         check_answer(server.name, "grant_inproc", server, body, hdr)
         cpu = store_cpu_seconds(store)
         run = wrk(server, body, hdr, 64, 5)
@@ -242,6 +232,16 @@ def footprint(args, work, servers):
               f"call ({run['requests']} calls, {run['requests'] / run['duration_us'] * 1e6:.0f}/s); "
               f"{1e6 * sign_in_cpu / signed['requests']:.0f} µs per whole sign-in "
               f"({signed['requests']} sign-ins)", flush=True)
+
+
+def list_invoices_request(work, name):
+    """A `tools/call list_invoices` for wrk: the body's file and its headers' file."""
+    body = os.path.join(work, f"{name}.json")
+    json.dump(message("tools/call", {"name": "list_invoices", "arguments": {}}), open(body, "w"))
+    hdr = body + ".headers"
+    open(hdr, "w").write("".join(f"{k}: {v}\n" for k, v in
+                                 headers("tools/call", "list_invoices").items()))
+    return body, hdr
 
 
 def store_bytes(store, where):

@@ -14,7 +14,7 @@
 //! | routes | this file | `app(state)`: every route, the store cleanup |
 //! | | [`program`] | `grantry serve` around the library: settings, logs, the listener until a signal |
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
-//! | protocols | [`mcp`] | `POST /mcp`: authentication and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the registry with its one extension point, for tools a build adds |
+//! | protocols | [`mcp`] | `POST /mcp`: authentication, scopes per tool and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the registry with its one extension point, for tools a build adds |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, worded for the model |
 //! | shared state | [`state`] | the shared state every route and tool works with (the connections service among it) |
@@ -27,7 +27,7 @@
 //! | | [`limits`] | rate limits counted in the store, shared by the replicas |
 //! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them; a bounded number per opener |
 //! | | [`audit`] | audit events: hashed ids, never a secret |
-//! | identity | [`identity`] | who is calling: the principal `(issuer, subject)`; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
+//! | identity | [`identity`] | who is calling: the principal `(issuer, subject)`, whether a person is behind its token, and the token's scopes; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
 //! | settings | [`config`] | every option declared once (flag, variable, TOML key, default), typed and checked at start |
 //! | providers | [`providers`] | the catalog (built-in billing providers), the OAuth client, revocation, one invoice adapter per provider API; provider ids |
 //! | demo | [`demo`] | the built-in demo provider (OAuth server + billing API) under `/demo` |

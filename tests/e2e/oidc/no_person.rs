@@ -60,19 +60,7 @@ async fn a_client_credentials_caller_gets_no_link_no_card_and_no_form() {
     assert_eq!(server.count_rows("flows").await, 0, "no sign-in started");
     assert_eq!(server.count_rows("grants").await, 0);
 
-    // A person's token on the same server still gets the sign-in round.
-    let person = access_token(
-        &provider().issuer,
-        &user("person"),
-        &server.mcp_url(),
-        "test-client",
-    )
-    .await;
-    let mcp = Mcp::with_bearer(server.mcp_url(), person);
-    let round = mcp
-        .call_tool("list_invoices", json!({}), url_and_form())
-        .await;
-    round.sign_in_round();
+    a_person_still_gets_the_sign_in(&server, "test-client").await;
 }
 
 #[tokio::test]
@@ -93,14 +81,19 @@ async fn a_claim_named_by_non_interactive_claim_marks_a_caller_with_no_person() 
     assert_no_person_answer(&answer, &server);
     assert_eq!(server.count_rows("flows").await, 0);
 
-    let unmarked = access_token(
+    a_person_still_gets_the_sign_in(&server, "expiring-client").await;
+}
+
+/// A person's token from `client_id` on the same server still gets the sign-in round.
+async fn a_person_still_gets_the_sign_in(server: &Server, client_id: &str) {
+    let person = access_token(
         &provider().issuer,
         &user("person"),
         &server.mcp_url(),
-        "expiring-client",
+        client_id,
     )
     .await;
-    let mcp = Mcp::with_bearer(server.mcp_url(), unmarked);
+    let mcp = Mcp::with_bearer(server.mcp_url(), person);
     let round = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;
