@@ -11,10 +11,11 @@ mod options;
 mod values;
 pub(crate) mod webhooks;
 
+pub use crate::access::Access;
 pub use cli::{Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation};
 pub use file::FileError;
 pub use grantry_bridge::BridgeArgs;
-pub use identity::{Access, OidcSettings, ToolScopes};
+pub use identity::{OidcSettings, ToolScopes};
 pub use options::ServeArgs;
 pub use values::{ClaimMatch, Origin, PublicUrl};
 

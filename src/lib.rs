@@ -34,6 +34,7 @@
 //! | store | [`store`] | the store's foundations: its URL, its error, the SQLite/PostgreSQL pools with their migrations, the Redis connection, durability checks at start |
 //! | leaves | [`seal`] | XChaCha20-Poly1305 sealing with a key ring, purposes and an audience |
 //! | | [`ids`] | the ids values carry, typed: a provider's |
+//! | | [`access`] | what a call does with a person's accounts (read, write, manage): what MCP scopes and provider scopes are chosen by |
 //! | | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
 //! | | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
 //! | | [`cookie`] | cookie names and attributes |
@@ -48,6 +49,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub(crate) mod audit;
 pub mod config;
 pub mod connect;

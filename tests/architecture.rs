@@ -29,7 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["providers"],
     &["demo"],
     &["store"],
-    &["seal", "quota", "cookie", "metrics", "ui", "ids"],
+    &["seal", "quota", "cookie", "metrics", "ui", "ids", "access"],
 ];
 
 /// A file of the crate, named by its module path (`mcp::edge`; `lib` for the root).

@@ -22,6 +22,8 @@ connect-note = Sie melden sich direkt bei { $provider } an; { $brand } sieht Ihr
 
 connected-title = Konto verbunden
 connected-body = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück: Er macht von selbst weiter.
+connected-less-title = Verbunden, mit weniger Zugriff als erbeten
+connected-less-body = { $provider } hat weniger gewährt als erbeten, daher ist manches (etwa das Erstellen von Rechnungen) nicht möglich. Damit wurde nichts geschrieben. Um es zu erlauben, verbinden Sie sich erneut und gewähren Sie alles, wonach der Anbieter fragt.
 connected-unknown-provider = Abrechnungs
 connected-manage = Ihre Verbindungen ansehen und verwalten
 
@@ -116,6 +118,7 @@ error-too-many-body = Warten Sie eine Minute und öffnen Sie dann den Link Ihres
 ## Nachrichten, die ein MCP-Client der Person zeigt
 
 mcp-connect = Verbinden Sie Ihr { $provider }-Konto, damit { $brand } damit arbeiten kann.
+mcp-grant-write = Erlauben Sie { $brand }, in Ihrem { $provider }-Konto Rechnungen zu erstellen und zu ändern: bisher darf es sie nur lesen.
 mcp-reconnect = Verbinden Sie Ihr { $provider }-Konto neu: { $why }.
 mcp-choose-account = Es sind mehrere { $provider }-Konten verbunden. Welches soll verwendet werden?
 mcp-choose-account-field = { $provider }-Konto

@@ -24,6 +24,8 @@ connect-note = You will sign in at { $provider } itself; { $brand } never sees y
 
 connected-title = Account connected
 connected-body = Your { $provider } account is connected. Return to your assistant: it will continue on its own.
+connected-less-title = Connected, with less access than asked
+connected-less-body = { $provider } granted less than was asked for, so some things you asked for (such as creating invoices) cannot be done. Nothing was written with it. To allow them, connect again and grant everything the provider asks about.
 connected-unknown-provider = billing
 connected-manage = See and manage your connections
 
@@ -118,6 +120,7 @@ error-too-many-body = Wait a minute, then open the link from your assistant agai
 ## Messages an MCP client shows the person
 
 mcp-connect = Connect your { $provider } account so { $brand } can act on it.
+mcp-grant-write = Allow { $brand } to create and change invoices in your { $provider } account: so far it may only read them.
 mcp-reconnect = Reconnect your { $provider } account: { $why }.
 mcp-choose-account = Several { $provider } accounts are connected. Which one should be used?
 mcp-choose-account-field = { $provider } account

@@ -22,6 +22,8 @@ connect-note = Vous vous connecterez directement chez { $provider } ; { $brand }
 
 connected-title = Compte connecté
 connected-body = Votre compte { $provider } est connecté. Revenez à votre assistant : il poursuivra de lui-même.
+connected-less-title = Connecté, avec moins d'accès que demandé
+connected-less-body = { $provider } a accordé moins que ce qui était demandé : certaines actions (comme créer des factures) ne sont donc pas possibles. Rien n'a été écrit avec cet accès. Pour les autoriser, connectez-vous à nouveau et accordez tout ce que le fournisseur demande.
 connected-unknown-provider = de facturation
 connected-manage = Voir et gérer vos connexions
 
@@ -116,6 +118,7 @@ error-too-many-body = Patientez une minute, puis rouvrez le lien de votre assist
 ## Messages qu'un client MCP montre à la personne
 
 mcp-connect = Connectez votre compte { $provider } pour que { $brand } puisse l'utiliser.
+mcp-grant-write = Autorisez { $brand } à créer et modifier des factures dans votre compte { $provider } : jusqu'ici il ne peut que les lire.
 mcp-reconnect = Reconnectez votre compte { $provider } : { $why }.
 mcp-choose-account = Plusieurs comptes { $provider } sont connectés. Lequel utiliser ?
 mcp-choose-account-field = Compte { $provider }

@@ -8,6 +8,7 @@ use secrecy::{ExposeSecret as _, SecretString};
 
 use super::values::{ClaimMatch, CommaList, Scope};
 use super::{ConfigError, IdentityMode, PublicUrl, ServeArgs, bad};
+use crate::access::Access;
 
 /// The OpenID Connect issuer grantry trusts, and the client it uses for browser logins.
 #[derive(Clone, Debug)]
@@ -22,17 +23,6 @@ pub struct OidcSettings {
     pub non_interactive_claims: Vec<ClaimMatch>,
     /// The scopes a tool call needs beyond `required_scopes`, by what the tool does.
     pub tool_scopes: ToolScopes,
-}
-
-/// What a tool does with a person's accounts: each kind has MCP scopes of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// Reads invoices and connections, and starts a sign-in for them.
-    Read,
-    /// Creates or changes invoices.
-    Write,
-    /// Disconnects accounts.
-    Manage,
 }
 
 /// The scopes each kind of tool call needs beyond those every request needs

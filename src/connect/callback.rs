@@ -53,9 +53,14 @@ pub(super) async fn handle(
     // whose tokens were dropped half-way would be lost for good.
     let https = state.config.is_https();
     match tokio::spawn(complete_claimed(state, *flow, query, headers)).await {
-        Ok(Ok(flow)) => {
+        Ok(Ok((flow, granted))) => {
             let jar = jar.add(binding::removal(&flow.id, https));
-            let location = format!("/connected?provider={}", flow.provider);
+            let location = match granted {
+                Granted::AllAsked => format!("/connected?provider={}", flow.provider),
+                Granted::LessThanAsked => {
+                    format!("/connected?provider={}&granted=less", flow.provider)
+                }
+            };
             let location =
                 HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
             (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
@@ -67,6 +72,15 @@ pub(super) async fn handle(
     }
 }
 
+/// Whether the provider granted every scope the sign-in asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Granted {
+    AllAsked,
+    /// Fewer (the person unticked one): the connection is stored as granted, and the page
+    /// says what cannot be done with it.
+    LessThanAsked,
+}
+
 /// Finishes a claimed flow and records how it ended, with its count and, for what may be an
 /// attack, its security event.
 async fn complete_claimed(
@@ -74,10 +88,10 @@ async fn complete_claimed(
     flow: Flow,
     query: CallbackQuery,
     headers: HeaderMap,
-) -> Result<Flow, PageError> {
+) -> Result<(Flow, Granted), PageError> {
     let outcome = finish(&state, &flow, &query, &headers).await;
     let status = match &outcome {
-        Ok(()) => FlowStatus::Connected,
+        Ok(_) => FlowStatus::Connected,
         Err(error) => error.flow_status(),
     };
     let audit = Audit {
@@ -86,7 +100,7 @@ async fn complete_claimed(
         flow_id: Some(&flow.id),
     };
     match &outcome {
-        Ok(()) => audit.notice("grant.stored", "grant stored"),
+        Ok(_) => audit.notice("grant.stored", "grant stored"),
         Err(error) => match error.alarm() {
             Some((event, detail)) => audit.alarm(event, detail),
             None => tracing::info!(provider = %flow.provider, %error, "sign-in not completed"),
@@ -101,7 +115,7 @@ async fn complete_claimed(
     if let Err(e) = state.flows.finish(&flow.id, status).await {
         tracing::warn!(error = %e, status = status.as_str(), "cannot record how the flow ended");
     }
-    outcome.map(|()| flow)
+    outcome.map(|granted| (flow, granted))
 }
 
 /// Everything after the claim, in order, each check before the one and only token request.
@@ -110,7 +124,7 @@ async fn finish(
     flow: &Flow,
     query: &CallbackQuery,
     headers: &HeaderMap,
-) -> Result<(), PageError> {
+) -> Result<Granted, PageError> {
     check_browser(state, flow, headers)?;
     let provider = state.catalog.get(&flow.provider).ok_or_else(|| {
         tracing::error!(provider = %flow.provider, "flow names a provider no longer in the catalog");
@@ -142,6 +156,7 @@ async fn finish(
         &state.config.redirect_uri(),
         code,
         verifier.as_deref(),
+        &flow.scopes,
     )
     .await
     .map_err(|e| {
@@ -158,7 +173,12 @@ async fn finish(
         .connections
         .store_signed_in(&flow.principal, provider, &tokens, unix_now())
         .await?;
-    Ok(())
+    let lacking = provider.lacking(&flow.scopes, &tokens.scopes);
+    if lacking.is_empty() {
+        return Ok(Granted::AllAsked);
+    }
+    tracing::info!(provider = %provider.id, lacking = %lacking.join(" "), "the provider granted fewer scopes than asked");
+    Ok(Granted::LessThanAsked)
 }
 
 /// The browser must be the one that started the sign-in (its binding cookie), signed in as
@@ -212,6 +232,8 @@ fn issuer_ok(provider: &Provider, iss: Option<&str>) -> bool {
 #[derive(Deserialize)]
 pub(super) struct ConnectedQuery {
     provider: Option<String>,
+    /// `less` when the provider granted fewer scopes than asked.
+    granted: Option<String>,
 }
 
 /// The clean page the callback redirects to (its URL carries no code or state).
@@ -227,10 +249,14 @@ pub(super) async fn connected(
             || ui::t("connected-unknown-provider"),
             |p| p.display_name.clone(),
         );
+    let (title, body) = match q.granted.as_deref() {
+        Some("less") => ("connected-less-title", "connected-less-body"),
+        _ => ("connected-title", "connected-body"),
+    };
     pages::message_then(
         StatusCode::OK,
-        &ui::t("connected-title"),
-        &ui::t_with("connected-body", &[("provider", &name)]),
+        &ui::t(title),
+        &ui::t_with(body, &[("provider", &name)]),
         Some((CONNECTIONS_PATH, &ui::t("connected-manage"))),
     )
 }

@@ -98,6 +98,14 @@ pub(super) async fn show(
     let Some(provider) = state.catalog.get(&ticket.provider) else {
         return PageError::InvalidLink.into_response();
     };
+    let scopes = match state
+        .connections
+        .scopes_to_ask(&principal, provider, ticket.access)
+        .await
+    {
+        Ok(scopes) => scopes,
+        Err(e) => return PageError::Store(e).into_response(),
+    };
     let action = format!("/connect/{sealed}");
     let token = csrf::token(&state.sealer, &ticket.id, unix_now());
     pages::render(
@@ -105,7 +113,7 @@ pub(super) async fn show(
         &ConnectPage {
             who: &principal.subject,
             provider_name: &provider.display_name,
-            scopes: &provider.scopes,
+            scopes: &scopes,
             action: &action,
             csrf: &token,
         },
@@ -191,12 +199,16 @@ async fn start_flow(
         .catalog
         .get(&ticket.provider)
         .ok_or(PageError::InvalidLink)?;
+    let scopes = state
+        .connections
+        .scopes_to_ask(&principal, provider, ticket.access)
+        .await?;
     let oauth_state = random_id();
-    let start =
-        oauth::authorize(provider, &state.config.redirect_uri(), &oauth_state).map_err(|e| {
-            tracing::error!(provider = %provider.id, error = %e, "cannot build the authorize URL");
-            PageError::Misconfigured
-        })?;
+    let redirect_uri = state.config.redirect_uri();
+    let start = oauth::authorize(provider, &scopes, &redirect_uri, &oauth_state).map_err(|e| {
+        tracing::error!(provider = %provider.id, error = %e, "cannot build the authorize URL");
+        PageError::Misconfigured
+    })?;
     // The provider's authorize URL, as a header: a URL that cannot be one is the entry's fault.
     let location = HeaderValue::from_str(&start.url).map_err(|_| {
         tracing::error!(provider = %provider.id, "the authorize URL cannot be a Location header");
@@ -221,6 +233,7 @@ async fn start_flow(
         created_at: now,
         expires_at: now + FLOW_TTL_SECS,
         claimed_at: None,
+        scopes,
     };
     state.flows.insert(&flow).await?;
     Ok(Started {

@@ -1,12 +1,13 @@
 //! The sign-in ticket: the sealed value in a connect link.
 //!
 //! Opaque to everyone but grantry: a 128-bit random id, the principal it was issued to, the
-//! provider and an expiry, sealed under purpose "sign-in ticket". It holds nothing readable,
+//! provider, what the connection is for (reading, or writing too) and an expiry, sealed under purpose "sign-in ticket". It holds nothing readable,
 //! and it is useless on its own: the connect page still checks who is at the browser.
 
 use crate::config::PublicUrl;
 use serde::{Deserialize, Serialize};
 
+use crate::access::Access;
 use crate::identity::Principal;
 use crate::leases::LeaseBackend;
 use crate::providers::ProviderId;
@@ -18,14 +19,24 @@ pub struct Ticket {
     pub id: String,
     pub principal: Principal,
     pub provider: ProviderId,
+    /// What the call that asked for the sign-in does: its provider scopes are asked for.
+    #[serde(default, rename = "a")]
+    pub access: Access,
 }
 
 impl Ticket {
+    /// A ticket for a connection that reads.
     pub fn new(principal: &Principal, provider: &ProviderId) -> Self {
+        Self::for_access(principal, provider, Access::Read)
+    }
+
+    /// A ticket for a connection that serves calls with `access`.
+    pub fn for_access(principal: &Principal, provider: &ProviderId, access: Access) -> Self {
         Self {
             id: random_id(),
             principal: principal.clone(),
             provider: provider.clone(),
+            access,
         }
     }
 

@@ -44,6 +44,8 @@ pub(crate) enum EventKind {
     NeedsReauth,
     Expiring,
     Disconnected,
+    /// A sign-in over an existing connection changed what it may do (incremental consent).
+    ScopesChanged,
 }
 
 impl EventKind {
@@ -56,6 +58,7 @@ impl EventKind {
             Self::NeedsReauth => "connection.needs_reauth",
             Self::Expiring => "connection.expiring",
             Self::Disconnected => "connection.disconnected",
+            Self::ScopesChanged => "connection.scopes_changed",
         }
     }
 }
@@ -128,12 +131,22 @@ impl Lifecycle {
                 now,
                 self.settings.expiry_warning_secs,
             ),
-            used_at: old.map_or(0, |o| o.used_at),
+            used_at: old.as_ref().map_or(0, |o| o.used_at),
         };
         let data = event_data(key, &connection_id, tokens, State::Active, &health);
-        let events = self.deliveries(kind, key, data, now);
+        let mut events = self.deliveries(kind, key, data.clone(), now);
+        let previous = old.as_ref().map(|o| scope_list(&o.scopes));
+        let changed = previous.filter(|before| !same_scopes(before, &tokens.scopes));
+        if let Some(before) = &changed {
+            let mut data = data;
+            data["previous_scopes"] = json!(before);
+            events.extend(self.deliveries(EventKind::ScopesChanged, key, data, now));
+        }
         self.grants.put(key, &stored, &events).await?;
         self.written(kind, key);
+        if changed.is_some() {
+            self.written(EventKind::ScopesChanged, key);
+        }
         self.grants.events().notify(key).await;
         Ok(())
     }
@@ -377,8 +390,22 @@ fn event_data(
         "principal": {"iss": key.principal.issuer, "sub": key.principal.subject},
         "account": tokens.account.as_ref().map(|a| json!({"id": a.id, "name": a.name})),
         "state": state.as_str(),
+        "scopes": tokens.scopes,
         "reason": health.reason,
         "attempt_count": health.failures,
         "hard_expires_at": health.hard_expires_at.map(rfc3339),
     })
+}
+
+/// A row's space-separated scopes as a list.
+fn scope_list(text: &str) -> Vec<String> {
+    text.split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether two scope lists grant the same, whatever their order.
+fn same_scopes(a: &[String], b: &[String]) -> bool {
+    a.iter().all(|s| b.contains(s)) && b.iter().all(|s| a.contains(s))
 }

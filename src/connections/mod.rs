@@ -4,6 +4,7 @@
 //! answers.
 //!
 //! - which grants a person holds, and which one a request means ([`AccountChoice`]);
+//! - which provider scopes a sign-in asks for, and what a connection lacks ([`consent`]);
 //! - a provider call made with a usable token ([`tokens`]: refreshed once across replicas;
 //!   [`calls`]: the loop every call goes through);
 //! - every change of a connection's life written with its event ([`lifecycle`]);
@@ -12,6 +13,7 @@
 //! - a confirmed disconnect with its revocation ([`disconnect`]).
 
 mod calls;
+pub(crate) mod consent;
 mod disconnect;
 pub mod keepalive;
 pub mod lifecycle;

@@ -108,8 +108,19 @@ pub(super) async fn decide(
             }
             .into_response()
         }
-        Ok(Some("approve")) => match params.get("user") {
-            Ok(Some(user)) if is_valid_user(user) => issue_code(&inner, &request, user),
+        Ok(Some(decision @ ("approve" | "approve_read"))) => match params.get("user") {
+            Ok(Some(user)) if is_valid_user(user) => {
+                // "Allow reading only": granular consent, fewer scopes than asked.
+                let granted = match decision {
+                    "approve_read" => scope::read_only(&request.scope),
+                    _ => request.scope.clone(),
+                };
+                let request = AuthRequest {
+                    scope: granted,
+                    ..request
+                };
+                issue_code(&inner, &request, user)
+            }
             _ => consent_page(
                 &request,
                 typed_user,
@@ -297,6 +308,7 @@ fn consent_page(
     let page = ConsentPage {
         client_id: request.client_id,
         redirect_uri: request.redirect_uri_raw,
+        read_only_choice: scope::read_only(&request.scope) != request.scope,
         scopes,
         scope: &request.scope,
         state: request.state,

@@ -26,6 +26,8 @@ pub(super) struct ConsentPage<'a> {
     pub client_id: &'a str,
     pub redirect_uri: &'a str,
     pub scopes: Vec<ScopeView>,
+    /// Whether it asks for write access besides reading: then "Allow reading only" is offered.
+    pub read_only_choice: bool,
     /// The request's parameters, carried back as hidden fields (and re-validated on POST).
     pub scope: &'a str,
     pub state: Option<&'a str>,

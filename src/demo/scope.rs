@@ -29,6 +29,19 @@ pub(super) fn narrow(requested: &str, granted: &str) -> Option<String> {
     normalize(requested).filter(|_| within)
 }
 
+/// `scope` (normalized) without write access: what "Allow reading only" grants. Reading
+/// stays even where it was not asked for, since write access alone is what was refused.
+pub(super) fn read_only(scope: &str) -> String {
+    let mut kept: Vec<&str> = scope
+        .split(' ')
+        .filter(|s| !s.is_empty() && *s != DEMO_WRITE_SCOPE)
+        .collect();
+    if kept.is_empty() {
+        kept.push(DEMO_SCOPE);
+    }
+    kept.join(" ")
+}
+
 /// What the consent page says a scope allows.
 pub(super) fn description(scope: &str) -> &'static str {
     match scope {
@@ -41,6 +54,13 @@ pub(super) fn description(scope: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_only_drops_write_access() {
+        assert_eq!(read_only("invoices:read invoices:write"), "invoices:read");
+        assert_eq!(read_only("invoices:read"), "invoices:read");
+        assert_eq!(read_only("invoices:write"), "invoices:read");
+    }
 
     #[test]
     fn scopes_are_checked_and_normalized() {

@@ -90,6 +90,8 @@ pub struct Flow {
     pub expires_at: i64,
     /// When the callback claimed it (`None` while pending).
     pub claimed_at: Option<i64>,
+    /// The provider scopes its authorize URL asked for.
+    pub scopes: Vec<String>,
 }
 
 impl Flow {

@@ -6,7 +6,7 @@ use crate::store::StoreError;
 
 /// The columns every SQL backend selects, in this order.
 pub(super) const COLUMNS: &str = "id, ticket_id, principal_iss, principal_sub, provider, verifier_sealed, \
-     state_hash, binding_hash, status, created_at, expires_at, claimed_at";
+     state_hash, binding_hash, status, created_at, expires_at, claimed_at, scopes";
 
 #[derive(sqlx::FromRow)]
 pub struct FlowRecord {
@@ -22,6 +22,7 @@ pub struct FlowRecord {
     created_at: i64,
     expires_at: i64,
     claimed_at: Option<i64>,
+    scopes: String,
 }
 
 impl TryFrom<FlowRecord> for Flow {
@@ -46,6 +47,7 @@ impl TryFrom<FlowRecord> for Flow {
             created_at: r.created_at,
             expires_at: r.expires_at,
             claimed_at: r.claimed_at,
+            scopes: split_scopes(&r.scopes),
         })
     }
 }
@@ -57,4 +59,12 @@ pub(super) fn missed_claim(flow: Flow, now: i64) -> super::Claim {
     } else {
         super::Claim::AlreadyUsed(Box::new(flow))
     }
+}
+
+/// Scopes as a store keeps them: space-separated.
+pub(super) fn split_scopes(text: &str) -> Vec<String> {
+    text.split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }

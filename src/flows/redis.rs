@@ -104,6 +104,7 @@ fn flow_from_hash(mut h: HashMap<String, String>) -> Result<Flow, StoreError> {
         expires_at: number(take("expires_at")?)?,
         claimed_at: h.remove("claimed_at").map(number).transpose()?,
         verifier_sealed: h.remove("verifier_sealed"),
+        scopes: super::record::split_scopes(&h.remove("scopes").unwrap_or_default()),
     })
 }
 
@@ -122,6 +123,7 @@ impl FlowBackend for RedisFlows {
             ("status", flow.status.as_str().to_owned()),
             ("created_at", flow.created_at.to_string()),
             ("expires_at", flow.expires_at.to_string()),
+            ("scopes", flow.scopes.join(" ")),
         ];
         if let Some(verifier) = &flow.verifier_sealed {
             fields.push(("verifier_sealed", verifier.clone()));

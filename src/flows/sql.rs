@@ -17,8 +17,8 @@ macro_rules! sql_flows {
             async fn insert(&self, flow: &Flow) -> Result<(), StoreError> {
                 sqlx::query(
                     "INSERT INTO flows (id, ticket_id, principal_iss, principal_sub, provider, \
-                     verifier_sealed, state_hash, binding_hash, status, created_at, expires_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                     verifier_sealed, state_hash, binding_hash, status, created_at, expires_at, scopes) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
                 )
                 .bind(&flow.id)
                 .bind(&flow.ticket_id)
@@ -31,6 +31,7 @@ macro_rules! sql_flows {
                 .bind(flow.status.as_str())
                 .bind(flow.created_at)
                 .bind(flow.expires_at)
+                .bind(flow.scopes.join(" "))
                 .execute(&self.pool)
                 .await?;
                 Ok(())

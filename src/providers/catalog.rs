@@ -17,7 +17,9 @@
 //! issuer = "https://login.acme.example"    # checked against RFC 9207 `iss` when sent
 //! client_id = "grantry"
 //! client_secret_env = "ACME_CLIENT_SECRET"
-//! scopes = ["invoices:read"]
+//! scopes = ["offline_access"]              # asked at every sign-in
+//! read_scopes = ["invoices:read"]           # and for reading (list_invoices)
+//! write_scopes = ["invoices:write"]         # asked for later, when a tool writes
 //! pkce = "required"                        # required | supported | off
 //! token_auth = "basic"                     # basic | post
 //! adapter = "demo"                         # the invoice API shape it speaks
@@ -29,9 +31,11 @@ use std::path::Path;
 use serde::Deserialize;
 use url::Url;
 
+mod access;
 mod entry;
 mod pkce;
 
+pub(crate) use access::add_missing;
 use entry::{EntryFile, demo_entry, resolve};
 
 use super::ProviderId;
@@ -110,7 +114,13 @@ pub struct Provider {
     pub iss_parameter_supported: bool,
     pub client_id: String,
     pub client_secret: Option<String>,
+    /// Asked for at every sign-in (`offline_access`, say); with no per-access lists, all
+    /// there is.
     pub scopes: Vec<String>,
+    /// Asked for besides `scopes` so the connection can read (see [`Provider::scopes_for`]).
+    pub read_scopes: Vec<String>,
+    /// Asked for besides those so it can write; none: the entry does not ask per access.
+    pub write_scopes: Vec<String>,
     /// How the authorize URL joins scopes (a space, or Zoho's comma).
     pub scope_separator: String,
     pub pkce: PkceMode,

@@ -135,10 +135,11 @@ fn oauth_client(
     Ok(client)
 }
 
-/// Builds the provider's authorize URL for one flow: `state` as given, PKCE S256 unless the
-/// provider takes none.
+/// Builds the provider's authorize URL for one flow asking for `scopes`: `state` as given,
+/// PKCE S256 unless the provider takes none.
 pub fn authorize(
     provider: &Provider,
+    scopes: &[String],
     redirect_uri: &str,
     state: &str,
 ) -> Result<AuthorizeStart, TokenError> {
@@ -147,11 +148,11 @@ pub fn authorize(
     let mut request = client.authorize_url(move || CsrfToken::new(state));
     // Most providers take space-separated scopes; Zoho wants them comma-separated.
     request = if provider.scope_separator == " " {
-        request.add_scopes(provider.scopes.iter().cloned().map(Scope::new))
-    } else if provider.scopes.is_empty() {
+        request.add_scopes(scopes.iter().cloned().map(Scope::new))
+    } else if scopes.is_empty() {
         request
     } else {
-        request.add_scope(Scope::new(provider.scopes.join(&provider.scope_separator)))
+        request.add_scope(Scope::new(scopes.join(&provider.scope_separator)))
     };
     for (name, value) in &provider.extra_authorize_params {
         request = request.add_extra_param(name, value);
@@ -169,13 +170,14 @@ pub fn authorize(
     })
 }
 
-/// Redeems an authorization code, once.
+/// Redeems an authorization code, once; `requested`: the scopes its authorize URL asked for.
 pub async fn exchange_code(
     http: &reqwest::Client,
     provider: &Provider,
     redirect_uri: &str,
     code: &str,
     pkce_verifier: Option<&str>,
+    requested: &[String],
 ) -> Result<TokenSet, TokenError> {
     let client = oauth_client(provider, redirect_uri, Endpoint::Token)?;
     let mut request = client.exchange_code(AuthorizationCode::new(code.to_owned()));
@@ -187,7 +189,7 @@ pub async fn exchange_code(
     let mut tokens = token_set(provider, response, None)?;
     if tokens.scopes.is_empty() {
         // RFC 6749 §5.1: no `scope` in the answer means the requested ones were granted.
-        tokens.scopes = provider.scopes.clone();
+        tokens.scopes = requested.to_vec();
     }
     Ok(tokens)
 }

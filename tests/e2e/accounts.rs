@@ -252,6 +252,7 @@ on_every_store!(two_organisations_are_two_connections);
 #[tokio::test]
 async fn a_yes_given_at_one_organisation_voids_nothing_at_another() {
     let (server, fake, mcp) = connected_to_xero(&[]).await;
+    crate::adapters::grant_write_access(&mcp, "xero").await;
     let made = create_at_xero(&mcp).await;
     let id = made.result()["structuredContent"]["invoice"]["id"]
         .as_str()

@@ -61,6 +61,38 @@ pub async fn connect(server: &Server, mcp: &Mcp, provider: &str) {
 }
 
 /// Every page of `status` invoices from `provider`.
+/// Gives the caller's connection at `provider` write access as a person does when a tool
+/// first writes (incremental consent): `void_invoice` of no invoice asks for it in a sign-in
+/// round, the browser signs in (at the demo, approving everything), the retry runs the tool.
+pub async fn grant_write_access(mcp: &Mcp, provider: &str) {
+    let args = json!({"provider": provider, "invoice_id": "no-such-invoice"});
+    let first = mcp
+        .call_tool("void_invoice", args.clone(), url_and_form())
+        .await;
+    let (link, state, key) = first.sign_in_round();
+    let browser = Browser::new();
+    if provider == "demo" {
+        browser.sign_in(&link, true).await;
+    } else {
+        let authorize = browser.continue_at(&link).await;
+        let back = browser.get(&authorize).await;
+        browser.get(&back.location().unwrap()).await;
+    }
+    let retry = mcp
+        .retry(
+            "void_invoice",
+            args,
+            json!({ &key: {"action": "accept"} }),
+            &state,
+        )
+        .await;
+    assert!(
+        retry.result()["inputRequests"].get(&key).is_none(),
+        "write access granted: {}",
+        retry.raw
+    );
+}
+
 async fn all_pages(mcp: &Mcp, provider: &str, status: &str) -> Vec<Value> {
     let mut invoices = Vec::new();
     let mut cursor: Option<String> = None;

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::adapters::{connect, grantry_with_fakes};
+use crate::adapters::{connect, grant_write_access, grantry_with_fakes};
 use crate::support::mcp::{Answer, url_and_form};
 use crate::support::{Browser, Mcp, Server, servers};
 
@@ -47,6 +47,7 @@ async fn demo_connected() -> (Server, Mcp) {
         )
         .await;
     assert_eq!(done.result()["resultType"], "complete");
+    grant_write_access(&mcp, "demo").await;
     (server, mcp)
 }
 
@@ -209,6 +210,7 @@ async fn void_invoice_voids_only_on_an_explicit_yes_for_that_invoice() {
     let (a, fake, _dir) = grantry_with_fakes("xero", &[]).await;
     let mcp = Mcp::new(a.mcp_url());
     connect(&a, &mcp, "xero").await;
+    grant_write_access(&mcp, "xero").await;
     let made = create_at_xero(&mcp).await;
     let invoice = made.result()["structuredContent"]["invoice"].clone();
     assert_eq!(invoice["status"], "open", "{}", made.raw);
@@ -329,6 +331,7 @@ async fn a_form_answered_on_another_replica_finishes_the_creation() {
         &state,
     )
     .await;
+    grant_write_access(&on_a, "demo").await;
     let mut partial = good_invoice();
     partial.as_object_mut().unwrap().remove("email");
     let first = on_a
@@ -356,6 +359,7 @@ async fn writes_refresh_once_on_a_refused_token_as_listing_does() {
     let (a, fake, _dir) = grantry_with_fakes("xero", &[]).await;
     let mcp = Mcp::new(a.mcp_url());
     connect(&a, &mcp, "xero").await;
+    grant_write_access(&mcp, "xero").await;
     let refreshes = || {
         fake.counters
             .refreshes

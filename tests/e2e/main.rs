@@ -15,6 +15,7 @@ mod brand_and_language;
 mod callback;
 mod connect_page;
 mod connections;
+mod consent;
 mod disconnect;
 mod failover;
 mod faults;

@@ -24,6 +24,7 @@ fn flow(id: &str, state_hash: &str, expires_at: i64) -> Flow {
         created_at: NOW - 10,
         expires_at,
         claimed_at: None,
+        scopes: vec!["invoices:read".into(), "invoices:write".into()],
     }
 }
 
@@ -51,6 +52,7 @@ async fn exactly_one_of_fifty_concurrent_claims_wins(stores: &Stores) {
             Claim::Claimed(f) => {
                 assert_eq!(f.id, "f1");
                 assert_eq!(f.verifier_sealed.as_deref(), Some("g1.sealed"));
+                assert_eq!(f.scopes, ["invoices:read", "invoices:write"]);
                 won += 1;
             }
             Claim::AlreadyUsed(f) if f.status == FlowStatus::Redeeming => {

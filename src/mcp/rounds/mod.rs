@@ -8,6 +8,8 @@
 //!   send the model to it.
 //! - [`form`] (a [`FormTool`](crate::tools::FormTool): the fields its validator rejects) and
 //!   [`confirm`] (a [`ConfirmTool`](crate::tools::ConfirmTool): an explicit yes first).
+//! - [`more_access`]: before a tool that writes, write access asked for on a connection that
+//!   may only read (incremental consent), through a sign-in round.
 //! - [`request_state`] (a sign-in round's state) and [`round_state`] (the other rounds'
 //!   binding to their caller and arguments).
 
@@ -15,6 +17,7 @@ pub(crate) mod account_choice;
 mod card;
 mod confirm;
 mod form;
+mod more_access;
 pub(crate) mod plain_call;
 pub mod request_state;
 mod round_state;
@@ -29,6 +32,7 @@ use crate::identity::Principal;
 use crate::state::AppState;
 use crate::tools::{Call, Mode, Tool};
 use account_choice::Before;
+use more_access::Gate;
 
 /// One round of `tool`, which has form or confirmation rounds: which account first where
 /// that is open, then the tool's own rounds at it.
@@ -46,6 +50,12 @@ pub(crate) async fn with_rounds(
         arguments,
         chosen_account: None,
     };
+    // A retry of the round asking for write access starts over once it is granted.
+    let retry = match more_access::after_round(&client, tool, retry).await? {
+        Some(Gate::Answer(answer)) => return Ok(answer),
+        Some(Gate::Proceed) => &Retry::default(),
+        None => retry,
+    };
     let (chosen, fresh) = match account_choice::before_rounds(&client, retry, capabilities).await? {
         Before::Answer(answer) => return Ok(answer),
         Before::Proceed { chosen, fresh } => (chosen, fresh),
@@ -60,6 +70,12 @@ pub(crate) async fn with_rounds(
         chosen_account: chosen.as_ref(),
         ..client
     };
+    if retry.request_state.is_none()
+        && let Gate::Answer(answer) =
+            more_access::before_first_round(&call, arguments, tool, capabilities).await
+    {
+        return Ok(answer);
+    }
     match tool.mode() {
         Mode::Form(form) => form::run(&call, tool, form, retry, capabilities).await,
         Mode::Confirm(confirm) => confirm::run(&call, tool, confirm, retry, capabilities).await,

@@ -158,7 +158,8 @@ impl<'a> PlainCall<'a> {
                 if !capabilities.url_elicitation {
                     return self.without_url_elicitation(&provider, reason, capabilities);
                 }
-                let round = sign_in::first_round(self.state, &provider, reason, self.request());
+                let wanted = sign_in::Wanted::to_read(&provider, reason);
+                let round = sign_in::first_round(self.state, wanted, self.request());
                 Ok(CallAnswer::InputRequired(round))
             }
             ToolOutcome::ChooseAccount { provider, accounts } => {
@@ -201,7 +202,8 @@ impl<'a> PlainCall<'a> {
         match self.state.config.no_url_elicitation {
             NoUrlElicitation::Spec => Err(missing_url_elicitation(self.tool)),
             NoUrlElicitation::Link => {
-                Ok(sign_in::link_for_person(self.state, self.principal, provider, reason).into())
+                let wanted = sign_in::Wanted::to_read(provider, reason);
+                Ok(sign_in::link_for_person(self.state, self.principal, wanted).into())
             }
         }
     }

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::access::Access;
 use crate::identity::Principal;
 use crate::providers::ProviderId;
 use crate::seal::{Purpose, Sealer, digest};
@@ -27,6 +28,9 @@ pub struct StateClaims {
     pub ticket_expires_at: i64,
     #[serde(rename = "v")]
     pub provider: ProviderId,
+    /// What the connection is asked for: a renewed link asks for the same.
+    #[serde(rename = "c", default)]
+    pub access: Access,
     #[serde(rename = "p")]
     principal_tag: String,
     #[serde(rename = "m")]
@@ -71,6 +75,7 @@ impl StateClaims {
             sealed_ticket: sealed_ticket.to_owned(),
             ticket_expires_at,
             provider: provider.clone(),
+            access: Access::Read,
             principal_tag: request.principal.tag(),
             method: METHOD.to_owned(),
             tool: request.tool.to_owned(),

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::request_state::{StateClaims, ToolRequest};
+use crate::access::Access;
 use crate::connect::ticket::{Ticket, link, was_opened};
 use crate::flows::FlowStatus;
 use crate::grants::{GrantKey, ReauthReason};
@@ -27,18 +28,39 @@ pub(crate) fn input_key(provider: &ProviderId) -> String {
     format!("connect_{provider}")
 }
 
+/// What a sign-in round asks for: a connection at `provider` that serves calls with
+/// `access`, and why an existing one can no longer be used (`reason`, said in the message).
+#[derive(Clone, Copy)]
+pub(crate) struct Wanted<'a> {
+    pub provider: &'a ProviderId,
+    pub access: Access,
+    pub reason: Option<ReauthReason>,
+}
+
+impl<'a> Wanted<'a> {
+    /// A connection that reads, as every plain tool needs.
+    pub(crate) fn to_read(provider: &'a ProviderId, reason: Option<ReauthReason>) -> Self {
+        Self {
+            provider,
+            access: Access::Read,
+            reason,
+        }
+    }
+}
+
 /// A fresh sign-in round: a new ticket and link, and the state the retry must bring back.
-/// `reason`: why an existing connection can no longer be used, said in the message.
 pub(crate) fn first_round(
     state: &AppState,
-    provider: &ProviderId,
-    reason: Option<ReauthReason>,
+    wanted: Wanted<'_>,
     request: ToolRequest<'_>,
 ) -> InputRequired {
     let now = unix_now();
-    let (ticket, sealed_ticket, expires_at) = new_ticket(state, request.principal, provider, now);
-    let claims = StateClaims::new(&ticket.id, &sealed_ticket, expires_at, provider, request);
-    input_required(state, &claims, reason, now)
+    let (provider, access) = (wanted.provider, wanted.access);
+    let (ticket, sealed_ticket, expires_at) =
+        new_ticket(state, request.principal, provider, access, now);
+    let mut claims = StateClaims::new(&ticket.id, &sealed_ticket, expires_at, provider, request);
+    claims.access = access;
+    input_required(state, &claims, wanted.reason, now)
 }
 
 /// For a client that cannot open URLs itself (`--no-url-elicitation=link`): a tool error
@@ -47,15 +69,20 @@ pub(crate) fn first_round(
 pub(crate) fn link_for_person(
     state: &AppState,
     principal: &Principal,
-    provider: &ProviderId,
-    reason: Option<ReauthReason>,
+    wanted: Wanted<'_>,
 ) -> ToolResult {
-    let link = connect_link(state, principal, provider);
+    let (provider, reason) = (wanted.provider, wanted.reason);
+    let (_, sealed, _) = new_ticket(state, principal, provider, wanted.access, unix_now());
+    let url = link(&state.config.public_url, &sealed);
+    let what = if wanted.access.writes_at_provider() && reason.is_none() {
+        let name = display_name(state, provider);
+        format!("The user's {name} connection may only read; this needs write access.")
+    } else {
+        not_usable(state, provider, reason)
+    };
     ToolResult::error(format!(
-        "{} Give the user this link to connect it (it works only for them), then ask again \
-         once they say it is connected: {}",
-        not_usable(state, provider, reason),
-        link.url
+        "{what} Give the user this link to connect it (it works only for them), then ask \
+         again once they say it is connected: {url}"
     ))
 }
 
@@ -88,7 +115,7 @@ pub(crate) fn connect_link(
     principal: &Principal,
     provider: &ProviderId,
 ) -> ConnectLink {
-    let (_, sealed, expires_at) = new_ticket(state, principal, provider, unix_now());
+    let (_, sealed, expires_at) = new_ticket(state, principal, provider, Access::Read, unix_now());
     ConnectLink {
         url: link(&state.config.public_url, &sealed),
         expires_at,
@@ -108,7 +135,8 @@ pub(crate) fn repeat_round(
     let now = unix_now();
     let mut claims = claims.clone();
     if claims.ticket_expires_at - now < RENEW_LINK_BEFORE_SECS {
-        let (ticket, sealed, expires_at) = new_ticket(state, principal, &claims.provider, now);
+        let (ticket, sealed, expires_at) =
+            new_ticket(state, principal, &claims.provider, claims.access, now);
         claims.sealed_ticket = sealed;
         claims.ticket_id = ticket.id;
         claims.ticket_expires_at = expires_at;
@@ -116,15 +144,17 @@ pub(crate) fn repeat_round(
     input_required(state, &claims, None, now)
 }
 
-/// A new sign-in ticket for `provider`, sealed, and when it expires.
+/// A new sign-in ticket for `provider` (a connection serving `access`), sealed, and when it
+/// expires.
 fn new_ticket(
     state: &AppState,
     principal: &Principal,
     provider: &ProviderId,
+    access: Access,
     now: i64,
 ) -> (Ticket, String, i64) {
     let ttl = state.config.request_state_ttl_secs;
-    let ticket = Ticket::new(principal, provider);
+    let ticket = Ticket::for_access(principal, provider, access);
     let sealed = ticket.seal(&state.sealer, now, ttl);
     (ticket, sealed, now + ttl)
 }
@@ -154,19 +184,20 @@ pub(crate) fn url_elicitation(
     provider: &ProviderId,
     reason: Option<ReauthReason>,
 ) -> UrlElicitation {
-    let (ticket, sealed, _) = new_ticket(state, principal, provider, unix_now());
+    let (ticket, sealed, _) = new_ticket(state, principal, provider, Access::Read, unix_now());
     UrlElicitation {
         elicitation_id: ticket.id,
         provider: provider.clone(),
         url: link(&state.config.public_url, &sealed),
-        message: connect_message(state, provider, reason),
+        message: connect_message(state, provider, Access::Read, reason),
     }
 }
 
-/// What the person is asked: to connect, or to reconnect and why.
+/// What the person is asked: to connect, to reconnect and why, or to grant write access.
 fn connect_message(
     state: &AppState,
     provider: &ProviderId,
+    access: Access,
     reason: Option<ReauthReason>,
 ) -> String {
     let name = display_name(state, provider);
@@ -182,6 +213,9 @@ fn connect_message(
                 ("why", &why.explained(lang, brand, name)),
             ],
         ),
+        None if access.writes_at_provider() => {
+            lang.t_with("mcp-grant-write", &[("provider", name), ("brand", brand)])
+        }
         None => lang.t_with("mcp-connect", &[("provider", name), ("brand", brand)]),
     };
     format!("{ask} {}", lang.t("mcp-open-link"))
@@ -194,7 +228,7 @@ fn input_required(
     now: i64,
 ) -> InputRequired {
     let elicitation = Elicitation::Url {
-        message: connect_message(state, &claims.provider, reason),
+        message: connect_message(state, &claims.provider, claims.access, reason),
         url: link(&state.config.public_url, &claims.sealed_ticket),
     };
     let sealed = claims.seal(&state.sealer, now, state.config.request_state_ttl_secs);
@@ -271,26 +305,23 @@ pub(crate) enum HoldEnd<'a> {
 
 /// How the sign-in stands in the store now, if it has ended: connected (with a turn to
 /// finish the call), denied, or never to finish.
-async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Option<HoldEnd<'a>> {
+async fn settled<'a>(
+    state: &'a AppState,
+    key: &GrantKey,
+    claims: &StateClaims,
+) -> Option<HoldEnd<'a>> {
     let turn = state
         .hold_turns
         .acquire()
         .await
         .expect("the hold turns are never closed");
-    // Every grant at the provider usable (one at least): whatever the call needed is there.
-    // One still needing a sign-in leaves it to the flow to say this sign-in ended.
-    match state
-        .connections
-        .all_usable(&key.principal, &key.provider)
-        .await
-    {
-        Ok(true) => return Some(HoldEnd::Connected(turn)),
-        Ok(false) => {}
-        Err(e) => {
-            crate::metrics::store_error("hold");
-            tracing::warn!(error = %e, "store error while holding a retry");
-        }
+    // Every grant at the provider usable (one at least): whatever a reading call needed is
+    // there. One still needing a sign-in, or a call asking for more access on a usable one,
+    // leaves it to the flow to say this sign-in ended.
+    if !claims.access.writes_at_provider() && all_usable(state, key).await {
+        return Some(HoldEnd::Connected(turn));
     }
+    let ticket_id = &claims.ticket_id;
     let flow = state.flows.latest_for_ticket(ticket_id).await.ok()??;
     match flow.status {
         FlowStatus::Connected => Some(HoldEnd::Connected(turn)),
@@ -303,6 +334,23 @@ async fn settled<'a>(state: &'a AppState, key: &GrantKey, ticket_id: &str) -> Op
             Some(HoldEnd::StillPending)
         }
         _ => None,
+    }
+}
+
+/// Whether every grant of the key's principal at its provider is usable (one at least); a
+/// store that cannot say is taken for no (the flow still tells).
+async fn all_usable(state: &AppState, key: &GrantKey) -> bool {
+    match state
+        .connections
+        .all_usable(&key.principal, &key.provider)
+        .await
+    {
+        Ok(usable) => usable,
+        Err(e) => {
+            crate::metrics::store_error("hold");
+            tracing::warn!(error = %e, "store error while holding a retry");
+            false
+        }
     }
 }
 
@@ -333,7 +381,7 @@ pub(crate) async fn hold<'a>(
     loop {
         // Subscribe before reading, so a grant landing in between still wakes us.
         let mut waiter = state.connections.landed().subscribe();
-        if let Some(end) = settled(state, &key, &claims.ticket_id).await {
+        if let Some(end) = settled(state, &key, claims).await {
             return end;
         }
         if let Some(by) = open_by

@@ -27,7 +27,13 @@ fn pkce_is_s256_over_a_fresh_43_character_verifier() {
     let provider = demo();
     let mut seen = HashSet::new();
     for _ in 0..1000 {
-        let start = authorize(&provider, "http://127.0.0.1:8080/oauth/callback", "st").unwrap();
+        let start = authorize(
+            &provider,
+            &provider.scopes_for(crate::access::Access::Write),
+            "http://127.0.0.1:8080/oauth/callback",
+            "st",
+        )
+        .unwrap();
         let verifier = start.pkce_verifier.unwrap();
         assert_eq!(verifier.len(), 43);
         assert!(
@@ -52,7 +58,13 @@ fn pkce_is_s256_over_a_fresh_43_character_verifier() {
 fn a_provider_without_pkce_gets_no_challenge() {
     let mut provider = demo();
     provider.pkce = PkceMode::Off;
-    let start = authorize(&provider, "http://127.0.0.1:8080/oauth/callback", "st").unwrap();
+    let start = authorize(
+        &provider,
+        &provider.scopes_for(crate::access::Access::Write),
+        "http://127.0.0.1:8080/oauth/callback",
+        "st",
+    )
+    .unwrap();
     assert!(start.pkce_verifier.is_none());
     assert!(!query(&start.url).contains_key("code_challenge"));
 }

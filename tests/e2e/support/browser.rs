@@ -255,11 +255,11 @@ impl Browser {
 
     /// At the demo provider's consent page, approve (or deny); returns the callback URL.
     pub async fn decide_at_provider(&self, authorize_url: &str, approve: bool) -> String {
-        self.decide_as(authorize_url, approve, None).await
+        self.decide_as(authorize_url, decision(approve), None).await
     }
 
     /// At the demo's consent page, as the demo user `user` (else the one proposed).
-    async fn decide_as(&self, authorize_url: &str, approve: bool, user: Option<&str>) -> String {
+    async fn decide_as(&self, authorize_url: &str, decision: &str, user: Option<&str>) -> String {
         let consent = self.get(authorize_url).await;
         assert_eq!(
             consent.status,
@@ -267,9 +267,7 @@ impl Browser {
             "consent page: {}",
             consent.body
         );
-        let mut form = consent
-            .form()
-            .with("decision", if approve { "approve" } else { "deny" });
+        let mut form = consent.form().with("decision", decision);
         if let Some(user) = user {
             form = form.with("user", user);
         }
@@ -285,17 +283,23 @@ impl Browser {
 
     /// The whole browser side of a sign-in from the connect link.
     pub async fn sign_in(&self, link: &str, approve: bool) -> SignIn {
-        self.sign_in_with(link, approve, None).await
+        self.sign_in_with(link, decision(approve), None).await
     }
 
     /// A sign-in from the connect link as the demo user `user`: an account of its own.
     pub async fn sign_in_as(&self, link: &str, user: &str) -> SignIn {
-        self.sign_in_with(link, true, Some(user)).await
+        self.sign_in_with(link, "approve", Some(user)).await
     }
 
-    async fn sign_in_with(&self, link: &str, approve: bool, user: Option<&str>) -> SignIn {
+    /// A sign-in answering the demo's consent page with the button `decision`
+    /// (`approve_read`: "Allow reading only").
+    pub async fn sign_in_deciding(&self, link: &str, decision: &str) -> SignIn {
+        self.sign_in_with(link, decision, None).await
+    }
+
+    async fn sign_in_with(&self, link: &str, decision: &str, user: Option<&str>) -> SignIn {
         let authorize_url = self.continue_at(link).await;
-        let callback_url = self.decide_as(&authorize_url, approve, user).await;
+        let callback_url = self.decide_as(&authorize_url, decision, user).await;
         let mut final_page = self.get(&callback_url).await;
         if final_page.status == StatusCode::SEE_OTHER {
             let next = url::Url::parse(&callback_url)
@@ -310,4 +314,9 @@ impl Browser {
             final_page,
         }
     }
+}
+
+/// The consent page's button for approving or denying.
+fn decision(approve: bool) -> &'static str {
+    if approve { "approve" } else { "deny" }
 }

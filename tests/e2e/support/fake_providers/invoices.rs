@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{Fake, PROVIDERS, authorized};
+use super::{Fake, Need, PROVIDERS, authorized, insufficient_scope, scope_allows};
 
 /// Xero's `DELETE /connections/{id}`: ends one organisation's connection (recorded).
 pub(super) async fn api_delete(
@@ -47,6 +47,12 @@ pub(super) async fn api_write(
 ) -> Response {
     if !authorized(&fake, &provider, &headers) {
         return (StatusCode::UNAUTHORIZED, "unauthorized").into_response();
+    }
+    if !scope_allows(&fake, &provider, &headers, Need::Write) {
+        fake.counters
+            .refused_for_scope
+            .fetch_add(1, Ordering::SeqCst);
+        return insufficient_scope();
     }
     // Either organisation takes writes (to the one the `xero-tenant-id` header names); the
     // invoices written are one set, so an id means an invoice in both, as ids can repeat
@@ -165,6 +171,12 @@ pub(super) async fn api(
 ) -> Response {
     if !authorized(&fake, &provider, &headers) {
         return (StatusCode::UNAUTHORIZED, "unauthorized").into_response();
+    }
+    if !path.starts_with("connections") && !scope_allows(&fake, &provider, &headers, Need::Read) {
+        fake.counters
+            .refused_for_scope
+            .fetch_add(1, Ordering::SeqCst);
+        return insufficient_scope();
     }
     let busy = {
         let mut settings = fake.settings.lock().unwrap();

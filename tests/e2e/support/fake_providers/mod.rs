@@ -54,6 +54,10 @@ pub struct Counters {
     /// The Xero organisation of each grant revoked (its token) or disconnected alone
     /// (`DELETE /connections/{id}`), in order (`?` for other providers').
     pub revoked_tenants: Mutex<Vec<String>>,
+    /// The `scope` of each Xero authorization request, in order.
+    pub xero_scopes_asked: Mutex<Vec<String>>,
+    /// API requests refused for want of a scope (403).
+    pub refused_for_scope: AtomicU64,
 }
 
 /// Xero organisations the fake knows: (tenant id, name). The person picks one at consent, as
@@ -80,6 +84,8 @@ struct Tokens {
     tenant_of_family: HashMap<u64, String>,
     /// Xero's `authentication_event_id` of each sign-in → its organisation.
     auth_events: HashMap<String, String>,
+    /// Xero: the scopes each grant (family) was consented for, space-separated.
+    scopes_of_family: HashMap<u64, String>,
     next: u64,
 }
 
@@ -91,6 +97,8 @@ struct CodeRequest {
     code_challenge: Option<String>,
     /// Xero: the organisation the person picked at consent.
     tenant: Option<String>,
+    /// Xero: the scopes the person granted (what was asked, less what they withheld).
+    scopes: Option<String>,
 }
 
 /// The client every fake provider registered: `client-{provider}` with this secret.
@@ -191,6 +199,8 @@ pub struct Settings {
     pub refresh_outage: Option<u16>,
     /// The Xero organisation the next consent picks (one of [`XERO_TENANTS`]).
     pub xero_tenant: &'static str,
+    /// At Xero's consent, the person unticks write access (`accounting.invoices`).
+    pub xero_withhold_write: bool,
 }
 
 impl Default for Settings {
@@ -205,6 +215,7 @@ impl Default for Settings {
             refresh_idle: None,
             refresh_outage: None,
             xero_tenant: XERO_TENANTS[0].0,
+            xero_withhold_write: false,
         }
     }
 }
@@ -303,12 +314,21 @@ async fn authorize(
         Some(_) => return (StatusCode::BAD_REQUEST, "only S256").into_response(),
         None => None,
     };
+    let settings = fake.settings.lock().unwrap().clone();
     let request = CodeRequest {
         provider: provider.clone(),
         redirect_uri: query["redirect_uri"].clone(),
         code_challenge,
-        tenant: (provider == "xero").then(|| fake.settings.lock().unwrap().xero_tenant.to_owned()),
+        tenant: (provider == "xero").then(|| settings.xero_tenant.to_owned()),
+        scopes: (provider == "xero").then(|| {
+            let asked = query.get("scope").map_or("", String::as_str);
+            xero_consent(asked, settings.xero_withhold_write)
+        }),
     };
+    if provider == "xero" {
+        let asked = query.get("scope").cloned().unwrap_or_default();
+        fake.counters.xero_scopes_asked.lock().unwrap().push(asked);
+    }
     tokens.codes.insert(code.clone(), request);
     super::leaks::record("provider code", [code.as_str()]);
     let mut back = url::Url::parse(&query["redirect_uri"]).unwrap();
@@ -326,6 +346,24 @@ async fn authorize(
     }
     Redirect::to(back.as_str()).into_response()
 }
+
+/// What Xero's consent grants of `asked`: all of it, or (the person unticked it) all but
+/// write access; a granular read scope stands in for the write scope withheld.
+fn xero_consent(asked: &str, withhold_write: bool) -> String {
+    let mut granted: Vec<&str> = asked
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .filter(|s| !withhold_write || *s != XERO_WRITE_SCOPE)
+        .collect();
+    if withhold_write && !granted.contains(&XERO_READ_SCOPE) {
+        granted.push(XERO_READ_SCOPE);
+    }
+    granted.join(" ")
+}
+
+/// Xero's granular scopes for invoices: reading, and reading and writing.
+const XERO_READ_SCOPE: &str = "accounting.invoices.read";
+const XERO_WRITE_SCOPE: &str = "accounting.invoices";
 
 fn issue(tokens: &mut Tokens, provider: &str, family: u64, ttl: i64) -> Value {
     tokens.next += 1;
@@ -359,6 +397,10 @@ fn issue(tokens: &mut Tokens, provider: &str, family: u64, ttl: i64) -> Value {
     // Stripe Apps send no expires_in: grantry must assume the catalog's lifetime.
     if provider != "stripe" {
         body["expires_in"] = json!(ttl);
+    }
+    // Xero names the scopes granted, which may be fewer than asked.
+    if let Some(scopes) = tokens.scopes_of_family.get(&family) {
+        body["scope"] = json!(scopes);
     }
     body
 }
@@ -415,6 +457,9 @@ async fn token(
                 let family = tokens.next;
                 if let Some(tenant) = request.tenant {
                     tokens.tenant_of_family.insert(family, tenant);
+                }
+                if let Some(scopes) = request.scopes {
+                    tokens.scopes_of_family.insert(family, scopes);
                 }
                 issue(&mut tokens, &provider, family, settings.first_token_ttl)
             };
@@ -536,6 +581,51 @@ async fn revoke(
             .push(tenant.unwrap_or_else(|| "?".into()));
     }
     StatusCode::OK
+}
+
+/// What a request does at a provider's API: Xero checks its token's scopes for it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Need {
+    Read,
+    Write,
+}
+
+/// Whether the request's token (a live one: see [`authorized`]) may do `need` at `provider`:
+/// at Xero, reading takes `accounting.invoices.read` or `accounting.invoices`, writing
+/// `accounting.invoices`; the other fakes do not check scopes.
+pub(super) fn scope_allows(fake: &Fake, provider: &str, headers: &HeaderMap, need: Need) -> bool {
+    if provider != "xero" {
+        return true;
+    }
+    let token = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    let tokens = fake.tokens.lock().unwrap();
+    let Some((_, family, _)) = tokens.access.get(token) else {
+        return false;
+    };
+    let granted = tokens
+        .scopes_of_family
+        .get(family)
+        .cloned()
+        .unwrap_or_default();
+    let has = |scope: &str| granted.split(' ').any(|s| s == scope);
+    match need {
+        Need::Read => has(XERO_READ_SCOPE) || has(XERO_WRITE_SCOPE),
+        Need::Write => has(XERO_WRITE_SCOPE),
+    }
+}
+
+/// Xero's answer to a token without the scope a request needs.
+pub(super) fn insufficient_scope() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        axum::Json(json!({"Type": null, "Title": "Forbidden", "Status": 403,
+            "Detail": "AuthorizationUnsuccessful: insufficient_scope"})),
+    )
+        .into_response()
 }
 
 /// Whether the request carries a live access token of `provider`.
