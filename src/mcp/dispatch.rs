@@ -59,6 +59,11 @@ impl Dispatch {
                 rounds::with_rounds(state, &principal, tool, &arguments, &retry, capabilities).await
             }
             (_, Era::Legacy(session)) => {
+                let asked =
+                    rounds::legacy_write_access(state, &principal, tool, &arguments, capabilities);
+                if let Some(elicitation) = asked.await {
+                    return Err(session.sign_in_required(state, &principal, &elicitation));
+                }
                 let round = |retry| {
                     let (principal, arguments) = (&principal, &arguments);
                     async move {

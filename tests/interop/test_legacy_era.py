@@ -29,6 +29,16 @@ async def connect_through_32042(client: Client) -> None:
     assert_connected(final)
 
 
+async def write_access_through_32042(client: Client, tool: str, arguments: dict) -> None:
+    """A tool that writes on a connection that may only read: -32042 asking for write access
+    (incremental consent), then the sign-in at the demo granting it."""
+    with pytest.raises(MCPError) as caught:
+        await client.call_tool(tool, arguments)
+    elicitation = url_elicitation(caught.value)
+    assert "create and change invoices" in elicitation["message"], elicitation
+    assert_connected(await sign_in(elicitation["url"]))
+
+
 def test_legacy_mode_negotiates_2025_11_25_and_lists_tools(grantry):
     async def main():
         async with Client(grantry.mcp_url, mode="legacy", cache=None) as client:
@@ -67,7 +77,10 @@ def test_legacy_form_rounds_ask_exactly_the_rejected_field_and_create_once(grant
     async def main():
         async with Client(grantry.mcp_url, mode="legacy", elicitation_callback=scripted(answers, asked), cache=None) as client:
             await connect_through_32042(client)
-            result = await client.call_tool("create_invoice", {**GOOD, "email": "ap-at-acme"})
+            arguments = {**GOOD, "email": "ap-at-acme"}
+            await write_access_through_32042(client, "create_invoice", arguments)
+            assert created(grantry) == 0, "asking for write access wrote nothing"
+            result = await client.call_tool("create_invoice", arguments)
             assert result.is_error is not True, result
             assert result.structured_content["invoice"]["amount_minor"] == 12050
 
@@ -88,6 +101,7 @@ def test_legacy_void_without_a_yes_voids_nothing(grantry, answer):
     async def main():
         async with Client(grantry.mcp_url, mode="legacy", elicitation_callback=scripted([answer], []), cache=None) as client:
             await connect_through_32042(client)
+            await write_access_through_32042(client, "create_invoice", GOOD)
             made = await client.call_tool("create_invoice", GOOD)
             invoice_id = made.structured_content["invoice"]["id"]
             await client.call_tool("void_invoice", {"invoice_id": invoice_id})

@@ -83,6 +83,24 @@ pub(crate) async fn with_rounds(
     }
 }
 
+/// In a legacy-era session, before `tool`'s rounds: the URL elicitation asking for write
+/// access, when the tool writes and its connection may only read.
+pub(crate) async fn legacy_write_access(
+    state: &AppState,
+    principal: &Principal,
+    tool: Tool,
+    arguments: &Map<String, Value>,
+    capabilities: Capabilities,
+) -> Option<sign_in::UrlElicitation> {
+    let call = Call {
+        state,
+        principal,
+        arguments,
+        chosen_account: None,
+    };
+    more_access::legacy_first(&call, tool, capabilities).await
+}
+
 /// What a retry brings back: the round's `requestState` and the client's `inputResponses`.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Retry {

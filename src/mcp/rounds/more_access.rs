@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::Retry;
 use super::request_state::{StateClaims, ToolRequest};
-use super::sign_in::{self, Answer, HoldEnd, Wanted};
+use super::sign_in::{self, Answer, HoldEnd, UrlElicitation, Wanted};
 use crate::connections::consent;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
@@ -91,6 +91,27 @@ pub(super) async fn before_first_round(
     };
     let round = sign_in::first_round(state, wanted, request(&as_asked, tool));
     Gate::Answer(CallAnswer::InputRequired(round))
+}
+
+/// In a legacy-era session (no `requestState`, no URL round mid-call): the URL elicitation
+/// to send as `-32042` when the tool writes and its connection may not; the client's retry
+/// of the same call finds write access there. `None`: the call goes on (and a caller that
+/// cannot open a link is answered by [`before_first_round`]).
+pub(crate) async fn legacy_first(
+    call: &Call<'_>,
+    tool: Tool,
+    capabilities: Capabilities,
+) -> Option<UrlElicitation> {
+    if capabilities.no_person || !capabilities.url_elicitation {
+        return None;
+    }
+    let (provider, _) = lacking(call, tool).await?;
+    let wanted = Wanted {
+        provider: &provider.id,
+        access: tool.access(),
+        reason: None,
+    };
+    Some(sign_in::url_elicitation(call.state, call.principal, wanted))
 }
 
 /// The sign-in state this gate handed out, if the retry brings one back for this call.

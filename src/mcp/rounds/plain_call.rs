@@ -229,11 +229,11 @@ impl<'a> PlainCall<'a> {
                 return self.first_round(outcome, no_rounds).map(LegacyAnswer::Done);
             }
         };
+        let wanted = sign_in::Wanted::to_read(&provider, reason);
         Ok(LegacyAnswer::SignIn(sign_in::url_elicitation(
             self.state,
             self.principal,
-            &provider,
-            reason,
+            wanted,
         )))
     }
 

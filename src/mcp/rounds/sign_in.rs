@@ -181,15 +181,15 @@ pub(crate) struct UrlElicitation {
 pub(crate) fn url_elicitation(
     state: &AppState,
     principal: &Principal,
-    provider: &ProviderId,
-    reason: Option<ReauthReason>,
+    wanted: Wanted<'_>,
 ) -> UrlElicitation {
-    let (ticket, sealed, _) = new_ticket(state, principal, provider, Access::Read, unix_now());
+    let (provider, access) = (wanted.provider, wanted.access);
+    let (ticket, sealed, _) = new_ticket(state, principal, provider, access, unix_now());
     UrlElicitation {
         elicitation_id: ticket.id,
         provider: provider.clone(),
         url: link(&state.config.public_url, &sealed),
-        message: connect_message(state, provider, Access::Read, reason),
+        message: connect_message(state, provider, access, wanted.reason),
     }
 }
 
