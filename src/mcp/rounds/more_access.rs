@@ -43,6 +43,10 @@ pub(super) async fn after_round(
             refused(call, tool, &claims, &action).into(),
         )));
     }
+    // Write access may have come another way meanwhile (the connections page, another call).
+    if lacking(call, tool).await.is_none() {
+        return Ok(Some(Gate::Proceed));
+    }
     let (state, principal) = (call.state, call.principal);
     let gate = match sign_in::hold(state, principal, &claims).await {
         HoldEnd::Connected(_turn) => match lacking(call, tool).await {
