@@ -145,6 +145,12 @@ async fn finish(
         .filter(|c| !c.is_empty())
         .ok_or(PageError::InvalidResponse)?;
     let verifier = verifier(state, flow)?;
+    // A flow from before flows kept their scopes asked for what a reading sign-in asks.
+    let requested = if flow.scopes.is_empty() {
+        provider.scopes_for(crate::access::Access::Read)
+    } else {
+        flow.scopes.clone()
+    };
     let hints = adapters::CallbackHints {
         realm_id: query.realm_id.clone(),
         accounts_server: query.accounts_server.clone(),
@@ -156,7 +162,7 @@ async fn finish(
         &state.config.redirect_uri(),
         code,
         verifier.as_deref(),
-        &flow.scopes,
+        &requested,
     )
     .await
     .map_err(|e| {
@@ -173,8 +179,10 @@ async fn finish(
         .connections
         .store_signed_in(&flow.principal, provider, &tokens, unix_now())
         .await?;
-    let lacking = provider.lacking(&flow.scopes, &tokens.scopes);
-    if lacking.is_empty() {
+    // Only an entry asking per level knows its scopes' names well enough to tell (Zoho, say,
+    // names them otherwise in its answer).
+    let lacking = provider.lacking(&requested, &tokens.scopes);
+    if lacking.is_empty() || !provider.asks_per_access() {
         return Ok(Granted::AllAsked);
     }
     tracing::info!(provider = %provider.id, lacking = %lacking.join(" "), "the provider granted fewer scopes than asked");

@@ -1,8 +1,9 @@
 //! The sign-in ticket: the sealed value in a connect link.
 //!
 //! Opaque to everyone but grantry: a 128-bit random id, the principal it was issued to, the
-//! provider, what the connection is for (reading, or writing too) and an expiry, sealed under purpose "sign-in ticket". It holds nothing readable,
-//! and it is useless on its own: the connect page still checks who is at the browser.
+//! provider, what the connection is for (reading, or writing too) and an expiry, sealed under
+//! purpose "sign-in ticket". It holds nothing readable, and it is useless on its own: the
+//! connect page still checks who is at the browser.
 
 use crate::config::PublicUrl;
 use serde::{Deserialize, Serialize};

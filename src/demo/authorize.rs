@@ -109,18 +109,7 @@ pub(super) async fn decide(
             .into_response()
         }
         Ok(Some(decision @ ("approve" | "approve_read"))) => match params.get("user") {
-            Ok(Some(user)) if is_valid_user(user) => {
-                // "Allow reading only": granular consent, fewer scopes than asked.
-                let granted = match decision {
-                    "approve_read" => scope::read_only(&request.scope),
-                    _ => request.scope.clone(),
-                };
-                let request = AuthRequest {
-                    scope: granted,
-                    ..request
-                };
-                issue_code(&inner, &request, user)
-            }
+            Ok(Some(user)) if is_valid_user(user) => approve(&inner, request, user, decision),
             _ => consent_page(
                 &request,
                 typed_user,
@@ -135,6 +124,28 @@ pub(super) async fn decide(
             StatusCode::BAD_REQUEST,
         ),
     }
+}
+
+/// Approve as `user`: everything asked, or (`approve_read`, "Allow reading only") all but
+/// write access: granular consent, fewer scopes than asked.
+fn approve(inner: &Inner, request: AuthRequest<'_>, user: &str, decision: &str) -> Response {
+    let granted = match decision {
+        "approve_read" => scope::read_only(&request.scope),
+        _ => Some(request.scope.clone()),
+    };
+    let Some(granted) = granted else {
+        return consent_page(
+            &request,
+            user,
+            Some("This request asks for no reading access to allow alone."),
+            StatusCode::BAD_REQUEST,
+        );
+    };
+    let request = AuthRequest {
+        scope: granted,
+        ..request
+    };
+    issue_code(inner, &request, user)
 }
 
 /// Checks an authorization request (query of the GET, form of the POST).
@@ -308,7 +319,7 @@ fn consent_page(
     let page = ConsentPage {
         client_id: request.client_id,
         redirect_uri: request.redirect_uri_raw,
-        read_only_choice: scope::read_only(&request.scope) != request.scope,
+        read_only_choice: scope::read_only(&request.scope).is_some(),
         scopes,
         scope: &request.scope,
         state: request.state,

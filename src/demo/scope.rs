@@ -29,17 +29,18 @@ pub(super) fn narrow(requested: &str, granted: &str) -> Option<String> {
     normalize(requested).filter(|_| within)
 }
 
-/// `scope` (normalized) without write access: what "Allow reading only" grants. Reading
-/// stays even where it was not asked for, since write access alone is what was refused.
-pub(super) fn read_only(scope: &str) -> String {
-    let mut kept: Vec<&str> = scope
-        .split(' ')
-        .filter(|s| !s.is_empty() && *s != DEMO_WRITE_SCOPE)
-        .collect();
-    if kept.is_empty() {
-        kept.push(DEMO_SCOPE);
+/// `scope` (normalized) without write access: what "Allow reading only" grants; `None`
+/// when the request asks for no reading and no writing both (then there is no such choice).
+pub(super) fn read_only(scope: &str) -> Option<String> {
+    let asked: Vec<&str> = scope.split(' ').filter(|s| !s.is_empty()).collect();
+    if !asked.contains(&DEMO_SCOPE) || !asked.contains(&DEMO_WRITE_SCOPE) {
+        return None;
     }
-    kept.join(" ")
+    let kept: Vec<&str> = asked
+        .into_iter()
+        .filter(|s| *s != DEMO_WRITE_SCOPE)
+        .collect();
+    Some(kept.join(" "))
 }
 
 /// What the consent page says a scope allows.
@@ -57,9 +58,15 @@ mod tests {
 
     #[test]
     fn reading_only_drops_write_access() {
-        assert_eq!(read_only("invoices:read invoices:write"), "invoices:read");
-        assert_eq!(read_only("invoices:read"), "invoices:read");
-        assert_eq!(read_only("invoices:write"), "invoices:read");
+        let read = Some("invoices:read".to_owned());
+        assert_eq!(read_only("invoices:read invoices:write"), read);
+        assert_eq!(read_only("invoices:write invoices:read"), read);
+        assert_eq!(read_only("invoices:read"), None, "nothing to narrow");
+        assert_eq!(
+            read_only("invoices:write"),
+            None,
+            "never a scope not asked for"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! extension; what differs between the eras is only how a round reaches the person
 //! (`input_required`, or `-32042` and `elicitation/create` on a legacy session).
 
+use super::capabilities::Capabilities;
 use super::extension::{Extension, ExtensionCall};
 use super::jsonrpc::RpcError;
 use super::registry::Listed;
@@ -61,14 +62,27 @@ impl Dispatch {
             (_, Era::Legacy(session)) => {
                 let asked =
                     rounds::legacy_write_access(state, &principal, tool, &arguments, capabilities);
-                if let Some(elicitation) = asked.await {
+                if let Some(elicitation) = asked.await? {
                     return Err(session.sign_in_required(state, &principal, &elicitation));
                 }
+                // A legacy round asks form questions only: where write access is still to be
+                // asked for (an account chosen first), the link goes in a tool error.
+                let no_url_rounds = Capabilities {
+                    url_elicitation: false,
+                    ..capabilities
+                };
                 let round = |retry| {
                     let (principal, arguments) = (&principal, &arguments);
                     async move {
-                        rounds::with_rounds(state, principal, tool, arguments, &retry, capabilities)
-                            .await
+                        rounds::with_rounds(
+                            state,
+                            principal,
+                            tool,
+                            arguments,
+                            &retry,
+                            no_url_rounds,
+                        )
+                        .await
                     }
                 };
                 session.rounds(state, retry, round).await

@@ -301,3 +301,81 @@ async fn a_yes_given_at_one_organisation_voids_nothing_at_another() {
     );
     assert_eq!(fake.written.lock().unwrap().voids, 0, "voided nowhere");
 }
+
+/// Write access is asked for at the organisation the person chose (incremental consent), and
+/// the call goes on there once it is granted: not asked which account again, nothing written
+/// at the other, whose connection still only reads.
+#[tokio::test]
+async fn write_access_is_asked_at_the_organisation_chosen_and_the_call_goes_on_there() {
+    let (server, fake, mcp) = connected_to_xero(&[]).await;
+    let another = "Connect another Xero account";
+    sign_in_from_page(&server, &fake, another, XERO_TENANTS[1].0).await;
+    let args = json!({"provider": "xero", "email": "ap@acme.example", "customer_name": "Acme GmbH",
+        "amount": 99, "currency": "GBP", "due_date": "2099-01-31"});
+    let asked = mcp
+        .call_tool("create_invoice", args.clone(), url_and_form())
+        .await;
+    let round = asked.result();
+    assert!(
+        round["inputRequests"]["account_choice"].is_object(),
+        "{}",
+        asked.raw
+    );
+    let choice =
+        json!({"account_choice": {"action": "accept", "content": {"account": "tenant-2"}}});
+    let chose = mcp
+        .retry(
+            "create_invoice",
+            args.clone(),
+            choice,
+            round["requestState"].as_str().unwrap(),
+        )
+        .await;
+    let (link, state, key) = chose.sign_in_round();
+    assert_eq!(key, "connect_xero");
+
+    let browser = Browser::new();
+    let authorize = browser.continue_at(&link).await;
+    let callback = browser.get(&authorize).await.location().unwrap();
+    assert_eq!(browser.get(&callback).await.status, StatusCode::SEE_OTHER);
+    let done = mcp
+        .retry(
+            "create_invoice",
+            args,
+            json!({ &key: {"action": "accept"} }),
+            &state,
+        )
+        .await;
+    let result = done.result();
+    assert_eq!(result["resultType"], "complete", "{}", done.raw);
+    assert_eq!(result["isError"], false, "{}", done.raw);
+    assert_eq!(fake.written.lock().unwrap().created.len(), 1);
+    let scopes: Vec<(String, Value)> = mcp.connections().await["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["account"].as_str().unwrap().to_owned(),
+                c["scopes"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        scopes,
+        [
+            (
+                FIRST.to_owned(),
+                json!(["offline_access", "accounting.invoices.read"])
+            ),
+            (
+                SECOND.to_owned(),
+                json!([
+                    "offline_access",
+                    "accounting.invoices.read",
+                    "accounting.invoices"
+                ])
+            ),
+        ]
+    );
+}

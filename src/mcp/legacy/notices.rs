@@ -11,6 +11,8 @@ use rmcp::service::Peer;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::access::Access;
+use crate::flows::FlowStatus;
 use crate::grants::GrantKey;
 use crate::identity::Principal;
 use crate::mcp::jsonrpc::{ErrorCode, RpcError};
@@ -106,18 +108,14 @@ pub(crate) fn notify_when_connected(
     let until = Duration::from_secs(state.config.request_state_ttl_secs.max(0) as u64);
     let key = GrantKey::sole(&principal, &elicitation.provider);
     let elicitation_id = elicitation.elicitation_id.clone();
+    let elicitation = (elicitation_id.clone(), elicitation.access);
     tokio::spawn(async move {
         let _slot = slot;
         let deadline = tokio::time::Instant::now() + until;
         loop {
             // Subscribe before reading, so a grant landing in between still wakes us.
             let mut waiter = state.connections.landed().subscribe();
-            // As a held retry decides (`sign_in::settled`): every grant there usable.
-            let connected = state
-                .connections
-                .all_usable(&key.principal, &key.provider)
-                .await;
-            if connected.is_ok_and(|all| all) {
+            if sign_in_ended(&state, &key, &elicitation).await {
                 let notice = CustomNotification::new(
                     "notifications/elicitation/complete",
                     Some(json!({"elicitationId": elicitation_id})),
@@ -140,4 +138,22 @@ pub(crate) fn notify_when_connected(
             }
         }
     });
+}
+
+/// Whether the sign-in behind a URL elicitation `(ticket id, access)` has ended, as a held
+/// retry decides (`sign_in::settled`): for reading, every grant there usable; for write
+/// access (asked on a connection that is usable already), its own flow finished.
+async fn sign_in_ended(state: &AppState, key: &GrantKey, elicitation: &(String, Access)) -> bool {
+    let (ticket_id, access) = elicitation;
+    if !access.writes_at_provider() {
+        let usable = state
+            .connections
+            .all_usable(&key.principal, &key.provider)
+            .await;
+        return usable.is_ok_and(|all| all);
+    }
+    let flow = state.flows.latest_for_ticket(ticket_id).await;
+    flow.ok().flatten().is_some_and(|flow| {
+        flow.status != FlowStatus::Pending && flow.status != FlowStatus::Redeeming
+    })
 }

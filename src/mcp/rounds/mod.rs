@@ -50,15 +50,19 @@ pub(crate) async fn with_rounds(
         arguments,
         chosen_account: None,
     };
-    // A retry of the round asking for write access starts over once it is granted.
-    let retry = match more_access::after_round(&client, tool, retry).await? {
+    // A retry of the round asking for write access starts over once it is granted, at the
+    // account it was asked at.
+    let (retry, pinned, _turn) = match more_access::after_round(&client, tool, retry).await? {
         Some(Gate::Answer(answer)) => return Ok(answer),
-        Some(Gate::Proceed) => &Retry::default(),
-        None => retry,
+        Some(Gate::Proceed { account, turn }) => (&Retry::default(), account, turn),
+        None => (retry, None, None),
     };
-    let (chosen, fresh) = match account_choice::before_rounds(&client, retry, capabilities).await? {
-        Before::Answer(answer) => return Ok(answer),
-        Before::Proceed { chosen, fresh } => (chosen, fresh),
+    let (chosen, fresh) = match pinned {
+        Some(account) => (Some(account), true),
+        None => match account_choice::before_rounds(&client, retry, capabilities).await? {
+            Before::Answer(answer) => return Ok(answer),
+            Before::Proceed { chosen, fresh } => (chosen, fresh),
+        },
     };
     // A retry that answered the choice starts the tool's own rounds from their first.
     let retry = if fresh { &Retry::default() } else { retry };
@@ -72,7 +76,7 @@ pub(crate) async fn with_rounds(
     };
     if retry.request_state.is_none()
         && let Gate::Answer(answer) =
-            more_access::before_first_round(&call, arguments, tool, capabilities).await
+            more_access::before_first_round(&call, arguments, tool, capabilities).await?
     {
         return Ok(answer);
     }
@@ -91,7 +95,7 @@ pub(crate) async fn legacy_write_access(
     tool: Tool,
     arguments: &Map<String, Value>,
     capabilities: Capabilities,
-) -> Option<sign_in::UrlElicitation> {
+) -> Result<Option<sign_in::UrlElicitation>, RpcError> {
     let call = Call {
         state,
         principal,

@@ -1,40 +1,58 @@
 //! Incremental consent: a tool that writes at a provider whose connection may only read asks
 //! for write access first, through the same URL-mode round as a first sign-in. The link's
 //! sign-in asks the provider for the union of what the connection has and what the tool
-//! needs; the callback stores it over the same connection (same id, `connection.scopes_changed`).
+//! needs; the callback stores it over the same connection when the person picks the same
+//! account there (same id, `connection.scopes_changed`).
 //!
 //! Only an entry that names scopes per access level can lack write access; for every other
 //! the gate lets the call through. A provider that grants less than asked ends the call with
-//! a tool error saying so: nothing is tried with a token that cannot write.
+//! a tool error saying so (in the legacy era, which keeps nothing between calls, the retry is
+//! asked again): nothing is tried with a token that cannot write.
 
 use serde_json::{Map, Value};
 
-use super::Retry;
+use tokio::sync::SemaphorePermit;
+
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd, UrlElicitation, Wanted};
+use super::{Retry, round_state};
 use crate::connections::consent;
+use crate::ids::AccountId;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::CallAnswer;
 use crate::providers::Provider;
-use crate::tools::{Call, Tool, ToolResult, target};
+use crate::tools::{Call, Stop, Tool, ToolError, ToolResult, target};
 use grantry_base::clock::unix_now;
 
 /// Whether the tool's own rounds may run.
-pub(super) enum Gate {
-    /// Yes (after this gate's round: from the tool's first round).
-    Proceed,
+pub(super) enum Gate<'s> {
+    /// Yes. After this gate's round: from the tool's first round, at the account the call
+    /// was pinned to (if any), holding the turn the sign-in's hold gave it.
+    Proceed {
+        account: Option<AccountId>,
+        turn: Option<SemaphorePermit<'s>>,
+    },
     /// No: this is the call's answer (the round asking for more, or why it cannot be had).
     Answer(CallAnswer),
 }
 
+impl Gate<'_> {
+    fn through() -> Self {
+        Gate::Proceed {
+            account: None,
+            turn: None,
+        }
+    }
+}
+
 /// A retry of this gate's round: held until the sign-in lands, then through if the
-/// connection may now write, else the answer saying why not.
-pub(super) async fn after_round(
-    call: &Call<'_>,
+/// connection may now write, else the answer saying why not. `None`: not such a retry.
+pub(super) async fn after_round<'s>(
+    call: &Call<'s>,
     tool: Tool,
     retry: &Retry,
-) -> Result<Option<Gate>, RpcError> {
+) -> Result<Option<Gate<'s>>, RpcError> {
     let Some(claims) = our_round(call, tool, retry) else {
         return Ok(None);
     };
@@ -43,17 +61,31 @@ pub(super) async fn after_round(
             refused(call, tool, &claims, &action).into(),
         )));
     }
+    // At the account the round was asked at.
+    let pinned = claims
+        .account
+        .as_ref()
+        .map(|account| round_state::with_account(call.arguments, account));
+    let at = Call {
+        arguments: pinned.as_ref().unwrap_or(call.arguments),
+        chosen_account: claims.account.as_ref(),
+        ..*call
+    };
+    let through = |turn| Gate::Proceed {
+        account: claims.account.clone(),
+        turn,
+    };
     // Write access may have come another way meanwhile (the connections page, another call).
-    if lacking(call, tool).await.is_none() {
-        return Ok(Some(Gate::Proceed));
+    if lacking(&at, tool).await?.is_none() {
+        return Ok(Some(through(None)));
     }
     let (state, principal) = (call.state, call.principal);
     let gate = match sign_in::hold(state, principal, &claims).await {
-        HoldEnd::Connected(_turn) => match lacking(call, tool).await {
+        HoldEnd::Connected(turn) => match lacking(&at, tool).await? {
             Some((provider, missing)) => {
                 Gate::Answer(granted_less(call, tool, provider, &missing).into())
             }
-            None => Gate::Proceed,
+            None => through(Some(turn)),
         },
         HoldEnd::Denied => Gate::Answer(refused(call, tool, &claims, "declined").into()),
         HoldEnd::StillPending => Gate::Answer(CallAnswer::InputRequired(sign_in::repeat_round(
@@ -65,57 +97,69 @@ pub(super) async fn after_round(
 }
 
 /// Before the tool's first round: through, unless the tool writes and the connection it
-/// would use may not; then the round asking for write access (or, where no person can open
-/// a link, the answer saying so). `call` is at the account chosen, if one was; the round's
-/// state is bound to the `asked` arguments, as the client will send them again.
-pub(super) async fn before_first_round(
-    call: &Call<'_>,
+/// would use may not; then the round asking for write access (where no person can open a
+/// link, the answer saying so; for a client without URL rounds, the link in a tool error, for
+/// the model to hand on). `call` is at the account chosen, if one was; the round's state is
+/// bound to the `asked` arguments, as the client will send them again.
+pub(super) async fn before_first_round<'s>(
+    call: &Call<'s>,
     asked: &Map<String, Value>,
     tool: Tool,
     capabilities: Capabilities,
-) -> Gate {
-    let Some((provider, _)) = lacking(call, tool).await else {
-        return Gate::Proceed;
+) -> Result<Gate<'s>, RpcError> {
+    let Some((provider, _)) = lacking(call, tool).await? else {
+        return Ok(Gate::through());
     };
     let state = call.state;
     if capabilities.no_person {
-        return Gate::Answer(sign_in::no_person_to_sign_in(state, tool, &provider.id).into());
+        let answer = sign_in::no_person_to_sign_in(state, tool, &provider.id);
+        return Ok(Gate::Answer(answer.into()));
     }
     let wanted = Wanted {
         provider: &provider.id,
         access: tool.access(),
         reason: None,
+        account: call.chosen_account,
     };
     if !capabilities.url_elicitation {
-        return Gate::Answer(sign_in::link_for_person(state, call.principal, wanted).into());
+        let answer = sign_in::link_for_person(state, call.principal, wanted);
+        return Ok(Gate::Answer(answer.into()));
     }
     let as_asked = Call {
         arguments: asked,
         ..*call
     };
     let round = sign_in::first_round(state, wanted, request(&as_asked, tool));
-    Gate::Answer(CallAnswer::InputRequired(round))
+    Ok(Gate::Answer(CallAnswer::InputRequired(round)))
 }
 
 /// In a legacy-era session (no `requestState`, no URL round mid-call): the URL elicitation
 /// to send as `-32042` when the tool writes and its connection may not; the client's retry
-/// of the same call finds write access there. `None`: the call goes on (and a caller that
-/// cannot open a link is answered by [`before_first_round`]).
+/// of the same call finds write access there, if the person granted it. `None`: the call
+/// goes on (a caller that cannot open a link, or one whose account is still to be chosen, is
+/// answered by [`before_first_round`]).
 pub(crate) async fn legacy_first(
     call: &Call<'_>,
     tool: Tool,
     capabilities: Capabilities,
-) -> Option<UrlElicitation> {
+) -> Result<Option<UrlElicitation>, RpcError> {
     if capabilities.no_person || !capabilities.url_elicitation {
-        return None;
+        return Ok(None);
     }
-    let (provider, _) = lacking(call, tool).await?;
+    let Some((provider, _)) = lacking(call, tool).await? else {
+        return Ok(None);
+    };
     let wanted = Wanted {
         provider: &provider.id,
         access: tool.access(),
         reason: None,
+        account: None,
     };
-    Some(sign_in::url_elicitation(call.state, call.principal, wanted))
+    Ok(Some(sign_in::url_elicitation(
+        call.state,
+        call.principal,
+        wanted,
+    )))
 }
 
 /// The sign-in state this gate handed out, if the retry brings one back for this call.
@@ -128,24 +172,38 @@ fn our_round(call: &Call<'_>, tool: Tool, retry: &Retry) -> Option<StateClaims> 
 }
 
 /// The provider and what its connection lacks, when `tool` writes and the connection the
-/// call would use is usable but may not write. Anything else (no connection, several, one
-/// needing a sign-in) is the tool's own to answer.
-async fn lacking<'a>(call: &Call<'a>, tool: Tool) -> Option<(&'a Provider, Vec<String>)> {
+/// call would use is usable but may not write. Anything else (no connection, several and
+/// none chosen, one needing a sign-in) is the tool's own to answer; a store that cannot say
+/// is an error, never "nothing lacking" (a write tried with a read token would be refused
+/// and mark the connection broken).
+async fn lacking<'a>(
+    call: &Call<'a>,
+    tool: Tool,
+) -> Result<Option<(&'a Provider, Vec<String>)>, RpcError> {
     let access = tool.access();
     if !access.writes_at_provider() {
-        return None;
+        return Ok(None);
     }
     let named = |name: &str| call.arguments.get(name).and_then(|v| v.as_str());
-    let provider = target::provider(call, named("provider")).await.ok()?;
+    let found = async {
+        let provider = target::provider(call, named("provider")).await?;
+        let chosen = target::account_or_refusal(call, provider, named("account")).await?;
+        Ok::<_, Stop>((provider, chosen))
+    };
+    let (provider, chosen) = match found.await {
+        Ok(found) => found,
+        Err(Stop::Answer(_)) => return Ok(None),
+        Err(Stop::Failed(error)) => return Err(error.into()),
+    };
     if !provider.asks_per_access() {
-        return None;
+        return Ok(None);
     }
-    let chosen = target::account_or_refusal(call, provider, named("account"))
-        .await
-        .ok()?;
-    let grant = call.state.connections.grant(&chosen.key).await.ok()??;
+    let grant = call.state.connections.grant(&chosen.key).await;
+    let Some(grant) = grant.map_err(ToolError::from)? else {
+        return Ok(None);
+    };
     let missing = consent::lacking(provider, &grant, access);
-    (grant.is_usable() && !missing.is_empty()).then_some((provider, missing))
+    Ok((grant.is_usable() && !missing.is_empty()).then_some((provider, missing)))
 }
 
 fn request<'a>(call: &Call<'a>, tool: Tool) -> ToolRequest<'a> {

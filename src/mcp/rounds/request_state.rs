@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::access::Access;
 use crate::identity::Principal;
+use crate::ids::AccountId;
 use crate::providers::ProviderId;
 use crate::seal::{Purpose, Sealer, digest};
 
@@ -31,6 +32,10 @@ pub struct StateClaims {
     /// What the connection is asked for: a renewed link asks for the same.
     #[serde(rename = "c", default)]
     pub access: Access,
+    /// The account the call was pinned to (a person's choice among several), where the retry
+    /// goes on.
+    #[serde(rename = "w", default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<AccountId>,
     #[serde(rename = "p")]
     principal_tag: String,
     #[serde(rename = "m")]
@@ -76,6 +81,7 @@ impl StateClaims {
             ticket_expires_at,
             provider: provider.clone(),
             access: Access::Read,
+            account: None,
             principal_tag: request.principal.tag(),
             method: METHOD.to_owned(),
             tool: request.tool.to_owned(),

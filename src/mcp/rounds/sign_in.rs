@@ -16,6 +16,7 @@ use crate::connect::ticket::{Ticket, link, was_opened};
 use crate::flows::FlowStatus;
 use crate::grants::{GrantKey, ReauthReason};
 use crate::identity::Principal;
+use crate::ids::AccountId;
 use crate::mcp::results::{Elicitation, InputRequest, InputRequired};
 use crate::providers::ProviderId;
 use crate::state::AppState;
@@ -35,6 +36,8 @@ pub(crate) struct Wanted<'a> {
     pub provider: &'a ProviderId,
     pub access: Access,
     pub reason: Option<ReauthReason>,
+    /// The account the call was pinned to, kept in the round's state for its retry.
+    pub account: Option<&'a AccountId>,
 }
 
 impl<'a> Wanted<'a> {
@@ -44,6 +47,7 @@ impl<'a> Wanted<'a> {
             provider,
             access: Access::Read,
             reason,
+            account: None,
         }
     }
 }
@@ -60,6 +64,7 @@ pub(crate) fn first_round(
         new_ticket(state, request.principal, provider, access, now);
     let mut claims = StateClaims::new(&ticket.id, &sealed_ticket, expires_at, provider, request);
     claims.access = access;
+    claims.account = wanted.account.cloned();
     input_required(state, &claims, wanted.reason, now)
 }
 
@@ -174,6 +179,8 @@ pub(crate) fn display_name<'a>(state: &'a AppState, provider: &ProviderId) -> &'
 pub(crate) struct UrlElicitation {
     pub elicitation_id: String,
     pub provider: ProviderId,
+    /// What the sign-in asks for: a write-access one is complete when its own flow is.
+    pub access: Access,
     pub url: String,
     pub message: String,
 }
@@ -188,6 +195,7 @@ pub(crate) fn url_elicitation(
     UrlElicitation {
         elicitation_id: ticket.id,
         provider: provider.clone(),
+        access,
         url: link(&state.config.public_url, &sealed),
         message: connect_message(state, provider, access, wanted.reason),
     }

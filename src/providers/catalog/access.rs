@@ -41,12 +41,19 @@ impl Provider {
     }
 
     /// What a connection granted `granted` lacks to serve a call with `access`; nothing for
-    /// an entry that does not ask per access (its one sign-in asked for everything).
+    /// an entry that does not ask per access (its one sign-in asked for everything). Write
+    /// access covers reading: a grant from before the entry asked per level, holding `scopes`
+    /// and `write_scopes` only, still writes.
     pub fn lacking_for(&self, access: Access, granted: &[String]) -> Vec<String> {
         if !self.asks_per_access() {
             return Vec::new();
         }
-        let needed = self.scopes_for(access);
+        let mut needed = self.scopes.clone();
+        let level = match access {
+            Access::Write => &self.write_scopes,
+            Access::Read | Access::Manage => &self.read_scopes,
+        };
+        add_missing(&mut needed, level);
         self.lacking(&needed, granted)
             .into_iter()
             .map(str::to_owned)
@@ -89,6 +96,13 @@ mod tests {
         let read = vec!["invoices:read".to_owned()];
         assert!(demo.lacking_for(Access::Read, &read).is_empty());
         assert_eq!(demo.lacking_for(Access::Write, &read), ["invoices:write"]);
+    }
+
+    #[test]
+    fn write_scopes_alone_still_write() {
+        let demo = demo();
+        let write = vec!["invoices:write".to_owned()];
+        assert!(demo.lacking_for(Access::Write, &write).is_empty());
     }
 
     #[test]
