@@ -359,7 +359,10 @@ async fn a_hanging_endpoint_delays_only_its_own_deliveries(store: &[String]) {
         "the second event waited {:?} behind the hanging endpoint",
         started.elapsed()
     );
-    assert!(events.iter().all(|e| e["type"] == "connection.created"));
+    assert!(
+        events.iter().all(|e| e["type"] == "connection.created"),
+        "{events:?}"
+    );
     assert!(
         slow.state().await["held"].as_u64() > Some(0),
         "slow still hangs"
