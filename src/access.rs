@@ -1,6 +1,6 @@
 //! What a call does with a person's accounts: the one distinction both the MCP scopes
 //! (`--oidc-*-scopes`) and the provider scopes a sign-in asks for (a catalog entry's
-//! `read_scopes`, `write_scopes`) are chosen by.
+//! `read_scopes`, `write_scopes`) are chosen by; and scopes as the stores keep them.
 
 /// What a tool does with a person's accounts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -21,4 +21,12 @@ impl Access {
     pub fn writes_at_provider(self) -> bool {
         self == Access::Write
     }
+}
+
+/// Scopes as the stores keep them (space-separated, RFC 6749 §3.3), as a list.
+pub fn scope_list(text: &str) -> Vec<String> {
+    text.split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }

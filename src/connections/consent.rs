@@ -8,7 +8,6 @@
 
 use super::Connections;
 use crate::access::Access;
-use crate::grants::Grant;
 use crate::identity::Principal;
 use crate::providers::Provider;
 use crate::providers::catalog::add_missing;
@@ -36,10 +35,4 @@ impl Connections {
         }
         Ok(scopes)
     }
-}
-
-/// What `grant` lacks at `provider` to serve a call with `access` (nothing for an entry
-/// that asks for everything at once).
-pub(crate) fn lacking(provider: &Provider, grant: &Grant, access: Access) -> Vec<String> {
-    provider.lacking_for(access, &grant.tokens.scopes)
 }

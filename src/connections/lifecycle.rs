@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::schedule::next_look;
+use crate::access::scope_list;
 use crate::config::webhooks::EndpointName;
 use crate::grants::{Grant, GrantKey, Grants, Health, ReauthReason, State, Stored};
 use crate::ids::ConnectionId;
@@ -395,14 +396,6 @@ fn event_data(
         "attempt_count": health.failures,
         "hard_expires_at": health.hard_expires_at.map(rfc3339),
     })
-}
-
-/// A row's space-separated scopes as a list.
-fn scope_list(text: &str) -> Vec<String> {
-    text.split(' ')
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
 }
 
 /// Whether two scope lists grant the same, whatever their order.

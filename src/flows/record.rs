@@ -1,6 +1,7 @@
 //! A flow as the SQL backends read it back: plain columns, turned into a [`Flow`].
 
 use super::{Flow, FlowStatus};
+use crate::access::scope_list;
 use crate::identity::Principal;
 use crate::store::StoreError;
 
@@ -47,7 +48,7 @@ impl TryFrom<FlowRecord> for Flow {
             created_at: r.created_at,
             expires_at: r.expires_at,
             claimed_at: r.claimed_at,
-            scopes: split_scopes(&r.scopes),
+            scopes: scope_list(&r.scopes),
         })
     }
 }
@@ -59,12 +60,4 @@ pub(super) fn missed_claim(flow: Flow, now: i64) -> super::Claim {
     } else {
         super::Claim::AlreadyUsed(Box::new(flow))
     }
-}
-
-/// Scopes as a store keeps them: space-separated.
-pub(super) fn split_scopes(text: &str) -> Vec<String> {
-    text.split(' ')
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
 }

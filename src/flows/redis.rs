@@ -104,7 +104,7 @@ fn flow_from_hash(mut h: HashMap<String, String>) -> Result<Flow, StoreError> {
         expires_at: number(take("expires_at")?)?,
         claimed_at: h.remove("claimed_at").map(number).transpose()?,
         verifier_sealed: h.remove("verifier_sealed"),
-        scopes: super::record::split_scopes(&h.remove("scopes").unwrap_or_default()),
+        scopes: crate::access::scope_list(&h.remove("scopes").unwrap_or_default()),
     })
 }
 

@@ -11,12 +11,10 @@ use rmcp::service::Peer;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::access::Access;
-use crate::flows::FlowStatus;
 use crate::grants::GrantKey;
 use crate::identity::Principal;
 use crate::mcp::jsonrpc::{ErrorCode, RpcError};
-use crate::mcp::rounds::sign_in::UrlElicitation;
+use crate::mcp::rounds::sign_in::{self, SignInEnd, UrlElicitation};
 use crate::state::AppState;
 
 /// The legacy answer for a missing connection: `-32042` with the connect link.
@@ -115,7 +113,8 @@ pub(crate) fn notify_when_connected(
         loop {
             // Subscribe before reading, so a grant landing in between still wakes us.
             let mut waiter = state.connections.landed().subscribe();
-            if sign_in_ended(&state, &key, &elicitation).await {
+            let (ticket_id, access) = (&elicitation.0, elicitation.1);
+            if sign_in::ended(&state, &key, ticket_id, access).await == Some(SignInEnd::Connected) {
                 let notice = CustomNotification::new(
                     "notifications/elicitation/complete",
                     Some(json!({"elicitationId": elicitation_id})),
@@ -138,22 +137,4 @@ pub(crate) fn notify_when_connected(
             }
         }
     });
-}
-
-/// Whether the sign-in behind a URL elicitation `(ticket id, access)` has ended, as a held
-/// retry decides (`sign_in::settled`): for reading, every grant there usable; for write
-/// access (asked on a connection that is usable already), its own flow finished.
-async fn sign_in_ended(state: &AppState, key: &GrantKey, elicitation: &(String, Access)) -> bool {
-    let (ticket_id, access) = elicitation;
-    if !access.writes_at_provider() {
-        let usable = state
-            .connections
-            .all_usable(&key.principal, &key.provider)
-            .await;
-        return usable.is_ok_and(|all| all);
-    }
-    let flow = state.flows.latest_for_ticket(ticket_id).await;
-    flow.ok().flatten().is_some_and(|flow| {
-        flow.status != FlowStatus::Pending && flow.status != FlowStatus::Redeeming
-    })
 }

@@ -16,7 +16,6 @@ use tokio::sync::SemaphorePermit;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd, UrlElicitation, Wanted};
 use super::{Retry, round_state};
-use crate::connections::consent;
 use crate::ids::AccountId;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
@@ -202,7 +201,7 @@ async fn lacking<'a>(
     let Some(grant) = grant.map_err(ToolError::from)? else {
         return Ok(None);
     };
-    let missing = consent::lacking(provider, &grant, access);
+    let missing = provider.lacking_for(access, &grant.tokens.scopes);
     Ok((grant.is_usable() && !missing.is_empty()).then_some((provider, missing)))
 }
 
