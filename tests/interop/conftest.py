@@ -72,6 +72,32 @@ class Grantry:
         self.data_dir.cleanup()
 
 
+# Trace-level chatter of the HTTP and SQL libraries, left out of a failure's report.
+_CHATTER = re.compile(r" (hyper|hyper_util|reqwest|h2|rustls|sqlx|tower|mio)::")
+
+
+def tail(text: str, lines: int = 40) -> str:
+    """The warnings and errors of a log, then its last `lines` lines (library chatter left out)."""
+    all_lines = [line for line in text.splitlines() if not _CHATTER.search(line)]
+    flagged = [line for line in all_lines if " WARN " in line or " ERROR " in line]
+    return "\n".join(["-- warnings and errors:", *flagged[-lines:], "-- last lines:", *all_lines[-lines:]])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test's report carries what its servers logged, and whatever its module's
+    `failure_sections(item)` adds: a failure in CI is read from its output alone."""
+    report = yield
+    if report.when == "call" and report.failed:
+        for name, value in item.funcargs.items():
+            if isinstance(value, Grantry) and value.log_path.exists():
+                report.sections.append((f"grantry log ({name})", tail(value.log())))
+        sections = getattr(item.module, "failure_sections", None)
+        if sections:
+            report.sections.extend(sections(item))
+    return report
+
+
 @pytest.fixture
 def grantry():
     server = Grantry([])

@@ -26,7 +26,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientSession
 
 import leaks
-from conftest import BINARY, free_port, sign_in
+from conftest import BINARY, free_port, sign_in, tail
 from oidc_fixture import GRANTRY_CLIENT_ID, GRANTRY_CLIENT_SECRET
 from conftest import Grantry
 from test_oidc import oidc, user  # noqa: F401 (a fixture)
@@ -51,14 +51,31 @@ def _secrets_kept_for_the_leak_search():
         bridge.record_secrets()
 
 
+def failure_sections(item) -> list[tuple[str, str]]:
+    """What the bridges of a failing test did (conftest adds it to the report): each page the
+    opener ended on (its path only: the query may hold a code) and the bridge's log."""
+    sections = []
+    for bridge in (b for b in _BRIDGES if b.test == item.nodeid):
+        ended = [
+            f"{o.get('outcome')} at {urlsplit(o.get('final') or '').path}"
+            for o in map(json.loads, bridge.opened_log.read_text().splitlines())
+        ]
+        launches = len(bridge.launched_log.read_text().splitlines())
+        sections.append(("bridge's opener", f"{launches} launched; ended: {ended}"))
+        sections.append(("bridge log", tail(bridge.log())))
+    return sections
+
+
 class Bridge:
     """How to launch the bridge for one test: its stderr (at trace level; kept for the leak
     search when it runs) and the opener's records in files (each launch, written first; each
-    outcome, written when the browser is done)."""
+    outcome, written when the browser is done). It waits 60 s for a sign-in unless told: a
+    cold headless Chromium on a loaded two-core CI machine has taken over 30."""
 
-    def __init__(self, tmp_path: Path, server_url: str, wait: int = 30, decision: str = "approve",
+    def __init__(self, tmp_path: Path, server_url: str, wait: int = 60, decision: str = "approve",
                  login: str = "alice", extra: tuple[str, ...] = ()):
         _BRIDGES.append(self)
+        self.test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
         self.stderr = leaks.log_path("bridge") or tmp_path / "bridge.log"
         self.opened_log = tmp_path / "opened.jsonl"
         self.opened_log.touch()
