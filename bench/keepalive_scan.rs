@@ -27,8 +27,8 @@ use grantry::connections::keepalive::KeepAlive;
 use grantry::connections::{Lifecycle, LifecycleSettings, TokenKeeper};
 use grantry::grants::{GrantEvents, GrantKey, Grants};
 use grantry::identity::{DEV_ISSUER, Principal};
-use grantry::providers::Provider;
 use grantry::providers::oauth::TokenSet;
+use grantry::providers::{Provider, SignIn};
 use grantry::seal::{KeyRing, Sealer};
 use grantry::store::StoreUrl;
 use grantry::store::redis::layout::{Bucket, Keys};
@@ -52,10 +52,10 @@ async fn main() {
     ));
     let grants = Grants::new(stores.grants.clone(), sealer, GrantEvents::new(None));
     // Xero's window, so nothing is due for refresh: the pass only reads and reschedules.
-    let provider = Provider {
-        refresh_idle_secs: Some(60 * 86_400),
-        ..grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").unwrap()
-    };
+    let mut provider = grantry::providers::Catalog::demo_entry("http://127.0.0.1/demo").unwrap();
+    if let SignIn::OAuth(oauth) = &mut provider.sign_in {
+        oauth.refresh_idle_secs = Some(60 * 86_400);
+    }
     let seeding = Instant::now();
     seed(&grants, &provider, count.min(THROUGH_GRANTRY)).await;
     copy_first(&url, count).await;

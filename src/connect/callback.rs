@@ -18,7 +18,7 @@ use super::{account, binding, pages};
 use crate::audit::Audit;
 use crate::flows::{self, Claim, Flow, FlowStatus};
 use crate::identity::oidc::CONNECTIONS_PATH;
-use crate::providers::{Provider, adapters, oauth, revocation};
+use crate::providers::{OAuthClient, Provider, adapters, oauth, revocation};
 use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::store::StoreError;
@@ -130,15 +130,9 @@ async fn finish(
         tracing::error!(provider = %flow.provider, "flow names a provider no longer in the catalog");
         PageError::InvalidResponse
     })?;
-    if !issuer_ok(provider, query.iss.as_deref()) {
-        return Err(PageError::IssMismatch);
-    }
-    if let Some(error) = &query.error {
-        tracing::info!(provider = %provider.id, error = %error.chars().take(64).collect::<String>(), "provider returned an error");
-        return Err(PageError::NotCompleted {
-            denied: error == "access_denied",
-        });
-    }
+    // A provider connected with an API key has no callback: its flows never come here.
+    let oauth = provider.oauth().ok_or(PageError::InvalidResponse)?;
+    check_answer(provider, oauth, query)?;
     let code = query
         .code
         .as_deref()
@@ -158,7 +152,7 @@ async fn finish(
     adapters::check_callback(provider, &hints).map_err(PageError::Account)?;
     let mut tokens = oauth::exchange_code(
         &state.http,
-        provider,
+        oauth,
         &state.config.redirect_uri(),
         code,
         verifier.as_deref(),
@@ -187,6 +181,24 @@ async fn finish(
     }
     tracing::info!(provider = %provider.id, lacking = %lacking.join(" "), "the provider granted fewer scopes than asked");
     Ok(Granted::LessThanAsked)
+}
+
+/// What the redirect says before anything is redeemed: RFC 9207 `iss`, then `error=`.
+fn check_answer(
+    provider: &Provider,
+    oauth: &OAuthClient,
+    query: &CallbackQuery,
+) -> Result<(), PageError> {
+    if !issuer_ok(provider, oauth, query.iss.as_deref()) {
+        return Err(PageError::IssMismatch);
+    }
+    if let Some(error) = &query.error {
+        tracing::info!(provider = %provider.id, error = %error.chars().take(64).collect::<String>(), "provider returned an error");
+        return Err(PageError::NotCompleted {
+            denied: error == "access_denied",
+        });
+    }
+    Ok(())
 }
 
 /// The browser must be the one that started the sign-in (its binding cookie), signed in as
@@ -226,14 +238,14 @@ fn verifier(state: &AppState, flow: &Flow) -> Result<Option<String>, PageError> 
 /// known to always send it must have sent it. An `iss` that cannot be checked (no issuer in
 /// the catalog) is refused too: with one redirect URI for every provider, `iss` is what tells
 /// a mixed-up response apart.
-fn issuer_ok(provider: &Provider, iss: Option<&str>) -> bool {
-    match (iss, provider.issuer.as_deref()) {
+fn issuer_ok(provider: &Provider, oauth: &OAuthClient, iss: Option<&str>) -> bool {
+    match (iss, oauth.issuer.as_deref()) {
         (Some(got), Some(expected)) => got == expected,
         (Some(_), None) => {
             tracing::warn!(provider = %provider.id, "callback carries `iss` but the catalog names no issuer for this provider; set `issuer`");
             false
         }
-        (None, _) => !provider.iss_parameter_supported,
+        (None, _) => !oauth.iss_parameter_supported,
     }
 }
 
@@ -276,22 +288,23 @@ mod tests {
 
     #[test]
     fn rfc_9207_iss_table() {
-        let mut p = Catalog::load(Some("http://127.0.0.1:8080/demo"), None, &[])
+        let p = Catalog::load(Some("http://127.0.0.1:8080/demo"), None, &[])
             .unwrap()
             .default_provider()
             .clone();
-        assert!(issuer_ok(&p, Some("http://127.0.0.1:8080/demo")));
+        let mut o = p.oauth().unwrap().clone();
+        assert!(issuer_ok(&p, &o, Some("http://127.0.0.1:8080/demo")));
         assert!(
-            !issuer_ok(&p, Some("http://127.0.0.1:8080/demo/")),
+            !issuer_ok(&p, &o, Some("http://127.0.0.1:8080/demo/")),
             "byte for byte"
         );
-        assert!(!issuer_ok(&p, Some("HTTP://127.0.0.1:8080/demo")));
-        assert!(!issuer_ok(&p, None), "advertised but absent");
-        p.iss_parameter_supported = false;
-        assert!(issuer_ok(&p, None), "neither advertised nor sent");
-        p.issuer = None;
+        assert!(!issuer_ok(&p, &o, Some("HTTP://127.0.0.1:8080/demo")));
+        assert!(!issuer_ok(&p, &o, None), "advertised but absent");
+        o.iss_parameter_supported = false;
+        assert!(issuer_ok(&p, &o, None), "neither advertised nor sent");
+        o.issuer = None;
         assert!(
-            !issuer_ok(&p, Some("http://anything")),
+            !issuer_ok(&p, &o, Some("http://anything")),
             "an iss that cannot be checked"
         );
     }

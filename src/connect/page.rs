@@ -205,7 +205,8 @@ async fn start_flow(
         .await?;
     let oauth_state = random_id();
     let redirect_uri = state.config.redirect_uri();
-    let start = oauth::authorize(provider, &scopes, &redirect_uri, &oauth_state).map_err(|e| {
+    let client = provider.oauth().ok_or(PageError::InvalidLink)?;
+    let start = oauth::authorize(client, &scopes, &redirect_uri, &oauth_state).map_err(|e| {
         tracing::error!(provider = %provider.id, error = %e, "cannot build the authorize URL");
         PageError::Misconfigured
     })?;

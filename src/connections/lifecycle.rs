@@ -372,7 +372,7 @@ fn signed_in(provider: &Provider, now: i64) -> Health {
     Health {
         refreshed_at: now,
         signed_in_at: now,
-        hard_expires_at: provider.refresh_max_secs.map(|max| now + max),
+        hard_expires_at: provider.refresh_max_secs().map(|max| now + max),
         ..Health::default()
     }
 }

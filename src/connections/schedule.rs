@@ -21,7 +21,7 @@ pub(crate) fn next_look(
         State::NeedsReauth => 0,
         State::RefreshFailing => health.retry_at.max(1),
         State::Active => {
-            let refresh = provider.refresh_idle_secs.map(|idle| {
+            let refresh = provider.refresh_idle_secs().map(|idle| {
                 let from = health.refreshed_at.max(last_write);
                 from + idle * 3 / 4 + rand::random_range(0..=(idle / 10).max(0))
             });
@@ -59,6 +59,6 @@ pub fn next_look_of(due: &Due, provider: &Provider, expiry_warning_secs: i64) ->
 /// grant it was given is really due.
 pub(crate) fn refresh_due(provider: &Provider, health: &Health, last_write: i64) -> Option<i64> {
     provider
-        .refresh_idle_secs
+        .refresh_idle_secs()
         .map(|idle| health.refreshed_at.max(last_write) + idle * 3 / 4)
 }

@@ -172,7 +172,9 @@ impl TokenKeeper {
             .refresh_holding_lease(&provider, &key, (seen_version, trigger), held_until)
             .await;
         let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded(_)));
-        let replay_is_risky = provider.refresh_rotates && provider.refresh_grace_secs == 0;
+        let replay_is_risky = provider
+            .oauth()
+            .is_some_and(|oauth| oauth.refresh_rotates && oauth.refresh_grace_secs == 0);
         if settled || !replay_is_risky {
             self.release(lease, holder, held_until).await;
         }
@@ -274,15 +276,19 @@ impl TokenKeeper {
         grant: &Grant,
         current: &str,
     ) -> Result<oauth::TokenSet, TokenError> {
-        let answer = oauth::refresh(&self.http, provider, &self.redirect_uri, current).await;
+        let Some(client) = provider.oauth() else {
+            // An API key is never refreshed: a refused one needs a new key.
+            return Err(TokenError::Rejected("invalid_grant".into()));
+        };
+        let answer = oauth::refresh(&self.http, client, &self.redirect_uri, current).await;
         if matches!(&answer, Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(reason))
             && let Some(previous) = grant.tokens.previous_refresh_token.as_deref()
             && grant
                 .tokens
                 .rotated_at
-                .is_some_and(|at| unix_now() - at < provider.refresh_grace_secs)
+                .is_some_and(|at| unix_now() - at < client.refresh_grace_secs)
         {
-            return oauth::refresh(&self.http, provider, &self.redirect_uri, previous).await;
+            return oauth::refresh(&self.http, client, &self.redirect_uri, previous).await;
         }
         answer
     }

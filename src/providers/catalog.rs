@@ -1,7 +1,8 @@
 //! The provider catalog: the built-in `demo` entry plus providers from a TOML file.
 //!
 //! Built in: the demo entry and one entry per billing provider grantry has an adapter for
-//! (`builtin.toml`), each offered once a file gives it a `client_id`. A file entry whose id
+//! (`builtin.toml`), each offered once a file gives it a `client_id` (an API-key provider,
+//! `credential = "api_key"`, once a file names it: `[providers.paddle]`). A file entry whose id
 //! matches a built-in entry overrides just the fields it names (every URL can be overridden:
 //! regional endpoints, sandboxes, tests); a new id adds a generic OAuth 2.0 provider and must
 //! name every required field. Secrets are never inline: an entry names the environment
@@ -34,9 +35,12 @@ use url::Url;
 mod access;
 mod entry;
 mod pkce;
+mod sign_in;
 
 pub(crate) use access::add_missing;
 use entry::{EntryFile, demo_entry, resolve};
+use sign_in::CredentialKind;
+pub use sign_in::{KeyField, KeyForm, OAuthClient, SignIn};
 
 use super::ProviderId;
 
@@ -97,61 +101,48 @@ impl AdapterKind {
 }
 
 /// One provider, fully resolved.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Provider {
     pub id: ProviderId,
     pub display_name: String,
-    pub authorize_url: Url,
-    pub token_url: Url,
-    pub revoke_url: Option<Url>,
-    pub revoke_body: RevokeBody,
     pub api_base: Url,
-    /// The authorization server's issuer, compared byte for byte with RFC 9207 `iss`.
-    pub issuer: Option<String>,
-    /// Where its RFC 8414 metadata is, when the entry says; otherwise derived from `issuer`.
-    pub metadata_url: Option<Url>,
-    /// Whether the provider always sends `iss` on its redirect (then a missing one is refused).
-    pub iss_parameter_supported: bool,
-    pub client_id: String,
-    pub client_secret: Option<String>,
     /// Asked for at every sign-in (`offline_access`, say); with no per-access lists, all
-    /// there is.
+    /// there is. None for an API key: it can do whatever its owner made it for.
     pub scopes: Vec<String>,
     /// Asked for besides `scopes` so the connection can read (see [`Provider::scopes_for`]).
     pub read_scopes: Vec<String>,
     /// Asked for besides those so it can write; none: the entry does not ask per access.
     pub write_scopes: Vec<String>,
-    /// How the authorize URL joins scopes (a space, or Zoho's comma).
-    pub scope_separator: String,
-    pub pkce: PkceMode,
-    pub token_auth: TokenAuth,
-    /// Added to the authorize URL as they are (Zoho's `access_type=offline`, say).
-    pub extra_authorize_params: BTreeMap<String, String>,
-    /// Access-token lifetime assumed when the token response has no `expires_in`.
-    pub default_token_lifetime_secs: i64,
-    /// Whether a refresh may return a new refresh token that replaces the old one.
-    pub refresh_rotates: bool,
-    /// How long the previous refresh token still works after a rotation.
-    pub refresh_grace_secs: i64,
-    /// How long a refresh token lasts unused (Xero 60 days); the keep-alive refreshes before.
-    pub refresh_idle_secs: Option<i64>,
-    /// How long a refresh token lasts from the sign-in whatever happens (QuickBooks 5 years).
-    pub refresh_max_secs: Option<i64>,
     pub adapter: AdapterKind,
+    /// How a person connects it: OAuth at the provider, or a key typed on grantry's page.
+    pub sign_in: SignIn,
 }
 
-impl std::fmt::Debug for Provider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Provider")
-            .field("id", &self.id)
-            .field("authorize_url", &self.authorize_url.as_str())
-            .field("token_url", &self.token_url.as_str())
-            .field("client_id", &self.client_id)
-            .field(
-                "client_secret",
-                &self.client_secret.as_ref().map(|_| "[REDACTED]"),
-            )
-            .finish_non_exhaustive()
+impl Provider {
+    /// Its OAuth client, unless a person connects it with an API key.
+    pub fn oauth(&self) -> Option<&OAuthClient> {
+        match &self.sign_in {
+            SignIn::OAuth(client) => Some(client),
+            SignIn::ApiKey(_) => None,
+        }
+    }
+
+    /// Its key form, if a person connects it with an API key.
+    pub fn key_form(&self) -> Option<&KeyForm> {
+        match &self.sign_in {
+            SignIn::ApiKey(form) => Some(form),
+            SignIn::OAuth(_) => None,
+        }
+    }
+
+    /// How long a refresh token lasts unused, if the provider issues ones that die so.
+    pub fn refresh_idle_secs(&self) -> Option<i64> {
+        self.oauth().and_then(|client| client.refresh_idle_secs)
+    }
+
+    /// How long a refresh token lasts from the sign-in, if the provider bounds it.
+    pub fn refresh_max_secs(&self) -> Option<i64> {
+        self.oauth().and_then(|client| client.refresh_max_secs)
     }
 }
 
@@ -218,8 +209,10 @@ impl Catalog {
         if let Some(base) = demo_base {
             entries.insert(demo_id(), demo_entry(base));
         }
+        let named: Vec<ProviderId> = file.providers.keys().cloned().collect();
         for (id, entry) in file.providers {
-            if !templates.contains(&id) && id != "demo" && entry.client_id.is_none() {
+            let takes_key = entry.credential == Some(CredentialKind::ApiKey);
+            if !templates.contains(&id) && id != "demo" && !takes_key && entry.client_id.is_none() {
                 return Err(CatalogError(format!(
                     "providers.{id}.client_id is required"
                 )));
@@ -229,8 +222,13 @@ impl Catalog {
         }
         let mut providers = BTreeMap::new();
         for (id, entry) in entries {
-            // A built-in entry nobody registered a client for is not offered.
-            if entry.client_id.is_some() {
+            // A built-in entry is offered once configured: an OAuth one when someone
+            // registered a client for it, an API-key one when the file names it.
+            let offered = match entry.credential.unwrap_or_default() {
+                CredentialKind::Oauth => entry.client_id.is_some(),
+                CredentialKind::ApiKey => named.contains(&id),
+            };
+            if offered {
                 let insecure = allow_insecure.contains(&id);
                 providers.insert(id.clone(), resolve(&id, entry, &env, insecure)?);
             }

@@ -10,7 +10,9 @@ pub(crate) mod revocation;
 pub(crate) mod upstream;
 
 pub use crate::ids::{AccountId, ProviderId};
-pub use catalog::{Catalog, CatalogError, PkceMode, Provider, TokenAuth};
+pub use catalog::{
+    Catalog, CatalogError, KeyField, KeyForm, OAuthClient, PkceMode, Provider, SignIn, TokenAuth,
+};
 pub use upstream::Upstream;
 
 use serde::{Deserialize, Serialize};

@@ -15,7 +15,7 @@ use oauth2::{
 
 use grantry_base::clock::unix_now;
 
-use super::catalog::{PkceMode, Provider, TokenAuth};
+use super::catalog::{OAuthClient, PkceMode, TokenAuth};
 use super::http::{OutboundError, read_capped, transport_reason};
 
 /// Longest lifetime believed from `expires_in` (a year); a larger number is clamped.
@@ -97,7 +97,7 @@ enum Endpoint {
 }
 
 fn oauth_client(
-    provider: &Provider,
+    oauth: &OAuthClient,
     redirect_uri: &str,
     endpoint: Endpoint,
 ) -> Result<
@@ -112,20 +112,20 @@ fn oauth_client(
 > {
     let redirect = RedirectUrl::new(redirect_uri.to_owned())
         .map_err(|e| TokenError::BadResponse(format!("redirect URI: {e}")))?;
-    let secret_key = provider.token_auth == TokenAuth::SecretKey && endpoint == Endpoint::Token;
+    let secret_key = oauth.token_auth == TokenAuth::SecretKey && endpoint == Endpoint::Token;
     let (client_id, client_secret) = if secret_key {
         (
-            provider.client_secret.clone().unwrap_or_default(),
+            oauth.client_secret.clone().unwrap_or_default(),
             Some(String::new()),
         )
     } else {
-        (provider.client_id.clone(), provider.client_secret.clone())
+        (oauth.client_id.clone(), oauth.client_secret.clone())
     };
     let mut client = BasicClient::new(ClientId::new(client_id))
-        .set_auth_uri(AuthUrl::from_url(provider.authorize_url.clone()))
-        .set_token_uri(TokenUrl::from_url(provider.token_url.clone()))
+        .set_auth_uri(AuthUrl::from_url(oauth.authorize_url.clone()))
+        .set_token_uri(TokenUrl::from_url(oauth.token_url.clone()))
         .set_redirect_uri(redirect)
-        .set_auth_type(match provider.token_auth {
+        .set_auth_type(match oauth.token_auth {
             TokenAuth::Basic | TokenAuth::SecretKey => AuthType::BasicAuth,
             TokenAuth::Post => AuthType::RequestBody,
         });
@@ -138,27 +138,27 @@ fn oauth_client(
 /// Builds the provider's authorize URL for one flow asking for `scopes`: `state` as given,
 /// PKCE S256 unless the provider takes none.
 pub fn authorize(
-    provider: &Provider,
+    oauth: &OAuthClient,
     scopes: &[String],
     redirect_uri: &str,
     state: &str,
 ) -> Result<AuthorizeStart, TokenError> {
-    let client = oauth_client(provider, redirect_uri, Endpoint::Authorize)?;
+    let client = oauth_client(oauth, redirect_uri, Endpoint::Authorize)?;
     let state = state.to_owned();
     let mut request = client.authorize_url(move || CsrfToken::new(state));
     // Most providers take space-separated scopes; Zoho wants them comma-separated.
-    request = if provider.scope_separator == " " {
+    request = if oauth.scope_separator == " " {
         request.add_scopes(scopes.iter().cloned().map(Scope::new))
     } else if scopes.is_empty() {
         request
     } else {
-        request.add_scope(Scope::new(scopes.join(&provider.scope_separator)))
+        request.add_scope(Scope::new(scopes.join(&oauth.scope_separator)))
     };
-    for (name, value) in &provider.extra_authorize_params {
+    for (name, value) in &oauth.extra_authorize_params {
         request = request.add_extra_param(name, value);
     }
     let mut pkce_verifier = None;
-    if provider.pkce != PkceMode::Off {
+    if oauth.pkce != PkceMode::Off {
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         request = request.set_pkce_challenge(challenge);
         pkce_verifier = Some(verifier.secret().clone());
@@ -173,20 +173,20 @@ pub fn authorize(
 /// Redeems an authorization code, once; `requested`: the scopes its authorize URL asked for.
 pub async fn exchange_code(
     http: &reqwest::Client,
-    provider: &Provider,
+    oauth: &OAuthClient,
     redirect_uri: &str,
     code: &str,
     pkce_verifier: Option<&str>,
     requested: &[String],
 ) -> Result<TokenSet, TokenError> {
-    let client = oauth_client(provider, redirect_uri, Endpoint::Token)?;
+    let client = oauth_client(oauth, redirect_uri, Endpoint::Token)?;
     let mut request = client.exchange_code(AuthorizationCode::new(code.to_owned()));
     if let Some(verifier) = pkce_verifier {
         request = request.set_pkce_verifier(PkceCodeVerifier::new(verifier.to_owned()));
     }
     let sender = Sender(http.clone());
     let response = request.request_async(&sender).await;
-    let mut tokens = token_set(provider, response, None)?;
+    let mut tokens = token_set(oauth, response, None)?;
     if tokens.scopes.is_empty() {
         // RFC 6749 §5.1: no `scope` in the answer means the requested ones were granted.
         tokens.scopes = requested.to_vec();
@@ -197,18 +197,18 @@ pub async fn exchange_code(
 /// Trades a refresh token for a new access token (and maybe a rotated refresh token).
 pub async fn refresh(
     http: &reqwest::Client,
-    provider: &Provider,
+    oauth: &OAuthClient,
     redirect_uri: &str,
     refresh_token: &str,
 ) -> Result<TokenSet, TokenError> {
-    let client = oauth_client(provider, redirect_uri, Endpoint::Token)?;
+    let client = oauth_client(oauth, redirect_uri, Endpoint::Token)?;
     let token = RefreshToken::new(refresh_token.to_owned());
     let sender = Sender(http.clone());
     let response = client
         .exchange_refresh_token(&token)
         .request_async(&sender)
         .await;
-    token_set(provider, response, Some(refresh_token))
+    token_set(oauth, response, Some(refresh_token))
 }
 
 type BasicResponse = oauth2::basic::BasicTokenResponse;
@@ -216,7 +216,7 @@ type BasicRequestError =
     RequestTokenError<OutboundError, oauth2::StandardErrorResponse<BasicErrorResponseType>>;
 
 fn token_set(
-    provider: &Provider,
+    oauth: &OAuthClient,
     response: Result<BasicResponse, BasicRequestError>,
     previous_refresh: Option<&str>,
 ) -> Result<TokenSet, TokenError> {
@@ -239,7 +239,7 @@ fn token_set(
     let lifetime = response
         .expires_in()
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(MAX_TOKEN_LIFETIME_SECS))
-        .unwrap_or(provider.default_token_lifetime_secs)
+        .unwrap_or(oauth.default_token_lifetime_secs)
         .min(MAX_TOKEN_LIFETIME_SECS);
     Ok(TokenSet {
         access_token: response.access_token().secret().clone(),

@@ -6,7 +6,7 @@ use super::http::{OutboundError, transport_reason};
 use super::oauth::TokenSet;
 
 /// Asks the provider to revoke `token` (RFC 7009, or the provider's own shape). `Ok(false)`:
-/// the provider has no revocation endpoint. A 200 (RFC 7009 also for unknown tokens) is
+/// the provider has no revocation endpoint (an API key has none: disconnecting forgets it). A 200 (RFC 7009 also for unknown tokens) is
 /// success; anything else is an error the caller reports.
 pub(crate) async fn revoke(
     http: &reqwest::Client,
@@ -14,21 +14,24 @@ pub(crate) async fn revoke(
     token: &str,
     is_refresh_token: bool,
 ) -> Result<bool, OutboundError> {
-    let Some(url) = provider.revoke_url.clone() else {
+    let Some((oauth, url)) = provider
+        .oauth()
+        .and_then(|oauth| Some((oauth, oauth.revoke_url.clone()?)))
+    else {
         return Ok(false);
     };
-    let secret = provider.client_secret.clone().unwrap_or_default();
+    let secret = oauth.client_secret.clone().unwrap_or_default();
     let hint = if is_refresh_token {
         "refresh_token"
     } else {
         "access_token"
     };
-    let post_credentials = provider.token_auth == TokenAuth::Post;
-    let mut request = match provider.revoke_body {
+    let post_credentials = oauth.token_auth == TokenAuth::Post;
+    let mut request = match oauth.revoke_body {
         RevokeBody::Form => {
             let mut form = vec![("token", token), ("token_type_hint", hint)];
             if post_credentials {
-                form.push(("client_id", &provider.client_id));
+                form.push(("client_id", &oauth.client_id));
                 form.push(("client_secret", &secret));
             }
             http.post(url).form(&form)
@@ -36,7 +39,7 @@ pub(crate) async fn revoke(
         RevokeBody::Json => {
             let mut body = serde_json::json!({ "token": token });
             if post_credentials {
-                body["client_id"] = provider.client_id.clone().into();
+                body["client_id"] = oauth.client_id.clone().into();
                 body["client_secret"] = secret.clone().into();
             }
             http.post(url).json(&body)
@@ -47,8 +50,8 @@ pub(crate) async fn revoke(
             http.post(url)
         }
     };
-    request = match provider.token_auth {
-        TokenAuth::Basic => request.basic_auth(&provider.client_id, Some(&secret)),
+    request = match oauth.token_auth {
+        TokenAuth::Basic => request.basic_auth(&oauth.client_id, Some(&secret)),
         TokenAuth::SecretKey => request.basic_auth(&secret, Some("")),
         TokenAuth::Post => request,
     };

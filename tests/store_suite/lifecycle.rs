@@ -5,7 +5,7 @@
 use grantry::connections::schedule;
 use grantry::grants::{Due, GrantKey, Grants, ReauthReason, Reschedule, State};
 use grantry::outbox::Outcome;
-use grantry::providers::Provider;
+use grantry::providers::{Provider, SignIn};
 use grantry::startup::Stores;
 use grantry::store::StoreError;
 use serde_json::Value;
@@ -15,10 +15,11 @@ use crate::grants::{demo, grants_for, key, tokens};
 
 /// A provider whose refresh tokens die unused after 1000 s.
 fn idle_1000() -> Provider {
-    Provider {
-        refresh_idle_secs: Some(1000),
-        ..demo()
+    let mut provider = demo();
+    if let SignIn::OAuth(oauth) = &mut provider.sign_in {
+        oauth.refresh_idle_secs = Some(1000);
     }
+    provider
 }
 
 /// The keys of the grants the keep-alive would look at by `now`.

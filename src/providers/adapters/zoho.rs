@@ -56,7 +56,9 @@ pub(super) fn check_region(provider: &Provider, hints: &CallbackHints) -> Result
     };
     let theirs = url::Url::parse(server).ok();
     let theirs = theirs.as_ref().and_then(|u| u.host_str());
-    let ours = provider.token_url.host_str();
+    let ours = provider
+        .oauth()
+        .and_then(|oauth| oauth.token_url.host_str());
     if theirs != ours {
         return Err(ApiError::WrongRegion(format!(
             "this Zoho account lives at {}; this grantry is set up for {}",

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use url::Url;
 
-use super::{AdapterKind, CatalogError, PkceMode, Provider, RevokeBody, TokenAuth};
+use super::{
+    AdapterKind, CatalogError, CredentialKind, KeyField, KeyForm, OAuthClient, PkceMode, Provider,
+    RevokeBody, SignIn, TokenAuth,
+};
 use crate::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET};
 use crate::providers::ProviderId;
 
@@ -45,6 +48,12 @@ pub(super) struct EntryFile {
     /// Where the authorization server's metadata is (RFC 8414); by default derived from
     /// `issuer`. Read at start for an entry with `pkce = "off"`.
     metadata_url: Option<String>,
+    /// `api_key`: a person connects by typing a key on the connect page (no OAuth fields).
+    pub(super) credential: Option<CredentialKind>,
+    /// What the key form asks for besides the key (`["site"]`).
+    key_fields: Option<Vec<KeyField>>,
+    /// Where a person creates a key, linked from the key form.
+    key_help_url: Option<String>,
     /// Only the built-in demo entry has an inline secret; files name a variable.
     #[serde(skip)]
     client_secret: Option<String>,
@@ -93,6 +102,9 @@ impl EntryFile {
             refresh_max_secs,
             adapter,
             metadata_url,
+            credential,
+            key_fields,
+            key_help_url,
             client_secret
         )
         .with_params(params)
@@ -149,6 +161,30 @@ fn parse_url(
     Ok(url)
 }
 
+/// Parses an entry's URLs, naming the field of a bad one.
+struct Urls<'a> {
+    id: &'a ProviderId,
+    /// Plain http to a host that is not loopback is accepted (tests only).
+    insecure_allowed: bool,
+}
+
+impl Urls<'_> {
+    fn required(&self, field: &str, value: Option<String>) -> Result<Url, CatalogError> {
+        let text = value.ok_or_else(|| need(self.id, field))?;
+        parse_url(self.id, field, &text, self.insecure_allowed)
+    }
+
+    fn optional(&self, field: &str, value: Option<String>) -> Result<Option<Url>, CatalogError> {
+        value
+            .map(|text| parse_url(self.id, field, &text, self.insecure_allowed))
+            .transpose()
+    }
+}
+
+fn need(id: &ProviderId, field: &str) -> CatalogError {
+    CatalogError(format!("providers.{id}.{field} is required"))
+}
+
 /// Turns a merged entry into a provider, naming the first missing or bad field.
 /// `insecure_allowed`: plain http to a host that is not loopback is accepted (tests only).
 pub(super) fn resolve(
@@ -157,20 +193,37 @@ pub(super) fn resolve(
     env: &impl Fn(&str) -> Option<String>,
     insecure_allowed: bool,
 ) -> Result<Provider, CatalogError> {
-    let need = |field: &str| CatalogError(format!("providers.{id}.{field} is required"));
-    let url = |field: &str, value: Option<String>| -> Result<Url, CatalogError> {
-        parse_url(
-            id,
-            field,
-            &value.ok_or_else(|| need(field))?,
-            insecure_allowed,
-        )
+    let urls = Urls {
+        id,
+        insecure_allowed,
     };
-    let optional_url = |field: &str, value: Option<String>| -> Result<Option<Url>, CatalogError> {
-        value
-            .map(|u| parse_url(id, field, &u, insecure_allowed))
-            .transpose()
+    let sign_in = match entry.credential.unwrap_or_default() {
+        CredentialKind::Oauth => SignIn::OAuth(Box::new(oauth_client(id, &entry, env, &urls)?)),
+        CredentialKind::ApiKey => SignIn::ApiKey(KeyForm {
+            fields: entry.key_fields.clone().unwrap_or_default(),
+            help_url: urls.optional("key_help_url", entry.key_help_url.clone())?,
+        }),
     };
+    Ok(Provider {
+        id: id.clone(),
+        display_name: entry.display_name.unwrap_or_else(|| id.to_string()),
+        api_base: urls.required("api_base", entry.api_base)?,
+        scopes: entry.scopes.unwrap_or_default(),
+        read_scopes: entry.read_scopes.unwrap_or_default(),
+        write_scopes: entry.write_scopes.unwrap_or_default(),
+        adapter: entry.adapter.ok_or_else(|| need(id, "adapter"))?,
+        sign_in,
+    })
+}
+
+/// The OAuth half of an entry, naming the first missing or bad field.
+fn oauth_client(
+    id: &ProviderId,
+    entry: &EntryFile,
+    env: &impl Fn(&str) -> Option<String>,
+    urls: &Urls<'_>,
+) -> Result<OAuthClient, CatalogError> {
+    let entry = entry.clone();
     let client_secret = client_secret(id, entry.client_secret_env, entry.client_secret, env)?;
     let iss_parameter_supported = entry.iss_parameter_supported.unwrap_or(false);
     if iss_parameter_supported && entry.issuer.is_none() {
@@ -184,22 +237,16 @@ pub(super) fn resolve(
             "providers.{id}.default_token_lifetime_secs: between 60 and a year"
         )));
     }
-    Ok(Provider {
-        id: id.clone(),
-        display_name: entry.display_name.unwrap_or_else(|| id.to_string()),
-        authorize_url: url("authorize_url", entry.authorize_url)?,
-        token_url: url("token_url", entry.token_url)?,
-        revoke_url: optional_url("revoke_url", entry.revoke_url)?,
-        metadata_url: optional_url("metadata_url", entry.metadata_url)?,
+    Ok(OAuthClient {
+        authorize_url: urls.required("authorize_url", entry.authorize_url)?,
+        token_url: urls.required("token_url", entry.token_url)?,
+        revoke_url: urls.optional("revoke_url", entry.revoke_url)?,
+        metadata_url: urls.optional("metadata_url", entry.metadata_url)?,
         revoke_body: entry.revoke_body.unwrap_or_default(),
-        api_base: url("api_base", entry.api_base)?,
         issuer: entry.issuer,
         iss_parameter_supported,
-        client_id: entry.client_id.ok_or_else(|| need("client_id"))?,
+        client_id: entry.client_id.ok_or_else(|| need(id, "client_id"))?,
         client_secret: Some(client_secret),
-        scopes: entry.scopes.unwrap_or_default(),
-        read_scopes: entry.read_scopes.unwrap_or_default(),
-        write_scopes: entry.write_scopes.unwrap_or_default(),
         scope_separator: entry.scope_separator.unwrap_or_else(|| " ".into()),
         pkce: entry.pkce.unwrap_or(PkceMode::Required),
         token_auth: entry.token_auth.unwrap_or(TokenAuth::Basic),
@@ -209,7 +256,6 @@ pub(super) fn resolve(
         refresh_grace_secs: entry.refresh_grace_secs.unwrap_or(0).max(0),
         refresh_idle_secs: positive(id, "refresh_idle_secs", entry.refresh_idle_secs)?,
         refresh_max_secs: positive(id, "refresh_max_secs", entry.refresh_max_secs)?,
-        adapter: entry.adapter.ok_or_else(|| need("adapter"))?,
     })
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use url::Url;
 
-use super::{Catalog, PkceMode, Provider};
+use super::{Catalog, OAuthClient, PkceMode, SignIn};
 use crate::providers::ProviderId;
 use crate::providers::http::read_capped;
 use grantry_base::net::is_loopback;
@@ -26,24 +26,28 @@ impl Catalog {
     /// Gives PKCE to every `pkce = "off"` provider whose metadata advertises S256, and logs
     /// the others once.
     pub async fn settle_pkce(&mut self, http: &reqwest::Client) {
-        let off: Vec<&Provider> = self
+        let off: Vec<(&ProviderId, &OAuthClient)> = self
             .providers
             .values()
-            .filter(|p| p.pkce == PkceMode::Off)
+            .filter_map(|p| Some((&p.id, p.oauth().filter(|o| o.pkce == PkceMode::Off)?)))
             .collect();
-        let found = futures::future::join_all(off.iter().map(|p| advertises_s256(http, p))).await;
+        let found =
+            futures::future::join_all(off.iter().map(|(_, o)| advertises_s256(http, o))).await;
         let upgraded: Vec<ProviderId> = off
             .iter()
             .zip(found)
             .filter(|(_, s256)| *s256)
-            .map(|(p, _)| p.id.clone())
+            .map(|((id, _), _)| (*id).clone())
             .collect();
         for provider in self.providers.values_mut() {
-            if provider.pkce != PkceMode::Off {
+            let SignIn::OAuth(oauth) = &mut provider.sign_in else {
+                continue;
+            };
+            if oauth.pkce != PkceMode::Off {
                 continue;
             }
             if upgraded.contains(&provider.id) {
-                provider.pkce = PkceMode::Supported;
+                oauth.pkce = PkceMode::Supported;
                 tracing::info!(
                     provider = %provider.id,
                     "pkce = \"off\", but the provider's metadata advertises S256: PKCE is used"
@@ -60,8 +64,8 @@ impl Catalog {
 }
 
 /// Whether the first metadata document found for `provider` lists S256.
-async fn advertises_s256(http: &reqwest::Client, provider: &Provider) -> bool {
-    for url in metadata_urls(provider) {
+async fn advertises_s256(http: &reqwest::Client, oauth: &OAuthClient) -> bool {
+    for url in metadata_urls(oauth) {
         match fetch(http, &url).await {
             Some(metadata) => {
                 return metadata
@@ -77,11 +81,11 @@ async fn advertises_s256(http: &reqwest::Client, provider: &Provider) -> bool {
 
 /// The entry's `metadata_url`; else, from its issuer, the RFC 8414 location (path
 /// inserted), the same appended (as many servers publish it) and OpenID Connect discovery's.
-fn metadata_urls(provider: &Provider) -> Vec<Url> {
-    if let Some(url) = &provider.metadata_url {
+fn metadata_urls(oauth: &OAuthClient) -> Vec<Url> {
+    if let Some(url) = &oauth.metadata_url {
         return vec![url.clone()];
     }
-    let Some(issuer) = provider
+    let Some(issuer) = oauth
         .issuer
         .as_deref()
         .and_then(|i| Url::parse(i).ok())
@@ -124,14 +128,13 @@ mod tests {
 
     #[test]
     fn metadata_is_looked_for_where_rfc_8414_and_openid_connect_put_it() {
-        let mut provider = Catalog::load(Some("http://127.0.0.1:8080/demo"), None, &[])
+        let mut oauth = Catalog::load(Some("http://127.0.0.1:8080/demo"), None, &[])
             .unwrap()
             .default_provider()
+            .oauth()
+            .unwrap()
             .clone();
-        let urls: Vec<String> = metadata_urls(&provider)
-            .iter()
-            .map(Url::to_string)
-            .collect();
+        let urls: Vec<String> = metadata_urls(&oauth).iter().map(Url::to_string).collect();
         assert_eq!(
             urls,
             [
@@ -140,9 +143,9 @@ mod tests {
                 "http://127.0.0.1:8080/demo/.well-known/openid-configuration",
             ]
         );
-        provider.issuer = Some("http://login.example".into());
-        assert!(metadata_urls(&provider).is_empty(), "never over plain http");
-        provider.metadata_url = Some(Url::parse("https://login.example/meta").unwrap());
-        assert_eq!(metadata_urls(&provider).len(), 1);
+        oauth.issuer = Some("http://login.example".into());
+        assert!(metadata_urls(&oauth).is_empty(), "never over plain http");
+        oauth.metadata_url = Some(Url::parse("https://login.example/meta").unwrap());
+        assert_eq!(metadata_urls(&oauth).len(), 1);
     }
 }

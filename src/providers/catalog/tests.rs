@@ -8,6 +8,10 @@ fn no_env(_: &str) -> Option<String> {
     None
 }
 
+fn oauth(provider: &Provider) -> &OAuthClient {
+    provider.oauth().expect("an OAuth entry")
+}
+
 #[test]
 fn demo_entry_is_built_in_and_default() {
     let c = Catalog::build(
@@ -19,8 +23,11 @@ fn demo_entry_is_built_in_and_default() {
     .unwrap();
     let demo = c.default_provider();
     assert_eq!(demo.id, "demo");
-    assert_eq!(demo.token_url.as_str(), "http://127.0.0.1:8080/demo/token");
-    assert_eq!(demo.pkce, PkceMode::Required);
+    assert_eq!(
+        oauth(demo).token_url.as_str(),
+        "http://127.0.0.1:8080/demo/token"
+    );
+    assert_eq!(oauth(demo).pkce, PkceMode::Required);
 }
 
 #[test]
@@ -33,9 +40,9 @@ fn an_override_changes_only_the_fields_it_names() {
     )
     .unwrap();
     let demo = c.get("demo").unwrap();
-    assert_eq!(demo.token_url.as_str(), "http://127.0.0.1:9/token");
+    assert_eq!(oauth(demo).token_url.as_str(), "http://127.0.0.1:9/token");
     assert_eq!(
-        demo.authorize_url.as_str(),
+        oauth(demo).authorize_url.as_str(),
         "http://127.0.0.1:8080/demo/authorize"
     );
 }
@@ -111,14 +118,14 @@ fn built_in_providers_are_offered_once_given_a_client() {
     let xero = c.get("xero").unwrap();
     assert_eq!(xero.adapter, AdapterKind::Xero);
     assert_eq!(
-        xero.token_url.as_str(),
+        oauth(xero).token_url.as_str(),
         "https://identity.xero.com/connect/token"
     );
-    assert_eq!(xero.refresh_grace_secs, 1800);
+    assert_eq!(oauth(xero).refresh_grace_secs, 1800);
     let zoho = c.get("zoho").unwrap();
     assert_eq!(zoho.api_base.as_str(), "https://www.zohoapis.eu/");
-    assert_eq!(zoho.extra_authorize_params["access_type"], "offline");
-    assert_eq!(zoho.revoke_body, RevokeBody::Query);
+    assert_eq!(oauth(zoho).extra_authorize_params["access_type"], "offline");
+    assert_eq!(oauth(zoho).revoke_body, RevokeBody::Query);
     assert_eq!(c.default_provider().id, "demo");
 }
 

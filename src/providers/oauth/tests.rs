@@ -7,11 +7,22 @@ use sha2::{Digest, Sha256};
 use super::*;
 use crate::providers::Catalog;
 
-fn demo() -> Provider {
+fn demo() -> OAuthClient {
+    demo_provider()
+        .oauth()
+        .expect("the demo signs in with OAuth")
+        .clone()
+}
+
+fn demo_provider() -> crate::providers::Provider {
     Catalog::load(Some("http://127.0.0.1:8080/demo"), None, &[])
         .unwrap()
         .default_provider()
         .clone()
+}
+
+fn all_scopes() -> Vec<String> {
+    demo_provider().scopes_for(crate::access::Access::Write)
 }
 
 fn query(url: &str) -> HashMap<String, String> {
@@ -29,7 +40,7 @@ fn pkce_is_s256_over_a_fresh_43_character_verifier() {
     for _ in 0..1000 {
         let start = authorize(
             &provider,
-            &provider.scopes_for(crate::access::Access::Write),
+            &all_scopes(),
             "http://127.0.0.1:8080/oauth/callback",
             "st",
         )
@@ -60,7 +71,7 @@ fn a_provider_without_pkce_gets_no_challenge() {
     provider.pkce = PkceMode::Off;
     let start = authorize(
         &provider,
-        &provider.scopes_for(crate::access::Access::Write),
+        &all_scopes(),
         "http://127.0.0.1:8080/oauth/callback",
         "st",
     )

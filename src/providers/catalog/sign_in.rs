@@ -1,0 +1,89 @@
+//! How a person connects a provider: the OAuth 2.0 code flow at the provider, or a secret
+//! API key typed on grantry's own connect page (never in the chat: URL mode exists for it).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use url::Url;
+
+use super::{PkceMode, RevokeBody, TokenAuth};
+
+/// Which sign-in an entry uses (`credential` in the catalog; `oauth` unless it says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum CredentialKind {
+    #[default]
+    Oauth,
+    ApiKey,
+}
+
+/// A provider's sign-in, resolved.
+#[derive(Debug, Clone)]
+pub enum SignIn {
+    OAuth(Box<OAuthClient>),
+    ApiKey(KeyForm),
+}
+
+/// What grantry needs to run the OAuth 2.0 code flow with a provider and keep its tokens.
+#[derive(Clone)]
+pub struct OAuthClient {
+    pub authorize_url: Url,
+    pub token_url: Url,
+    pub revoke_url: Option<Url>,
+    pub revoke_body: RevokeBody,
+    /// The authorization server's issuer, compared byte for byte with RFC 9207 `iss`.
+    pub issuer: Option<String>,
+    /// Where its RFC 8414 metadata is, when the entry says; otherwise derived from `issuer`.
+    pub metadata_url: Option<Url>,
+    /// Whether the provider always sends `iss` on its redirect (then a missing one is refused).
+    pub iss_parameter_supported: bool,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    /// How the authorize URL joins scopes (a space, or Zoho's comma).
+    pub scope_separator: String,
+    pub pkce: PkceMode,
+    pub token_auth: TokenAuth,
+    /// Added to the authorize URL as they are (Zoho's `access_type=offline`, say).
+    pub extra_authorize_params: BTreeMap<String, String>,
+    /// Access-token lifetime assumed when the token response has no `expires_in`.
+    pub default_token_lifetime_secs: i64,
+    /// Whether a refresh may return a new refresh token that replaces the old one.
+    pub refresh_rotates: bool,
+    /// How long the previous refresh token still works after a rotation.
+    pub refresh_grace_secs: i64,
+    /// How long a refresh token lasts unused (Xero 60 days); the keep-alive refreshes before.
+    pub refresh_idle_secs: Option<i64>,
+    /// How long a refresh token lasts from the sign-in whatever happens (QuickBooks 5 years).
+    pub refresh_max_secs: Option<i64>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("authorize_url", &self.authorize_url.as_str())
+            .field("token_url", &self.token_url.as_str())
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "[REDACTED]"),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the connect page asks for to connect with an API key.
+#[derive(Debug, Clone, Default)]
+pub struct KeyForm {
+    /// Asked for besides the key.
+    pub fields: Vec<KeyField>,
+    /// Where the person creates a key, shown beside the form.
+    pub help_url: Option<Url>,
+}
+
+/// A field the connect page asks for besides the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyField {
+    /// The account's site name (Chargebee's `{site}.chargebee.com`): the connection's account.
+    Site,
+}
