@@ -17,6 +17,15 @@ connect-access = Angefragter Zugriff
 connect-access-none = nur die Anmeldung
 connect-continue = Weiter zu { $provider }
 connect-note = Sie melden sich direkt bei { $provider } an; { $brand } sieht Ihr Passwort nie. Wenn Sie Ihren Assistenten nicht darum gebeten haben, schließen Sie diese Seite.
+connect-key-label = API-Schlüssel von { $provider }
+connect-key-site = Site-Name (der Teil vor .chargebee.com)
+connect-key-submit = { $provider } verbinden
+connect-key-help = Wo Sie einen API-Schlüssel von { $provider } erstellen
+connect-key-note = Geben Sie den Schlüssel hier ein, nie im Chat: Er geht nur an { $brand }, nicht an Ihren Assistenten. { $brand } prüft ihn mit einem Aufruf bei { $provider } und bewahrt ihn verschlüsselt auf. Beim Trennen vergisst { $brand } den Schlüssel; bei { $provider } bleibt er gültig, bis Sie ihn dort löschen.
+connect-key-malformed = Das sieht nicht nach einem API-Schlüssel aus: Fügen Sie den ganzen Schlüssel ohne Leerzeichen ein. Es wurde nichts gespeichert.
+connect-key-site-malformed = Ein Site-Name besteht aus Kleinbuchstaben, Ziffern und Bindestrichen. Es wurde nichts gespeichert.
+connect-key-refused = { $provider } hat diesen Schlüssel abgelehnt, oder er darf keine Rechnungen lesen. Es wurde nichts gespeichert; prüfen Sie den Schlüssel und seine Berechtigungen und versuchen Sie es erneut.
+connect-key-unchecked = { $provider } war nicht erreichbar, um den Schlüssel zu prüfen; es wurde nichts gespeichert. Versuchen Sie es gleich noch einmal.
 
 ## Nach der Anmeldung
 

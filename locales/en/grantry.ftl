@@ -19,6 +19,15 @@ connect-access = Access asked for
 connect-access-none = none beyond sign-in
 connect-continue = Continue to { $provider }
 connect-note = You will sign in at { $provider } itself; { $brand } never sees your password. If you did not ask your assistant for this, close this page.
+connect-key-label = API key from { $provider }
+connect-key-site = Site name (the part before .chargebee.com)
+connect-key-submit = Connect { $provider }
+connect-key-help = Where to create a { $provider } API key
+connect-key-note = Type the key here, never in the chat: it goes to { $brand } alone, not to your assistant. { $brand } checks it with one call to { $provider } and keeps it encrypted. Disconnecting makes { $brand } forget the key; it stays valid at { $provider } until you delete it there.
+connect-key-malformed = That does not look like an API key: paste the whole key, without spaces. Nothing was stored.
+connect-key-site-malformed = A site name is lowercase letters, digits and hyphens. Nothing was stored.
+connect-key-refused = { $provider } refused this key, or it cannot read invoices. Nothing was stored; check the key and its permissions, then try again.
+connect-key-unchecked = { $provider } could not be reached to check the key, so nothing was stored. Try again in a moment.
 
 ## After the sign-in
 

@@ -17,6 +17,15 @@ connect-access = Accès demandé
 connect-access-none = rien au-delà de la connexion
 connect-continue = Continuer vers { $provider }
 connect-note = Vous vous connecterez directement chez { $provider } ; { $brand } ne voit jamais votre mot de passe. Si vous n'avez rien demandé à votre assistant, fermez cette page.
+connect-key-label = Clé d'API de { $provider }
+connect-key-site = Nom du site (la partie avant .chargebee.com)
+connect-key-submit = Connecter { $provider }
+connect-key-help = Où créer une clé d'API { $provider }
+connect-key-note = Saisissez la clé ici, jamais dans la conversation : elle ne va qu'à { $brand }, pas à votre assistant. { $brand } la vérifie par un appel à { $provider } et la conserve chiffrée. En déconnectant, { $brand } oublie la clé ; elle reste valable chez { $provider } jusqu'à ce que vous l'y supprimiez.
+connect-key-malformed = Cela ne ressemble pas à une clé d'API : collez la clé entière, sans espaces. Rien n'a été enregistré.
+connect-key-site-malformed = Un nom de site se compose de minuscules, de chiffres et de tirets. Rien n'a été enregistré.
+connect-key-refused = { $provider } a refusé cette clé, ou elle ne peut pas lire les factures. Rien n'a été enregistré ; vérifiez la clé et ses autorisations, puis réessayez.
+connect-key-unchecked = { $provider } n'a pas pu être joint pour vérifier la clé ; rien n'a été enregistré. Réessayez dans un instant.
 
 ## Après la connexion
 

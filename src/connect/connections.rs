@@ -247,7 +247,7 @@ pub(super) async fn disconnect_confirmed(
             None,
             "cross-site disconnect refused",
         );
-        return super::page::forbidden_form();
+        return super::admission::forbidden_form();
     }
     let principal = match person(&state, &headers) {
         Ok(principal) => principal,
@@ -260,7 +260,7 @@ pub(super) async fn disconnect_confirmed(
             Some(&principal),
             "disconnect without a valid form token",
         );
-        return super::page::forbidden_form();
+        return super::admission::forbidden_form();
     }
     let Connection { provider, key, .. } = match find(&state, &principal, &id).await {
         Ok(Some(found)) => found,

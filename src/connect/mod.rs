@@ -4,9 +4,12 @@
 //!
 //! The connect page checks that the person at the browser is the one the link was issued to,
 //! shows what is being connected, and only on Continue (a CSRF-protected POST) writes the flow
-//! and sends the browser to the provider. The callback consumes the flow exactly once.
+//! and sends the browser to the provider. The callback consumes the flow exactly once. A
+//! provider connected with an API key gets a key form instead, checked and stored on its POST.
 
 mod account;
+mod admission;
+mod api_key;
 mod binding;
 mod callback;
 mod connections;
@@ -25,7 +28,7 @@ use axum::http::header::{ACCEPT_LANGUAGE, RETRY_AFTER, VARY};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::identity::Principal;
 use crate::identity::oidc::CONNECTIONS_PATH;
@@ -41,6 +44,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/connect/{ticket}",
             get(page::show).post(page::continue_to_provider),
         )
+        .route("/connect/{ticket}/key", post(api_key::submit))
         .route("/oauth/callback", get(callback::handle))
         .route("/login/callback", get(login::callback))
         .route("/connected", get(callback::connected))

@@ -8,75 +8,18 @@ use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::CookieJar;
 use serde::Deserialize;
 
+use super::admission::{admit_browser, admit_form, open_ticket};
 use super::errors::PageError;
 use super::pages::{self, ConnectPage};
 use super::ticket::Ticket;
-use super::{binding, csrf, login, security_event};
+use super::{api_key, binding, csrf};
 use crate::audit::Audit;
 use crate::flows::{FLOW_TTL_SECS, Flow, FlowStatus};
-use crate::identity::oidc::is_return_path;
-use crate::identity::{Identity, Principal};
+use crate::identity::Principal;
 use crate::providers::oauth;
 use crate::seal::{Purpose, random_id};
 use crate::state::AppState;
-use crate::ui;
 use grantry_base::clock::unix_now;
-
-/// Opens the ticket and checks that the browser's user is its principal. A browser with no
-/// session (or one ending before a sign-in could finish) is sent to log in first, and comes
-/// back to this same page.
-fn admit(
-    state: &AppState,
-    sealed: &str,
-    headers: &HeaderMap,
-) -> Result<(Ticket, Principal), Box<Response>> {
-    let ticket = open_ticket(state, sealed)?;
-    admit_browser(state, ticket, sealed, headers)
-}
-
-/// The link's ticket, if it is one of grantry's, unexpired.
-fn open_ticket(state: &AppState, sealed: &str) -> Result<Ticket, Box<Response>> {
-    Ticket::open(&state.sealer, sealed, unix_now()).map_err(|e| {
-        tracing::info!(reason = %e, "connect link refused");
-        Box::new(PageError::InvalidLink.into_response())
-    })
-}
-
-/// Checks that the browser's user is the ticket's principal (sending one without a session
-/// to log in first).
-fn admit_browser(
-    state: &AppState,
-    ticket: Ticket,
-    sealed: &str,
-    headers: &HeaderMap,
-) -> Result<(Ticket, Principal), Box<Response>> {
-    let https = state.config.is_https();
-    let browser = state
-        .identity
-        .browser_principal(&state.sealer, headers, https, FLOW_TTL_SECS);
-    let Some(browser) = browser else {
-        let return_to = format!("/connect/{sealed}");
-        return Err(Box::new(match &state.identity {
-            Identity::Oidc(oidc) if is_return_path(&return_to) => {
-                login::start(oidc, &state.sealer, &return_to, headers, https)
-            }
-            _ => PageError::InvalidLink.into_response(),
-        }));
-    };
-    if browser != ticket.principal {
-        security_event(
-            "connect.identity_mismatch",
-            Some(&browser),
-            &format!("link issued to principal {}", ticket.principal.tag()),
-        );
-        return Err(Box::new(pages::message(
-            StatusCode::FORBIDDEN,
-            &ui::t("error-link-of-another-title"),
-            &ui::t("error-link-of-another-body"),
-        )));
-    }
-    Ok((ticket, browser))
-}
 
 pub(super) async fn show(
     State(state): State<AppState>,
@@ -98,6 +41,15 @@ pub(super) async fn show(
     let Some(provider) = state.catalog.get(&ticket.provider) else {
         return PageError::InvalidLink.into_response();
     };
+    if let Some(form) = provider.key_form() {
+        return api_key::form_page(
+            &state,
+            (&ticket, &sealed),
+            &principal,
+            (provider, form),
+            None,
+        );
+    }
     let scopes = match state
         .connections
         .scopes_to_ask(&principal, provider, ticket.access)
@@ -152,34 +104,6 @@ pub(super) async fn continue_to_provider(
     let https = state.config.is_https();
     let jar = jar.add(binding::set_cookie(&flow.id, started.binding_value, https));
     (StatusCode::SEE_OTHER, jar, [(LOCATION, started.location)]).into_response()
-}
-
-/// The Continue POST passes the page's checks, comes from grantry's own origin, and carries
-/// the form token of its ticket.
-fn admit_form(
-    state: &AppState,
-    sealed: &str,
-    headers: &HeaderMap,
-    form_token: &str,
-) -> Result<(Ticket, Principal), Box<Response>> {
-    if !csrf::same_origin(headers, &state.config.public_url.origin()) {
-        security_event(
-            "connect.cross_site_post",
-            None,
-            "cross-site Continue refused",
-        );
-        return Err(Box::new(forbidden_form()));
-    }
-    let (ticket, principal) = admit(state, sealed, headers)?;
-    if csrf::check_token(&state.sealer, &ticket.id, form_token, unix_now()).is_err() {
-        security_event(
-            "connect.bad_csrf",
-            Some(&principal),
-            "Continue without a valid form token",
-        );
-        return Err(Box::new(forbidden_form()));
-    }
-    Ok((ticket, principal))
 }
 
 /// A stored sign-in, the browser's binding value and where the browser goes next.
@@ -260,12 +184,4 @@ async fn supersede_older(state: &AppState, flow: &Flow) {
         // The new flow stands; the cap is enforced again on the next Continue.
         Err(e) => tracing::warn!(error = %e, "older pending sign-ins not superseded"),
     }
-}
-
-pub(super) fn forbidden_form() -> Response {
-    pages::message(
-        StatusCode::FORBIDDEN,
-        &ui::t("error-bad-form-title"),
-        &ui::t("error-bad-form-body"),
-    )
 }

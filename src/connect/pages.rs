@@ -23,6 +23,23 @@ pub(crate) struct ConnectPage<'a> {
     pub csrf: &'a str,
 }
 
+/// The connect page of a provider connected with an API key: the key form, on grantry's origin.
+#[derive(Template)]
+#[template(path = "connect_key.html")]
+pub(crate) struct KeyPage<'a> {
+    pub who: &'a str,
+    pub provider_name: &'a str,
+    /// Whether the form asks for the account's site name too.
+    pub asks_site: bool,
+    /// The site name typed last time (never the key).
+    pub site: &'a str,
+    pub help_url: Option<&'a str>,
+    /// Why the last try stored nothing.
+    pub problem: Option<&'a str>,
+    pub action: &'a str,
+    pub csrf: &'a str,
+}
+
 /// The connections page: the person's connections, and what a disconnect just did.
 #[derive(Template)]
 #[template(path = "connections.html")]

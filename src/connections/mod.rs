@@ -10,8 +10,11 @@
 //! - every change of a connection's life written with its event ([`lifecycle`]);
 //! - the keep-alive that refreshes grants before their provider forgets them ([`keepalive`],
 //!   on the schedule every write sets: [`schedule`]);
-//! - a confirmed disconnect with its revocation ([`disconnect`]).
+//! - a confirmed disconnect with its revocation ([`disconnect`]);
+//! - a connection made with an API key a person typed, checked before it is stored
+//!   ([`api_key`]).
 
+pub(crate) mod api_key;
 mod calls;
 pub(crate) mod consent;
 mod disconnect;

@@ -89,6 +89,7 @@ pub enum AdapterKind {
     Freshbooks,
     Zoho,
     Sage,
+    Paddle,
 }
 
 impl AdapterKind {
@@ -96,7 +97,7 @@ impl AdapterKind {
     /// person picks at sign-in (the demo: the user named at its consent page), so one person
     /// may connect several.
     pub fn has_accounts(self) -> bool {
-        !matches!(self, AdapterKind::Stripe)
+        !matches!(self, AdapterKind::Stripe | AdapterKind::Paddle)
     }
 }
 

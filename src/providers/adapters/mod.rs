@@ -5,6 +5,7 @@
 mod demo;
 mod freshbooks;
 mod http_json;
+mod paddle;
 mod quickbooks;
 mod sage;
 mod stripe;
@@ -64,6 +65,16 @@ pub(crate) async fn list_invoices(
         AdapterKind::Freshbooks => freshbooks::list_invoices(api, filter, cursor).await,
         AdapterKind::Zoho => zoho::list_invoices(api, filter, cursor).await,
         AdapterKind::Sage => sage::list_invoices(api, filter, cursor).await,
+        AdapterKind::Paddle => paddle::list_invoices(api, filter, cursor).await,
+    }
+}
+
+/// One cheap call with a key a person typed, before it is stored: `Unauthorized` or
+/// `Forbidden` means the provider refused it (or it cannot read invoices).
+pub(crate) async fn check_key(api: &Api<'_>) -> Result<(), ApiError> {
+    match api.provider.adapter {
+        AdapterKind::Paddle => paddle::check_key(api).await,
+        _ => Err(ApiError::Unsupported),
     }
 }
 
@@ -106,7 +117,7 @@ pub(crate) async fn pick_account(
     hints: &CallbackHints,
 ) -> Result<Option<Account>, ApiError> {
     match api.provider.adapter {
-        AdapterKind::Stripe => Ok(None),
+        AdapterKind::Stripe | AdapterKind::Paddle => Ok(None),
         AdapterKind::Demo => demo::pick_account(api).await.map(Some),
         AdapterKind::Xero => xero::pick_account(api).await.map(Some),
         AdapterKind::Quickbooks => quickbooks::pick_account(api, hints).await.map(Some),

@@ -6,6 +6,7 @@ mod stores;
 pub mod balancer;
 pub mod browser;
 pub mod fake_providers;
+pub mod key_providers;
 pub mod leaks;
 pub mod legacy;
 pub mod mcp;

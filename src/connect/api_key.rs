@@ -1,0 +1,181 @@
+//! The connect page of a provider connected with an API key: a form on grantry's own origin
+//! (the key never passes through the MCP client or the model), and its POST to
+//! `/connect/{ticket}/key`, which checks the key with the provider before anything is stored.
+//! A refused or malformed key shows the form again with why; nothing is stored.
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::header::LOCATION;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::errors::PageError;
+use super::pages::{self, KeyPage};
+use super::ticket::Ticket;
+use super::{admission, csrf};
+use crate::audit::Audit;
+use crate::connections::api_key::{ApiKey, KeyError};
+use crate::identity::Principal;
+use crate::providers::{Account, AccountId, KeyField, KeyForm, Provider};
+use crate::state::AppState;
+use crate::ui;
+use grantry_base::clock::unix_now;
+
+/// The key form for `ticket`, with `problem` (why the last try stored nothing) if any.
+pub(super) fn form_page(
+    state: &AppState,
+    (ticket, sealed): (&Ticket, &str),
+    principal: &Principal,
+    (provider, form): (&Provider, &KeyForm),
+    problem: Option<(&str, &str)>,
+) -> Response {
+    let action = format!("/connect/{sealed}/key");
+    let token = csrf::token(&state.sealer, &ticket.id, unix_now());
+    let (status, problem, site) = match problem {
+        Some((problem, site)) => (StatusCode::BAD_REQUEST, Some(problem), site),
+        None => (StatusCode::OK, None, ""),
+    };
+    pages::render(
+        status,
+        &KeyPage {
+            who: &principal.subject,
+            provider_name: &provider.display_name,
+            asks_site: form.fields.contains(&KeyField::Site),
+            site,
+            help_url: form.help_url.as_ref().map(url::Url::as_str),
+            problem,
+            action: &action,
+            csrf: &token,
+        },
+    )
+}
+
+#[derive(Deserialize)]
+pub(super) struct KeySubmission {
+    csrf: String,
+    api_key: String,
+    #[serde(default)]
+    site: String,
+}
+
+pub(super) async fn submit(
+    State(state): State<AppState>,
+    Path(sealed): Path<String>,
+    headers: HeaderMap,
+    Form(submitted): Form<KeySubmission>,
+) -> Response {
+    let (ticket, principal) =
+        match admission::admit_form(&state, &sealed, &headers, &submitted.csrf) {
+            Ok(admitted) => admitted,
+            Err(page) => return *page,
+        };
+    let Some((provider, form)) = state
+        .catalog
+        .get(&ticket.provider)
+        .and_then(|p| Some((p, p.key_form()?)))
+    else {
+        return PageError::InvalidLink.into_response();
+    };
+    let again = |problem: &str| {
+        let site = submitted.site.trim();
+        form_page(
+            &state,
+            (&ticket, &sealed),
+            &principal,
+            (provider, form),
+            Some((problem, site)),
+        )
+    };
+    let name = [("provider", provider.display_name.as_str())];
+    let Ok(account) = site_account(form, &submitted.site) else {
+        return again(&ui::t("connect-key-site-malformed"));
+    };
+    let Some(key) = ApiKey::parse(&submitted.api_key) else {
+        return again(&ui::t("connect-key-malformed"));
+    };
+    let stored = state
+        .connections
+        .connect_with_key(&principal, provider, key, account, unix_now())
+        .await;
+    match stored {
+        Ok(()) => connected(&principal, provider),
+        Err(KeyError::Refused) => {
+            crate::metrics::sign_in(&provider.id, "key_refused");
+            again(&ui::t_with("connect-key-refused", &name))
+        }
+        Err(KeyError::Unchecked(e)) => {
+            tracing::warn!(provider = %provider.id, error = %e, "an API key could not be checked");
+            again(&ui::t_with("connect-key-unchecked", &name))
+        }
+        Err(KeyError::Store(e)) => PageError::Store(e).into_response(),
+    }
+}
+
+/// A typed site name that cannot be one.
+#[derive(Debug)]
+struct BadSite;
+
+/// The account a site name names, where the form asks for one: lowercase letters, digits
+/// and inner hyphens, 1 to 63 characters (a DNS label).
+fn site_account(form: &KeyForm, typed: &str) -> Result<Option<Account>, BadSite> {
+    if !form.fields.contains(&KeyField::Site) {
+        return Ok(None);
+    }
+    let site = typed.trim();
+    let valid = (1..=63).contains(&site.len())
+        && site
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !site.starts_with('-')
+        && !site.ends_with('-');
+    let id = AccountId::given(site).filter(|_| valid).ok_or(BadSite)?;
+    Ok(Some(Account {
+        id,
+        name: site.to_owned(),
+    }))
+}
+
+/// The key is stored: the same "connected" page as after an OAuth sign-in.
+fn connected(principal: &Principal, provider: &Provider) -> Response {
+    Audit {
+        principal: Some(principal),
+        provider: Some(&provider.id),
+        flow_id: None,
+    }
+    .notice("grant.stored", "API key checked and stored");
+    crate::metrics::sign_in(&provider.id, "completed");
+    let location = format!("/connected?provider={}", provider.id);
+    let location =
+        HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
+    (StatusCode::SEE_OTHER, [(LOCATION, location)]).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_site_is_a_dns_label_in_lowercase() {
+        let form = KeyForm {
+            fields: vec![KeyField::Site],
+            help_url: None,
+        };
+        assert_eq!(
+            site_account(&form, " acme-test ").unwrap().unwrap().id,
+            "acme-test"
+        );
+        for bad in [
+            "",
+            "Acme",
+            "-acme",
+            "acme-",
+            "acme.example",
+            "a/b",
+            &"a".repeat(64),
+        ] {
+            assert!(site_account(&form, bad).is_err(), "{bad}");
+        }
+        assert!(site_account(&KeyForm::default(), "").unwrap().is_none());
+    }
+}
