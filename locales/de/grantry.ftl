@@ -76,6 +76,9 @@ disconnect-refused = { $provider } getrennt: { $brand } hat die Verbindung verge
 disconnect-unreachable = { $provider } getrennt: { $brand } hat die Verbindung vergessen, aber { $provider } war für den Widerruf des Zugriffs nicht erreichbar. Der Zugriff endet, wenn seine Tokens ablaufen; Sie können die App auch in Ihren { $provider }-Einstellungen entfernen.
 disconnect-question = { $name } trennen? { $brand } vergisst diese Verbindung und bittet { $provider }, den Zugriff zu widerrufen. Das lässt sich nicht rückgängig machen: Um es wieder zu verwenden, verbinden Sie es neu.
 disconnect-question-title = { $provider } trennen
+disconnect-key-explained = { $brand } vergisst diese Verbindung und ihren API-Schlüssel. Ihre Assistenten erreichen dieses Konto nicht mehr. Bei { $provider } bleibt der Schlüssel gültig, bis Sie ihn dort löschen.
+disconnect-key-question = { $name } trennen? { $brand } vergisst diese Verbindung und ihren API-Schlüssel; bei { $provider } bleibt der Schlüssel gültig, bis Sie ihn dort löschen. Das lässt sich nicht rückgängig machen: Um das Konto wieder zu nutzen, verbinden Sie es neu.
+disconnect-key-forgotten = { $provider } getrennt: { $brand } hat den API-Schlüssel vergessen. Bei { $provider } bleibt er gültig, bis Sie ihn dort löschen.
 
 ## Seiten, die eine Anmeldung beenden
 

@@ -78,6 +78,9 @@ disconnect-refused = Disconnected { $provider }: { $brand } has forgotten the co
 disconnect-unreachable = Disconnected { $provider }: { $brand } has forgotten the connection, but { $provider } could not be reached to revoke its access. The access ends when its tokens expire; you can also remove the app in your { $provider } settings.
 disconnect-question = Disconnect { $name }? { $brand } will forget this connection and ask { $provider } to revoke its access. This cannot be undone: to use it again you would connect it anew.
 disconnect-question-title = Disconnect { $provider }
+disconnect-key-explained = { $brand } will forget this connection and its API key. Your assistants will no longer reach this account. The key stays valid at { $provider } until you delete it there.
+disconnect-key-question = Disconnect { $name }? { $brand } will forget this connection and its API key; the key stays valid at { $provider } until you delete it there. This cannot be undone: to use it again you would connect it anew.
+disconnect-key-forgotten = Disconnected { $provider }: { $brand } has forgotten the API key. It stays valid at { $provider } until you delete it there.
 
 ## Pages that stop a sign-in
 

@@ -76,6 +76,9 @@ disconnect-refused = { $provider } déconnecté : { $brand } a oublié la connex
 disconnect-unreachable = { $provider } déconnecté : { $brand } a oublié la connexion, mais { $provider } n'a pas pu être joint pour révoquer son accès. L'accès prend fin à l'expiration de ses jetons ; vous pouvez aussi retirer l'application dans vos paramètres { $provider }.
 disconnect-question = Déconnecter { $name } ? { $brand } oubliera cette connexion et demandera à { $provider } de révoquer son accès. C'est irréversible : pour l'utiliser à nouveau, il faudrait le reconnecter.
 disconnect-question-title = Déconnecter { $provider }
+disconnect-key-explained = { $brand } oubliera cette connexion et sa clé d'API. Vos assistants n'atteindront plus ce compte. La clé reste valable chez { $provider } jusqu'à ce que vous l'y supprimiez.
+disconnect-key-question = Déconnecter { $name } ? { $brand } oubliera cette connexion et sa clé d'API ; la clé reste valable chez { $provider } jusqu'à ce que vous l'y supprimiez. C'est définitif : pour l'utiliser à nouveau, il faudrait la connecter de nouveau.
+disconnect-key-forgotten = { $provider } déconnecté : { $brand } a oublié la clé d'API. Elle reste valable chez { $provider } jusqu'à ce que vous l'y supprimiez.
 
 ## Pages qui arrêtent une connexion
 

@@ -216,6 +216,11 @@ pub(super) async fn confirm(
         StatusCode::OK,
         &ConfirmDisconnectPage {
             provider_name: &provider.display_name,
+            explained: if provider.key_form().is_some() {
+                "disconnect-key-explained"
+            } else {
+                "disconnect-explained"
+            },
             name: &name(provider, grant.tokens.account.as_ref()),
             action: &format!("{CONNECTIONS_PATH}/{id}/disconnect"),
             csrf: &token,

@@ -84,6 +84,8 @@ pub(crate) struct ConnectionRow {
 #[template(path = "confirm_disconnect.html")]
 pub(crate) struct ConfirmDisconnectPage<'a> {
     pub provider_name: &'a str,
+    /// The message key saying what a disconnect does (an API key is only forgotten).
+    pub explained: &'static str,
     /// The provider, with the account in brackets where there is one.
     pub name: &'a str,
     pub action: &'a str,

@@ -58,7 +58,10 @@ impl Connections {
         let api = self.api(provider, &key.0, account.as_ref());
         match adapters::check_key(&api).await {
             Ok(()) => {}
-            Err(ApiError::Unauthorized | ApiError::Forbidden) => return Err(KeyError::Refused),
+            // A 404 is a site that does not exist (Chargebee): the key cannot serve either.
+            Err(ApiError::Unauthorized | ApiError::Forbidden | ApiError::NotFound) => {
+                return Err(KeyError::Refused);
+            }
             Err(e) => return Err(KeyError::Unchecked(e)),
         }
         let tokens = TokenSet {

@@ -45,6 +45,9 @@ pub(crate) enum Revocation {
     Refused(u16),
     /// It could not be reached, or failed (5xx).
     Unreachable,
+    /// An API key: nothing to revoke; grantry forgot it, and it works at the provider until
+    /// the person deletes it there.
+    KeyForgotten,
 }
 
 impl Connections {
@@ -151,6 +154,9 @@ async fn revoke(
     grant: &Grant,
     others_remain: bool,
 ) -> Revocation {
+    if provider.key_form().is_some() {
+        return Revocation::KeyForgotten;
+    }
     if others_remain && let Some(ended) = end_account_alone(state, provider, grant).await {
         return ended;
     }
@@ -189,6 +195,7 @@ impl Disconnected {
             Self::Removed(Revocation::NotOffered) => "disconnect-not-offered",
             Self::Removed(Revocation::Refused(_)) => "disconnect-refused",
             Self::Removed(Revocation::Unreachable) => "disconnect-unreachable",
+            Self::Removed(Revocation::KeyForgotten) => "disconnect-key-forgotten",
         };
         let status = match self {
             Self::Removed(Revocation::Refused(code)) => code.to_string(),
@@ -216,6 +223,10 @@ mod tests {
             said(Disconnected::Removed(Revocation::Unreachable)).contains("could not be reached")
         );
         assert!(said(Disconnected::Removed(Revocation::NotOffered)).contains("offers no way"));
+        assert!(
+            said(Disconnected::Removed(Revocation::KeyForgotten))
+                .contains("stays valid at Xero until you delete it there")
+        );
         for kept in [
             Disconnected::Busy,
             Disconnected::Changed,

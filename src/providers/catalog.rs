@@ -30,7 +30,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
-use url::Url;
 
 mod access;
 mod entry;
@@ -40,7 +39,7 @@ mod sign_in;
 pub(crate) use access::add_missing;
 use entry::{EntryFile, demo_entry, resolve};
 use sign_in::CredentialKind;
-pub use sign_in::{KeyField, KeyForm, OAuthClient, SignIn};
+pub use sign_in::{ApiBase, KeyField, KeyForm, OAuthClient, SignIn, SiteTemplate};
 
 use super::ProviderId;
 
@@ -90,6 +89,7 @@ pub enum AdapterKind {
     Zoho,
     Sage,
     Paddle,
+    Chargebee,
 }
 
 impl AdapterKind {
@@ -106,7 +106,7 @@ impl AdapterKind {
 pub struct Provider {
     pub id: ProviderId,
     pub display_name: String,
-    pub api_base: Url,
+    pub api_base: ApiBase,
     /// Asked for at every sign-in (`offline_access`, say); with no per-access lists, all
     /// there is. None for an API key: it can do whatever its owner made it for.
     pub scopes: Vec<String>,

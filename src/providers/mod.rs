@@ -11,7 +11,8 @@ pub(crate) mod upstream;
 
 pub use crate::ids::{AccountId, ProviderId};
 pub use catalog::{
-    Catalog, CatalogError, KeyField, KeyForm, OAuthClient, PkceMode, Provider, SignIn, TokenAuth,
+    ApiBase, Catalog, CatalogError, KeyField, KeyForm, OAuthClient, PkceMode, Provider, SignIn,
+    SiteTemplate, TokenAuth,
 };
 pub use upstream::Upstream;
 

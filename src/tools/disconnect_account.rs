@@ -101,7 +101,11 @@ impl DisconnectAccount {
             },
             title: lang.t_with("disconnect-question-title", &[("provider", name)]),
             message: lang.t_with(
-                "disconnect-question",
+                if provider.key_form().is_some() {
+                    "disconnect-key-question"
+                } else {
+                    "disconnect-question"
+                },
                 &[("name", &which), ("provider", name), ("brand", brand)],
             ),
         }))

@@ -7,13 +7,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callListInvoices, launchChromium, startGrantry, stopAll } from './support.mjs';
+import { callListInvoices, launchChromium, startGrantry, stopAll, violations } from './support.mjs';
 
-const require = createRequire(import.meta.url);
-const axePath = require.resolve('axe-core/axe.min.js');
 const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'pages');
 let browser;
 
@@ -26,15 +23,6 @@ after(async () => {
   await browser?.close();
   stopAll();
 });
-
-/** axe-core's violations on the page as it is, as readable lines. */
-async function violations(page) {
-  await page.addScriptTag({ path: axePath });
-  const result = await page.evaluate(() => window.axe.run(document));
-  return result.violations.map(
-    (v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-  );
-}
 
 /**
  * Checks the page at both widths (no axe violation, nothing wider than a 360 px screen, the

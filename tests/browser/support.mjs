@@ -3,6 +3,7 @@
 // 2026-07-28 client (optionally with a bearer token).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -94,10 +95,13 @@ export const freePort = () =>
 
 /** Calls list_invoices { status: 'all' } with `extra` params; returns the JSON-RPC result. */
 export async function callListInvoices(base, { token, ...extra } = {}) {
+  // list_invoices mirrors its `provider` argument into a header (its x-mcp-header).
+  const provider = extra.arguments?.provider;
   const response = await fetch(`${base}/mcp`, {
     method: 'POST',
     headers: {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(provider ? { 'mcp-param-provider': provider } : {}),
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
@@ -122,4 +126,15 @@ export async function callListInvoices(base, { token, ...extra } = {}) {
   const text = await response.text();
   const json = text.startsWith('{') ? text : text.split('\n').filter((l) => l.startsWith('data: ')).pop().slice(6);
   return JSON.parse(json).result;
+}
+
+const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** axe-core's violations on the page as it is, as readable lines (its context must bypass CSP). */
+export async function violations(page) {
+  await page.addScriptTag({ path: axePath });
+  const result = await page.evaluate(() => window.axe.run(document));
+  return result.violations.map(
+    (v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+  );
 }

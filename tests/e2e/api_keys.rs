@@ -12,7 +12,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::connections::link_to;
-use crate::support::key_providers::{KeyFake, PADDLE_KEY};
+use crate::support::key_providers::{CHARGEBEE_SITES, KeyFake, PADDLE_KEY};
 use crate::support::leaks;
 use crate::support::mcp::url_and_form;
 use crate::support::servers::as_strs;
@@ -153,9 +153,16 @@ async fn a_key_is_checked_then_stored_sealed_and_forgotten_on_disconnect(store: 
             link_to(&listed.body, "Disconnect Paddle")
         ))
         .await;
-    let gone = browser.submit(&ask.form()).await;
     assert!(
-        gone.status.is_success() || gone.status.is_redirection(),
+        ask.body
+            .contains("The key stays valid at Paddle until you delete it there"),
+        "{}",
+        ask.body
+    );
+    let gone = browser.submit(&ask.form()).await;
+    assert_eq!(gone.status, StatusCode::OK, "{}", gone.body);
+    assert!(
+        gone.body.contains("has forgotten the API key"),
         "{}",
         gone.body
     );
@@ -164,6 +171,107 @@ async fn a_key_is_checked_then_stored_sealed_and_forgotten_on_disconnect(store: 
         .call_tool("list_invoices", at_paddle(), url_and_form())
         .await;
     again.sign_in_round();
+}
+
+#[tokio::test]
+async fn each_chargebee_site_is_its_own_connection_named_by_the_site_typed() {
+    let (fake, dir) = (KeyFake::start().await, tempfile::tempdir().unwrap());
+    let server = grantry_with_paddle(&fake, &dir, &[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let args = json!({"provider": "chargebee", "status": "all"});
+    let first = mcp
+        .call_tool("list_invoices", args.clone(), url_and_form())
+        .await;
+    let (link, state, answer_key) = first.sign_in_round();
+    let [(acme, acme_key), (globex, globex_key)] = CHARGEBEE_SITES;
+    leaks::record("api key", [acme_key, globex_key]);
+
+    let browser = Browser::new();
+    let page = browser.get(&link).await;
+    assert!(page.body.contains(r#"name="site""#), "{}", page.body);
+    let form = page.form().with("api_key", acme_key);
+    // A name that cannot be a site is refused here; an unknown site and a wrong key by
+    // Chargebee: nothing is stored, and the site typed is kept in the form.
+    let bad = browser.submit(&form.clone().with("site", "Acme!")).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad.body.contains("A site name is lowercase letters"),
+        "{}",
+        bad.body
+    );
+    assert_eq!(
+        fake.served.load(Ordering::SeqCst) + fake.refused.load(Ordering::SeqCst),
+        0
+    );
+    let unknown = browser
+        .submit(&form.clone().with("site", "no-such-site"))
+        .await;
+    assert!(
+        unknown.body.contains("Chargebee refused this key"),
+        "{}",
+        unknown.body
+    );
+    let wrong = browser
+        .submit(&form.clone().with("site", acme).with("api_key", globex_key))
+        .await;
+    assert!(
+        wrong.body.contains("Chargebee refused this key"),
+        "{}",
+        wrong.body
+    );
+    assert!(
+        wrong.body.contains(&format!(r#"value="{acme}""#)),
+        "the site is kept"
+    );
+    assert_eq!(fake.refused.load(Ordering::SeqCst), 1);
+    assert_eq!(connections(&mcp).await, 0);
+
+    let stored = browser.submit(&form.clone().with("site", acme)).await;
+    assert_eq!(stored.status, StatusCode::SEE_OTHER, "{}", stored.body);
+    let retry = mcp
+        .retry(
+            "list_invoices",
+            args.clone(),
+            json!({ answer_key: {"action": "accept"} }),
+            &state,
+        )
+        .await;
+    let invoices = retry.result()["structuredContent"]["invoices"].clone();
+    assert_eq!(invoices.as_array().map(Vec::len), Some(5), "{}", retry.raw);
+    assert_eq!(invoices[0]["customer"], format!("Customer of {acme}"));
+    let open = mcp
+        .call_tool(
+            "list_invoices",
+            json!({"provider": "chargebee", "status": "open"}),
+            url_and_form(),
+        )
+        .await;
+    let open = &open.result()["structuredContent"]["invoices"];
+    assert_eq!(
+        open.as_array().map(Vec::len),
+        Some(3),
+        "posted, payment_due, not_paid: {open}"
+    );
+
+    // A second site, from the connections page: a second connection, named by its site.
+    let listed = browser.get(&format!("{}/connections", server.base)).await;
+    let another = link_to(&listed.body, "Connect another Chargebee account");
+    let page = browser.get(&another).await;
+    let added = browser
+        .submit(&page.form().with("site", globex).with("api_key", globex_key))
+        .await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
+    let listed = mcp.connections().await;
+    let mut accounts: Vec<String> = listed["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["account"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    accounts.sort();
+    assert_eq!(accounts, [acme, globex], "{listed}");
+    assert!(!store_holds(&server, &[], acme_key).await);
+    assert!(!store_holds(&server, &[], globex_key).await);
 }
 
 /// Whether any store row or value holds `needle` as it is: the SQLite files of the data

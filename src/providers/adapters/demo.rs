@@ -21,7 +21,7 @@ struct Me {
 /// The account a demo grant reaches: the user named at the demo's consent page (each name
 /// has its own invoices, as each company has at a real provider).
 pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
-    let url = endpoint(&api.provider.api_base, &["me"])?;
+    let url = endpoint(&api.base()?, &["me"])?;
     let me: Me = get_json(api, url, Auth::Bearer, &[]).await?;
     Ok(Account {
         name: me.user.to_string(),
@@ -54,7 +54,7 @@ pub(super) async fn list_invoices(
     if cursor.is_some() {
         return Err(ApiError::BadCursor); // the demo answers in one page
     }
-    let mut url = endpoint(&api.provider.api_base, &["invoices"])?;
+    let mut url = endpoint(&api.base()?, &["invoices"])?;
     url.query_pairs_mut().append_pair("status", filter.as_str());
     let list: DemoList = get_json(api, url, Auth::Bearer, &[]).await?;
     let invoices = list
@@ -73,7 +73,7 @@ pub(super) async fn create_invoice(
     new: &NewInvoice,
     idempotency_key: &str,
 ) -> Result<Invoice, ApiError> {
-    let url = endpoint(&api.provider.api_base, &["invoices"])?;
+    let url = endpoint(&api.base()?, &["invoices"])?;
     let body = json!({
         "customer_email": new.customer_email,
         "customer_name": new.customer_name,
@@ -96,12 +96,12 @@ pub(super) async fn create_invoice(
 }
 
 pub(super) async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
-    let url = endpoint(&api.provider.api_base, &["invoices", id])?;
+    let url = endpoint(&api.base()?, &["invoices", id])?;
     normalize(get_json(api, url, Auth::Bearer, &[]).await?)
 }
 
 pub(super) async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
-    let url = endpoint(&api.provider.api_base, &["invoices", id, "void"])?;
+    let url = endpoint(&api.base()?, &["invoices", id, "void"])?;
     normalize(send_json(api, &JsonRequest::new(Method::POST, url)).await?)
 }
 

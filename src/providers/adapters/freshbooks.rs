@@ -69,10 +69,7 @@ struct Money {
 }
 
 pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
-    let url = endpoint(
-        &api.provider.api_base,
-        &["auth", "api", "v1", "users", "me"],
-    )?;
+    let url = endpoint(&api.base()?, &["auth", "api", "v1", "users", "me"])?;
     let me: Me = get_json(api, url, Auth::Bearer, &[]).await?;
     me.response
         .business_memberships
@@ -94,7 +91,7 @@ pub(super) async fn list_invoices(
     let business = api.account()?;
     let page = page_number(cursor)?;
     let mut url = endpoint(
-        &api.provider.api_base,
+        &api.base()?,
         &[
             "accounting",
             "account",

@@ -25,6 +25,8 @@ pub(super) enum Auth {
     Bearer,
     /// `Authorization: Zoho-oauthtoken …`.
     Zoho,
+    /// HTTP Basic with the API key as the user name and no password (Chargebee).
+    BasicKey,
 }
 
 pub(super) async fn get_json<T: DeserializeOwned>(
@@ -120,6 +122,7 @@ fn build(api: &Api<'_>, request: &JsonRequest<'_>) -> reqwest::RequestBuilder {
             "authorization",
             format!("Zoho-oauthtoken {}", api.access_token),
         ),
+        Auth::BasicKey => built.basic_auth(api.access_token, Some("")),
     };
     for (name, value) in request.headers {
         built = built.header(*name, *value);

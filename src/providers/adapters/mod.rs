@@ -2,6 +2,7 @@
 //! pagination, amounts and currencies, dates) to the one [`Invoice`] schema, and picks the
 //! account a new grant is used with (the post-connect step).
 
+mod chargebee;
 mod demo;
 mod freshbooks;
 mod http_json;
@@ -12,7 +13,7 @@ mod stripe;
 mod xero;
 mod zoho;
 
-use super::catalog::AdapterKind;
+use super::catalog::{AdapterKind, ApiBase};
 use super::invoice::{ApiError, Invoice, NewInvoice, StatusFilter};
 use super::{Account, Provider};
 
@@ -25,6 +26,16 @@ pub(crate) struct Api<'a> {
 }
 
 impl Api<'_> {
+    /// Where the provider's API is for this call (a per-site API: at the account's site).
+    fn base(&self) -> Result<url::Url, ApiError> {
+        match &self.provider.api_base {
+            ApiBase::Fixed(url) => Ok(url.clone()),
+            ApiBase::PerSite(template) => template
+                .url_for(self.account()?.id.as_str())
+                .ok_or_else(|| ApiError::BadResponse("the site makes no URL".into())),
+        }
+    }
+
     /// The account the grant was connected with; adapters that need one fail without it.
     fn account(&self) -> Result<&Account, ApiError> {
         self.account.ok_or_else(|| {
@@ -66,6 +77,7 @@ pub(crate) async fn list_invoices(
         AdapterKind::Zoho => zoho::list_invoices(api, filter, cursor).await,
         AdapterKind::Sage => sage::list_invoices(api, filter, cursor).await,
         AdapterKind::Paddle => paddle::list_invoices(api, filter, cursor).await,
+        AdapterKind::Chargebee => chargebee::list_invoices(api, filter, cursor).await,
     }
 }
 
@@ -74,6 +86,7 @@ pub(crate) async fn list_invoices(
 pub(crate) async fn check_key(api: &Api<'_>) -> Result<(), ApiError> {
     match api.provider.adapter {
         AdapterKind::Paddle => paddle::check_key(api).await,
+        AdapterKind::Chargebee => chargebee::check_key(api).await,
         _ => Err(ApiError::Unsupported),
     }
 }
@@ -118,6 +131,8 @@ pub(crate) async fn pick_account(
 ) -> Result<Option<Account>, ApiError> {
     match api.provider.adapter {
         AdapterKind::Stripe | AdapterKind::Paddle => Ok(None),
+        // The site the person typed beside the key.
+        AdapterKind::Chargebee => Ok(api.account.cloned()),
         AdapterKind::Demo => demo::pick_account(api).await.map(Some),
         AdapterKind::Xero => xero::pick_account(api).await.map(Some),
         AdapterKind::Quickbooks => quickbooks::pick_account(api, hints).await.map(Some),

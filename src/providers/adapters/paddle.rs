@@ -66,7 +66,7 @@ pub(super) async fn list_invoices(
     filter: StatusFilter,
     cursor: Option<&str>,
 ) -> Result<Page, ApiError> {
-    let mut url = endpoint(&api.provider.api_base, &["transactions"])?;
+    let mut url = endpoint(&api.base()?, &["transactions"])?;
     {
         let mut query = url.query_pairs_mut();
         query.append_pair("per_page", PAGE_SIZE);
@@ -101,7 +101,7 @@ pub(super) async fn list_invoices(
 
 /// The one cheap call that tells whether a key can list transactions (what every tool needs).
 pub(super) async fn check_key(api: &Api<'_>) -> Result<(), ApiError> {
-    let mut url = endpoint(&api.provider.api_base, &["transactions"])?;
+    let mut url = endpoint(&api.base()?, &["transactions"])?;
     url.query_pairs_mut().append_pair("per_page", "1");
     let _: List = get_json(api, url, Auth::Bearer, &[VERSION]).await?;
     Ok(())

@@ -68,7 +68,7 @@ pub(super) async fn pick_account(
         .filter(|r| !r.is_empty() && r.len() <= 32 && r.bytes().all(|b| b.is_ascii_digit()))
         .ok_or_else(|| ApiError::BadResponse("the redirect carried no company (realmId)".into()))?;
     let mut url = endpoint(
-        &api.provider.api_base,
+        &api.base()?,
         &["v3", "company", realm, "companyinfo", realm],
     )?;
     url.query_pairs_mut()
@@ -105,7 +105,7 @@ pub(super) async fn list_invoices(
         "select * from Invoice{condition} ORDERBY Id STARTPOSITION {start} MAXRESULTS {PAGE_SIZE}"
     );
     let mut url = endpoint(
-        &api.provider.api_base,
+        &api.base()?,
         &["v3", "company", company.id.as_str(), "query"],
     )?;
     url.query_pairs_mut()

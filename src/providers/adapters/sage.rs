@@ -47,7 +47,7 @@ struct Named {
 }
 
 pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
-    let url = endpoint(&api.provider.api_base, &["v3.1", "businesses"])?;
+    let url = endpoint(&api.base()?, &["v3.1", "businesses"])?;
     let businesses: Vec<Business> = get_json(api, url, Auth::Bearer, &[]).await?;
     businesses
         .into_iter()
@@ -69,7 +69,7 @@ pub(super) async fn list_invoices(
 ) -> Result<Page, ApiError> {
     let business = api.account()?;
     let page = page_number(cursor)?;
-    let mut url = endpoint(&api.provider.api_base, &["v3.1", "sales_invoices"])?;
+    let mut url = endpoint(&api.base()?, &["v3.1", "sales_invoices"])?;
     url.query_pairs_mut()
         .append_pair("attributes", "all")
         .append_pair("items_per_page", "100")

@@ -34,7 +34,7 @@ pub(super) async fn list_invoices(
     filter: StatusFilter,
     cursor: Option<&str>,
 ) -> Result<Page, ApiError> {
-    let mut url = endpoint(&api.provider.api_base, &["v1", "invoices"])?;
+    let mut url = endpoint(&api.base()?, &["v1", "invoices"])?;
     {
         let mut query = url.query_pairs_mut();
         query.append_pair("limit", PAGE_SIZE);

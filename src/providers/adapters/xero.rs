@@ -54,7 +54,7 @@ struct Contact {
 }
 
 pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
-    let mut url = endpoint(&api.provider.api_base, &["connections"])?;
+    let mut url = endpoint(&api.base()?, &["connections"])?;
     if let Some(event) = auth_event_id(api.access_token) {
         url.query_pairs_mut().append_pair("authEventId", &event);
     }
@@ -73,12 +73,12 @@ pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
 /// would end every organisation the person connected to the app. Already gone is done.
 pub(super) async fn disconnect_organisation(api: &Api<'_>) -> Result<(), ApiError> {
     let tenant = api.account()?;
-    let url = endpoint(&api.provider.api_base, &["connections"])?;
+    let url = endpoint(&api.base()?, &["connections"])?;
     let connections: Vec<Connection> = get_json(api, url, Auth::Bearer, &[]).await?;
     let Some(connection) = connections.into_iter().find(|c| c.tenant_id == tenant.id) else {
         return Ok(());
     };
-    let url = endpoint(&api.provider.api_base, &["connections", &connection.id])?;
+    let url = endpoint(&api.base()?, &["connections", &connection.id])?;
     send_for_status(api, &JsonRequest::new(Method::DELETE, url)).await
 }
 
@@ -89,7 +89,7 @@ pub(super) async fn list_invoices(
 ) -> Result<Page, ApiError> {
     let tenant = api.account()?;
     let page = page_number(cursor)?;
-    let mut url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices"])?;
+    let mut url = endpoint(&api.base()?, &["api.xro", "2.0", "Invoices"])?;
     {
         let mut query = url.query_pairs_mut();
         query.append_pair("where", "Type==\"ACCREC\"");
@@ -126,7 +126,7 @@ pub(super) async fn create_invoice(
     idempotency_key: &str,
 ) -> Result<Invoice, ApiError> {
     let tenant = api.account()?;
-    let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices"])?;
+    let url = endpoint(&api.base()?, &["api.xro", "2.0", "Invoices"])?;
     let unit_amount: serde_json::Value =
         serde_json::from_str(&decimal(new.amount_minor, &new.currency))
             .map_err(|_| ApiError::BadResponse("amount".into()))?;
@@ -160,7 +160,7 @@ pub(super) async fn create_invoice(
 
 pub(super) async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     let tenant = api.account()?;
-    let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices", id])?;
+    let url = endpoint(&api.base()?, &["api.xro", "2.0", "Invoices", id])?;
     one(get_json(
         api,
         url,
@@ -173,7 +173,7 @@ pub(super) async fn get_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiE
 /// Xero voids by updating the invoice's status to VOIDED.
 pub(super) async fn void_invoice(api: &Api<'_>, id: &str) -> Result<Invoice, ApiError> {
     let tenant = api.account()?;
-    let url = endpoint(&api.provider.api_base, &["api.xro", "2.0", "Invoices", id])?;
+    let url = endpoint(&api.base()?, &["api.xro", "2.0", "Invoices", id])?;
     let body = serde_json::json!({"Invoices": [{"InvoiceID": id, "Status": "VOIDED"}]});
     let headers = [("xero-tenant-id", tenant.id.as_str())];
     one(send_json(

@@ -70,7 +70,7 @@ pub(super) fn check_region(provider: &Provider, hints: &CallbackHints) -> Result
 }
 
 pub(super) async fn pick_account(api: &Api<'_>) -> Result<Account, ApiError> {
-    let url = endpoint(&api.provider.api_base, &["invoice", "v3", "organizations"])?;
+    let url = endpoint(&api.base()?, &["invoice", "v3", "organizations"])?;
     let answer: Organizations = get_json(api, url, Auth::Zoho, &[]).await?;
     let mut organizations = answer.organizations;
     let pick = organizations
@@ -96,7 +96,7 @@ pub(super) async fn list_invoices(
 ) -> Result<Page, ApiError> {
     let org = api.account()?;
     let page = page_number(cursor)?;
-    let mut url = endpoint(&api.provider.api_base, &["invoice", "v3", "invoices"])?;
+    let mut url = endpoint(&api.base()?, &["invoice", "v3", "invoices"])?;
     {
         let mut query = url.query_pairs_mut();
         query

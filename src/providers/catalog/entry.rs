@@ -7,8 +7,8 @@ use serde::Deserialize;
 use url::Url;
 
 use super::{
-    AdapterKind, CatalogError, CredentialKind, KeyField, KeyForm, OAuthClient, PkceMode, Provider,
-    RevokeBody, SignIn, TokenAuth,
+    AdapterKind, ApiBase, CatalogError, CredentialKind, KeyField, KeyForm, OAuthClient, PkceMode,
+    Provider, RevokeBody, SignIn, SiteTemplate, TokenAuth,
 };
 use crate::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET};
 use crate::providers::ProviderId;
@@ -204,16 +204,44 @@ pub(super) fn resolve(
             help_url: urls.optional("key_help_url", entry.key_help_url.clone())?,
         }),
     };
+    let api_base = api_base(id, entry.api_base, &urls)?;
+    let asks_site =
+        matches!(&sign_in, SignIn::ApiKey(form) if form.fields.contains(&KeyField::Site));
+    if matches!(api_base, ApiBase::PerSite(_)) != asks_site {
+        return Err(CatalogError(format!(
+            "providers.{id}: an api_base with {{site}} goes with credential = \"api_key\" and \
+             key_fields = [\"site\"], and only with them"
+        )));
+    }
     Ok(Provider {
         id: id.clone(),
         display_name: entry.display_name.unwrap_or_else(|| id.to_string()),
-        api_base: urls.required("api_base", entry.api_base)?,
+        api_base,
         scopes: entry.scopes.unwrap_or_default(),
         read_scopes: entry.read_scopes.unwrap_or_default(),
         write_scopes: entry.write_scopes.unwrap_or_default(),
         adapter: entry.adapter.ok_or_else(|| need(id, "adapter"))?,
         sign_in,
     })
+}
+
+/// The entry's `api_base`: one URL, or (holding `{site}`) a template for one per site.
+fn api_base(
+    id: &ProviderId,
+    text: Option<String>,
+    urls: &Urls<'_>,
+) -> Result<ApiBase, CatalogError> {
+    let text = text.ok_or_else(|| need(id, "api_base"))?;
+    if !text.contains("{site}") {
+        return urls.required("api_base", Some(text)).map(ApiBase::Fixed);
+    }
+    let check = |url: &str| {
+        urls.required("api_base", Some(url.to_owned()))
+            .map_err(|e| e.0)
+    };
+    SiteTemplate::parse(&text, check)
+        .map(ApiBase::PerSite)
+        .map_err(|e| CatalogError(format!("providers.{id}.api_base: {e}")))
 }
 
 /// The OAuth half of an entry, naming the first missing or bad field.

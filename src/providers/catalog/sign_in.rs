@@ -87,3 +87,39 @@ pub enum KeyField {
     /// The account's site name (Chargebee's `{site}.chargebee.com`): the connection's account.
     Site,
 }
+
+/// Where a provider's API is: one base for everyone, or one per account, named by the site
+/// the person typed (Chargebee's `https://{site}.chargebee.com/api/v2`).
+#[derive(Debug, Clone)]
+pub enum ApiBase {
+    Fixed(Url),
+    PerSite(SiteTemplate),
+}
+
+/// An API base URL with one `{site}` in it.
+#[derive(Debug, Clone)]
+pub struct SiteTemplate(String);
+
+impl SiteTemplate {
+    const MARK: &'static str = "{site}";
+
+    /// `text` if it holds `{site}` once and, with a site put in, is a URL `check` accepts.
+    pub(super) fn parse(
+        text: &str,
+        check: impl Fn(&str) -> Result<Url, String>,
+    ) -> Result<Self, String> {
+        if text.matches(Self::MARK).count() != 1 {
+            return Err(format!(
+                "`{text}` must name the site once, as {}",
+                Self::MARK
+            ));
+        }
+        check(&text.replace(Self::MARK, "example"))?;
+        Ok(Self(text.to_owned()))
+    }
+
+    /// The API base of `site` (a DNS label: the key form checks it).
+    pub fn url_for(&self, site: &str) -> Option<Url> {
+        Url::parse(&self.0.replace(Self::MARK, site)).ok()
+    }
+}

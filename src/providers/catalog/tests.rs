@@ -123,7 +123,9 @@ fn built_in_providers_are_offered_once_given_a_client() {
     );
     assert_eq!(oauth(xero).refresh_grace_secs, 1800);
     let zoho = c.get("zoho").unwrap();
-    assert_eq!(zoho.api_base.as_str(), "https://www.zohoapis.eu/");
+    assert!(
+        matches!(&zoho.api_base, ApiBase::Fixed(url) if url.as_str() == "https://www.zohoapis.eu/")
+    );
     assert_eq!(oauth(zoho).extra_authorize_params["access_type"], "offline");
     assert_eq!(oauth(zoho).revoke_body, RevokeBody::Query);
     assert_eq!(c.default_provider().id, "demo");
@@ -155,4 +157,31 @@ fn plain_http_off_loopback_is_refused_naming_the_entry_and_key_unless_allowed() 
     let err =
         Catalog::build(None, parse(&entry("https://a.example/t")), env, &unknown).unwrap_err();
     assert!(err.0.contains("`nobody` names no provider"), "{err}");
+}
+
+#[test]
+fn api_key_entries_are_offered_once_named_and_a_site_template_needs_a_site_field() {
+    let c = Catalog::build(None, parse("[providers.paddle]\n"), no_env, &[]).unwrap();
+    let paddle = c.get("paddle").expect("named: offered, with no client");
+    assert!(paddle.oauth().is_none() && paddle.key_form().is_some());
+    assert!(c.get("chargebee").is_none(), "not named: not offered");
+
+    let c = Catalog::build(None, parse("[providers.chargebee]\n"), no_env, &[]).unwrap();
+    let ApiBase::PerSite(template) = &c.get("chargebee").unwrap().api_base else {
+        panic!("Chargebee's API is per site");
+    };
+    assert_eq!(
+        template.url_for("acme").unwrap().as_str(),
+        "https://acme.chargebee.com/api/v2"
+    );
+
+    let no_site_field = "[providers.chargebee]\nkey_fields = []\n";
+    let err = Catalog::build(None, parse(no_site_field), no_env, &[]).unwrap_err();
+    assert!(err.0.contains("{site}"), "{err}");
+    let twice = "[providers.chargebee]\napi_base = \"https://{site}.example/{site}\"\n";
+    let err = Catalog::build(None, parse(twice), no_env, &[]).unwrap_err();
+    assert!(err.0.contains("once"), "{err}");
+    let plain_http = "[providers.chargebee]\napi_base = \"http://{site}.example\"\n";
+    let err = Catalog::build(None, parse(plain_http), no_env, &[]).unwrap_err();
+    assert!(err.0.contains("plain http"), "{err}");
 }

@@ -1,9 +1,14 @@
-//! A local fake of Paddle Billing's API, a provider connected with an API key, for what
-//! cannot be reached from CI. It checks what Paddle checks (developer.paddle.com, API
-//! reference): the key as `Authorization: Bearer …` (any other key, or none, gets 403
-//! `invalid_token` in Paddle's error shape), the pinned `Paddle-Version: 1`, and it serves
-//! `GET /transactions` in Paddle's shape: `status` as a comma-separated filter, `per_page`,
-//! the `after` cursor and `meta.pagination.next`, totals as strings of minor units.
+//! Local fakes of the billing APIs connected with an API key, for what cannot be reached
+//! from CI. Each checks what the real one checks (its API reference) and answers in its shape:
+//!
+//! - Paddle: the key as `Authorization: Bearer …` (any other key, or none, gets 403
+//!   `invalid_token` in Paddle's error shape), the pinned `Paddle-Version: 1`; `GET
+//!   /transactions` with `status` as a comma-separated filter, `per_page`, the `after` cursor
+//!   and `meta.pagination.next`, totals as strings of minor units.
+//! - Chargebee: each site under `/chargebee/{site}/api/v2` (an unknown site gets 404
+//!   `site_not_found`), the key as the HTTP Basic user name with an empty password (any other
+//!   gets 401 `api_authentication_failed`); `GET /invoices` with `status[is]` or `status[in]`
+//!   (a JSON list), `limit`, and the opaque `offset` / `next_offset`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,6 +23,20 @@ use serde_json::{Value, json};
 
 /// The one key the fake accepts (a sandbox key's shape).
 pub const PADDLE_KEY: &str = "pdl_sdbx_apikey_01jfaketestkey_s3cr3tPart0fTheKey42";
+/// Chargebee's sites, each with the one key it accepts.
+pub const CHARGEBEE_SITES: [(&str, &str); 2] = [
+    ("acme-test", "test_cbFakeKeyOfAcme0123456789abcdef"),
+    ("globex-test", "test_cbFakeKeyOfGlobex9876543210fedc"),
+];
+
+/// Chargebee's invoices on every site: (id, status, total in cents).
+const CHARGEBEE_INVOICES: [(&str, &str, i64); 5] = [
+    ("101", "paid", 2999),
+    ("102", "posted", 4999),
+    ("103", "payment_due", 1500),
+    ("104", "voided", 700),
+    ("105", "not_paid", 12000),
+];
 
 /// The fake's transactions: (id, status, grand total in cents).
 const TRANSACTIONS: [(&str, &str, &str); 7] = [
@@ -49,16 +68,18 @@ impl KeyFake {
         };
         let app = Router::new()
             .route("/paddle/transactions", get(transactions))
+            .route("/chargebee/{site}/api/v2/invoices", get(chargebee_invoices))
             .with_state(fake.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         fake
     }
 
-    /// A `--providers` file offering Paddle at this fake, with the demo provider first.
+    /// A `--providers` file offering Paddle and Chargebee at this fake, the demo provider first.
     pub fn catalog(&self) -> String {
+        let base = &self.base;
         format!(
-            "default = \"demo\"\n[providers.paddle]\napi_base = \"{}/paddle\"\n",
-            self.base
+            "default = \"demo\"\n[providers.paddle]\napi_base = \"{base}/paddle\"\n\
+             [providers.chargebee]\napi_base = \"{base}/chargebee/{{site}}/api/v2\"\n"
         )
     }
 }
@@ -132,4 +153,96 @@ fn transaction((id, status, total): &(&str, &str, &str)) -> Value {
         "billed_at": if *status == "draft" { Value::Null } else { json!("2026-11-02T10:00:00.000000Z") },
         "created_at": "2026-11-01T09:00:00.000000Z",
     })
+}
+
+fn chargebee_error(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = json!({"message": message, "type": "invalid_request", "api_error_code": code,
+        "error_code": code, "http_status_code": status.as_u16()});
+    (status, axum::Json(body)).into_response()
+}
+
+/// The key of an HTTP Basic header whose password is empty.
+fn basic_key(headers: &HeaderMap) -> Option<String> {
+    use base64::Engine as _;
+    let encoded = headers
+        .get("authorization")?
+        .to_str()
+        .ok()?
+        .strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let (user, password) = String::from_utf8(decoded)
+        .ok()?
+        .split_once(':')
+        .map(|(u, p)| (u.to_owned(), p.to_owned()))?;
+    password.is_empty().then_some(user)
+}
+
+async fn chargebee_invoices(
+    State(fake): State<KeyFake>,
+    axum::extract::Path(site): axum::extract::Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let Some((_, key)) = CHARGEBEE_SITES.iter().find(|(name, _)| *name == site) else {
+        return chargebee_error(
+            StatusCode::NOT_FOUND,
+            "site_not_found",
+            "Sorry, we couldn't find that site",
+        );
+    };
+    if basic_key(&headers).as_deref() != Some(key) {
+        fake.refused.fetch_add(1, Ordering::SeqCst);
+        return chargebee_error(
+            StatusCode::UNAUTHORIZED,
+            "api_authentication_failed",
+            "Sorry, authentication failed. Invalid api key",
+        );
+    }
+    fake.served.fetch_add(1, Ordering::SeqCst);
+    let wanted: Option<Vec<String>> = match (query.get("status[is]"), query.get("status[in]")) {
+        (Some(one), _) => Some(vec![one.clone()]),
+        (None, Some(list)) => match serde_json::from_str(list) {
+            Ok(list) => Some(list),
+            Err(_) => {
+                return chargebee_error(StatusCode::BAD_REQUEST, "invalid_request", "status[in]");
+            }
+        },
+        (None, None) => None,
+    };
+    let limit: usize = query
+        .get("limit")
+        .and_then(|n| n.parse().ok())
+        .filter(|n| (1..=100).contains(n))
+        .unwrap_or(10);
+    let from: usize = match query.get("offset") {
+        None => 0,
+        Some(offset) => match serde_json::from_str::<Vec<String>>(offset)
+            .ok()
+            .and_then(|o| o.first()?.parse().ok())
+        {
+            Some(from) => from,
+            None => return chargebee_error(StatusCode::BAD_REQUEST, "invalid_request", "offset"),
+        },
+    };
+    let rows: Vec<_> = CHARGEBEE_INVOICES
+        .iter()
+        .filter(|(_, status, _)| {
+            wanted
+                .as_ref()
+                .is_none_or(|w| w.iter().any(|s| s == status))
+        })
+        .collect();
+    let page: Vec<Value> = rows.iter().skip(from).take(limit).map(|(id, status, total)| json!({
+        "invoice": {"id": id, "customer_id": "cust_fake", "status": status, "date": 1_793_606_400,
+            "due_date": 1_794_816_000, "total": total, "currency_code": "USD",
+            "billing_address": {"company": format!("Customer of {site}")}, "object": "invoice"}
+    })).collect();
+    let next = from + limit;
+    let mut body = json!({"list": page});
+    if next < rows.len() {
+        body["next_offset"] = json!(serde_json::to_string(&[next.to_string()]).unwrap());
+    }
+    axum::Json(body).into_response()
 }
