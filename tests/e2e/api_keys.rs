@@ -274,6 +274,40 @@ async fn each_chargebee_site_is_its_own_connection_named_by_the_site_typed() {
     assert!(!store_holds(&server, &[], globex_key).await);
 }
 
+#[tokio::test]
+async fn a_key_deleted_at_the_provider_needs_a_new_one_on_the_next_call() {
+    let (fake, dir) = (KeyFake::start().await, tempfile::tempdir().unwrap());
+    let server = grantry_with_paddle(&fake, &dir, &[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let first = mcp
+        .call_tool("list_invoices", at_paddle(), url_and_form())
+        .await;
+    let (link, _, _) = first.sign_in_round();
+    let browser = Browser::new();
+    let form = browser.get(&link).await.form().with("api_key", PADDLE_KEY);
+    assert_eq!(browser.submit(&form).await.status, StatusCode::SEE_OTHER);
+    let id = mcp.connections().await["connections"][0]["connection_id"].clone();
+
+    fake.keys_deleted.store(true, Ordering::SeqCst);
+    let after = mcp
+        .call_tool("list_invoices", at_paddle(), url_and_form())
+        .await;
+    let (again, _, _) = after.sign_in_round();
+    let listed = mcp.connections().await;
+    assert_eq!(
+        listed["connections"][0]["state"], "needs_reauth",
+        "{listed}"
+    );
+
+    // A new key on the same connection: its id stays.
+    fake.keys_deleted.store(false, Ordering::SeqCst);
+    let form = browser.get(&again).await.form().with("api_key", PADDLE_KEY);
+    assert_eq!(browser.submit(&form).await.status, StatusCode::SEE_OTHER);
+    let listed = mcp.connections().await;
+    assert_eq!(listed["connections"][0]["connection_id"], id, "{listed}");
+    assert_eq!(listed["connections"][0]["state"], "active", "{listed}");
+}
+
 /// Whether any store row or value holds `needle` as it is: the SQLite files of the data
 /// directory, every PostgreSQL row of the database, every Redis value under the prefix.
 async fn store_holds(server: &Server, store: &[String], needle: &str) -> bool {

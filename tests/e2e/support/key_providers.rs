@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use axum::Router;
 use axum::extract::{Query, State};
@@ -56,6 +56,8 @@ pub struct KeyFake {
     pub refused: Arc<AtomicU64>,
     /// Requests served.
     pub served: Arc<AtomicU64>,
+    /// Every key deleted at the provider: each is refused from now on.
+    pub keys_deleted: Arc<AtomicBool>,
 }
 
 impl KeyFake {
@@ -65,6 +67,7 @@ impl KeyFake {
             base: format!("http://{}", listener.local_addr().unwrap()),
             refused: Arc::default(),
             served: Arc::default(),
+            keys_deleted: Arc::default(),
         };
         let app = Router::new()
             .route("/paddle/transactions", get(transactions))
@@ -99,7 +102,8 @@ async fn transactions(
     headers: HeaderMap,
 ) -> Response {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if header("authorization") != Some(&format!("Bearer {PADDLE_KEY}")) {
+    let deleted = fake.keys_deleted.load(Ordering::SeqCst);
+    if deleted || header("authorization") != Some(&format!("Bearer {PADDLE_KEY}")) {
         fake.refused.fetch_add(1, Ordering::SeqCst);
         return paddle_error("invalid_token", "Invalid or revoked API key.");
     }
@@ -192,7 +196,7 @@ async fn chargebee_invoices(
             "Sorry, we couldn't find that site",
         );
     };
-    if basic_key(&headers).as_deref() != Some(key) {
+    if fake.keys_deleted.load(Ordering::SeqCst) || basic_key(&headers).as_deref() != Some(key) {
         fake.refused.fetch_add(1, Ordering::SeqCst);
         return chargebee_error(
             StatusCode::UNAUTHORIZED,
