@@ -17,7 +17,7 @@ use super::{admission, csrf};
 use crate::audit::Audit;
 use crate::connections::api_key::{ApiKey, KeyError};
 use crate::identity::Principal;
-use crate::providers::{Account, AccountId, KeyField, KeyForm, Provider};
+use crate::providers::{Account, AccountId, KeyField, KeyForm, Provider, SiteName};
 use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
@@ -77,8 +77,10 @@ pub(super) async fn submit(
     else {
         return PageError::InvalidLink.into_response();
     };
+    // The site typed is shown again only if it is one (never what may be a key pasted there).
+    let site = SiteName::parse(submitted.site.trim());
     let again = |problem: &str| {
-        let site = submitted.site.trim();
+        let site = site.as_ref().map_or("", SiteName::as_str);
         form_page(
             &state,
             (&ticket, &sealed),
@@ -116,23 +118,16 @@ pub(super) async fn submit(
 #[derive(Debug)]
 struct BadSite;
 
-/// The account a site name names, where the form asks for one: lowercase letters, digits
-/// and inner hyphens, 1 to 63 characters (a DNS label).
+/// The account a site name names, where the form asks for one.
 fn site_account(form: &KeyForm, typed: &str) -> Result<Option<Account>, BadSite> {
     if !form.fields.contains(&KeyField::Site) {
         return Ok(None);
     }
-    let site = typed.trim();
-    let valid = (1..=63).contains(&site.len())
-        && site
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !site.starts_with('-')
-        && !site.ends_with('-');
-    let id = AccountId::given(site).filter(|_| valid).ok_or(BadSite)?;
+    let site = SiteName::parse(typed.trim()).ok_or(BadSite)?;
+    let id = AccountId::given(site.as_str()).ok_or(BadSite)?;
     Ok(Some(Account {
         id,
-        name: site.to_owned(),
+        name: site.as_str().to_owned(),
     }))
 }
 

@@ -23,6 +23,7 @@ mod replay;
 pub mod ticket;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::{Request, State};
 use axum::http::header::{ACCEPT_LANGUAGE, RETRY_AFTER, VARY};
 use axum::http::{HeaderValue, StatusCode};
@@ -35,6 +36,9 @@ use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::limits::{Bucket, client_address};
 use crate::state::AppState;
 use crate::ui::{self, Lang, Reader};
+
+/// The largest form body a browser route reads (413 beyond it).
+const FORM_BODY_LIMIT: usize = 16 * 1024;
 
 /// The browser routes, with the security headers on every response.
 pub fn router(state: AppState) -> Router<AppState> {
@@ -53,6 +57,8 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/connections/{id}/disconnect",
             get(connections::confirm).post(connections::disconnect_confirmed),
         )
+        // Every form here is a few hundred bytes: a larger body is refused before it is read.
+        .layer(DefaultBodyLimit::max(FORM_BODY_LIMIT))
         .layer(middleware::from_fn_with_state(state.clone(), limit))
         .layer(middleware::from_fn_with_state(state, for_reader))
         .layer(middleware::from_fn(

@@ -17,7 +17,7 @@ use super::lifecycle::Lifecycle;
 use crate::grants::{Grant, GrantKey, Grants, ReauthReason, State};
 use crate::leases::LeaseBackend;
 use crate::providers::oauth::{self, TokenError};
-use crate::providers::{Account, Provider, revocation};
+use crate::providers::{Account, Provider, SignIn, revocation};
 use crate::seal::random_id;
 use crate::store::StoreError;
 use grantry_base::clock::unix_now;
@@ -239,9 +239,12 @@ impl TokenKeeper {
         held_until: Instant,
     ) -> Result<Access, StoreError> {
         let Some(current) = grant.tokens.refresh_token.clone() else {
-            return self
-                .needs_reauth(provider, key, &grant, ReauthReason::NoRefreshToken)
-                .await;
+            // An API key is never refreshed: here, the provider refused it.
+            let reason = match provider.sign_in {
+                SignIn::ApiKey(_) => ReauthReason::TokenRefused,
+                SignIn::OAuth(_) => ReauthReason::NoRefreshToken,
+            };
+            return self.needs_reauth(provider, key, &grant, reason).await;
         };
         match self.ask_provider(provider, &grant, &current).await {
             Ok(tokens) => {

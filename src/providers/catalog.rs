@@ -39,7 +39,7 @@ mod sign_in;
 pub(crate) use access::add_missing;
 use entry::{EntryFile, demo_entry, resolve};
 use sign_in::CredentialKind;
-pub use sign_in::{ApiBase, KeyField, KeyForm, OAuthClient, SignIn, SiteTemplate};
+pub use sign_in::{ApiBase, KeyField, KeyForm, OAuthClient, SignIn, SiteName, SiteTemplate};
 
 use super::ProviderId;
 
@@ -98,6 +98,11 @@ impl AdapterKind {
     /// may connect several.
     pub fn has_accounts(self) -> bool {
         !matches!(self, AdapterKind::Stripe | AdapterKind::Paddle)
+    }
+
+    /// Whether it can check an API key a person typed (`credential = "api_key"` needs it).
+    pub fn checks_keys(self) -> bool {
+        matches!(self, AdapterKind::Paddle | AdapterKind::Chargebee)
     }
 }
 

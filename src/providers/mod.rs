@@ -12,7 +12,7 @@ pub(crate) mod upstream;
 pub use crate::ids::{AccountId, ProviderId};
 pub use catalog::{
     ApiBase, Catalog, CatalogError, KeyField, KeyForm, OAuthClient, PkceMode, Provider, SignIn,
-    SiteTemplate, TokenAuth,
+    SiteName, SiteTemplate, TokenAuth,
 };
 pub use upstream::Upstream;
 

@@ -308,6 +308,28 @@ async fn a_key_deleted_at_the_provider_needs_a_new_one_on_the_next_call() {
     assert_eq!(listed["connections"][0]["state"], "active", "{listed}");
 }
 
+#[tokio::test]
+async fn a_key_form_body_past_16_kib_is_refused_unread() {
+    let (fake, dir) = (KeyFake::start().await, tempfile::tempdir().unwrap());
+    let server = grantry_with_paddle(&fake, &dir, &[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let first = mcp
+        .call_tool("list_invoices", at_paddle(), url_and_form())
+        .await;
+    let (link, _, _) = first.sign_in_round();
+    let browser = Browser::new();
+    let form = browser.get(&link).await.form();
+    let huge = browser
+        .submit(&form.with("api_key", &"k".repeat(20 * 1024)))
+        .await;
+    assert_eq!(huge.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", huge.body);
+    assert_eq!(
+        fake.served.load(Ordering::SeqCst) + fake.refused.load(Ordering::SeqCst),
+        0
+    );
+    assert_eq!(connections(&mcp).await, 0);
+}
+
 /// Whether any store row or value holds `needle` as it is: the SQLite files of the data
 /// directory, every PostgreSQL row of the database, every Redis value under the prefix.
 async fn store_holds(server: &Server, store: &[String], needle: &str) -> bool {

@@ -13,7 +13,7 @@ mod stripe;
 mod xero;
 mod zoho;
 
-use super::catalog::{AdapterKind, ApiBase};
+use super::catalog::{AdapterKind, ApiBase, SiteName};
 use super::invoice::{ApiError, Invoice, NewInvoice, StatusFilter};
 use super::{Account, Provider};
 
@@ -30,9 +30,9 @@ impl Api<'_> {
     fn base(&self) -> Result<url::Url, ApiError> {
         match &self.provider.api_base {
             ApiBase::Fixed(url) => Ok(url.clone()),
-            ApiBase::PerSite(template) => template
-                .url_for(self.account()?.id.as_str())
-                .ok_or_else(|| ApiError::BadResponse("the site makes no URL".into())),
+            ApiBase::PerSite(template) => SiteName::parse(self.account()?.id.as_str())
+                .and_then(|site| template.url_for(&site))
+                .ok_or_else(|| ApiError::BadResponse("the account's site makes no URL".into())),
         }
     }
 

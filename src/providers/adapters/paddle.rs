@@ -99,10 +99,13 @@ pub(super) async fn list_invoices(
     })
 }
 
-/// The one cheap call that tells whether a key can list transactions (what every tool needs).
+/// The one cheap call that tells whether a key can list transactions as `list_invoices` does
+/// (with their customers, which takes `customer.read` too).
 pub(super) async fn check_key(api: &Api<'_>) -> Result<(), ApiError> {
     let mut url = endpoint(&api.base()?, &["transactions"])?;
-    url.query_pairs_mut().append_pair("per_page", "1");
+    url.query_pairs_mut()
+        .append_pair("per_page", "1")
+        .append_pair("include", "customer");
     let _: List = get_json(api, url, Auth::Bearer, &[VERSION]).await?;
     Ok(())
 }

@@ -204,25 +204,54 @@ pub(super) fn resolve(
             help_url: urls.optional("key_help_url", entry.key_help_url.clone())?,
         }),
     };
-    let api_base = api_base(id, entry.api_base, &urls)?;
-    let asks_site =
-        matches!(&sign_in, SignIn::ApiKey(form) if form.fields.contains(&KeyField::Site));
-    if matches!(api_base, ApiBase::PerSite(_)) != asks_site {
-        return Err(CatalogError(format!(
-            "providers.{id}: an api_base with {{site}} goes with credential = \"api_key\" and \
-             key_fields = [\"site\"], and only with them"
-        )));
-    }
-    Ok(Provider {
+    let provider = Provider {
         id: id.clone(),
         display_name: entry.display_name.unwrap_or_else(|| id.to_string()),
-        api_base,
+        api_base: api_base(id, entry.api_base, &urls)?,
         scopes: entry.scopes.unwrap_or_default(),
         read_scopes: entry.read_scopes.unwrap_or_default(),
         write_scopes: entry.write_scopes.unwrap_or_default(),
         adapter: entry.adapter.ok_or_else(|| need(id, "adapter"))?,
         sign_in,
-    })
+    };
+    check_sign_in(&provider)?;
+    Ok(provider)
+}
+
+/// What an entry's sign-in needs of the rest: an `api_base` with `{site}` exactly when the
+/// key form asks for a site; for an API key, an adapter that can check one, and no scopes (a
+/// key can do what its owner made it for, nothing to ask for more of).
+fn check_sign_in(provider: &Provider) -> Result<(), CatalogError> {
+    let id = &provider.id;
+    let form = provider.key_form();
+    let asks_site = form.is_some_and(|form| form.fields.contains(&KeyField::Site));
+    if matches!(provider.api_base, ApiBase::PerSite(_)) != asks_site {
+        return Err(CatalogError(format!(
+            "providers.{id}: an api_base with {{site}} goes with credential = \"api_key\" and \
+             key_fields = [\"site\"], and only with them"
+        )));
+    }
+    if form.is_none() {
+        return Ok(());
+    }
+    if !provider.adapter.checks_keys() {
+        return Err(CatalogError(format!(
+            "providers.{id}.adapter: {:?} cannot check an API key; credential = \"api_key\" \
+             takes an adapter that can (paddle, chargebee)",
+            provider.adapter
+        )));
+    }
+    let scoped = [
+        &provider.scopes,
+        &provider.read_scopes,
+        &provider.write_scopes,
+    ];
+    if scoped.iter().any(|list| !list.is_empty()) {
+        return Err(CatalogError(format!(
+            "providers.{id}: an API key has no scopes; drop scopes, read_scopes and write_scopes"
+        )));
+    }
+    Ok(())
 }
 
 /// The entry's `api_base`: one URL, or (holding `{site}`) a template for one per site.

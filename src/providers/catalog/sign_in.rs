@@ -118,8 +118,30 @@ impl SiteTemplate {
         Ok(Self(text.to_owned()))
     }
 
-    /// The API base of `site` (a DNS label: the key form checks it).
-    pub fn url_for(&self, site: &str) -> Option<Url> {
-        Url::parse(&self.0.replace(Self::MARK, site)).ok()
+    /// The API base of `site`.
+    pub fn url_for(&self, site: &SiteName) -> Option<Url> {
+        Url::parse(&self.0.replace(Self::MARK, &site.0)).ok()
+    }
+}
+
+/// An account's site name as a per-site API's host takes it: one DNS label, lowercase
+/// letters, digits and inner hyphens, 1 to 63 characters. Nothing else can be put into a
+/// template, so a site cannot change which host is asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteName(String);
+
+impl SiteName {
+    pub fn parse(text: &str) -> Option<Self> {
+        let label = (1..=63).contains(&text.len())
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !text.starts_with('-')
+            && !text.ends_with('-');
+        label.then(|| Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }

@@ -171,7 +171,10 @@ fn api_key_entries_are_offered_once_named_and_a_site_template_needs_a_site_field
         panic!("Chargebee's API is per site");
     };
     assert_eq!(
-        template.url_for("acme").unwrap().as_str(),
+        template
+            .url_for(&SiteName::parse("acme").unwrap())
+            .unwrap()
+            .as_str(),
         "https://acme.chargebee.com/api/v2"
     );
 
@@ -181,6 +184,12 @@ fn api_key_entries_are_offered_once_named_and_a_site_template_needs_a_site_field
     let twice = "[providers.chargebee]\napi_base = \"https://{site}.example/{site}\"\n";
     let err = Catalog::build(None, parse(twice), no_env, &[]).unwrap_err();
     assert!(err.0.contains("once"), "{err}");
+    let no_checks = "[providers.paddle]\nadapter = \"stripe\"\n";
+    let err = Catalog::build(None, parse(no_checks), no_env, &[]).unwrap_err();
+    assert!(err.0.contains("cannot check an API key"), "{err}");
+    let scoped = "[providers.paddle]\nwrite_scopes = [\"w\"]\n";
+    let err = Catalog::build(None, parse(scoped), no_env, &[]).unwrap_err();
+    assert!(err.0.contains("no scopes"), "{err}");
     let plain_http = "[providers.chargebee]\napi_base = \"http://{site}.example\"\n";
     let err = Catalog::build(None, parse(plain_http), no_env, &[]).unwrap_err();
     assert!(err.0.contains("plain http"), "{err}");
