@@ -35,6 +35,8 @@ pub const SIGN_INS: &str = "grantry_sign_ins_total";
 pub const REFRESHES: &str = "grantry_refreshes_total";
 /// Retries held open right now, waiting for a sign-in to land.
 pub const HELD_RETRIES: &str = "grantry_held_retries";
+/// How many retries may be held at once (`--max-held-retries`), for alerting near it.
+pub const HELD_RETRIES_LIMIT: &str = "grantry_held_retries_limit";
 /// Legacy-era (2025-11-25) sessions opened by `initialize`.
 pub const SESSIONS_OPENED: &str = "grantry_mcp_sessions_opened_total";
 /// Store operations that failed, by where they were needed.
@@ -115,6 +117,10 @@ fn describe() {
     metrics::describe_counter!(SIGN_INS, "Sign-ins by provider and outcome");
     metrics::describe_counter!(REFRESHES, "Token refreshes by provider and outcome");
     metrics::describe_gauge!(HELD_RETRIES, "Retries held open waiting for a sign-in");
+    metrics::describe_gauge!(
+        HELD_RETRIES_LIMIT,
+        "How many retries may be held open at once (--max-held-retries)"
+    );
     metrics::describe_counter!(STORE_ERRORS, "Failed store operations by area");
     metrics::describe_counter!(
         SESSIONS_OPENED,
@@ -193,6 +199,11 @@ pub fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {
     series.duration.record(elapsed.as_secs_f64());
 }
 
+/// The configured cap on held retries, beside the gauge of those held.
+pub fn held_retries_limit(cap: usize) {
+    metrics::gauge!(HELD_RETRIES_LIMIT).set(cap as f64);
+}
+
 /// A sign-in moved on: `started`, `completed`, `declined` or `failed`.
 pub fn sign_in(provider: &ProviderId, outcome: &'static str) {
     metrics::counter!(SIGN_INS, "provider" => provider.to_string(), "outcome" => outcome)
@@ -254,5 +265,41 @@ mod tests {
         assert_eq!(method_label(Some("tools/call")), "tools/call");
         assert_eq!(method_label(Some("x/$(rm -rf)")), "other");
         assert_eq!(method_label(None), "none");
+    }
+
+    #[test]
+    fn the_alerting_rules_name_only_metrics_grantry_exports() {
+        let rules = include_str!("../deploy/prometheus/alerts.yml");
+        let exported = [
+            MCP_REQUESTS,
+            SIGN_INS,
+            REFRESHES,
+            HELD_RETRIES,
+            HELD_RETRIES_LIMIT,
+            SESSIONS_OPENED,
+            STORE_ERRORS,
+            lifecycle::CONNECTIONS,
+            lifecycle::EVENTS,
+            lifecycle::DELIVERIES,
+            lifecycle::OUTBOX_PENDING,
+            lifecycle::OUTBOX_PARKED,
+            lifecycle::OUTBOX_OLDEST,
+            lifecycle::DROPPED,
+            connections::OPEN_CONNECTIONS,
+        ];
+        let named: Vec<&str> = rules
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|word| word.starts_with("grantry_"))
+            .collect();
+        assert!(
+            named.len() >= 8,
+            "the rules name grantry's metrics: {named:?}"
+        );
+        for name in named {
+            assert!(
+                exported.contains(&name),
+                "{name} is not a metric grantry exports"
+            );
+        }
     }
 }

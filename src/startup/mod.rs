@@ -53,6 +53,8 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
     let limiter = Limiter::start(stores.counters, config.limits.clone());
     let settings = lifecycle_settings(&config);
     let wake = settings.wake.clone();
+    let metrics = crate::metrics::install();
+    crate::metrics::held_retries_limit(config.max_held_retries);
     let grants = Grants::new(stores.grants, sealer.clone(), GrantEvents::new(stores.bus));
     let keeper = TokenKeeper {
         lifecycle: Lifecycle::new(grants, settings),
@@ -78,7 +80,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
             config.max_held_retries_per_principal,
         ),
         hold_turns: tokio::sync::Semaphore::new(HOLD_TURNS),
-        metrics: crate::metrics::install(),
+        metrics,
         config,
     }))
 }

@@ -1,0 +1,82 @@
+"""A real Prometheus scraping a real grantry, with grantry's alerting rules loaded.
+
+Starts grantry (GRANTRY_BIN, demo provider, SQLite, --max-held-retries 77) and Prometheus
+(every second, rules from argv[1]) on free loopback ports, then waits (60 s at most) until
+Prometheus reports the target up, every rule of the `grantry` group evaluated with health
+`ok`, and the limit the held-retries alert divides by scraped as 77. Prints what it saw."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+RULES = sys.argv[1]
+LIMIT = "77"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str):
+    with urllib.request.urlopen(url, timeout=5) as answer:
+        return json.load(answer)["data"]
+
+
+def main() -> None:
+    work = tempfile.mkdtemp(prefix="grantry-alerts-")
+    grantry_port, prometheus_port = free_port(), free_port()
+    grantry = subprocess.Popen(
+        [os.environ["GRANTRY_BIN"], "--listen", f"127.0.0.1:{grantry_port}", "--data-dir", work,
+         "--max-held-retries", LIMIT],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "grantry.log"), "w"),
+    )
+    config = os.path.join(work, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            f"rule_files: ['{os.path.abspath(RULES)}']\n"
+            "scrape_configs:\n"
+            f"  - job_name: grantry\n    static_configs: [{{targets: ['127.0.0.1:{grantry_port}']}}]\n"
+        )
+    prometheus = subprocess.Popen(
+        ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={work}/tsdb",
+         f"--web.listen-address=127.0.0.1:{prometheus_port}"],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "prometheus.log"), "w"),
+    )
+    api = f"http://127.0.0.1:{prometheus_port}/api/v1"
+    seen = "nothing yet"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            time.sleep(1)
+            try:
+                targets = get(f"{api}/targets")["activeTargets"]
+                groups = [g for g in get(f"{api}/rules")["groups"] if g["name"] == "grantry"]
+                limit = get(f"{api}/query?query=grantry_held_retries_limit")["result"]
+            except OSError as e:
+                seen = f"Prometheus not answering yet: {e}"
+                continue
+            health = [t["health"] for t in targets]
+            rules = groups[0]["rules"] if groups else []
+            evaluated = {r["name"]: r["health"] for r in rules}
+            scraped = [s["value"][1] for s in limit]
+            seen = f"targets {health}, rules {evaluated}, limit {scraped}"
+            if health == ["up"] and len(rules) == 8 and set(evaluated.values()) == {"ok"} \
+                    and scraped == [LIMIT]:
+                print(f"Prometheus scraped grantry and evaluated its rules: {seen}")
+                return
+        sys.exit(f"Prometheus never settled on grantry's rules within 60 s: {seen}")
+    finally:
+        prometheus.terminate()
+        grantry.terminate()
+
+
+if __name__ == "__main__":
+    main()
