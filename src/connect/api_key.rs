@@ -17,7 +17,7 @@ use super::{admission, csrf};
 use crate::audit::Audit;
 use crate::connections::api_key::{ApiKey, KeyError};
 use crate::identity::Principal;
-use crate::providers::{Account, AccountId, KeyField, KeyForm, Provider, SiteName};
+use crate::providers::{Account, AccountId, KeyForm, Provider, SiteName};
 use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
@@ -41,7 +41,7 @@ pub(super) fn form_page(
         &KeyPage {
             who: &principal.subject,
             provider_name: &provider.display_name,
-            asks_site: form.fields.contains(&KeyField::Site),
+            asks_site: form.asks_site(),
             site,
             help_url: form.help_url.as_ref().map(url::Url::as_str),
             problem,
@@ -120,7 +120,7 @@ struct BadSite;
 
 /// The account a site name names, where the form asks for one.
 fn site_account(form: &KeyForm, typed: &str) -> Result<Option<Account>, BadSite> {
-    if !form.fields.contains(&KeyField::Site) {
+    if !form.asks_site() {
         return Ok(None);
     }
     let site = SiteName::parse(typed.trim()).ok_or(BadSite)?;
@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn a_site_is_a_dns_label_in_lowercase() {
         let form = KeyForm {
-            fields: vec![KeyField::Site],
+            fields: vec![crate::providers::KeyField::Site],
             help_url: None,
         };
         assert_eq!(

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { record } from '../leaks.mjs';
 import { PADDLE_KEY, startPaddleFake } from './paddle_fake.mjs';
-import { callListInvoices, launchChromium, startGrantry, stopAll, violations } from './support.mjs';
+import { callListInvoices, checkPage, launchChromium, startGrantry, stopAll } from './support.mjs';
 
 const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'api-keys');
 const WRONG_KEY = 'pdl_sdbx_apikey_01jwrongkey_theFakeRefusesThisOne9';
@@ -41,16 +41,7 @@ async function grantryWithPaddle() {
   return startGrantry(['--providers', catalog, '--retry-hold', '5']);
 }
 
-/** No axe violation and nothing wider than the screen, at 360 and 1280 px; screenshots. */
-async function check(page, name) {
-  for (const width of [360, 1280]) {
-    await page.setViewportSize({ width, height: 800 });
-    assert.deepEqual(await violations(page), [], `${name} at ${width} px`);
-    const wider = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
-    assert.equal(wider, false, `${name} scrolls sideways at ${width} px`);
-    await page.screenshot({ path: join(shots, `${name}-${width}.png`), fullPage: true });
-  }
-}
+const check = (page, name) => checkPage(page, shots, name);
 
 test('a key typed on the connect page is checked, stored, used and forgotten', async () => {
   const base = await grantryWithPaddle();

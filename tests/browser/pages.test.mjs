@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callListInvoices, launchChromium, startGrantry, stopAll, violations } from './support.mjs';
+import { callListInvoices, checkPage, launchChromium, startGrantry, stopAll } from './support.mjs';
 
 const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'pages');
 let browser;
@@ -25,17 +25,11 @@ after(async () => {
 });
 
 /**
- * Checks the page at both widths (no axe violation, nothing wider than a 360 px screen, the
- * reader's language on grantry's own pages) and writes its screenshots as `name`.
+ * Checks the page at both widths (see checkPage) and the reader's language on grantry's own
+ * pages; writes its screenshots as `name`.
  */
 async function check(page, name, lang) {
-  for (const width of [360, 1280]) {
-    await page.setViewportSize({ width, height: 800 });
-    assert.deepEqual(await violations(page), [], `${name} at ${width} px`);
-    const wider = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
-    assert.equal(wider, false, `${name} scrolls sideways at ${width} px`);
-    await page.screenshot({ path: join(shots, `${name}-${width}.png`), fullPage: true });
-  }
+  await checkPage(page, shots, name);
   if (lang) assert.equal(await page.getAttribute('html', 'lang'), lang, name);
 }
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { logTo, record, recordUrl, traceEnv } from '../leaks.mjs';
 
@@ -137,4 +138,18 @@ export async function violations(page) {
   return result.violations.map(
     (v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
   );
+}
+
+/**
+ * Checks the page at a phone's and a desktop's width (no axe violation, nothing wider than the
+ * screen) and writes its screenshots into `dir` as `name`.
+ */
+export async function checkPage(page, dir, name) {
+  for (const width of [360, 1280]) {
+    await page.setViewportSize({ width, height: 800 });
+    assert.deepEqual(await violations(page), [], `${name} at ${width} px`);
+    const wider = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+    assert.equal(wider, false, `${name} scrolls sideways at ${width} px`);
+    await page.screenshot({ path: join(dir, `${name}-${width}.png`), fullPage: true });
+  }
 }

@@ -33,6 +33,12 @@ async fn grantry_with_paddle(fake: &KeyFake, dir: &tempfile::TempDir, store: &[S
     Server::start(&as_strs(&args)).await
 }
 
+/// Types `key` into the key form a connect `link` opens; the answer to its POST.
+async fn type_key(browser: &Browser, link: &str, key: &str) -> crate::support::browser::Page {
+    let form = browser.get(link).await.form().with("api_key", key);
+    browser.submit(&form).await
+}
+
 async fn connections(mcp: &Mcp) -> usize {
     mcp.connections().await["connections"]
         .as_array()
@@ -284,8 +290,8 @@ async fn a_key_deleted_at_the_provider_needs_a_new_one_on_the_next_call() {
         .await;
     let (link, _, _) = first.sign_in_round();
     let browser = Browser::new();
-    let form = browser.get(&link).await.form().with("api_key", PADDLE_KEY);
-    assert_eq!(browser.submit(&form).await.status, StatusCode::SEE_OTHER);
+    let typed = type_key(&browser, &link, PADDLE_KEY).await;
+    assert_eq!(typed.status, StatusCode::SEE_OTHER);
     let id = mcp.connections().await["connections"][0]["connection_id"].clone();
 
     fake.keys_deleted.store(true, Ordering::SeqCst);
@@ -301,8 +307,8 @@ async fn a_key_deleted_at_the_provider_needs_a_new_one_on_the_next_call() {
 
     // A new key on the same connection: its id stays.
     fake.keys_deleted.store(false, Ordering::SeqCst);
-    let form = browser.get(&again).await.form().with("api_key", PADDLE_KEY);
-    assert_eq!(browser.submit(&form).await.status, StatusCode::SEE_OTHER);
+    let typed = type_key(&browser, &again, PADDLE_KEY).await;
+    assert_eq!(typed.status, StatusCode::SEE_OTHER);
     let listed = mcp.connections().await;
     assert_eq!(listed["connections"][0]["connection_id"], id, "{listed}");
     assert_eq!(listed["connections"][0]["state"], "active", "{listed}");
@@ -318,10 +324,7 @@ async fn a_key_form_body_past_16_kib_is_refused_unread() {
         .await;
     let (link, _, _) = first.sign_in_round();
     let browser = Browser::new();
-    let form = browser.get(&link).await.form();
-    let huge = browser
-        .submit(&form.with("api_key", &"k".repeat(20 * 1024)))
-        .await;
+    let huge = type_key(&browser, &link, &"k".repeat(20 * 1024)).await;
     assert_eq!(huge.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", huge.body);
     assert_eq!(
         fake.served.load(Ordering::SeqCst) + fake.refused.load(Ordering::SeqCst),

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 
 use super::http_json::{Auth, endpoint, get_json};
-use super::{Api, Page, admitted, unknown_status};
+use super::{Api, Page, admitted, unix_date, unknown_status};
 use crate::providers::invoice::{ApiError, Invoice, InvoiceStatus, StatusFilter};
 
 const PAGE_SIZE: &str = "100";
@@ -119,12 +119,6 @@ fn normalize(raw: ChargebeeInvoice) -> Result<Option<Invoice>, ApiError> {
         issue_date: unix_date(date)?,
         due_date: raw.due_date.map(unix_date).transpose()?,
     }))
-}
-
-fn unix_date(seconds: i64) -> Result<String, ApiError> {
-    time::OffsetDateTime::from_unix_timestamp(seconds)
-        .map(|t| t.date().to_string())
-        .map_err(|_| ApiError::BadResponse(format!("time `{seconds}`")))
 }
 
 #[cfg(test)]

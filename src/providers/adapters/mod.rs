@@ -198,6 +198,13 @@ fn page_number(cursor: Option<&str>) -> Result<u32, ApiError> {
     }
 }
 
+/// `YYYY-MM-DD` of a unix time in seconds (UTC).
+fn unix_date(seconds: i64) -> Result<String, ApiError> {
+    time::OffsetDateTime::from_unix_timestamp(seconds)
+        .map(|t| t.date().to_string())
+        .map_err(|_| ApiError::BadResponse(format!("time `{seconds}`")))
+}
+
 /// `YYYY-MM-DD` from the first ten characters of an ISO date or date-time.
 fn iso_date(text: &str) -> Result<String, ApiError> {
     let date = text.get(..10).unwrap_or_default();

@@ -224,7 +224,7 @@ pub(super) fn resolve(
 fn check_sign_in(provider: &Provider) -> Result<(), CatalogError> {
     let id = &provider.id;
     let form = provider.key_form();
-    let asks_site = form.is_some_and(|form| form.fields.contains(&KeyField::Site));
+    let asks_site = form.is_some_and(KeyForm::asks_site);
     if matches!(provider.api_base, ApiBase::PerSite(_)) != asks_site {
         return Err(CatalogError(format!(
             "providers.{id}: an api_base with {{site}} goes with credential = \"api_key\" and \

@@ -80,6 +80,13 @@ pub struct KeyForm {
     pub help_url: Option<Url>,
 }
 
+impl KeyForm {
+    /// Whether the form asks for the account's site name beside the key.
+    pub fn asks_site(&self) -> bool {
+        self.fields.contains(&KeyField::Site)
+    }
+}
+
 /// A field the connect page asks for besides the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
