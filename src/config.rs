@@ -3,6 +3,7 @@
 //! `options` declares each option once; `Config::resolve` checks them against each other. Every
 //! error names the setting at fault, as the user would spell it.
 
+pub mod admin;
 mod cli;
 pub mod events;
 mod file;

@@ -14,6 +14,7 @@
 //! | routes | this file | `app(state)`: every route, the store cleanup |
 //! | | [`program`] | `grantry serve` around the library: settings, logs, the listener until a signal |
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
+//! | | [`admin`] | the operators' commands on connections and people: list, revoke, erase a person |
 //! | protocols | [`mcp`] | `POST /mcp`: authentication, scopes per tool and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the registry with its one extension point, for tools a build adds |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, worded for the model |
@@ -50,6 +51,7 @@
 #![forbid(unsafe_code)]
 
 pub mod access;
+pub mod admin;
 pub(crate) mod audit;
 pub mod config;
 pub mod connect;

@@ -18,6 +18,12 @@ pub fn configure(args: ServeArgs) -> Result<Config, ExitCode> {
     })
 }
 
+/// Starts logging to stderr as `serve` does (for the operators' commands: their warnings and
+/// audit lines).
+pub fn start_logging(format: crate::config::LogFormat) {
+    logging::init(format);
+}
+
 /// `grantry serve`: resolves the settings, starts logging, builds the state and serves
 /// grantry's routes (with the tools `extension` adds) until SIGINT or SIGTERM.
 pub fn serve(args: ServeArgs, extension: Extension) -> ExitCode {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// one above. The same order as the map at the top of `src/lib.rs`.
 const LAYERS: &[&[&str]] = &[
     &["lib", "program"],
-    &["startup"],
+    &["startup", "admin"],
     &["mcp", "connect"],
     &["tools"],
     &["state", "server"],

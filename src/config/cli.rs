@@ -64,6 +64,8 @@ impl Cli {
                 Some(args)
             }
             Some(Command::Events(events)) => Some(events.serve_args()),
+            Some(Command::Connections(command)) => Some(command.serve_args()),
+            Some(Command::Users(command)) => Some(command.serve_args()),
             Some(Command::Keys(KeysCommand::Generate) | Command::Bridge(_)) => None,
         }
     }
@@ -92,6 +94,12 @@ pub enum Command {
     /// Look at and act on the webhook outbox (connection lifecycle events).
     #[command(subcommand)]
     Events(super::events::EventsCommand),
+    /// See and revoke people's connections (for operators; any store).
+    #[command(subcommand)]
+    Connections(super::admin::ConnectionsCommand),
+    /// Erase a person from the store (for operators; any store).
+    #[command(subcommand)]
+    Users(super::admin::UsersCommand),
     /// A local stdio MCP server for clients that cannot sign in by themselves: it forwards to
     /// a remote server, opens sign-in links in the browser and relays the server's questions.
     Bridge(Box<BridgeArgs>),

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::pages::{self, ConfirmDisconnectPage, ConnectLink, ConnectionRow, ConnectionsPage};
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
-use crate::connections::Connection;
+use crate::connections::{Connection, EndedBy};
 use crate::grants::{Grant, State as Health};
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::identity::{Identity, Principal};
@@ -274,7 +274,7 @@ pub(super) async fn disconnect_confirmed(
     };
     match state
         .connections
-        .disconnect(&key, provider, form.connected_at)
+        .disconnect(&key, provider, form.connected_at, EndedBy::Person)
         .await
     {
         Ok(done) => {

@@ -20,6 +20,24 @@ const LEASE_MS: i64 = 30_000;
 /// Tries for the lease, 100 ms apart, before giving up.
 const LEASE_TRIES: u32 = 150;
 
+/// Who ended a connection: said in its `connection.disconnected` event and the audit line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EndedBy {
+    /// The person, from the connections page or the `disconnect_account` tool.
+    Person,
+    /// An operator, with `grantry connections revoke` or `grantry users forget`.
+    Operator,
+}
+
+impl EndedBy {
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Self::Person => "disconnected by the user",
+            Self::Operator => "revoked by an operator",
+        }
+    }
+}
+
 /// What became of a confirmed disconnect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Disconnected {
@@ -52,14 +70,15 @@ pub(crate) enum Revocation {
 
 impl Connections {
     /// Removes the connection `key` at `provider`, if it is still the one signed in at
-    /// `connected_at` (what the person confirmed), and revokes it at the provider.
+    /// `connected_at` (what was confirmed), and revokes it at the provider.
     pub(crate) async fn disconnect(
         &self,
         key: &GrantKey,
         provider: &Provider,
         connected_at: i64,
+        by: EndedBy,
     ) -> Result<Disconnected, StoreError> {
-        disconnect(self, key, provider, connected_at).await
+        disconnect(self, key, provider, connected_at, by).await
     }
 }
 
@@ -68,6 +87,7 @@ async fn disconnect(
     key: &GrantKey,
     provider: &Provider,
     connected_at: i64,
+    by: EndedBy,
 ) -> Result<Disconnected, StoreError> {
     let lease = super::tokens::lease_name(key);
     let holder = crate::seal::random_id();
@@ -80,7 +100,7 @@ async fn disconnect(
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    let done = remove_and_revoke(state, provider, key, connected_at).await;
+    let done = remove_and_revoke(state, provider, key, connected_at, by).await;
     leases.release(&lease, &holder).await?;
     done
 }
@@ -90,6 +110,7 @@ async fn remove_and_revoke(
     provider: &Provider,
     key: &GrantKey,
     connected_at: i64,
+    by: EndedBy,
 ) -> Result<Disconnected, StoreError> {
     let grant = match state.grants().get(key).await? {
         Some(grant) if grant.signed_in_at() == connected_at => grant,
@@ -100,7 +121,7 @@ async fn remove_and_revoke(
     if !state
         .keeper
         .lifecycle
-        .disconnect(key, &grant, "disconnected by the user", now)
+        .disconnect(key, &grant, by.reason(), now)
         .await?
     {
         return Ok(Disconnected::Updated);
@@ -110,7 +131,7 @@ async fn remove_and_revoke(
         provider: Some(&provider.id),
         flow_id: None,
     }
-    .notice("grant.removed", "disconnected by the user");
+    .notice("grant.removed", by.reason());
     let others_remain = !state
         .grants()
         .list(&key.principal, &key.provider)

@@ -24,6 +24,7 @@ pub mod schedule;
 pub mod tokens;
 
 pub use calls::Called;
+pub(crate) use disconnect::{Disconnected, EndedBy, Revocation};
 pub use lifecycle::{Lifecycle, LifecycleSettings};
 pub use tokens::{Access, TokenKeeper};
 

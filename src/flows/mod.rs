@@ -136,6 +136,8 @@ pub trait FlowBackend: Send + Sync {
     async fn latest_for_ticket(&self, ticket_id: &str) -> Result<Option<Flow>, StoreError>;
     /// Removes flows that expired before `before`; returns how many.
     async fn delete_expired(&self, before: i64) -> Result<u64, StoreError>;
+    /// Removes every flow of `principal`, in any state; returns how many.
+    async fn forget(&self, principal: &Principal) -> Result<u64, StoreError>;
     /// Cheap round trip for `/readyz`.
     async fn ping(&self) -> Result<(), StoreError>;
 }

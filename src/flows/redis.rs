@@ -44,6 +44,7 @@ return 1
 /// Marks one flow superseded if it is still pending and `ARGV[1]` is 1; says what it did.
 const SUPERSEDE: &str = r"
 local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 'gone' end
 if status ~= 'pending' then return 'done' end
 if ARGV[1] == '1' then
   redis.call('HSET', KEYS[1], 'status', 'superseded')
@@ -185,8 +186,9 @@ impl FlowBackend for RedisFlows {
                 "superseded" => superseded += 1,
                 _ => {}
             }
-            if outcome != "kept" {
-                // Finished or gone: the index no longer needs it.
+            if outcome == "gone" {
+                // Expired: the index no longer needs it. A finished flow stays listed until
+                // it expires, so erasing its owner finds it.
                 redis::cmd("ZREM")
                     .arg(&index)
                     .arg(&state_hash)
@@ -264,6 +266,50 @@ impl FlowBackend for RedisFlows {
 
     async fn delete_expired(&self, _before: i64) -> Result<u64, StoreError> {
         Ok(0) // every key carries its own expiry
+    }
+
+    async fn forget(&self, principal: &Principal) -> Result<u64, StoreError> {
+        let index = self.principal_key(principal);
+        let mut conn = self.conn.clone();
+        let state_hashes: Vec<String> = redis::cmd("ZRANGE")
+            .arg(&index)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await?;
+        let mut removed = 0;
+        for state_hash in state_hashes {
+            // The flow and its two indexes are in three slots: one command each.
+            let flow_key = self.flow_key(&state_hash);
+            let ids: (Option<String>, Option<String>) = redis::cmd("HMGET")
+                .arg(&flow_key)
+                .arg("id")
+                .arg("ticket_id")
+                .query_async(&mut conn)
+                .await?;
+            if let Some(id) = ids.0 {
+                redis::cmd("DEL")
+                    .arg(self.id_key(&id))
+                    .query_async::<()>(&mut conn)
+                    .await?;
+            }
+            if let Some(ticket) = ids.1 {
+                // A ticket is one person's: whichever of their flows it points at, it goes.
+                redis::cmd("DEL")
+                    .arg(self.ticket_key(&ticket))
+                    .query_async::<()>(&mut conn)
+                    .await?;
+            }
+            removed += redis::cmd("DEL")
+                .arg(&flow_key)
+                .query_async::<u64>(&mut conn)
+                .await?;
+        }
+        redis::cmd("DEL")
+            .arg(&index)
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(removed)
     }
 
     async fn ping(&self) -> Result<(), StoreError> {

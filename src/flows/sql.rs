@@ -124,6 +124,17 @@ macro_rules! sql_flows {
                 Ok(done.rows_affected())
             }
 
+            async fn forget(&self, principal: &Principal) -> Result<u64, StoreError> {
+                let done = sqlx::query(
+                    "DELETE FROM flows WHERE principal_iss = $1 AND principal_sub = $2",
+                )
+                .bind(&principal.issuer)
+                .bind(&principal.subject)
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected())
+            }
+
             async fn ping(&self) -> Result<(), StoreError> {
                 let writable: Option<i32> = sqlx::query_scalar($ping)
                     .fetch_optional(&self.pool)

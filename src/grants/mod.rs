@@ -74,6 +74,11 @@ pub trait GrantBackend: Send + Sync {
         principal: &Principal,
         provider: &ProviderId,
     ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError>;
+    /// Every row, or every row of `principal`, in no particular order: for operators.
+    async fn all(
+        &self,
+        principal: Option<&Principal>,
+    ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError>;
     /// Inserts or replaces the row (a sign-in); the row's version must be one more than any
     /// earlier row's. `events` are added to the outbox in the same write.
     async fn upsert(
@@ -213,6 +218,25 @@ impl Grants {
             (g.created_at, name, g.connection_id.clone())
         };
         grants.sort_by_cached_key(|(_, g)| order(g));
+        Ok(grants)
+    }
+
+    /// Every grant, or every grant of `principal`, by person, provider and connection time:
+    /// for operators.
+    pub async fn all(
+        &self,
+        principal: Option<&Principal>,
+    ) -> Result<Vec<(GrantKey, Grant)>, StoreError> {
+        let mut grants = Vec::new();
+        for (key, row) in self.backend.all(principal).await? {
+            let grant = self.open(&key, row)?;
+            grants.push((key, grant));
+        }
+        grants.sort_by_cached_key(|(key, grant)| {
+            let who = &key.principal;
+            let at = key.provider.to_string();
+            (who.issuer.clone(), who.subject.clone(), at, grant.created_at)
+        });
         Ok(grants)
     }
 

@@ -397,6 +397,23 @@ impl GrantBackend for RedisGrants {
         Ok(counts.into_iter().collect())
     }
 
+    async fn all(
+        &self,
+        principal: Option<&Principal>,
+    ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
+        let theirs = |h: &HashMap<String, String>| {
+            principal.is_none_or(|p| {
+                h.get("principal_iss") == Some(&p.issuer)
+                    && h.get("principal_sub") == Some(&p.subject)
+            })
+        };
+        let hashes = self.scan_grants(theirs, usize::MAX).await?;
+        hashes
+            .into_iter()
+            .map(|h| Ok((key_from_hash(&h)?, row_from_hash(h)?)))
+            .collect()
+    }
+
     async fn sealed_under_other_keys(
         &self,
         key_id: &str,

@@ -53,6 +53,22 @@ macro_rules! sql_grants {
                 records.into_iter().map(GrantRecord::into_parts).collect()
             }
 
+            async fn all(
+                &self,
+                principal: Option<&Principal>,
+            ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
+                let (issuer, subject) = principal.map_or(("", ""), |p| (&*p.issuer, &*p.subject));
+                let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants \
+                     WHERE $1 = '' OR (principal_iss = $1 AND principal_sub = $2)"
+                )))
+                .bind(issuer)
+                .bind(subject)
+                .fetch_all(&self.pool)
+                .await?;
+                records.into_iter().map(GrantRecord::into_parts).collect()
+            }
+
             async fn upsert(&self, key: &GrantKey, row: &GrantRow, events: &[Delivery]) -> Result<(), StoreError> {
                 let sql = format!(
                     "INSERT INTO grants (principal_iss, principal_sub, provider, account, {ROW}) \

@@ -40,6 +40,17 @@ pub trait CounterBackend: Send + Sync {
     async fn add(&self, window: i64, deltas: &[(String, u64)]) -> Result<Vec<u64>, StoreError>;
     /// Drops counters of windows before `window`.
     async fn delete_before(&self, window: i64) -> Result<(), StoreError>;
+    /// Drops every counter of `key` (windows up to `window`, the current one); says how many.
+    async fn forget(&self, key: &str, window: i64) -> Result<u64, StoreError>;
+}
+
+/// The store key of a principal's MCP request counter, and the current window: what
+/// erasing a person removes from the counters.
+pub fn principal_counter(principal: &crate::identity::Principal) -> (String, i64) {
+    (
+        key(Bucket::McpPrincipal, &principal.limiter_id()),
+        unix_now().div_euclid(WINDOW_SECS),
+    )
 }
 
 /// What a limit counts.

@@ -41,4 +41,20 @@ impl CounterBackend for RedisCounters {
     async fn delete_before(&self, _window: i64) -> Result<(), StoreError> {
         Ok(()) // every counter carries its own expiry
     }
+
+    async fn forget(&self, key: &str, window: i64) -> Result<u64, StoreError> {
+        // A counter lives two windows past its own; the next one may have begun meanwhile.
+        let removed = futures::future::try_join_all((window - 2..=window + 1).map(|w| {
+            let mut conn = self.conn.clone();
+            let name = format!("{}rate:{{{key}}}:{w}", self.prefix);
+            async move {
+                redis::cmd("DEL")
+                    .arg(name)
+                    .query_async::<u64>(&mut conn)
+                    .await
+            }
+        }))
+        .await?;
+        Ok(removed.into_iter().sum())
+    }
 }

@@ -44,6 +44,14 @@ macro_rules! sql_counters {
                     .await?;
                 Ok(())
             }
+
+            async fn forget(&self, key: &str, _window: i64) -> Result<u64, StoreError> {
+                let removed = sqlx::query("DELETE FROM rate_counters WHERE counter_key = $1")
+                    .bind(key)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(removed.rows_affected())
+            }
         }
     };
 }

@@ -28,6 +28,7 @@ pub(crate) mod sql;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::identity::Principal;
 use crate::store::StoreError;
 
 /// Where a delivery stands.
@@ -219,6 +220,8 @@ pub trait OutboxBackend: Send + Sync {
     async fn depth(&self, endpoints: &[&str], now: i64) -> Result<Depth, StoreError>;
     /// Forgets deliveries delivered before `before`; returns how many.
     async fn prune_delivered(&self, before: i64) -> Result<u64, StoreError>;
+    /// Removes every delivery, in any state, of an event about `principal`; returns how many.
+    async fn forget(&self, principal: &Principal) -> Result<u64, StoreError>;
 }
 
 /// How long a claim lasts: longer than an attempt can take (the request timeout), so a claim

@@ -12,6 +12,7 @@
 use async_trait::async_trait;
 use futures::future::try_join_all;
 
+mod forget;
 mod upkeep;
 
 use super::{Claimed, Delivery, Depth, Filter, Handle, OutboxBackend, Outcome};
@@ -338,6 +339,10 @@ impl OutboxBackend for RedisOutbox {
 
     async fn prune_delivered(&self, _before: i64) -> Result<u64, StoreError> {
         Ok(0) // each log keeps its last LOG_KEPT records (LTRIM at delivery)
+    }
+
+    async fn forget(&self, principal: &crate::identity::Principal) -> Result<u64, StoreError> {
+        self.forget_principal(principal).await
     }
 
     async fn endpoints_pending(&self) -> Result<Vec<String>, StoreError> {

@@ -9,6 +9,7 @@
 use async_trait::async_trait;
 
 use super::{Claimed, Delivery, Depth, Filter, Handle, OutboxBackend, Outcome, Status};
+use crate::identity::Principal;
 use crate::store::StoreError;
 
 /// Runs a grant write and adds `$events` (a `&[Delivery]`) to the outbox with it, atomically,
@@ -119,7 +120,7 @@ struct ClaimedRow {
 }
 
 macro_rules! sql_outbox {
-    ($(#[$doc:meta])* $name:ident, $pool:ty) => {
+    ($(#[$doc:meta])* $name:ident, $pool:ty, principal_in_body: $principal:literal) => {
         $(#[$doc])*
         pub(crate) struct $name {
             pool: $pool,
@@ -289,6 +290,15 @@ macro_rules! sql_outbox {
                 .await?;
                 Ok(done.rows_affected())
             }
+
+            async fn forget(&self, principal: &Principal) -> Result<u64, StoreError> {
+                let done = sqlx::query(concat!("DELETE FROM webhook_outbox WHERE ", $principal))
+                    .bind(&principal.issuer)
+                    .bind(&principal.subject)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected())
+            }
         }
     };
 }
@@ -296,10 +306,14 @@ macro_rules! sql_outbox {
 sql_outbox!(
     /// The outbox in SQLite.
     SqliteOutbox,
-    sqlx::SqlitePool
+    sqlx::SqlitePool,
+    principal_in_body: "json_extract(body, '$.data.principal.iss') = $1 \
+                        AND json_extract(body, '$.data.principal.sub') = $2"
 );
 sql_outbox!(
     /// The outbox in PostgreSQL.
     PostgresOutbox,
-    sqlx::PgPool
+    sqlx::PgPool,
+    principal_in_body: "(body::jsonb) #>> '{data,principal,iss}' = $1 \
+                        AND (body::jsonb) #>> '{data,principal,sub}' = $2"
 );

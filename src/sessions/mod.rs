@@ -51,4 +51,6 @@ pub trait SessionBackend: Send + Sync {
     async fn delete_expired(&self) -> Result<u64, StoreError>;
     /// Ends the session `id` (nothing if there is none).
     async fn delete(&self, id: &str) -> Result<(), StoreError>;
+    /// Ends every session of `owner`, expired or not; says how many.
+    async fn forget(&self, owner: &str) -> Result<u64, StoreError>;
 }

@@ -167,4 +167,27 @@ impl SessionBackend for RedisSessions {
         }
         Ok(())
     }
+
+    async fn forget(&self, owner: &str) -> Result<u64, StoreError> {
+        let mut conn = self.conn.clone();
+        let ids: Vec<String> = redis::cmd("ZRANGE")
+            .arg(self.owner_key(owner))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await?;
+        let mut removed = 0;
+        for id in ids {
+            // Each session in its own slot: one command each.
+            removed += redis::cmd("DEL")
+                .arg(self.key(&id))
+                .query_async::<u64>(&mut conn)
+                .await?;
+        }
+        redis::cmd("DEL")
+            .arg(self.owner_key(owner))
+            .query_async::<()>(&mut conn)
+            .await?;
+        Ok(removed)
+    }
 }

@@ -97,6 +97,14 @@ macro_rules! sql_sessions {
                     .await?;
                 Ok(())
             }
+
+            async fn forget(&self, owner: &str) -> Result<u64, StoreError> {
+                let removed = sqlx::query("DELETE FROM mcp_sessions WHERE owner = $1")
+                    .bind(owner)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(removed.rows_affected())
+            }
         }
     };
 }

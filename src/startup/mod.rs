@@ -10,6 +10,7 @@ pub use stores::{Stores, open_stores, open_stores_with};
 
 use std::sync::Arc;
 
+use crate::admin::Admin;
 use crate::config::Config;
 use crate::connections::{Connections, Lifecycle, LifecycleSettings, TokenKeeper};
 use crate::demo::{DemoConfig, DemoProvider};
@@ -165,6 +166,35 @@ pub async fn maintenance_grants(config: &Config) -> Result<Grants, StartError> {
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
     let stores = open_stores(&config.store, &config.store_prefix).await?;
     Ok(Grants::new(stores.grants, sealer, GrantEvents::new(None)))
+}
+
+/// The parts of `config`'s deployment the operators' commands work with (`grantry
+/// connections`, `grantry users`): its store, keys, providers and webhook endpoints, without
+/// the identity, the limiter or any background work.
+pub async fn admin(config: &Config) -> Result<Admin, StartError> {
+    keys::prepare_data_dir(&config.data_dir)?;
+    let ring = keys::load_key_ring(config)?;
+    let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));
+    let stores = open_stores(&config.store, &config.store_prefix).await?;
+    let http = crate::providers::http::client();
+    let Offered {
+        catalog, upstream, ..
+    } = offered_providers(config, &sealer, &http).await?;
+    let grants = Grants::new(stores.grants, sealer, GrantEvents::new(None));
+    let keeper = TokenKeeper {
+        lifecycle: Lifecycle::new(grants, lifecycle_settings(config)),
+        leases: stores.leases,
+        http,
+        redirect_uri: config.redirect_uri().into(),
+    };
+    Ok(Admin {
+        connections: Connections::new(keeper, catalog.clone(), upstream),
+        catalog,
+        flows: stores.flows,
+        sessions: stores.sessions,
+        counters: stores.counters,
+        outbox: stores.outbox,
+    })
 }
 
 /// Starts the connection lifecycle's background work: this replica's webhook deliverer and

@@ -12,6 +12,7 @@ use super::{
     Call, ConfirmTool, Prepared, Question, Step, Stop, Subject, ToolError, ToolResult, ToolSpec,
     args, finish, target,
 };
+use crate::connections::EndedBy;
 use crate::grants::GrantKey;
 use crate::providers::Provider;
 
@@ -121,7 +122,7 @@ impl DisconnectAccount {
         let done = call
             .state
             .connections
-            .disconnect(&key, provider, connected_at)
+            .disconnect(&key, provider, connected_at, EndedBy::Person)
             .await?;
         let config = &call.state.config;
         let message = done.message(

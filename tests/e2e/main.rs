@@ -10,6 +10,7 @@ mod support;
 
 mod accounts;
 mod adapters;
+mod admin;
 mod api_keys;
 mod apps;
 mod brand_and_language;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use grantry::config::{Cli, Command, KeysCommand, ServeArgs};
 use grantry::store::StoreUrl;
 
+mod admin;
 mod events;
 mod keys;
 
@@ -27,6 +28,8 @@ fn main() -> ExitCode {
         Some(Command::Migrate(args)) => migrate(*args),
         Some(Command::Bridge(args)) => grantry_bridge::program::main(*args),
         Some(Command::Events(command)) => events::run(command),
+        Some(Command::Connections(command)) => admin::connections(command),
+        Some(Command::Users(command)) => admin::users(command),
         None => grantry::program::serve(cli.serve, None),
     }
 }

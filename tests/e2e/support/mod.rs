@@ -5,6 +5,7 @@
 mod stores;
 pub mod balancer;
 pub mod browser;
+pub mod dump;
 pub mod fake_providers;
 pub mod key_providers;
 pub mod leaks;

@@ -22,27 +22,20 @@ pub fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
-/// Spawns grantry on `port` and waits for `/healthz`; `None` if it did not come up.
-async fn spawn(
+/// `command` with what every test's grantry is given: the port, the data directory, `args`,
+/// and the secrets the test catalogs and endpoints name.
+fn with_test_settings<'c>(
+    command: &'c mut Command,
     port: u16,
     data_dir: &std::path::Path,
     args: &[String],
-    shell_prefix: Option<&str>,
-) -> Option<(Child, Arc<Mutex<String>>)> {
-    let base = format!("http://127.0.0.1:{port}");
-    if let Some(at) = args.iter().position(|a| a == "--keys") {
-        let keys = args.get(at + 1).map(String::as_str).unwrap_or_default();
-        super::leaks::record("sealing key", keys.split(','));
-    }
-    let mut child = command(shell_prefix)
+) -> &'c mut Command {
+    command
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
         .arg("--data-dir")
         .arg(data_dir)
         .args(args)
-        // Everything at trace: the leak search (support::leaks) reads what the most verbose
-        // operator setting would write.
-        .env("GRANTRY_LOG", "trace")
         .env_remove("GRANTRY_KEYS")
         .env("GRANTRY_OIDC_CLIENT_SECRET", super::oidc::CLIENT_SECRET)
         .env("FAKE_SECRET", "fake-client-secret")
@@ -56,6 +49,25 @@ async fn spawn(
         .env("GRANTRY_WEBHOOK_SECRET_SLOW", super::webhooks::SECRET)
         // For catalog entries that point at grantry's own demo provider.
         .env("DEMO_SECRET", grantry::demo::DEMO_CLIENT_SECRET)
+}
+
+/// Spawns grantry on `port` and waits for `/healthz`; `None` if it did not come up.
+async fn spawn(
+    port: u16,
+    data_dir: &std::path::Path,
+    args: &[String],
+    shell_prefix: Option<&str>,
+) -> Option<(Child, Arc<Mutex<String>>)> {
+    let base = format!("http://127.0.0.1:{port}");
+    if let Some(at) = args.iter().position(|a| a == "--keys") {
+        let keys = args.get(at + 1).map(String::as_str).unwrap_or_default();
+        super::leaks::record("sealing key", keys.split(','));
+    }
+    let mut command_line = command(shell_prefix);
+    let mut child = with_test_settings(&mut command_line, port, data_dir, args)
+        // Everything at trace: the leak search (support::leaks) reads what the most verbose
+        // operator setting would write.
+        .env("GRANTRY_LOG", "trace")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -226,6 +238,18 @@ impl Server {
         self.child = child;
         self.log = log;
         self
+    }
+
+    /// An operator's command (`connections list`, `users forget --yes`, …) run with this
+    /// server's settings and store, with standard input closed: its output once it exits.
+    /// It is waited for off the test's runtime, which keeps serving the fakes it may call.
+    pub async fn operator(&self, command: &[&str]) -> std::process::Output {
+        let mut operator = Command::new(env!("CARGO_BIN_EXE_grantry"));
+        operator.args(command).stdin(Stdio::null());
+        with_test_settings(&mut operator, self.port, self.data_dir.path(), &self.args);
+        tokio::task::spawn_blocking(move || exit_of(&mut operator))
+            .await
+            .unwrap()
     }
 
     /// The arguments it was started with.

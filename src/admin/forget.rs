@@ -1,0 +1,77 @@
+//! `grantry users forget`: erasing a person. Their connections are revoked first (as
+//! `connections revoke` does), then everything else of theirs is removed: sign-in attempts,
+//! legacy-era sessions, rate counters, and every webhook delivery about them, the events just
+//! written by the revocations included (they name the person).
+
+use serde::Serialize;
+
+use super::{Admin, AdminError, Revoked, describe};
+use crate::identity::Principal;
+
+/// Rounds of revocation before giving up on a connection that keeps changing (a refresh or a
+/// reconnection under way).
+const ROUNDS: usize = 3;
+
+/// What erasing a person removed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Forgotten {
+    pub connections: Vec<Revoked>,
+    pub sign_in_attempts: u64,
+    pub legacy_sessions: u64,
+    pub rate_counters: u64,
+    pub webhook_deliveries: u64,
+}
+
+impl Forgotten {
+    /// Whether anything of the person was found.
+    pub fn found_anything(&self) -> bool {
+        !self.connections.is_empty()
+            || self.sign_in_attempts + self.legacy_sessions + self.rate_counters > 0
+            || self.webhook_deliveries > 0
+    }
+
+    /// Whether some connection is still stored (it changed under every round).
+    pub fn connections_left(&self) -> bool {
+        self.connections.iter().any(|c| !c.outcome.removed())
+    }
+}
+
+impl Admin {
+    /// Erases `user`; a person of whom nothing was found is [`AdminError::UnknownUser`]
+    /// (nothing changed).
+    pub async fn forget(&self, user: &Principal) -> Result<Forgotten, AdminError> {
+        let mut forgotten = Forgotten {
+            connections: self.revoke_all(user).await?,
+            ..Forgotten::default()
+        };
+        forgotten.sign_in_attempts = self.flows.forget(user).await?;
+        forgotten.legacy_sessions = self.sessions.forget(&user.tag()).await?;
+        let (counter, window) = crate::limits::principal_counter(user);
+        forgotten.rate_counters = self.counters.forget(&counter, window).await?;
+        forgotten.webhook_deliveries = self.outbox.forget(user).await?;
+        if !forgotten.found_anything() {
+            return Err(AdminError::UnknownUser(describe(user)));
+        }
+        Ok(forgotten)
+    }
+
+    /// Revokes every connection of `user`, again while some remain (one reconnected or
+    /// refreshed meanwhile), for up to [`ROUNDS`] rounds; what became of each.
+    async fn revoke_all(&self, user: &Principal) -> Result<Vec<Revoked>, AdminError> {
+        let mut report: Vec<Revoked> = Vec::new();
+        for _ in 0..ROUNDS {
+            let left = self.connections.grants().all(Some(user)).await?;
+            if left.is_empty() {
+                break;
+            }
+            let done = self.revoke(super::revoke::Plan(left)).await?;
+            // A connection tried again replaces what an earlier round said of it.
+            for each in done {
+                let id = &each.connection.connection_id;
+                report.retain(|r| &r.connection.connection_id != id);
+                report.push(each);
+            }
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,114 @@
+//! What an operator does to connections and people from the command line (`grantry
+//! connections`, `grantry users`): see what is connected ([`Admin::list`]), revoke it
+//! ([`Admin::revoke`]), and erase a person ([`Admin::forget`]). Each works on any store, through
+//! the same services the routes use, so a revocation writes its lifecycle event and asks the
+//! provider exactly as a person's own disconnect does.
+//!
+//! Bad input changes nothing: the provider and the person are checked before anything is
+//! written ([`AdminError`] says which, with the exit code the command ends with).
+
+mod forget;
+mod revoke;
+mod view;
+
+pub use forget::Forgotten;
+pub use revoke::{Outcome, Revoked};
+pub use view::Listed;
+
+use std::sync::Arc;
+
+use crate::connections::Connections;
+use crate::flows::FlowBackend;
+use crate::grants::{Grant, GrantKey, State};
+use crate::identity::Principal;
+use crate::ids::ProviderId;
+use crate::limits::CounterBackend;
+use crate::outbox::OutboxBackend;
+use crate::providers::Catalog;
+use crate::sessions::SessionBackend;
+use crate::store::StoreError;
+
+/// Why an operator's command did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    /// `--provider` names no configured provider.
+    #[error("--provider: no provider `{given}` is configured (configured: {configured})")]
+    UnknownProvider { given: String, configured: String },
+    /// The person has nothing here (or nothing at that provider).
+    #[error("nothing is stored for {0}")]
+    UnknownUser(String),
+    #[error("the store: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl AdminError {
+    /// The exit code: 2 for a bad argument, 3 for a person with nothing stored, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::UnknownProvider { .. } => 2,
+            Self::UnknownUser(_) => 3,
+            Self::Store(_) => 1,
+        }
+    }
+}
+
+/// Which connections a command is about.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub user: Option<Principal>,
+    pub provider: Option<ProviderId>,
+    pub state: Option<State>,
+}
+
+/// The parts the operators' commands work with, composed by `crate::startup::admin`.
+pub struct Admin {
+    pub connections: Connections,
+    pub catalog: Catalog,
+    pub flows: Arc<dyn FlowBackend>,
+    pub sessions: Arc<dyn SessionBackend>,
+    pub counters: Arc<dyn CounterBackend>,
+    pub outbox: Arc<dyn OutboxBackend>,
+}
+
+impl Admin {
+    /// The connections `filter` selects, by person, provider and connection time.
+    pub async fn list(&self, filter: &Filter) -> Result<Vec<Listed>, AdminError> {
+        Ok(self
+            .selected(filter)
+            .await?
+            .iter()
+            .map(|(key, grant)| Listed::of(key, grant))
+            .collect())
+    }
+
+    /// The grants `filter` selects, once its provider is known to be configured.
+    async fn selected(&self, filter: &Filter) -> Result<Vec<(GrantKey, Grant)>, AdminError> {
+        if let Some(provider) = &filter.provider {
+            self.check_provider(provider)?;
+        }
+        let all = self.connections.grants().all(filter.user.as_ref()).await?;
+        Ok(all
+            .into_iter()
+            .filter(|(key, grant)| {
+                filter.provider.as_ref().is_none_or(|p| *p == key.provider)
+                    && filter.state.is_none_or(|s| s == grant.state)
+            })
+            .collect())
+    }
+
+    fn check_provider(&self, provider: &ProviderId) -> Result<(), AdminError> {
+        if self.catalog.get(provider).is_some() {
+            return Ok(());
+        }
+        let configured: Vec<String> = self.catalog.all().map(|p| p.id.to_string()).collect();
+        Err(AdminError::UnknownProvider {
+            given: provider.to_string(),
+            configured: configured.join(", "),
+        })
+    }
+}
+
+/// A person as an operator names them: `ISSUER SUBJECT`.
+pub fn describe(principal: &Principal) -> String {
+    format!("{} {}", principal.issuer, principal.subject)
+}

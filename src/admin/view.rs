@@ -1,0 +1,53 @@
+//! A connection as `grantry connections list` shows it: who, where, which account, in what
+//! state, since when. No token, and nothing sealed.
+
+use serde::Serialize;
+
+use crate::grants::{Grant, GrantKey};
+use crate::ids::ConnectionId;
+use crate::outbox::rfc3339;
+
+/// One connection, for an operator.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    pub connection_id: ConnectionId,
+    pub issuer: String,
+    pub subject: String,
+    pub provider: String,
+    /// The provider's id and name of the account (none at providers without accounts).
+    pub account: Option<AccountView>,
+    /// `active`, `refresh_failing` or `needs_reauth`.
+    pub state: &'static str,
+    /// Why the state is not `active`.
+    pub reason: Option<String>,
+    pub scopes: Vec<String>,
+    pub connected_at: String,
+    /// When a tool last used it (none: not since uses were recorded).
+    pub last_used_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AccountView {
+    pub id: String,
+    pub name: String,
+}
+
+impl Listed {
+    pub(super) fn of(key: &GrantKey, grant: &Grant) -> Self {
+        Self {
+            connection_id: grant.connection_id.clone(),
+            issuer: key.principal.issuer.clone(),
+            subject: key.principal.subject.clone(),
+            provider: key.provider.to_string(),
+            account: grant.tokens.account.as_ref().map(|a| AccountView {
+                id: a.id.as_str().to_owned(),
+                name: a.name.clone(),
+            }),
+            state: grant.state.as_str(),
+            reason: grant.health.reason.clone(),
+            scopes: grant.tokens.scopes.clone(),
+            connected_at: rfc3339(grant.created_at),
+            last_used_at: (grant.used_at > 0).then(|| rfc3339(grant.used_at)),
+        }
+    }
+}

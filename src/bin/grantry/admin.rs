@@ -1,0 +1,232 @@
+//! `grantry connections list | revoke` and `grantry users forget`: arguments checked,
+//! changes confirmed, results printed (text, or JSON with `--json`) around
+//! [`grantry::admin`]. Exit codes: 0 done, 1 failed (or declined, or a connection kept),
+//! 2 a bad argument or `--yes` missing, 3 nothing stored for that person.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use grantry::admin::{Admin, AdminError, Filter, Listed, Revoked, describe};
+use grantry::config::ServeArgs;
+use grantry::config::admin::{Confirm, ConnectionsCommand, Output, UsersCommand};
+use grantry::grants::State;
+use grantry::identity::Principal;
+use grantry::ids::ProviderId;
+
+/// Why a command stopped, and its exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<AdminError> for Failure {
+    fn from(e: AdminError) -> Self {
+        Self {
+            code: e.exit_code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+fn bad_argument(message: String) -> Failure {
+    Failure { code: 2, message }
+}
+
+pub(crate) fn connections(command: ConnectionsCommand) -> ExitCode {
+    let serve = command.serve_args().clone();
+    with_admin(serve, |admin| async move {
+        match command {
+            ConnectionsCommand::List(args) => {
+                let filter = Filter {
+                    user: args.user.as_deref().map(principal).transpose()?,
+                    provider: args.provider.as_deref().map(provider).transpose()?,
+                    state: args.state.as_deref().and_then(State::parse),
+                };
+                let listed = admin.list(&filter).await?;
+                print_list(&listed, args.output);
+                Ok(())
+            }
+            ConnectionsCommand::Revoke(args) => {
+                let user = principal(&args.user)?;
+                let at = args.provider.as_deref().map(provider).transpose()?;
+                let plan = admin.plan_revoke(&user, at.as_ref()).await?;
+                let listed = plan.listed();
+                let what = format!(
+                    "revoke {} connection(s) of {}",
+                    listed.len(),
+                    describe(&user)
+                );
+                confirm(args.confirm, &what, &listed)?;
+                let done = admin.revoke(plan).await.map_err(AdminError::from)?;
+                print_revoked(&done, args.output);
+                kept_fails(&done)
+            }
+        }
+    })
+}
+
+pub(crate) fn users(command: UsersCommand) -> ExitCode {
+    let serve = command.serve_args().clone();
+    with_admin(serve, |admin| async move {
+        let UsersCommand::Forget(args) = command;
+        let user = principal(&args.user)?;
+        let filter = Filter {
+            user: Some(user.clone()),
+            ..Filter::default()
+        };
+        let listed = admin.list(&filter).await?;
+        let what = format!(
+            "erase {}: revoke their {} connection(s), then remove every sign-in attempt, \
+             legacy session, rate counter and webhook delivery of theirs",
+            describe(&user),
+            listed.len()
+        );
+        confirm(args.confirm, &what, &listed)?;
+        let forgotten = admin.forget(&user).await?;
+        if args.output.json {
+            println!("{}", to_json(&forgotten));
+        } else {
+            print_revoked(&forgotten.connections, args.output);
+            println!("sign-in attempts removed: {}", forgotten.sign_in_attempts);
+            println!("legacy sessions removed: {}", forgotten.legacy_sessions);
+            println!("rate counters removed: {}", forgotten.rate_counters);
+            println!(
+                "webhook deliveries removed: {}",
+                forgotten.webhook_deliveries
+            );
+        }
+        kept_fails(&forgotten.connections)
+    })
+}
+
+/// Resolves the settings, builds the operators' parts, and runs `work` on them.
+fn with_admin<F, Fut>(serve: ServeArgs, work: F) -> ExitCode
+where
+    F: FnOnce(Admin) -> Fut,
+    Fut: std::future::Future<Output = Result<(), Failure>>,
+{
+    let config = match super::configure(serve) {
+        Ok(config) => config,
+        Err(refused) => return refused,
+    };
+    grantry::program::start_logging(config.log_format);
+    super::install_tls_provider();
+    let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
+    let outcome = runtime.block_on(async move {
+        let admin = grantry::startup::admin(&config)
+            .await
+            .map_err(|e| Failure {
+                code: 1,
+                message: e.to_string(),
+            })?;
+        work(admin).await
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("grantry: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+fn principal(user: &[String]) -> Result<Principal, Failure> {
+    match user {
+        [issuer, subject] if !issuer.is_empty() && !subject.is_empty() => Ok(Principal {
+            issuer: issuer.clone(),
+            subject: subject.clone(),
+        }),
+        _ => Err(bad_argument(
+            "--user: give the issuer and the subject, neither empty".into(),
+        )),
+    }
+}
+
+fn provider(id: &str) -> Result<ProviderId, Failure> {
+    id.parse()
+        .map_err(|e| bad_argument(format!("--provider: `{id}` is no provider id: {e}")))
+}
+
+/// Goes ahead with `what` if `--yes` was given, or the person at the terminal says so; the
+/// connections it touches are shown first (on standard error: standard output is the result).
+fn confirm(confirm: Confirm, what: &str, listed: &[Listed]) -> Result<(), Failure> {
+    if confirm.yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(bad_argument(format!(
+            "this would {what}; nothing was changed: pass --yes to go ahead \
+             (standard input is not a terminal)"
+        )));
+    }
+    let mut err = std::io::stderr().lock();
+    for each in listed {
+        let _ = writeln!(err, "  {}", line(each));
+    }
+    let _ = write!(err, "This will {what}. Go ahead? [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    match answer.trim().to_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(Failure {
+            code: 1,
+            message: "not confirmed: nothing was changed".into(),
+        }),
+    }
+}
+
+/// A kept connection makes the command fail, so a script notices and runs it again.
+fn kept_fails(done: &[Revoked]) -> Result<(), Failure> {
+    let kept = done.iter().filter(|r| !r.outcome.removed()).count();
+    if kept == 0 {
+        return Ok(());
+    }
+    Err(Failure {
+        code: 1,
+        message: format!("{kept} connection(s) were kept (in use or changed): run it again"),
+    })
+}
+
+fn print_list(listed: &[Listed], output: Output) {
+    if output.json {
+        println!("{}", to_json(&listed));
+        return;
+    }
+    for each in listed {
+        println!("{}", line(each));
+    }
+}
+
+fn print_revoked(done: &[Revoked], output: Output) {
+    if output.json {
+        println!("{}", to_json(&done));
+        return;
+    }
+    for each in done {
+        println!("{}: {}", line(&each.connection), each.outcome.describe());
+    }
+}
+
+/// One connection on one line.
+fn line(c: &Listed) -> String {
+    let account = c
+        .account
+        .as_ref()
+        .map(|a| format!(" account={:?} ({})", a.name, a.id))
+        .unwrap_or_default();
+    let reason = c
+        .reason
+        .as_ref()
+        .map(|r| format!(" ({r})"))
+        .unwrap_or_default();
+    let used = c.last_used_at.as_deref().unwrap_or("never");
+    format!(
+        "{} {} {} {}{reason}{account} connected={} last_used={used} id={}",
+        c.issuer, c.subject, c.provider, c.state, c.connected_at, c.connection_id
+    )
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).expect("the result serializes")
+}

@@ -1,0 +1,110 @@
+//! `grantry connections` and `grantry users`: the operators' commands on connections and
+//! people. Each takes the serve options (for the store, the keys and the providers) and its
+//! own.
+
+use clap::{Args, Subcommand};
+
+use super::ServeArgs;
+
+/// What the operators' commands end with, in each one's `--help`.
+const EXIT_CODES: &str = "Exit codes: 0 done; 1 failed, declined, or a connection kept (in use: \
+run it again); 2 a bad argument, or --yes missing; 3 nothing stored for that person.";
+
+#[derive(Debug, Subcommand)]
+#[command(after_help = EXIT_CODES)]
+pub enum ConnectionsCommand {
+    /// List connections: person, provider, account, state, when connected and last used.
+    List(Box<ListArgs>),
+    /// Revoke a person's connections (at one provider, or all): each is removed, revoked at
+    /// its provider and reported with what the provider said; `connection.disconnected` is
+    /// sent to the webhook endpoints.
+    Revoke(Box<RevokeArgs>),
+}
+
+#[derive(Debug, Subcommand)]
+#[command(after_help = EXIT_CODES)]
+pub enum UsersCommand {
+    /// Erase a person: their connections are revoked, then every sign-in attempt,
+    /// legacy-era session, rate counter and webhook delivery of theirs is removed; prints
+    /// what was removed.
+    Forget(Box<ForgetArgs>),
+}
+
+impl ConnectionsCommand {
+    pub fn serve_args(&self) -> &ServeArgs {
+        match self {
+            Self::List(args) => &args.serve,
+            Self::Revoke(args) => &args.serve,
+        }
+    }
+}
+
+impl UsersCommand {
+    pub fn serve_args(&self) -> &ServeArgs {
+        match self {
+            Self::Forget(args) => &args.serve,
+        }
+    }
+}
+
+/// How the operators' commands print.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct Output {
+    /// Print JSON (one document) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Whether a command that changes something may go ahead without asking.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct Confirm {
+    /// Go ahead without asking (required when standard input is not a terminal).
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only this person's: the issuer and subject of their identity (`dev` mode: `urn:grantry:dev local-user`).
+    #[arg(long, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
+    pub user: Option<Vec<String>>,
+    /// Only connections to this provider (its id in the catalog).
+    #[arg(long, value_name = "P")]
+    pub provider: Option<String>,
+    /// Only connections in this state.
+    #[arg(long, value_name = "S", value_parser = ["active", "refresh_failing", "needs_reauth"])]
+    pub state: Option<String>,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RevokeArgs {
+    /// The person whose connections end: the issuer and subject of their identity.
+    #[arg(long, required = true, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
+    pub user: Vec<String>,
+    /// Only their connections to this provider [default: all of them].
+    #[arg(long, value_name = "P")]
+    pub provider: Option<String>,
+    #[command(flatten)]
+    pub confirm: Confirm,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// The person to erase: the issuer and subject of their identity.
+    #[arg(long, required = true, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
+    pub user: Vec<String>,
+    #[command(flatten)]
+    pub confirm: Confirm,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}

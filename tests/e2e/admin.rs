@@ -1,0 +1,327 @@
+//! The operators' commands (`grantry connections list | revoke`, `grantry users forget`) on
+//! every store, against a running grantry: two people (real OpenID Connect logins, from
+//! tests/oidc) each with connections at three providers (the fakes, which record each
+//! revocation), a webhook receiver for the lifecycle events, and a dump of the store read
+//! without grantry (support::dump) to show an erased person left nothing behind.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::support::dump::store_text;
+use crate::support::fake_providers::Fake;
+use crate::support::mcp::url_and_form;
+use crate::support::oidc::{self, access_token, provider, user};
+use crate::support::webhooks::Receiver;
+use crate::support::{Browser, Mcp, Server, legacy, servers};
+use grantry::grants::GrantKey;
+use grantry::identity::Principal;
+
+const PROVIDERS: [&str; 3] = ["quickbooks", "stripe", "xero"];
+
+/// A person signed in to grantry (a bearer token, a browser with a login session).
+struct Person {
+    subject: String,
+    mcp: Mcp,
+    browser: Browser,
+}
+
+impl Person {
+    async fn new(server: &Server, name: &str) -> Person {
+        let subject = user(name);
+        let token = access_token(
+            &provider().issuer,
+            &subject,
+            &server.mcp_url(),
+            "test-client",
+        )
+        .await;
+        Person {
+            mcp: Mcp::with_bearer(server.mcp_url(), token),
+            browser: Browser::new(),
+            subject,
+        }
+    }
+
+    fn principal(&self) -> Principal {
+        Principal {
+            issuer: provider().issuer.clone(),
+            subject: self.subject.clone(),
+        }
+    }
+
+    /// `--user ISSUER SUBJECT`.
+    fn user_flag(&self) -> [&str; 3] {
+        ["--user", &provider().issuer, &self.subject]
+    }
+
+    /// Connects `at` the way a person does: the tool asks, the browser signs in, the retry
+    /// completes.
+    async fn connect(&self, at: &str) {
+        let args = json!({"provider": at});
+        let first = self
+            .mcp
+            .call_tool("list_invoices", args.clone(), url_and_form())
+            .await;
+        let (link, state, key) = first.sign_in_round();
+        let page = self.browser.open_signing_in_as(&link, &self.subject).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        let authorize = self.browser.continue_at(&link).await;
+        let back = self.browser.get(&authorize).await;
+        let landed = self.browser.get(&back.location().unwrap()).await;
+        assert_eq!(
+            landed.status,
+            StatusCode::SEE_OTHER,
+            "{at}: {}",
+            landed.body
+        );
+        let accepted = json!({ key: {"action": "accept"} });
+        let retry = self
+            .mcp
+            .retry("list_invoices", args, accepted, &state)
+            .await;
+        assert_eq!(retry.result()["resultType"], "complete", "{}", retry.raw);
+    }
+
+    async fn lists_invoices_at(&self, at: &str) -> bool {
+        let answer = self
+            .mcp
+            .call_tool("list_invoices", json!({"provider": at}), url_and_form())
+            .await;
+        answer.result()["resultType"] == "complete"
+    }
+
+    /// What erasing them must leave nowhere in the store: their subject, and each tag the
+    /// store keys their rows by.
+    fn markers(&self) -> Vec<String> {
+        let principal = self.principal();
+        let mut markers = vec![
+            self.subject.clone(),
+            principal.tag(),
+            grantry::limits::principal_counter(&principal).0,
+        ];
+        for at in PROVIDERS {
+            markers.push(GrantKey::sole(&principal, &at.parse().unwrap()).owner_tag());
+        }
+        markers
+    }
+}
+
+/// The command's standard output as JSON, once it succeeded.
+fn json_of(output: &std::process::Output) -> Value {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+async fn list(server: &Server, filter: &[&str]) -> Vec<Value> {
+    let mut command = vec!["connections", "list", "--json"];
+    command.extend(filter);
+    json_of(&server.operator(&command).await)
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn refused(output: &std::process::Output, code: i32, says: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    assert!(stderr.contains(says), "{stderr}");
+}
+
+fn revoked_at(fake: &Fake) -> Vec<String> {
+    let mut at = fake.counters.revoked_at.lock().unwrap().clone();
+    at.sort();
+    at
+}
+
+async fn operators_list_revoke_and_forget_people(store: &[String]) {
+    let fake = Fake::start().await;
+    let receiver = Receiver::start();
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("providers.toml");
+    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
+    let mut args = oidc::grantry_args(&provider().issuer);
+    args.extend(store.iter().cloned());
+    args.extend(["--providers".into(), catalog.to_str().unwrap().into()]);
+    args.extend(["--keys".into(), grantry::seal::generate_key()]);
+    args.extend(receiver.flags(&["hooks"], "1,1,1"));
+    let server = Server::start(&servers::as_strs(&args)).await;
+    let (alice, bob) = (
+        Person::new(&server, "alice").await,
+        Person::new(&server, "bob").await,
+    );
+    for person in [&alice, &bob] {
+        for at in PROVIDERS {
+            person.connect(at).await;
+        }
+    }
+    let session =
+        legacy::initialize(&server.mcp_url(), alice.mcp.bearer.as_deref(), json!({})).await;
+    assert_eq!(
+        session.status,
+        StatusCode::OK,
+        "a legacy session of Alice's"
+    );
+
+    // Listing: everyone's, one person's, one provider's, one state's.
+    assert_eq!(list(&server, &[]).await.len(), 6);
+    let alices = list(&server, &alice.user_flag()).await;
+    let providers: Vec<&str> = alices
+        .iter()
+        .map(|c| c["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(providers, PROVIDERS, "{alices:?}");
+    assert!(
+        alices
+            .iter()
+            .all(|c| c["subject"] == alice.subject.as_str() && c["state"] == "active")
+    );
+    assert_eq!(list(&server, &["--provider", "xero"]).await.len(), 2);
+    assert!(list(&server, &["--state", "needs_reauth"]).await.is_empty());
+
+    // Bad input: a clear message and exit code, and nothing changes.
+    let nobody = ["--user", &provider().issuer, "nobody-at-all"];
+    let revoke_nobody = [&["connections", "revoke", "--yes"][..], &nobody].concat();
+    refused(
+        &server.operator(&revoke_nobody).await,
+        3,
+        "nothing is stored for",
+    );
+    let forget_nobody = [&["users", "forget", "--yes"][..], &nobody].concat();
+    refused(
+        &server.operator(&forget_nobody).await,
+        3,
+        "nothing is stored for",
+    );
+    let unknown = [
+        &["connections", "revoke", "--yes", "--provider", "nope"][..],
+        &alice.user_flag(),
+    ]
+    .concat();
+    refused(
+        &server.operator(&unknown).await,
+        2,
+        "no provider `nope` is configured",
+    );
+    refused(
+        &server
+            .operator(&["connections", "list", "--provider", "nope"])
+            .await,
+        2,
+        "no provider `nope`",
+    );
+    let unconfirmed = [&["connections", "revoke"][..], &alice.user_flag()].concat();
+    refused(&server.operator(&unconfirmed).await, 2, "pass --yes");
+    let unconfirmed = [&["users", "forget"][..], &alice.user_flag()].concat();
+    refused(&server.operator(&unconfirmed).await, 2, "pass --yes");
+    assert_eq!(list(&server, &[]).await.len(), 6, "nothing removed");
+    assert!(revoked_at(&fake).is_empty(), "nothing revoked");
+
+    // Revoking one connection: revoked at the provider, its event sent, the rest untouched.
+    let one = [
+        &[
+            "connections",
+            "revoke",
+            "--yes",
+            "--json",
+            "--provider",
+            "xero",
+        ][..],
+        &alice.user_flag(),
+    ]
+    .concat();
+    let done = json_of(&server.operator(&one).await);
+    assert_eq!(done.as_array().unwrap().len(), 1, "{done}");
+    assert_eq!(done[0]["outcome"], "revoked", "{done}");
+    assert_eq!(done[0]["connection"]["provider"], "xero");
+    assert_eq!(revoked_at(&fake), ["xero"]);
+    assert_eq!(list(&server, &alice.user_flag()).await.len(), 2);
+    assert_eq!(list(&server, &bob.user_flag()).await.len(), 3);
+    assert!(
+        !alice.lists_invoices_at("xero").await,
+        "Alice is asked to connect again"
+    );
+    assert!(
+        bob.lists_invoices_at("xero").await,
+        "Bob's Xero still works"
+    );
+    let events = receiver.wait_for(7, Duration::from_secs(20)).await;
+    let ended: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "connection.disconnected")
+        .collect();
+    assert_eq!(ended.len(), 1, "{events:?}");
+    assert_eq!(ended[0]["data"]["reason"], "revoked by an operator");
+    assert_eq!(ended[0]["data"]["principal"]["sub"], alice.subject.as_str());
+    assert_eq!(
+        ended[0]["connection_id"],
+        done[0]["connection"]["connection_id"]
+    );
+
+    // Forgetting Alice: her other two revoked, everything of hers gone, Bob untouched.
+    assert!(
+        alice.mcp.connections().await["connections"].is_array(),
+        "a counted request"
+    );
+    tokio::time::sleep(grantry::limits::FLUSH_EVERY * 3).await;
+    let forget = [
+        &["users", "forget", "--yes", "--json"][..],
+        &alice.user_flag(),
+    ]
+    .concat();
+    let forgotten = json_of(&server.operator(&forget).await);
+    let outcomes: Vec<&Value> = forgotten["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["outcome"])
+        .collect();
+    assert_eq!(
+        outcomes,
+        [&json!("revoked"), &json!("revoked")],
+        "{forgotten}"
+    );
+    assert_eq!(revoked_at(&fake), PROVIDERS, "each of her three, once");
+    assert!(
+        forgotten["sign_in_attempts"].as_u64().unwrap() >= 3,
+        "{forgotten}"
+    );
+    assert_eq!(forgotten["legacy_sessions"], 1, "{forgotten}");
+    assert!(
+        forgotten["rate_counters"].as_u64().unwrap() >= 1,
+        "{forgotten}"
+    );
+    assert!(
+        forgotten["webhook_deliveries"].as_u64().unwrap() >= 4,
+        "{forgotten}"
+    );
+    refused(
+        &server
+            .operator(&[&["users", "forget", "--yes"][..], &alice.user_flag()].concat())
+            .await,
+        3,
+        "nothing is stored for",
+    );
+    assert!(list(&server, &alice.user_flag()).await.is_empty());
+    assert_eq!(list(&server, &bob.user_flag()).await.len(), 3);
+    assert!(
+        bob.lists_invoices_at("stripe").await,
+        "Bob's connections still work"
+    );
+
+    let dump = store_text(&server).await;
+    assert!(
+        dump.contains(&bob.subject),
+        "the dump reads the store: {dump}"
+    );
+    for marker in alice.markers() {
+        assert!(
+            !dump.contains(&marker),
+            "`{marker}` is still in the store:\n{dump}"
+        );
+    }
+}
+
+on_every_store!(operators_list_revoke_and_forget_people);
