@@ -29,7 +29,9 @@ async fn main() {
             "/mcp",
             post(|_body: Bytes| async { ([(CONTENT_TYPE, "application/json")], ANSWER) }),
         )
-        .route("/healthz", get(|| async { "ok" }));
+        .route("/healthz", get(|| async { "ok" }))
+        // An OTLP/HTTP collector that takes every export at once (`bench/run --traces`).
+        .route("/v1/traces", post(|_body: Bytes| async { "" }));
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .unwrap_or_else(|e| panic!("cannot listen on {listen}: {e}"));

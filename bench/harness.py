@@ -235,13 +235,13 @@ def cleanup_stores():
 
 
 def grantry(store, work, in_process=False, where=(None, None), label="main", extra=(),
-            public_url=None, env=None):
+            public_url=None, env=None, program=None):
     """grantry on `store` (`where` is its URL and Redis prefix from `fresh_store`). An instance
     sharing another's store shares its public URL too: the demo's tokens are sealed for it."""
     url, prefix = where
     data_dir = os.path.join(work, f"data-{store}-{label}")
     os.makedirs(data_dir, exist_ok=True)
-    argv = [binary("grantry"), "serve", "--listen", "127.0.0.1:{port}", "--data-dir", data_dir,
+    argv = [program or binary("grantry"), "serve", "--listen", "127.0.0.1:{port}", "--data-dir", data_dir,
             "--rate-mcp-principal", UNLIMITED, "--rate-mcp-ip", UNLIMITED,
             "--rate-browser-ip", UNLIMITED, "--rate-demo-ip", UNLIMITED,
             "--max-pending-flows", UNLIMITED, "--max-connections-per-address", UNLIMITED,

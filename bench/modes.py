@@ -1,5 +1,5 @@
-"""The other runs: a million grants against a thousand (`--scale`), and many retries held
-at once (`--held`)."""
+"""The other runs: a million grants against a thousand (`--scale`), many retries held at once
+(`--held`), traces on and off (`--traces`), and more (see bench/run)."""
 
 import json
 import os
@@ -282,3 +282,46 @@ def store_cpu_seconds(store):
             # utime, stime, and cutime, cstime: what backends that exited left their parent
             total += sum(int(v) for v in fields[11:15])
     return total / ticks
+
+
+def traces(args, work, servers):
+    """The grant-present round (demo API over HTTP) with traces exported against the same
+    build with traces off, and, given `--baseline-bin`, against a build from before traces
+    existed: what traces cost when on, and when off. The collector is the bare axum server
+    (it takes each export at once), beside the load on its core, as a collector elsewhere."""
+    collector = Server("collector", [binary("bare_axum", example=True), "127.0.0.1:{port}"],
+                       core=LOAD_CORE)
+    servers.append(collector)
+    connections = args.connections[-1]
+    kinds = [("off", None, ()), ("on", None, ("--otlp-endpoint", collector.base))]
+    if args.baseline_bin:
+        kinds.insert(0, ("before", args.baseline_bin, ()))
+    for store in args.stores:
+        instances = {}
+        for label, program, extra in kinds:
+            server = grantry(store, work, False, fresh_store(store, work, f"traces-{label}"),
+                             f"traces-{label}", extra, program=program)
+            servers.append(server)
+            sign_in(server)
+            instances[label] = server
+        body, hdr = list_invoices_request(work, f"traces-{store}")
+        runs = {label: [] for label in instances}
+        for label, server in instances.items():
+            check_answer(server.name, "grant_http", server, body, hdr)
+            wrk(server, body, hdr, connections, 1)
+        for _ in range(args.rounds):
+            for label, server in instances.items():
+                run = wrk(server, body, hdr, connections, args.seconds)
+                run["rps"] = run["requests"] / (run["duration_us"] / 1e6)
+                runs[label].append(run)
+                print(f"  {server.name:28} {run['rps']:>9.0f}/s p50 {run['p50_us'] / 1000:.2f} ms"
+                      f" p99 {run['p99_us'] / 1000:.2f} ms", file=sys.stderr, flush=True)
+        med = {label: (statistics.median(r["rps"] for r in rs),
+                       statistics.median(r["p50_us"] for r in rs)) for label, rs in runs.items()}
+        print(f"\n{store}: grant-present round (demo API over HTTP), {connections} connections, "
+              f"median of {args.rounds} rounds:")
+        for label, (rps, p50) in med.items():
+            versus = "" if label == "off" else \
+                f"  vs off: {100 * (rps - med['off'][0]) / med['off'][0]:+.1f} % req/s, " \
+                f"p50 {100 * (p50 - med['off'][1]) / med['off'][1]:+.1f} %"
+            print(f"  traces {label:6} {rps:9.0f}/s p50 {p50 / 1000:.2f} ms{versus}")

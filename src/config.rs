@@ -18,6 +18,8 @@ pub use file::FileError;
 pub use grantry_bridge::BridgeArgs;
 pub use identity::{OidcSettings, ToolScopes};
 pub use options::ServeArgs;
+
+use crate::telemetry::Export;
 pub use values::{ClaimMatch, Origin, PublicUrl};
 
 use std::net::SocketAddr;
@@ -115,6 +117,8 @@ pub struct Config {
     pub demo_api_in_process: bool,
     pub no_url_elicitation: NoUrlElicitation,
     pub log_format: LogFormat,
+    /// Where traces go, if anywhere.
+    pub traces: Option<Export>,
     /// What people see: the deployment's name, logo, colour and support link.
     pub brand: std::sync::Arc<crate::ui::Brand>,
     /// The language of person-facing MCP messages, and of pages a browser asks in no
@@ -214,8 +218,25 @@ impl Config {
             demo_api_in_process: args.demo_api_in_process,
             no_url_elicitation: args.no_url_elicitation,
             log_format: args.log_format,
+            traces: trace_export(args.otlp_endpoint),
         })
     }
+}
+
+/// Where traces go: `--otlp-endpoint` if given, else the standard variables if they name an
+/// endpoint (and neither `OTEL_SDK_DISABLED=true` nor `OTEL_TRACES_EXPORTER=none` turns traces
+/// off); `None`: nowhere.
+fn trace_export(endpoint: Option<url::Url>) -> Option<Export> {
+    if let Some(url) = endpoint {
+        return Some(Export::Endpoint(url));
+    }
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
+    let says = |name: &str, value: &str| {
+        std::env::var(name).is_ok_and(|v| v.trim().eq_ignore_ascii_case(value))
+    };
+    let named = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") || set("OTEL_EXPORTER_OTLP_ENDPOINT");
+    let off = says("OTEL_SDK_DISABLED", "true") || says("OTEL_TRACES_EXPORTER", "none");
+    (named && !off).then_some(Export::FromEnvironment)
 }
 
 /// The brand as the options give it, its logo read and checked now.

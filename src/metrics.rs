@@ -166,7 +166,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Self::Complete => "complete",
             Self::InputRequired => "input_required",

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use crate::config::{Config, IdentityMode, ServeArgs};
 use crate::mcp::extension::Extension;
 use crate::providers::http::install_tls_provider;
+use crate::telemetry::Traces;
 
 /// The configuration these options give, or the exit of a refused one (status 2).
 pub fn configure(args: ServeArgs) -> Result<Config, ExitCode> {
@@ -21,7 +22,7 @@ pub fn configure(args: ServeArgs) -> Result<Config, ExitCode> {
 /// Starts logging to stderr as `serve` does (for the operators' commands: their warnings and
 /// audit lines).
 pub fn start_logging(format: crate::config::LogFormat) {
-    logging::init(format);
+    logging::init(format, None);
 }
 
 /// `grantry serve`: resolves the settings, starts logging, builds the state and serves
@@ -31,10 +32,21 @@ pub fn serve(args: ServeArgs, extension: Extension) -> ExitCode {
         Ok(config) => config,
         Err(refused) => return refused,
     };
-    logging::init(config.log_format);
     install_tls_provider();
+    let traces = match config.traces.as_ref().map(Traces::start).transpose() {
+        Ok(traces) => traces,
+        Err(message) => {
+            eprintln!("grantry: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    logging::init(config.log_format, traces.as_ref());
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
-    match runtime.block_on(run(config, extension)) {
+    let served = runtime.block_on(run(config, extension));
+    if let Some(traces) = traces {
+        traces.shutdown();
+    }
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             tracing::error!("{message}");

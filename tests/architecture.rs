@@ -29,7 +29,16 @@ const LAYERS: &[&[&str]] = &[
     &["providers"],
     &["demo"],
     &["store"],
-    &["seal", "quota", "cookie", "metrics", "ui", "ids", "access"],
+    &[
+        "seal",
+        "quota",
+        "cookie",
+        "metrics",
+        "telemetry",
+        "ui",
+        "ids",
+        "access",
+    ],
 ];
 
 /// A file of the crate, named by its module path (`mcp::edge`; `lib` for the root).

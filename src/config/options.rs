@@ -350,6 +350,19 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// Send OpenTelemetry traces (OTLP over HTTP, protobuf) to this collector: its base URL,
+    /// to which `/v1/traces` is added. Unset: off, unless the standard
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set.
+    #[arg(long, env = "GRANTRY_OTLP_ENDPOINT", value_name = "URL", value_parser = otlp_endpoint)]
+    pub otlp_endpoint: Option<url::Url>,
+}
+
+fn otlp_endpoint(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|e| format!("not a URL: {e}"))?;
+    match url.scheme() {
+        "http" | "https" if url.host().is_some() => Ok(url),
+        _ => Err("an http or https URL of the collector, e.g. http://collector:4318".into()),
+    }
 }
 
 fn brand_name(text: &str) -> Result<String, String> {

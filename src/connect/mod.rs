@@ -20,6 +20,7 @@ mod page;
 pub(crate) mod pages;
 mod redirect;
 mod replay;
+mod spans;
 pub mod ticket;
 
 use axum::Router;
@@ -57,6 +58,8 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/connections/{id}/disconnect",
             get(connections::confirm).post(connections::disconnect_confirmed),
         )
+        // Each step in its span, named by its route (never by the ticket or id in its path).
+        .route_layer(middleware::from_fn(spans::step))
         // Every form here is a few hundred bytes: a larger body is refused before it is read.
         .layer(DefaultBodyLimit::max(FORM_BODY_LIMIT))
         .layer(middleware::from_fn_with_state(state.clone(), limit))

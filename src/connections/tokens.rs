@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use tokio::time::Instant;
 
@@ -132,12 +133,13 @@ impl TokenKeeper {
                 .await?
             {
                 let held_until = Instant::now() + REFRESH_LEASE;
-                let work = tokio::spawn(self.clone().refresh_as_holder(
+                let refresh = self.clone().refresh_as_holder(
                     provider.clone(),
                     key.clone(),
                     (grant.version, trigger),
                     (lease, holder, held_until),
-                ));
+                );
+                let work = tokio::spawn(refresh.in_current_span());
                 return work.await.unwrap_or_else(|e| {
                     Err(StoreError::Unavailable(format!("refresh task: {e}")))
                 });

@@ -9,11 +9,14 @@ use crate::identity::Principal;
 use crate::store::StoreError;
 
 macro_rules! sql_flows {
-    ($(#[$doc:meta])* $name:ident, $pool:ty, newest_first: $newest_first:literal, ping: $ping:literal) => {
+    ($(#[$doc:meta])* $name:ident, $pool:ty, system: $system:literal, newest_first: $newest_first:literal, ping: $ping:literal) => {
         crate::store::pool_backend!($(#[$doc])* $name, $pool);
 
         #[async_trait]
         impl FlowBackend for $name {
+            #[tracing::instrument(target = "grantry::spans", name = "flows.insert", skip_all, fields(
+                otel.name = "flows insert", db.system.name = $system,
+                db.operation.name = "insert", db.collection.name = "flows"))]
             async fn insert(&self, flow: &Flow) -> Result<(), StoreError> {
                 sqlx::query(
                     "INSERT INTO flows (id, ticket_id, principal_iss, principal_sub, provider, \
@@ -37,6 +40,9 @@ macro_rules! sql_flows {
                 Ok(())
             }
 
+            #[tracing::instrument(target = "grantry::spans", name = "flows.claim", skip_all, fields(
+                otel.name = "flows claim", db.system.name = $system,
+                db.operation.name = "claim", db.collection.name = "flows"))]
             async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError> {
                 let claimed: Option<FlowRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "UPDATE flows SET status = 'redeeming', claimed_at = $2 \
@@ -62,6 +68,9 @@ macro_rules! sql_flows {
                 }
             }
 
+            #[tracing::instrument(target = "grantry::spans", name = "flows.finish", skip_all, fields(
+                otel.name = "flows finish", db.system.name = $system,
+                db.operation.name = "finish", db.collection.name = "flows"))]
             async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError> {
                 sqlx::query("UPDATE flows SET status = $2 WHERE id = $1")
                     .bind(flow_id)
@@ -151,6 +160,7 @@ sql_flows!(
     /// Flows in SQLite.
     SqliteFlows,
     sqlx::SqlitePool,
+    system: "sqlite",
     newest_first: "created_at DESC, rowid DESC",
     ping: "SELECT 1"
 );
@@ -158,6 +168,7 @@ sql_flows!(
     /// Flows in PostgreSQL.
     PostgresFlows,
     sqlx::PgPool,
+    system: "postgresql",
     newest_first: "created_at DESC, seq DESC",
     // A promoted standby's old primary, or a standby a proxy sent us to, takes no writes.
     ping: "SELECT 1 WHERE NOT pg_is_in_recovery()"

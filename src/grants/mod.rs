@@ -67,6 +67,8 @@ pub type KeyUsage = Vec<(String, i64)>;
 /// Storage for grant rows; one implementation per backend.
 #[async_trait]
 pub trait GrantBackend: Send + Sync {
+    /// The store's kind, as traces name it (`db.system.name`).
+    fn system(&self) -> &'static str;
     async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError>;
     /// Every row of `principal` at `provider` (one per account), in no particular order.
     async fn list(
@@ -194,6 +196,9 @@ impl Grants {
 
     /// Reads and opens a grant, in any state (see [`Grant::is_usable`]). A row that does not
     /// open (wrong key, copied from another row) is an error, never a silent "not connected".
+    #[tracing::instrument(target = "grantry::spans", name = "grants.get", skip_all, fields(
+        otel.name = "grants get", db.system.name = self.backend.system(),
+        db.operation.name = "get", db.collection.name = "grants"))]
     pub async fn get(&self, key: &GrantKey) -> Result<Option<Grant>, StoreError> {
         let Some(row) = self.backend.get(key).await? else {
             return Ok(None);
@@ -202,6 +207,9 @@ impl Grants {
     }
 
     /// The grants of `principal` at `provider`, one per account, oldest connection first.
+    #[tracing::instrument(target = "grantry::spans", name = "grants.list", skip_all, fields(
+        otel.name = "grants list", db.system.name = self.backend.system(),
+        db.operation.name = "list", db.collection.name = "grants"))]
     pub async fn list(
         &self,
         principal: &Principal,
@@ -223,6 +231,9 @@ impl Grants {
 
     /// Every grant, or every grant of `principal`, by person, provider and connection time:
     /// for operators.
+    #[tracing::instrument(target = "grantry::spans", name = "grants.all", skip_all, fields(
+        otel.name = "grants all", db.system.name = self.backend.system(),
+        db.operation.name = "all", db.collection.name = "grants"))]
     pub async fn all(
         &self,
         principal: Option<&Principal>,
@@ -235,7 +246,12 @@ impl Grants {
         grants.sort_by_cached_key(|(key, grant)| {
             let who = &key.principal;
             let at = key.provider.to_string();
-            (who.issuer.clone(), who.subject.clone(), at, grant.created_at)
+            (
+                who.issuer.clone(),
+                who.subject.clone(),
+                at,
+                grant.created_at,
+            )
         });
         Ok(grants)
     }

@@ -222,6 +222,10 @@ fn key_from_hash(h: &HashMap<String, String>) -> Result<GrantKey, StoreError> {
 
 #[async_trait]
 impl GrantBackend for RedisGrants {
+    fn system(&self) -> &'static str {
+        "redis"
+    }
+
     async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
         let mut conn = self.conn.clone();
         let hash: HashMap<String, String> = redis::cmd("HGETALL")

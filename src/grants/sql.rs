@@ -23,6 +23,13 @@ macro_rules! sql_grants {
 
         #[async_trait]
         impl GrantBackend for $name {
+            fn system(&self) -> &'static str {
+                match stringify!($dialect) {
+                    "postgres" => "postgresql",
+                    _ => "sqlite",
+                }
+            }
+
             async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
                 let row = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "SELECT {ROW} FROM grants WHERE {KEY}"

@@ -34,6 +34,9 @@ impl Grants {
     }
 
     /// Inserts or replaces the row (a sign-in), with `events`.
+    #[tracing::instrument(target = "grantry::spans", name = "grants.put", skip_all, fields(
+        otel.name = "grants put", db.system.name = self.backend.system(),
+        db.operation.name = "put", db.collection.name = "grants"))]
     pub async fn put(
         &self,
         key: &GrantKey,
@@ -47,6 +50,9 @@ impl Grants {
 
     /// Replaces the row only if it still has `expected_version`, with `events`; tells
     /// whether it did.
+    #[tracing::instrument(target = "grantry::spans", name = "grants.replace", skip_all, fields(
+        otel.name = "grants replace", db.system.name = self.backend.system(),
+        db.operation.name = "replace", db.collection.name = "grants"))]
     pub async fn replace(
         &self,
         key: &GrantKey,
@@ -61,6 +67,9 @@ impl Grants {
     }
 
     /// Removes the row only if it still has `version`, with `events`; tells whether it did.
+    #[tracing::instrument(target = "grantry::spans", name = "grants.remove", skip_all, fields(
+        otel.name = "grants remove", db.system.name = self.backend.system(),
+        db.operation.name = "remove", db.collection.name = "grants"))]
     pub async fn remove(
         &self,
         key: &GrantKey,

@@ -26,6 +26,7 @@ use futures::future::BoxFuture;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::auth::ToolScopeCheck;
 use super::describe;
@@ -87,13 +88,28 @@ pub(crate) fn outcome(response: &Response) -> Outcome {
 }
 
 impl Edge {
-    /// Answers an admitted request.
+    /// Answers an admitted request, in its span (the caller's trace continued) when traces
+    /// are on.
     pub(crate) async fn answer(&self, request: Request) -> Response {
         let (parts, body) = request.into_parts();
         let bytes = match read_body(body).await {
             Ok(bytes) => bytes,
             Err(refusal) => return refusal,
         };
+        if !crate::telemetry::enabled() {
+            return self.answer_read(parts, bytes).await;
+        }
+        let span = super::spans::request(&parts, &bytes);
+        let response = self
+            .answer_read(parts, bytes)
+            .instrument(span.clone())
+            .await;
+        super::spans::answered(&span, response.status().as_u16(), outcome(&response));
+        response
+    }
+
+    /// Answers a request whose body is read.
+    async fn answer_read(&self, parts: Parts, bytes: Bytes) -> Response {
         let in_use = match self.sessions.check_owner(&parts).await {
             Ok(in_use) => in_use,
             Err(refusal) => return refusal.into_response(),
@@ -158,12 +174,16 @@ impl Edge {
             notifications,
         } = read;
         let dispatch = self.dispatch.clone();
-        let mut answer: BoxFuture<'static, Response> = Box::pin(async move {
-            match dispatch.call(call).await {
-                Ok(answer) => jsonrpc::result_response(&reply_to, &answer, answer.outcome()),
-                Err(error) => jsonrpc::error_response(&reply_to, &error),
+        // In the request's span however long it is held (it may go on inside an SSE body).
+        let mut answer: BoxFuture<'static, Response> = Box::pin(
+            async move {
+                match dispatch.call(call).await {
+                    Ok(answer) => jsonrpc::result_response(&reply_to, &answer, answer.outcome()),
+                    Err(error) => jsonrpc::error_response(&reply_to, &error),
+                }
             }
-        });
+            .in_current_span(),
+        );
         let mut notifications = notifications;
         let first = tokio::select! {
             response = &mut answer => return response,

@@ -39,6 +39,7 @@ mod registry;
 mod request;
 mod results;
 pub mod rounds;
+mod spans;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -64,6 +64,15 @@ pub(crate) enum Listed {
     Added(Arc<str>),
 }
 
+impl Listed {
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Self::Own(tool) => tool.name(),
+            Self::Added(name) => name,
+        }
+    }
+}
+
 /// An argument a tool mirrors into a header (SEP-2243 `x-mcp-header`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Mirror {

@@ -4,6 +4,7 @@
 //! hanging or redirecting endpoint only delays its own deliveries. Tool calls and sign-ins
 //! never wait on any of them (their writes only add rows).
 
+use crate::telemetry::outbound::{self, Peer};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -175,16 +176,19 @@ impl Deliverer {
             timestamp,
             delivery.body.as_bytes(),
         );
-        let sent = self
+        let request = self
             .http
             .post(endpoint.url.clone())
             .header("content-type", "application/json")
             .header("webhook-id", &delivery.event_id)
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
-            .body(delivery.body.clone())
-            .send()
-            .await;
+            .body(delivery.body.clone());
+        let peer = Peer {
+            role: "webhook",
+            name: Some(endpoint.name.as_str()),
+        };
+        let sent = outbound::send(request, peer).await;
         match sent {
             Ok(response) => Answer::Status {
                 code: response.status().as_u16(),

@@ -1,11 +1,14 @@
 //! Logging: text or JSON on stderr, filtered by `GRANTRY_LOG` (or `RUST_LOG`), with rmcp's
-//! messages capped so that no requestState or connect link reaches a log.
+//! messages capped so that no requestState or connect link reaches a log; and, when traces
+//! are exported, grantry's spans turned into OpenTelemetry spans by the same subscriber (a
+//! log line then names the spans it happened in).
 
 use crate::config::LogFormat;
+use crate::telemetry::{self, Traces};
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber.
-pub(super) fn init(format: LogFormat) {
+pub(super) fn init(format: LogFormat, traces: Option<&Traces>) {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::filter_fn;
     use tracing_subscriber::layer::SubscriberExt;
@@ -13,7 +16,8 @@ pub(super) fn init(format: LogFormat) {
 
     let filter = EnvFilter::try_from_env("GRANTRY_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"));
+        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn"))
+        .add_directive(telemetry::directive(traces.is_some()));
     // rmcp's debug events print whole JSON-RPC messages, requestState included: whatever the
     // filter says (even `rmcp::service=trace`), nothing below info from rmcp is written. Its
     // warning for each error answer prints the error's data, which for a legacy `-32042` is
@@ -37,9 +41,11 @@ pub(super) fn init(format: LogFormat) {
     };
     // Global filters, not per-layer ones: per-layer filtering lost events here after
     // filtered-out `log` records (sqlx's), so the audit line of a callback went missing.
+    let spans = traces.map(|t| tracing_opentelemetry::layer().with_tracer(t.tracer()));
     tracing_subscriber::registry()
         .with(filter)
         .with(cap_rmcp)
         .with(fmt)
+        .with(spans)
         .init();
 }

@@ -4,6 +4,7 @@
 //! A code is sent to the token endpoint exactly once: nothing here retries a token request,
 //! because a second redemption can make the provider revoke what the first one issued.
 
+use crate::telemetry::outbound::{self, Peer};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -271,12 +272,16 @@ impl<'c> oauth2::AsyncHttpClient<'c> for Sender {
         Box::pin(async move {
             let (parts, body) = request.into_parts();
             let url = parts.uri.to_string();
-            let response = self
+            let request = self
                 .0
                 .request(parts.method, url)
                 .headers(parts.headers)
-                .body(body)
-                .send()
+                .body(body);
+            let peer = Peer {
+                role: "provider-token",
+                name: None,
+            };
+            let response = outbound::send(request, peer)
                 .await
                 .map_err(|e| OutboundError::Transport(transport_reason(&e)))?;
             let mut status = response.status();

@@ -4,6 +4,7 @@
 use super::catalog::{Provider, RevokeBody, TokenAuth};
 use super::http::{OutboundError, transport_reason};
 use super::oauth::TokenSet;
+use crate::telemetry::outbound::{self, Peer};
 
 /// Asks the provider to revoke `token` (RFC 7009, or the provider's own shape). `Ok(false)`:
 /// the provider has no revocation endpoint (an API key has none: disconnecting forgets it). A 200 (RFC 7009 also for unknown tokens) is
@@ -55,8 +56,11 @@ pub(crate) async fn revoke(
         TokenAuth::SecretKey => request.basic_auth(&secret, Some("")),
         TokenAuth::Post => request,
     };
-    let response = request
-        .send()
+    let peer = Peer {
+        role: "provider-revoke",
+        name: Some(&provider.id),
+    };
+    let response = outbound::send(request, peer)
         .await
         .map_err(|e| OutboundError::Transport(transport_reason(&e)))?;
     if response.status().is_success() {

@@ -6,6 +6,8 @@ use tower::ServiceExt;
 
 use super::http::transport_reason;
 use super::invoice::ApiError;
+use crate::ids::ProviderId;
+use crate::telemetry::outbound::{self, Peer};
 
 /// The way to every provider API.
 #[derive(Clone)]
@@ -36,15 +38,19 @@ impl Upstream {
         &self.http
     }
 
-    /// Sends `request`, and its answer as the network would give it.
+    /// Sends `request` to `provider`'s API, and its answer as the network would give it.
     pub async fn send(
         &self,
         request: reqwest::RequestBuilder,
+        provider: &ProviderId,
     ) -> Result<reqwest::Response, ApiError> {
+        let peer = Peer {
+            role: "provider-api",
+            name: Some(provider.as_str()),
+        };
         match &self.in_process {
             Some(router) => answer_in_process(router, request).await,
-            None => request
-                .send()
+            None => outbound::send(request, peer)
                 .await
                 .map_err(|e| ApiError::Unavailable(transport_reason(&e))),
         }

@@ -35,4 +35,5 @@ mod replicas;
 mod shared_store;
 mod sign_in_flow;
 mod startup;
+mod traces;
 mod wire;

@@ -81,7 +81,10 @@ pub(super) async fn send_json<T: DeserializeOwned>(
 ) -> Result<T, ApiError> {
     let mut attempt = 0;
     loop {
-        let response = api.upstream.send(build(api, request)).await?;
+        let response = api
+            .upstream
+            .send(build(api, request), &api.provider.id)
+            .await?;
         match judge(&response, attempt) {
             Verdict::Success => return decode(response).await,
             Verdict::Failed(e) => return Err(e),
@@ -100,7 +103,10 @@ pub(super) async fn send_for_status(
     api: &Api<'_>,
     request: &JsonRequest<'_>,
 ) -> Result<(), ApiError> {
-    let response = api.upstream.send(build(api, request)).await?;
+    let response = api
+        .upstream
+        .send(build(api, request), &api.provider.id)
+        .await?;
     match judge(&response, ATTEMPTS - 1) {
         Verdict::Success => Ok(()),
         Verdict::Failed(e) | Verdict::Retry(_, e) => Err(e),

@@ -3,6 +3,7 @@
 //! one that advertises S256 gets PKCE whatever the entry says. The rest are logged as the
 //! weaker setting they are.
 
+use crate::telemetry::outbound::{self, Peer};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -108,13 +109,15 @@ fn metadata_urls(oauth: &OAuthClient) -> Vec<Url> {
 }
 
 async fn fetch(http: &reqwest::Client, url: &Url) -> Option<Metadata> {
-    let response = http
+    let request = http
         .get(url.clone())
         .timeout(METADATA_TIMEOUT)
-        .header("accept", "application/json")
-        .send()
-        .await
-        .ok()?;
+        .header("accept", "application/json");
+    let peer = Peer {
+        role: "provider-metadata",
+        name: None,
+    };
+    let response = outbound::send(request, peer).await.ok()?;
     if !response.status().is_success() {
         return None;
     }

@@ -101,8 +101,36 @@ impl Mcp {
     }
 
     /// A well-formed request: headers agree with the body.
-    pub async fn request(&self, method: &str, mut params: Value, capabilities: Value) -> Answer {
-        params["_meta"] = meta(capabilities);
+    pub async fn request(&self, method: &str, params: Value, capabilities: Value) -> Answer {
+        self.request_with(method, params, meta(capabilities), &[])
+            .await
+    }
+
+    /// A `tools/call` whose `_meta` also holds `extra` (a `traceparent`, say), sent with the
+    /// `headers` added.
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        extra: Value,
+        headers: &[(&'static str, String)],
+    ) -> Answer {
+        let mut meta = meta(url_and_form());
+        for (key, value) in extra.as_object().into_iter().flatten() {
+            meta[key] = value.clone();
+        }
+        let params = json!({"name": name, "arguments": arguments});
+        self.request_with("tools/call", params, meta, headers).await
+    }
+
+    async fn request_with(
+        &self,
+        method: &str,
+        mut params: Value,
+        meta: Value,
+        extra_headers: &[(&'static str, String)],
+    ) -> Answer {
+        params["_meta"] = meta;
         // Mcp-Name: a tool's name, or a resource's URI.
         let name = params["name"]
             .as_str()
@@ -120,6 +148,7 @@ impl Mcp {
         if let Some(provider) = params["arguments"]["provider"].as_str() {
             headers.push(("mcp-param-provider", header_value(provider)));
         }
+        headers.extend(extra_headers.iter().cloned());
         self.raw(&headers, body.to_string()).await
     }
 

@@ -12,6 +12,7 @@ pub mod leaks;
 pub mod legacy;
 pub mod mcp;
 pub mod oidc;
+pub mod otlp;
 pub mod server;
 pub mod webhooks;
 pub use grantry_test_servers as servers;

@@ -169,6 +169,13 @@ pub(super) async fn api(
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
+    if let Some(parent) = headers.get("traceparent").and_then(|v| v.to_str().ok()) {
+        fake.counters
+            .traceparents
+            .lock()
+            .unwrap()
+            .push(parent.to_owned());
+    }
     if !authorized(&fake, &provider, &headers) {
         return (StatusCode::UNAUTHORIZED, "unauthorized").into_response();
     }

@@ -56,6 +56,8 @@ pub struct Counters {
     pub revoked_tenants: Mutex<Vec<String>>,
     /// The provider of each revocation, in order.
     pub revoked_at: Mutex<Vec<String>>,
+    /// The `traceparent` header of each API request that carried one, in order.
+    pub traceparents: Mutex<Vec<String>>,
     /// The `scope` of each Xero authorization request, in order.
     pub xero_scopes_asked: Mutex<Vec<String>>,
     /// API requests refused for want of a scope (403).
@@ -575,11 +577,7 @@ async fn revoke(
         tokens.revoked_families.insert(family);
         tokens.refresh.retain(|_, f| *f != family);
         fake.counters.revocations.fetch_add(1, Ordering::SeqCst);
-        fake.counters
-            .revoked_at
-            .lock()
-            .unwrap()
-            .push(provider);
+        fake.counters.revoked_at.lock().unwrap().push(provider);
         let tenant = tokens.tenant_of_family.get(&family).cloned();
         fake.counters
             .revoked_tenants

@@ -1,0 +1,80 @@
+//! The spans of `/mcp` (only made when traces are on): one per request, named by its JSON-RPC
+//! method, continuing the caller's trace from `_meta` or the headers; one per tool call.
+
+use axum::body::Bytes;
+use axum::http::request::Parts;
+use tracing::field::Empty;
+
+use crate::identity::Principal;
+use crate::metrics::Outcome;
+use crate::telemetry::propagate::{self, MetaContext};
+
+/// What a span needs of a request's body: the method, a tool's name, `_meta`'s context.
+#[derive(Default, serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    method: String,
+    #[serde(default)]
+    params: Params,
+}
+
+#[derive(Default, serde::Deserialize)]
+struct Params {
+    name: Option<String>,
+    #[serde(rename = "_meta")]
+    meta: Option<MetaContext>,
+}
+
+/// The span of one request to `/mcp`, its parent the caller's context.
+pub(super) fn request(parts: &Parts, body: &Bytes) -> tracing::Span {
+    // A body that is not JSON-RPC (a GET stream, a refusal to come) still gets its span.
+    let head: Head = serde_json::from_slice(body).unwrap_or_default();
+    let method = if head.method.is_empty() {
+        parts.method.as_str()
+    } else {
+        head.method.as_str()
+    };
+    let tool = head
+        .params
+        .name
+        .as_deref()
+        .filter(|_| method == "tools/call");
+    let who = parts.extensions.get::<Principal>().map(Principal::tag);
+    let span = tracing::info_span!(
+        target: "grantry::spans",
+        "mcp",
+        otel.name = %match tool {
+            Some(tool) => format!("{method} {tool}"),
+            None => method.to_owned(),
+        },
+        otel.kind = "server",
+        mcp.method.name = method,
+        gen_ai.tool.name = tool,
+        enduser.pseudo.id = who,
+        http.response.status_code = Empty,
+        grantry.outcome = Empty,
+        otel.status_code = Empty,
+    );
+    propagate::continue_trace(&span, head.params.meta.as_ref(), &parts.headers);
+    span
+}
+
+/// Records how the request ended: its status and outcome.
+pub(super) fn answered(span: &tracing::Span, status: u16, outcome: Outcome) {
+    span.record("http.response.status_code", i64::from(status));
+    span.record("grantry.outcome", outcome.label());
+    if status >= 500 {
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The span of one tool call, inside its request's.
+pub(super) fn tool_call(name: &str) -> tracing::Span {
+    tracing::info_span!(
+        target: "grantry::spans",
+        "tool",
+        otel.name = %format_args!("tool {name}"),
+        gen_ai.tool.name = name,
+        gen_ai.operation.name = "execute_tool",
+    )
+}

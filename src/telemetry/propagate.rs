@@ -1,0 +1,53 @@
+//! W3C trace context in and out: the caller's `traceparent`/`tracestate`, from the MCP
+//! request's `_meta` (the MCP convention) or its HTTP headers, become a span's parent; the
+//! current span's context goes out in the headers of a request grantry makes.
+
+use std::collections::HashMap;
+
+use opentelemetry::Context;
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::TraceContextExt;
+use opentelemetry_http::{HeaderExtractor, HeaderInjector};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+/// The trace context a request carries in `_meta`.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+pub struct MetaContext {
+    pub traceparent: Option<String>,
+    pub tracestate: Option<String>,
+}
+
+/// Makes `span` continue the caller's trace: `_meta`'s context if it has a valid one, else the
+/// headers'. A span with neither starts a trace of its own. Call before the span is entered.
+pub fn continue_trace(span: &tracing::Span, meta: Option<&MetaContext>, headers: &http::HeaderMap) {
+    if !super::enabled() {
+        return;
+    }
+    let propagator = TraceContextPropagator::new();
+    let from_meta = meta
+        .and_then(|m| m.traceparent.as_ref().map(|parent| (parent, m)))
+        .map(|(parent, m)| {
+            let mut carrier = HashMap::from([("traceparent".to_owned(), parent.clone())]);
+            if let Some(state) = &m.tracestate {
+                carrier.insert("tracestate".to_owned(), state.clone());
+            }
+            propagator.extract(&carrier)
+        });
+    let parent = from_meta
+        .filter(has_span)
+        .unwrap_or_else(|| propagator.extract(&HeaderExtractor(headers)));
+    if has_span(&parent) {
+        // Refused only if the span is disabled or already entered: it then keeps its own.
+        let _ = span.set_parent(parent);
+    }
+}
+
+fn has_span(cx: &Context) -> bool {
+    cx.span().span_context().is_valid()
+}
+
+/// Puts `span`'s context in `headers` (`traceparent`, `tracestate`), for the one it calls.
+pub fn inject(span: &tracing::Span, headers: &mut http::HeaderMap) {
+    TraceContextPropagator::new().inject_context(&span.context(), &mut HeaderInjector(headers));
+}
