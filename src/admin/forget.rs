@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{Admin, AdminError, Revoked, describe};
+use super::{Admin, AdminError, Listed, Outcome, Revoked, describe};
 use crate::identity::Principal;
 
 /// Rounds of revocation before giving up on a connection that keeps changing (a refresh or a
@@ -40,11 +40,14 @@ impl Admin {
     /// Erases `user`; a person of whom nothing was found is [`AdminError::UnknownUser`]
     /// (nothing changed).
     pub async fn forget(&self, user: &Principal) -> Result<Forgotten, AdminError> {
+        // Sign-in attempts first: one still pending could otherwise store a grant after the
+        // revocations.
+        let sign_in_attempts = self.flows.forget(user).await?;
         let mut forgotten = Forgotten {
             connections: self.revoke_all(user).await?,
+            sign_in_attempts,
             ..Forgotten::default()
         };
-        forgotten.sign_in_attempts = self.flows.forget(user).await?;
         forgotten.legacy_sessions = self.sessions.forget(&user.tag()).await?;
         let (counter, window) = crate::limits::principal_counter(user);
         forgotten.rate_counters = self.counters.forget(&counter, window).await?;
@@ -56,15 +59,25 @@ impl Admin {
     }
 
     /// Revokes every connection of `user`, again while some remain (one reconnected or
-    /// refreshed meanwhile), for up to [`ROUNDS`] rounds; what became of each.
+    /// refreshed meanwhile), for up to [`ROUNDS`] rounds; what became of each. One still there
+    /// after the last round is reported kept.
     async fn revoke_all(&self, user: &Principal) -> Result<Vec<Revoked>, AdminError> {
         let mut report: Vec<Revoked> = Vec::new();
-        for _ in 0..ROUNDS {
+        for round in 0..=ROUNDS {
             let left = self.connections.grants().all(Some(user)).await?;
             if left.is_empty() {
                 break;
             }
-            let done = self.revoke(super::revoke::Plan(left)).await?;
+            let done = if round == ROUNDS {
+                left.iter()
+                    .map(|(key, found)| Revoked {
+                        connection: Listed::of(key, found),
+                        outcome: Outcome::Kept,
+                    })
+                    .collect()
+            } else {
+                self.revoke(super::revoke::Plan(left)).await?
+            };
             // A connection tried again replaces what an earlier round said of it.
             for each in done {
                 let id = &each.connection.connection_id;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use crate::connections::Connections;
 use crate::flows::FlowBackend;
-use crate::grants::{Grant, GrantKey, State};
+use crate::grants::{Found, GrantKey, State};
 use crate::identity::Principal;
 use crate::ids::ProviderId;
 use crate::limits::CounterBackend;
@@ -77,21 +77,25 @@ impl Admin {
             .selected(filter)
             .await?
             .iter()
-            .map(|(key, grant)| Listed::of(key, grant))
+            .map(|(key, found)| Listed::of(key, found))
             .collect())
     }
 
     /// The grants `filter` selects, once its provider is known to be configured.
-    async fn selected(&self, filter: &Filter) -> Result<Vec<(GrantKey, Grant)>, AdminError> {
+    async fn selected(&self, filter: &Filter) -> Result<Vec<(GrantKey, Found)>, AdminError> {
         if let Some(provider) = &filter.provider {
             self.check_provider(provider)?;
         }
         let all = self.connections.grants().all(filter.user.as_ref()).await?;
         Ok(all
             .into_iter()
-            .filter(|(key, grant)| {
+            .filter(|(key, found)| {
+                let state = match found {
+                    Found::Opened(grant) => Some(grant.state),
+                    Found::Unreadable(_) => None,
+                };
                 filter.provider.as_ref().is_none_or(|p| *p == key.provider)
-                    && filter.state.is_none_or(|s| s == grant.state)
+                    && filter.state.is_none_or(|s| Some(s) == state)
             })
             .collect())
     }

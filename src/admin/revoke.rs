@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{Admin, AdminError, Listed, describe};
 use crate::connections::{Disconnected, EndedBy, Revocation};
-use crate::grants::{Grant, GrantKey};
+use crate::grants::{Found, Grant, GrantKey};
 use crate::identity::Principal;
 use crate::ids::ProviderId;
 use crate::store::StoreError;
@@ -27,6 +27,8 @@ pub enum Outcome {
     RemovedKeyForgotten,
     /// Removed; its provider is no longer configured, so it was not revoked there.
     RemovedNotConfigured,
+    /// Removed; its tokens did not open (a key no longer in the ring), so it was not revoked.
+    RemovedUnreadable,
     /// Kept: a refresh held it the whole time, or it changed meanwhile; run again.
     Kept,
     /// Already gone when its turn came.
@@ -66,6 +68,9 @@ impl Outcome {
             Self::RemovedNotConfigured => {
                 "removed; its provider is not configured, so it was not revoked there".into()
             }
+            Self::RemovedUnreadable => {
+                "removed; its tokens did not open, so it was not revoked at the provider".into()
+            }
             Self::Kept => "kept: it was in use or changed meanwhile; run the command again".into(),
             Self::Gone => "already gone".into(),
         }
@@ -81,7 +86,7 @@ pub struct Revoked {
 }
 
 /// The connections a revocation will end, checked before anything changes.
-pub struct Plan(pub(super) Vec<(GrantKey, Grant)>);
+pub struct Plan(pub(super) Vec<(GrantKey, Found)>);
 
 impl Plan {
     pub fn listed(&self) -> Vec<Listed> {
@@ -116,10 +121,19 @@ impl Admin {
     /// Ends each connection of `plan`, one after the other.
     pub async fn revoke(&self, plan: Plan) -> Result<Vec<Revoked>, StoreError> {
         let mut done = Vec::with_capacity(plan.0.len());
-        for (key, grant) in plan.0 {
-            let outcome = self.end(&key, &grant).await?;
+        for (key, found) in plan.0 {
+            let outcome = match &found {
+                Found::Opened(grant) => self.end(&key, grant).await?,
+                Found::Unreadable(row) => {
+                    let grants = self.connections.grants();
+                    match grants.remove_unreadable(&key, row.version).await? {
+                        true => Outcome::RemovedUnreadable,
+                        false => Outcome::Kept,
+                    }
+                }
+            };
             done.push(Revoked {
-                connection: Listed::of(&key, &grant),
+                connection: Listed::of(&key, &found),
                 outcome,
             });
         }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::grants::{Grant, GrantKey};
+use crate::grants::{Found, GrantKey, GrantRow};
 use crate::ids::ConnectionId;
 use crate::outbox::rfc3339;
 
@@ -16,7 +16,8 @@ pub struct Listed {
     pub provider: String,
     /// The provider's id and name of the account (none at providers without accounts).
     pub account: Option<AccountView>,
-    /// `active`, `refresh_failing` or `needs_reauth`.
+    /// `active`, `refresh_failing` or `needs_reauth`; `unreadable` for a row whose tokens do
+    /// not open (sealed under a key no longer in the ring).
     pub state: &'static str,
     /// Why the state is not `active`.
     pub reason: Option<String>,
@@ -33,21 +34,43 @@ pub struct AccountView {
 }
 
 impl Listed {
-    pub(super) fn of(key: &GrantKey, grant: &Grant) -> Self {
+    pub(super) fn of(key: &GrantKey, found: &Found) -> Self {
+        match found {
+            Found::Opened(grant) => Self {
+                connection_id: grant.connection_id.clone(),
+                issuer: key.principal.issuer.clone(),
+                subject: key.principal.subject.clone(),
+                provider: key.provider.to_string(),
+                account: grant.tokens.account.as_ref().map(|a| AccountView {
+                    id: a.id.as_str().to_owned(),
+                    name: a.name.clone(),
+                }),
+                state: grant.state.as_str(),
+                reason: grant.health.reason.clone(),
+                scopes: grant.tokens.scopes.clone(),
+                connected_at: rfc3339(grant.created_at),
+                last_used_at: (grant.used_at > 0).then(|| rfc3339(grant.used_at)),
+            },
+            Found::Unreadable(row) => Self::unreadable(key, row),
+        }
+    }
+
+    /// What a row whose tokens do not open still says.
+    fn unreadable(key: &GrantKey, row: &GrantRow) -> Self {
         Self {
-            connection_id: grant.connection_id.clone(),
+            connection_id: crate::grants::connection_id(key, &row.connection_id),
             issuer: key.principal.issuer.clone(),
             subject: key.principal.subject.clone(),
             provider: key.provider.to_string(),
-            account: grant.tokens.account.as_ref().map(|a| AccountView {
-                id: a.id.as_str().to_owned(),
-                name: a.name.clone(),
+            account: key.account.as_ref().map(|id| AccountView {
+                id: id.as_str().to_owned(),
+                name: String::new(),
             }),
-            state: grant.state.as_str(),
-            reason: grant.health.reason.clone(),
-            scopes: grant.tokens.scopes.clone(),
-            connected_at: rfc3339(grant.created_at),
-            last_used_at: (grant.used_at > 0).then(|| rfc3339(grant.used_at)),
+            state: "unreadable",
+            reason: Some("its tokens do not open with the keys in the ring".into()),
+            scopes: row.scopes.split_whitespace().map(str::to_owned).collect(),
+            connected_at: rfc3339(row.created_at),
+            last_used_at: (row.used_at > 0).then(|| rfc3339(row.used_at)),
         }
     }
 }

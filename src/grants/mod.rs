@@ -173,6 +173,23 @@ impl Grant {
     }
 }
 
+/// A stored grant as an operator's command finds it.
+#[derive(Debug, Clone)]
+pub enum Found {
+    Opened(Box<Grant>),
+    /// Its tokens do not open (sealed under a key no longer in the ring, or damaged).
+    Unreadable(Box<GrantRow>),
+}
+
+impl Found {
+    pub fn created_at(&self) -> i64 {
+        match self {
+            Self::Opened(grant) => grant.created_at,
+            Self::Unreadable(row) => row.created_at,
+        }
+    }
+}
+
 /// Grants with their tokens sealed at rest.
 #[derive(Clone)]
 pub struct Grants {
@@ -230,30 +247,44 @@ impl Grants {
     }
 
     /// Every grant, or every grant of `principal`, by person, provider and connection time:
-    /// for operators.
+    /// for operators. A row whose tokens do not open is found too ([`Found::Unreadable`]), so
+    /// it can be listed and removed.
     #[tracing::instrument(target = "grantry::spans", name = "grants.all", skip_all, fields(
         otel.name = "grants all", db.system.name = self.backend.system(),
         db.operation.name = "all", db.collection.name = "grants"))]
     pub async fn all(
         &self,
         principal: Option<&Principal>,
-    ) -> Result<Vec<(GrantKey, Grant)>, StoreError> {
-        let mut grants = Vec::new();
+    ) -> Result<Vec<(GrantKey, Found)>, StoreError> {
+        let mut found: Vec<(GrantKey, Found)> = Vec::new();
         for (key, row) in self.backend.all(principal).await? {
-            let grant = self.open(&key, row)?;
-            grants.push((key, grant));
+            let each = match self.open(&key, row.clone()) {
+                Ok(grant) => Found::Opened(Box::new(grant)),
+                Err(_) => Found::Unreadable(Box::new(row)),
+            };
+            found.push((key, each));
         }
-        grants.sort_by_cached_key(|(key, grant)| {
+        found.sort_by_cached_key(|(key, each)| {
             let who = &key.principal;
             let at = key.provider.to_string();
             (
                 who.issuer.clone(),
                 who.subject.clone(),
                 at,
-                grant.created_at,
+                each.created_at(),
             )
         });
-        Ok(grants)
+        Ok(found)
+    }
+
+    /// Removes a row whose tokens do not open, if it still has `version`: no event (there is
+    /// nothing to say it held), no revocation (there is no token to revoke with).
+    pub async fn remove_unreadable(
+        &self,
+        key: &GrantKey,
+        version: i64,
+    ) -> Result<bool, StoreError> {
+        self.backend.delete_if_version(key, version, &[]).await
     }
 
     /// Where a sign-in to `account` at `provider` is stored: over the principal's grant for
@@ -361,7 +392,7 @@ impl Grants {
 
 /// A connection's id: the row's, or for rows written before ids were kept, one derived from
 /// the key (stable, and no more revealing than the key's tag).
-pub(crate) fn connection_id(key: &GrantKey, stored: &str) -> ConnectionId {
+pub fn connection_id(key: &GrantKey, stored: &str) -> ConnectionId {
     if stored.is_empty() {
         ConnectionId::stored(format!("conn_{}", &key.tag()[..22]))
     } else {

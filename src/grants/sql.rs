@@ -64,15 +64,21 @@ macro_rules! sql_grants {
                 &self,
                 principal: Option<&Principal>,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
-                let (issuer, subject) = principal.map_or(("", ""), |p| (&*p.issuer, &*p.subject));
-                let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants \
-                     WHERE $1 = '' OR (principal_iss = $1 AND principal_sub = $2)"
-                )))
-                .bind(issuer)
-                .bind(subject)
-                .fetch_all(&self.pool)
-                .await?;
+                let select = format!(
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants"
+                );
+                let records: Vec<GrantRecord> = match principal {
+                    None => sqlx::query_as(sqlx::AssertSqlSafe(select))
+                        .fetch_all(&self.pool)
+                        .await?,
+                    Some(p) => sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                        "{select} WHERE principal_iss = $1 AND principal_sub = $2"
+                    )))
+                    .bind(&p.issuer)
+                    .bind(&p.subject)
+                    .fetch_all(&self.pool)
+                    .await?,
+                };
                 records.into_iter().map(GrantRecord::into_parts).collect()
             }
 

@@ -32,6 +32,7 @@ use super::auth::ToolScopeCheck;
 use super::describe;
 use super::dispatch::Dispatch;
 use super::handler::McpHandler;
+use super::headers::MCP_METHOD;
 use super::held;
 use super::jsonrpc::{self, ErrorCode, ReplyTo, RequestId, RpcError};
 use super::legacy::{self, Opening, Sessions, Streams};
@@ -96,10 +97,13 @@ impl Edge {
             Ok(bytes) => bytes,
             Err(refusal) => return refusal,
         };
-        if !crate::telemetry::enabled() {
+        // A legacy-era request (no `Mcp-Method`) goes to rmcp, whose session would keep the
+        // span of the request that opened it for all its calls: its calls get spans of their
+        // own (`spans::legacy_call`).
+        if !crate::telemetry::enabled() || !parts.headers.contains_key(&MCP_METHOD) {
             return self.answer_read(parts, bytes).await;
         }
-        let span = super::spans::request(&parts, &bytes);
+        let span = super::spans::request(&parts, &bytes, |name| self.modern.knows_tool(name));
         let response = self
             .answer_read(parts, bytes)
             .instrument(span.clone())

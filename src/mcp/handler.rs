@@ -171,6 +171,12 @@ impl ServerHandler for McpHandler {
             let unknown = RpcError::invalid_params(format!("Unknown tool: {}", params.name));
             return Err(to_rmcp_error(unknown));
         };
+        let span = crate::telemetry::enabled().then(|| {
+            super::spans::legacy_call(
+                ctx.extensions.get::<http::request::Parts>(),
+                entry.listed.name(),
+            )
+        });
         let call = ToolCall {
             principal,
             tool: entry.listed.clone(),
@@ -182,7 +188,11 @@ impl ServerHandler for McpHandler {
             capabilities: declared(&ctx).for_presence(presence(&ctx)),
             era: Era::Legacy(LegacyCall::new(ctx, self.notices.clone())),
         };
-        match self.dispatch.call(call).await {
+        let answer = match span {
+            Some(span) => tracing::Instrument::instrument(self.dispatch.call(call), span).await,
+            None => self.dispatch.call(call).await,
+        };
+        match answer {
             Ok(answer) => to_rmcp_answer(answer),
             Err(error) => Err(to_rmcp_error(error)),
         }

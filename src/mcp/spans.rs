@@ -25,20 +25,22 @@ struct Params {
     meta: Option<MetaContext>,
 }
 
-/// The span of one request to `/mcp`, its parent the caller's context.
-pub(super) fn request(parts: &Parts, body: &Bytes) -> tracing::Span {
-    // A body that is not JSON-RPC (a GET stream, a refusal to come) still gets its span.
+/// The span of one request to `/mcp` of this era, its parent the caller's context. Named by
+/// its method among those grantry knows (else `other`) and, for `tools/call`, by the tool if
+/// it is one of this server's: nothing a caller writes freely names a span.
+pub(super) fn request(
+    parts: &Parts,
+    body: &Bytes,
+    known_tool: impl Fn(&str) -> bool,
+) -> tracing::Span {
+    // A body that is not JSON-RPC (a refusal to come) still gets its span.
     let head: Head = serde_json::from_slice(body).unwrap_or_default();
-    let method = if head.method.is_empty() {
-        parts.method.as_str()
-    } else {
-        head.method.as_str()
-    };
+    let method = crate::metrics::method_label(Some(&head.method));
     let tool = head
         .params
         .name
         .as_deref()
-        .filter(|_| method == "tools/call");
+        .filter(|name| method == "tools/call" && known_tool(name));
     let who = parts.extensions.get::<Principal>().map(Principal::tag);
     let span = tracing::info_span!(
         target: "grantry::spans",
@@ -56,6 +58,28 @@ pub(super) fn request(parts: &Parts, body: &Bytes) -> tracing::Span {
         otel.status_code = Empty,
     );
     propagate::continue_trace(&span, head.params.meta.as_ref(), &parts.headers);
+    span
+}
+
+/// The span of a legacy-era (2025-11-25) `tools/call`, made where rmcp hands the call over
+/// (the session's requests have no span of their own): the caller's context from its
+/// headers.
+pub(super) fn legacy_call(parts: Option<&Parts>, tool: &str) -> tracing::Span {
+    let who = parts
+        .and_then(|p| p.extensions.get::<Principal>())
+        .map(Principal::tag);
+    let span = tracing::info_span!(
+        target: "grantry::spans",
+        "mcp",
+        otel.name = %format_args!("tools/call {tool}"),
+        otel.kind = "server",
+        mcp.method.name = "tools/call",
+        gen_ai.tool.name = tool,
+        enduser.pseudo.id = who,
+    );
+    if let Some(parts) = parts {
+        propagate::continue_trace(&span, None, &parts.headers);
+    }
     span
 }
 

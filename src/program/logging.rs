@@ -41,7 +41,12 @@ pub(super) fn init(format: LogFormat, traces: Option<&Traces>) {
     };
     // Global filters, not per-layer ones: per-layer filtering lost events here after
     // filtered-out `log` records (sqlx's), so the audit line of a callback went missing.
-    let spans = traces.map(|t| tracing_opentelemetry::layer().with_tracer(t.tracer()));
+    // Only grantry's own spans are exported (not other crates' spans, nor log events).
+    let spans = traces.map(|t| {
+        tracing_opentelemetry::layer()
+            .with_tracer(t.tracer())
+            .with_filter(filter_fn(|meta| meta.target() == telemetry::TARGET))
+    });
     tracing_subscriber::registry()
         .with(filter)
         .with(cap_rmcp)

@@ -79,9 +79,10 @@ pub(crate) fn revoke_in_background(http: &reqwest::Client, provider: &Provider, 
         Some(refresh) => (refresh.clone(), true),
         None => (tokens.access_token.clone(), false),
     };
-    tokio::spawn(async move {
+    let revoking = async move {
         if let Err(e) = revoke(&http, &provider, &token, is_refresh).await {
             tracing::warn!(provider = %provider.id, error = %e, "orphaned tokens not revoked");
         }
-    });
+    };
+    tokio::spawn(tracing::Instrument::in_current_span(revoking));
 }

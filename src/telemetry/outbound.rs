@@ -1,6 +1,8 @@
 //! A request grantry makes (to a provider, to a webhook endpoint) as a client span: its
-//! method, the host it went to and the status it got, with the trace context passed on in its
-//! headers. The URL's path and query are left out: a revocation may carry a token in its query.
+//! method, whom it was for and the status it got, with the trace passed on in its
+//! `traceparent`. The URL is left out: a revocation may carry a token in its query, and a
+//! per-site API's host names the person's company. The caller's `tracestate` (its vendors'
+//! data) is not passed on to third parties.
 
 use tracing::Instrument;
 use tracing::field::Empty;
@@ -29,7 +31,6 @@ pub async fn send(
         otel.name = %format_args!("{} {}", request.method(), peer.role),
         otel.kind = "client",
         http.request.method = %request.method(),
-        server.address = request.url().host_str().unwrap_or_default(),
         grantry.peer.role = peer.role,
         grantry.peer.name = peer.name,
         http.response.status_code = Empty,
@@ -37,6 +38,7 @@ pub async fn send(
         otel.status_code = Empty,
     );
     super::propagate::inject(&span, request.headers_mut());
+    request.headers_mut().remove("tracestate");
     let answer = client.execute(request).instrument(span.clone()).await;
     match &answer {
         Ok(response) => {

@@ -8,6 +8,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::support::fake_providers::Fake;
+use crate::support::legacy::LegacySession;
 use crate::support::mcp::url_and_form;
 use crate::support::otlp::Collector;
 use crate::support::{Browser, Mcp, Server, leaks};
@@ -166,6 +167,31 @@ async fn a_sign_in_and_a_call_are_traced_through_the_store_and_the_provider() {
         .await;
     let request = the(&in_trace(&spans, &header_trace), "tools/call list_invoices");
     assert_eq!(request["parent_span_id"], header_caller);
+
+    // A legacy-era session's call gets a request span of its own (not the `initialize`'s).
+    let session = LegacySession::open(&server.mcp_url(), None, url_and_form()).await;
+    let answer = session
+        .call_tool("list_invoices", json!({"provider": "xero"}))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.raw);
+    let spans = collector
+        .wait_until(|s| {
+            let legacy: Vec<&Value> = named(s, "tools/call list_invoices")
+                .into_iter()
+                .filter(|span| span["parent_span_id"] == "")
+                .collect();
+            legacy.iter().any(|call| {
+                let tool = in_trace(s, call["trace_id"].as_str().unwrap());
+                tool.iter().any(|t| {
+                    t["name"] == "tool list_invoices" && t["parent_span_id"] == call["span_id"]
+                })
+            })
+        })
+        .await;
+    assert!(
+        named(&spans, "initialize").is_empty(),
+        "a legacy request has no span of its own: {spans:#?}"
+    );
 
     // No attribute holds a secret this test met; the suite's leak scan searches them too.
     let exported = serde_json::to_string_pretty(&spans).unwrap();

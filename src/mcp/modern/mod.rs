@@ -83,6 +83,11 @@ struct ResourceAnswers {
 }
 
 impl Modern {
+    /// Whether `name` is a tool this server lists (what a span may be named by).
+    pub(crate) fn knows_tool(&self, name: &str) -> bool {
+        self.registry.find(name).is_some()
+    }
+
     pub(crate) fn new(
         hosts: AllowedHosts,
         origins: AllowedOrigins,

@@ -18,7 +18,9 @@ for i = 1, 3 do
   if head then break end
 end
 if not head then return 0 end
-local data = cjson.decode(cjson.decode(head).body).data
+-- A record or body that is not JSON is no one's we can tell: left as it is.
+local ok, data = pcall(function() return cjson.decode(cjson.decode(head).body).data end)
+if not ok then return 0 end
 local who = type(data) == 'table' and data.principal
 if type(who) ~= 'table' or who.iss ~= ARGV[1] or who.sub ~= ARGV[2] then return 0 end
 local removed = 0
