@@ -293,14 +293,17 @@ def traces(args, work, servers):
                        core=LOAD_CORE)
     servers.append(collector)
     connections = args.connections[-1]
-    kinds = [("off", None, ()), ("on", None, ("--otlp-endpoint", collector.base))]
+    on = ("--otlp-endpoint", collector.base)
+    kinds = [("off", None, (), {}), ("on", None, on, {})]
     if args.baseline_bin:
-        kinds.insert(0, ("before", args.baseline_bin, ()))
+        kinds.insert(0, ("before", args.baseline_bin, (), {}))
+    if os.environ.get("BENCH_TRACES_UNSAMPLED"):
+        kinds.append(("unsampled", None, on, {"OTEL_TRACES_SAMPLER": "always_off"}))
     for store in args.stores:
         instances = {}
-        for label, program, extra in kinds:
-            server = grantry(store, work, False, fresh_store(store, work, f"traces-{label}"),
-                             f"traces-{label}", extra, program=program)
+        for label, program, extra, env in kinds:
+            server = grantry(store, work, False, fresh_store(store, work, f"traces_{label}"),
+                             f"traces_{label}", extra, env=env, program=program)
             servers.append(server)
             sign_in(server)
             instances[label] = server

@@ -26,16 +26,8 @@ impl Dispatch {
         Self { state, extension }
     }
 
-    /// Runs one call to its answer, in its span when traces are on.
+    /// Runs one call to its answer.
     pub(crate) async fn call(&self, call: ToolCall) -> Result<CallAnswer, RpcError> {
-        if !crate::telemetry::enabled() {
-            return self.run(call).await;
-        }
-        let span = super::spans::tool_call(call.tool.name());
-        tracing::Instrument::instrument(self.run(call), span).await
-    }
-
-    async fn run(&self, call: ToolCall) -> Result<CallAnswer, RpcError> {
         let tool = match &call.tool {
             Listed::Own(tool) => *tool,
             Listed::Added(name) => return self.added(name, &call).await,

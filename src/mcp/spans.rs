@@ -1,5 +1,7 @@
 //! The spans of `/mcp` (only made when traces are on): one per request, named by its JSON-RPC
-//! method, continuing the caller's trace from `_meta` or the headers; one per tool call.
+//! method and, for `tools/call`, its tool (as OpenTelemetry's MCP conventions name the server
+//! span of a tool call: it is the tool call's span), continuing the caller's trace from
+//! `_meta` or the headers.
 
 use axum::body::Bytes;
 use axum::http::request::Parts;
@@ -9,20 +11,22 @@ use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::telemetry::propagate::{self, MetaContext};
 
-/// What a span needs of a request's body: the method, a tool's name, `_meta`'s context.
+/// What a span needs of a request's body: the method, a tool's name, `_meta`'s context
+/// (borrowed where the JSON has no escapes; else the span goes without).
 #[derive(Default, serde::Deserialize)]
-struct Head {
-    #[serde(default)]
-    method: String,
-    #[serde(default)]
-    params: Params,
+struct Head<'a> {
+    #[serde(default, borrow)]
+    method: Option<&'a str>,
+    #[serde(default, borrow)]
+    params: Params<'a>,
 }
 
 #[derive(Default, serde::Deserialize)]
-struct Params {
-    name: Option<String>,
-    #[serde(rename = "_meta")]
-    meta: Option<MetaContext>,
+struct Params<'a> {
+    #[serde(default, borrow)]
+    name: Option<&'a str>,
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<MetaContext<'a>>,
 }
 
 /// The span of one request to `/mcp` of this era, its parent the caller's context. Named by
@@ -34,12 +38,11 @@ pub(super) fn request(
     known_tool: impl Fn(&str) -> bool,
 ) -> tracing::Span {
     // A body that is not JSON-RPC (a refusal to come) still gets its span.
-    let head: Head = serde_json::from_slice(body).unwrap_or_default();
-    let method = crate::metrics::method_label(Some(&head.method));
+    let head: Head<'_> = serde_json::from_slice(body).unwrap_or_default();
+    let method = crate::metrics::method_label(head.method);
     let tool = head
         .params
         .name
-        .as_deref()
         .filter(|name| method == "tools/call" && known_tool(name));
     let who = parts.extensions.get::<Principal>().map(Principal::tag);
     let span = tracing::info_span!(
@@ -90,15 +93,4 @@ pub(super) fn answered(span: &tracing::Span, status: u16, outcome: Outcome) {
     if status >= 500 {
         span.record("otel.status_code", "ERROR");
     }
-}
-
-/// The span of one tool call, inside its request's.
-pub(super) fn tool_call(name: &str) -> tracing::Span {
-    tracing::info_span!(
-        target: "grantry::spans",
-        "tool",
-        otel.name = %format_args!("tool {name}"),
-        gen_ai.tool.name = name,
-        gen_ai.operation.name = "execute_tool",
-    )
 }

@@ -13,27 +13,31 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The trace context a request carries in `_meta`.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
-pub struct MetaContext {
-    pub traceparent: Option<String>,
-    pub tracestate: Option<String>,
+pub struct MetaContext<'a> {
+    #[serde(default, borrow)]
+    pub traceparent: Option<&'a str>,
+    #[serde(default, borrow)]
+    pub tracestate: Option<&'a str>,
 }
 
 /// Makes `span` continue the caller's trace: `_meta`'s context if it has a valid one, else the
 /// headers'. A span with neither starts a trace of its own. Call before the span is entered.
-pub fn continue_trace(span: &tracing::Span, meta: Option<&MetaContext>, headers: &http::HeaderMap) {
+pub fn continue_trace(
+    span: &tracing::Span,
+    meta: Option<&MetaContext<'_>>,
+    headers: &http::HeaderMap,
+) {
     if !super::enabled() {
         return;
     }
     let propagator = TraceContextPropagator::new();
-    let from_meta = meta
-        .and_then(|m| m.traceparent.as_ref().map(|parent| (parent, m)))
-        .map(|(parent, m)| {
-            let mut carrier = HashMap::from([("traceparent".to_owned(), parent.clone())]);
-            if let Some(state) = &m.tracestate {
-                carrier.insert("tracestate".to_owned(), state.clone());
-            }
-            propagator.extract(&carrier)
-        });
+    let from_meta = meta.and_then(|m| {
+        let mut carrier = HashMap::from([("traceparent".to_owned(), String::from(m.traceparent?))]);
+        if let Some(state) = m.tracestate {
+            carrier.insert("tracestate".to_owned(), String::from(state));
+        }
+        Some(propagator.extract(&carrier))
+    });
     let parent = from_meta
         .filter(has_span)
         .unwrap_or_else(|| propagator.extract(&HeaderExtractor(headers)));
