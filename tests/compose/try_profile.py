@@ -43,10 +43,28 @@ def main(resolved_path):
             fail(f"{name}'s login client is not one Dex knows, with its secret")
         if f"{public}/login/callback" not in login["redirectURIs"]:
             fail(f"Dex does not allow {public}/login/callback for grantry's login")
-        if f"{public}/mcp" not in clients:
+        audience = clients.get(f"{public}/mcp")
+        if audience is None:
             fail(f"Dex has no audience client for {public}/mcp")
+        token_client(dex, clients, audience)
     accepted_by_grantry(services["grantry-a"]["environment"])
     print("try profile: dex, balancer and replicas agree; grantry accepts the settings")
+
+
+def token_client(dex, clients, audience):
+    """What docs/deployment.md's token request needs of Dex: `mcp-client` with its secret,
+    trusted by the audience, and the password grant checked by the local users."""
+    client = clients.get("mcp-client")
+    if client is None or client.get("secret") != "try-mcp-client-secret":
+        fail("Dex has no mcp-client with the secret docs/deployment.md uses")
+    if "mcp-client" not in audience.get("trustedPeers", []):
+        fail("the MCP audience does not trust mcp-client: its tokens could not name it")
+    oauth2 = dex.get("oauth2", {})
+    if "password" not in oauth2.get("grantTypes", []) or oauth2.get("passwordConnector") != "local":
+        fail("Dex's password grant is off: the documented token request would be refused")
+    users = [u["email"] for u in dex.get("staticPasswords", [])]
+    if "alice@example.com" not in users:
+        fail("Dex has no alice@example.com")
 
 
 def accepted_by_grantry(environment):

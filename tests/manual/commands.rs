@@ -28,6 +28,11 @@ const COVERED: &[(&str, &str)] = &[
     ),
     ("docker", "the compose stage validates docker-compose.yml"),
     (
+        "curl",
+        "the try profile's token request: not runnable here (no container engine runs Dex); \
+         the compose stage checks the client, secret, grant and audience it names",
+    ),
+    (
         "claude",
         "not runnable here; the grantry command it is given is checked",
     ),
