@@ -29,11 +29,6 @@ impl Forgotten {
             || self.sign_in_attempts + self.legacy_sessions + self.rate_counters > 0
             || self.webhook_deliveries > 0
     }
-
-    /// Whether some connection is still stored (it changed under every round).
-    pub fn connections_left(&self) -> bool {
-        self.connections.iter().any(|c| !c.outcome.removed())
-    }
 }
 
 impl Admin {

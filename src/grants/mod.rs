@@ -7,13 +7,15 @@
 //! row's key in the associated data), writes a row with the events of its change in one store
 //! write ([`mod@write`]), reads the rows the keep-alive is due to look at ([`schedule`]), and tells
 //! waiting retries when a grant lands ([`events`]; across replicas by PostgreSQL
-//! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]).
+//! `LISTEN/NOTIFY`, [`bus_postgres`], or Redis pub/sub, [`bus_redis`]), and reads every
+//! row, openable or not, for the operators' commands ([`operators`]).
 
 pub(crate) mod bus_postgres;
 pub(crate) mod bus_redis;
 pub(crate) mod events;
 pub(crate) mod health;
 mod key;
+mod operators;
 mod record;
 pub(crate) mod redis;
 mod redis_scripts;
@@ -34,6 +36,7 @@ use crate::store::StoreError;
 pub use events::{EventBus, GrantEvents};
 pub use health::{Health, ReauthReason, State};
 pub use key::GrantKey;
+pub use operators::Found;
 pub use schedule::{Due, Reschedule};
 pub use write::Stored;
 
@@ -173,23 +176,6 @@ impl Grant {
     }
 }
 
-/// A stored grant as an operator's command finds it.
-#[derive(Debug, Clone)]
-pub enum Found {
-    Opened(Box<Grant>),
-    /// Its tokens do not open (sealed under a key no longer in the ring, or damaged).
-    Unreadable(Box<GrantRow>),
-}
-
-impl Found {
-    pub fn created_at(&self) -> i64 {
-        match self {
-            Self::Opened(grant) => grant.created_at,
-            Self::Unreadable(row) => row.created_at,
-        }
-    }
-}
-
 /// Grants with their tokens sealed at rest.
 #[derive(Clone)]
 pub struct Grants {
@@ -244,47 +230,6 @@ impl Grants {
         };
         grants.sort_by_cached_key(|(_, g)| order(g));
         Ok(grants)
-    }
-
-    /// Every grant, or every grant of `principal`, by person, provider and connection time:
-    /// for operators. A row whose tokens do not open is found too ([`Found::Unreadable`]), so
-    /// it can be listed and removed.
-    #[tracing::instrument(target = "grantry::spans", name = "grants.all", skip_all, fields(
-        otel.name = "grants all", db.system.name = self.backend.system(),
-        db.operation.name = "all", db.collection.name = "grants"))]
-    pub async fn all(
-        &self,
-        principal: Option<&Principal>,
-    ) -> Result<Vec<(GrantKey, Found)>, StoreError> {
-        let mut found: Vec<(GrantKey, Found)> = Vec::new();
-        for (key, row) in self.backend.all(principal).await? {
-            let each = match self.open(&key, row.clone()) {
-                Ok(grant) => Found::Opened(Box::new(grant)),
-                Err(_) => Found::Unreadable(Box::new(row)),
-            };
-            found.push((key, each));
-        }
-        found.sort_by_cached_key(|(key, each)| {
-            let who = &key.principal;
-            let at = key.provider.to_string();
-            (
-                who.issuer.clone(),
-                who.subject.clone(),
-                at,
-                each.created_at(),
-            )
-        });
-        Ok(found)
-    }
-
-    /// Removes a row whose tokens do not open, if it still has `version`: no event (there is
-    /// nothing to say it held), no revocation (there is no token to revoke with).
-    pub async fn remove_unreadable(
-        &self,
-        key: &GrantKey,
-        version: i64,
-    ) -> Result<bool, StoreError> {
-        self.backend.delete_if_version(key, version, &[]).await
     }
 
     /// Where a sign-in to `account` at `provider` is stored: over the principal's grant for
