@@ -1,7 +1,7 @@
 //! Audit events: who (a principal tag), which provider, which flow (hashed), what happened.
 //! Written to the log under the target `grantry::audit`; never a token, code, cookie or secret.
 
-use crate::identity::Principal;
+use crate::identity::{McpClient, Principal};
 use crate::ids::ProviderId;
 use crate::seal::digest;
 
@@ -12,19 +12,23 @@ pub(crate) struct Audit<'a> {
     pub provider: Option<&'a ProviderId>,
     /// A raw flow id; only its hash is written.
     pub flow_id: Option<&'a str>,
+    /// The MCP client a connection was used through.
+    pub client: Option<&'a McpClient>,
 }
 
 impl Audit<'_> {
     /// Something worth keeping a record of (a sign-in started, a grant stored).
     pub(crate) fn notice(&self, event: &'static str, detail: &str) {
         let (principal, provider, flow) = self.fields();
-        tracing::info!(target: "grantry::audit", event, principal, provider, flow, detail, "audit");
+        let client = self.client.map(McpClient::label).unwrap_or_default();
+        tracing::info!(target: "grantry::audit", event, principal, provider, flow, client, detail, "audit");
     }
 
     /// Something that may be an attack (an identity mismatch, a reused state).
     pub(crate) fn alarm(&self, event: &'static str, detail: &str) {
         let (principal, provider, flow) = self.fields();
-        tracing::warn!(target: "grantry::audit", event, principal, provider, flow, detail, "security event");
+        let client = self.client.map(McpClient::label).unwrap_or_default();
+        tracing::warn!(target: "grantry::audit", event, principal, provider, flow, client, detail, "security event");
     }
 
     fn fields(&self) -> (String, String, String) {

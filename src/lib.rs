@@ -28,6 +28,7 @@
 //! | | [`limits`] | rate limits counted in the store, shared by the replicas |
 //! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them; a bounded number per opener |
 //! | | [`audit`] | audit events: hashed ids, never a secret |
+//! | | [`blocklist`] | the MCP clients an operator refused the use of connections to, re-read by each replica every few seconds |
 //! | identity | [`identity`] | who is calling: the principal `(issuer, subject)`, whether a person is behind its token, and the token's scopes; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
 //! | settings | [`config`] | every option declared once (flag, variable, TOML key, default), typed and checked at start |
 //! | providers | [`providers`] | the catalog (built-in billing providers), the OAuth client, revocation, one invoice adapter per provider API; provider ids |
@@ -54,6 +55,7 @@
 pub mod access;
 pub mod admin;
 pub(crate) mod audit;
+pub mod blocklist;
 pub mod config;
 pub mod connect;
 pub mod connections;

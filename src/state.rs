@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::blocklist::Blocklist;
 use crate::config::Config;
 use crate::connections::Connections;
 use crate::demo::DemoProvider;
@@ -34,6 +35,8 @@ pub struct Inner {
     pub outbox: Arc<dyn crate::outbox::OutboxBackend>,
     /// Rung when this replica writes an event, so its deliverer sends it at once.
     pub outbox_wake: Arc<tokio::sync::Notify>,
+    /// The MCP clients refused the use of connections (see [`crate::blocklist`]).
+    pub blocklist: Blocklist,
     pub demo: Option<DemoProvider>,
     /// Places for requests held open, shared fairly by principal (keyed by the principal's
     /// tag): retries waiting for a sign-in, and legacy-era GET streams.

@@ -1,22 +1,26 @@
 //! What an operator does to connections and people from the command line (`grantry
-//! connections`, `grantry users`): see what is connected ([`Admin::list`]), revoke it
-//! ([`Admin::revoke`]), and erase a person ([`Admin::forget`]). Each works on any store, through
+//! connections`, `grantry users`, `grantry clients`): see what is connected ([`Admin::list`]),
+//! revoke it ([`Admin::revoke`]), erase a person ([`Admin::forget`]), and refuse one MCP
+//! client the use of connections ([`Admin::block`]). Each works on any store, through
 //! the same services the routes use, so a revocation writes its lifecycle event and asks the
 //! provider exactly as a person's own disconnect does.
 //!
 //! Bad input changes nothing: the provider and the person are checked before anything is
 //! written ([`AdminError`] says which, with the exit code the command ends with).
 
+mod clients;
 mod forget;
 mod revoke;
 mod view;
 
+pub use clients::BlockedView;
 pub use forget::Forgotten;
 pub use revoke::{Outcome, Revoked};
 pub use view::Listed;
 
 use std::sync::Arc;
 
+use crate::blocklist::BlocklistBackend;
 use crate::connections::Connections;
 use crate::flows::FlowBackend;
 use crate::grants::{Found, GrantKey, State};
@@ -37,6 +41,9 @@ pub enum AdminError {
     /// The person has nothing here (or nothing at that provider).
     #[error("nothing is stored for {0}")]
     UnknownUser(String),
+    /// `clients unblock` of a client that is not blocked.
+    #[error("the client `{0}` is not blocked")]
+    NotBlocked(String),
     #[error("the store: {0}")]
     Store(#[from] StoreError),
 }
@@ -46,7 +53,7 @@ impl AdminError {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::UnknownProvider { .. } => 2,
-            Self::UnknownUser(_) => 3,
+            Self::UnknownUser(_) | Self::NotBlocked(_) => 3,
             Self::Store(_) => 1,
         }
     }
@@ -68,6 +75,7 @@ pub struct Admin {
     pub sessions: Arc<dyn SessionBackend>,
     pub counters: Arc<dyn CounterBackend>,
     pub outbox: Arc<dyn OutboxBackend>,
+    pub blocklist: Arc<dyn BlocklistBackend>,
 }
 
 impl Admin {

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::grants::{Found, GrantKey, GrantRow};
+use crate::identity::{ClientView, McpClient};
 use crate::ids::ConnectionId;
 use crate::outbox::rfc3339;
 
@@ -25,6 +26,9 @@ pub struct Listed {
     pub connected_at: String,
     /// When a tool last used it (none: not since uses were recorded).
     pub last_used_at: Option<String>,
+    /// The MCP client it was last used through (`verified`: the client its access token was
+    /// issued to; else only the name the client gave itself).
+    pub last_used_by: Option<ClientView>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -50,6 +54,7 @@ impl Listed {
                 scopes: grant.tokens.scopes.clone(),
                 connected_at: rfc3339(grant.created_at),
                 last_used_at: (grant.used_at > 0).then(|| rfc3339(grant.used_at)),
+                last_used_by: grant.used_by.as_ref().map(McpClient::view),
             },
             Found::Unreadable(row) => Self::unreadable(key, row),
         }
@@ -71,6 +76,9 @@ impl Listed {
             scopes: row.scopes.split_whitespace().map(str::to_owned).collect(),
             connected_at: rfc3339(row.created_at),
             last_used_at: (row.used_at > 0).then(|| rfc3339(row.used_at)),
+            last_used_by: McpClient::from_stored(&row.used_by)
+                .as_ref()
+                .map(McpClient::view),
         }
     }
 }

@@ -1,5 +1,5 @@
-//! `grantry connections` and `grantry users`: the operators' commands on connections and
-//! people. Each takes the serve options (for the store, the keys and the providers) and its
+//! `grantry connections`, `grantry users` and `grantry clients`: the operators' commands on
+//! connections, people and MCP clients. Each takes the serve options (for the store, the keys and the providers) and its
 //! own.
 
 use clap::{Args, Subcommand};
@@ -9,6 +9,10 @@ use super::ServeArgs;
 /// What the operators' commands end with, in each one's `--help`.
 const EXIT_CODES: &str = "Exit codes: 0 done; 1 failed, declined, or a connection kept (in use: \
 run it again); 2 a bad argument, or --yes missing; 3 nothing stored for that person.";
+
+/// What `grantry clients` ends with.
+const CLIENT_EXIT_CODES: &str = "Exit codes: 0 done; 1 failed or declined; 2 a bad argument, or \
+--yes missing; 3 unblock of a client that is not blocked.";
 
 #[derive(Debug, Subcommand)]
 #[command(after_help = EXIT_CODES)]
@@ -28,6 +32,50 @@ pub enum UsersCommand {
     /// legacy-era session, rate counter and webhook delivery of theirs is removed; prints
     /// what was removed.
     Forget(Box<ForgetArgs>),
+}
+
+#[derive(Debug, Subcommand)]
+#[command(after_help = CLIENT_EXIT_CODES)]
+pub enum ClientsCommand {
+    /// Refuse one MCP client the use of connections: its tool calls get an error saying the
+    /// operator blocked it; no connection changes, and other clients go on working. Every
+    /// replica follows within seconds.
+    Block(Box<ClientArgs>),
+    /// Let a blocked client use connections again.
+    Unblock(Box<ClientArgs>),
+    /// List the blocked clients.
+    List(Box<BlockedListArgs>),
+}
+
+impl ClientsCommand {
+    pub fn serve_args(&self) -> &ServeArgs {
+        match self {
+            Self::Block(args) | Self::Unblock(args) => &args.serve,
+            Self::List(args) => &args.serve,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// The client id its access tokens are issued to (their `azp` or `client_id` claim, as
+    /// `connections list` shows it under last used by): only a verified id can be blocked.
+    #[arg(value_name = "CLIENT_ID")]
+    pub client_id: String,
+    #[command(flatten)]
+    pub confirm: Confirm,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct BlockedListArgs {
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub serve: ServeArgs,
 }
 
 impl ConnectionsCommand {

@@ -66,6 +66,7 @@ impl Cli {
             Some(Command::Events(events)) => Some(events.serve_args()),
             Some(Command::Connections(command)) => Some(command.serve_args()),
             Some(Command::Users(command)) => Some(command.serve_args()),
+            Some(Command::Clients(command)) => Some(command.serve_args()),
             Some(Command::Keys(KeysCommand::Generate) | Command::Bridge(_)) => None,
         }
     }
@@ -100,6 +101,10 @@ pub enum Command {
     /// Erase a person from the store (for operators; any store).
     #[command(subcommand)]
     Users(super::admin::UsersCommand),
+    /// Refuse an MCP client the use of connections, without disconnecting anything (for
+    /// operators; any store).
+    #[command(subcommand)]
+    Clients(super::admin::ClientsCommand),
     /// A local stdio MCP server for clients that cannot sign in by themselves: it forwards to
     /// a remote server, opens sign-in links in the browser and relays the server's questions.
     Bridge(Box<BridgeArgs>),

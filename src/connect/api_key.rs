@@ -137,6 +137,7 @@ fn connected(principal: &Principal, provider: &Provider) -> Response {
         principal: Some(principal),
         provider: Some(&provider.id),
         flow_id: None,
+        client: None,
     }
     .notice("grant.stored", "API key checked and stored");
     crate::metrics::sign_in(&provider.id, "completed");

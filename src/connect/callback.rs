@@ -100,6 +100,7 @@ async fn complete_claimed(
         principal: Some(&flow.principal),
         provider: Some(&flow.provider),
         flow_id: Some(&flow.id),
+        client: None,
     };
     match &outcome {
         Ok(_) => audit.notice("grant.stored", "grant stored"),

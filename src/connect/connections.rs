@@ -20,7 +20,7 @@ use super::{csrf, login, security_event};
 use crate::connections::{Connection, EndedBy};
 use crate::grants::{Grant, State as Health};
 use crate::identity::oidc::CONNECTIONS_PATH;
-use crate::identity::{Identity, Principal};
+use crate::identity::{Identity, McpClient, Principal};
 use crate::outbox::rfc3339;
 use crate::providers::Provider;
 use crate::state::AppState;
@@ -62,10 +62,14 @@ async fn list(state: &AppState, principal: &Principal, notice: Option<&str>) -> 
     };
     let now = unix_now();
     let connect = connect_links(state, principal, &connected, now);
-    let rows: Vec<ConnectionRow> = connected
-        .into_iter()
-        .map(|c| row(state, principal, c.provider, c.grant, now))
-        .collect();
+    let mut rows: Vec<ConnectionRow> = Vec::with_capacity(connected.len());
+    for c in connected {
+        let used_by = used_by(state, c.grant.used_by.as_ref()).await;
+        rows.push(ConnectionRow {
+            used_by,
+            ..row(state, principal, c.provider, c.grant, now)
+        });
+    }
     pages::render(
         StatusCode::OK,
         &ConnectionsPage {
@@ -128,9 +132,28 @@ fn row(
         health,
         connected_since: rfc3339(grant.created_at),
         last_used: when(grant.used_at),
+        used_by: None,
         expires_at: grant.health.hard_expires_at.map(rfc3339),
         reconnect: sign_in_link(state, principal, provider, now),
         disconnect: format!("{CONNECTIONS_PATH}/{}/disconnect", grant.connection_id),
+    }
+}
+
+/// The client a connection was last used through, in the reader's words: a name only the
+/// client gave is marked so, a client the operator blocked too.
+async fn used_by(state: &AppState, client: Option<&McpClient>) -> Option<String> {
+    let client = client?;
+    let name = [("client", client.name())];
+    if !client.is_verified() {
+        return Some(ui::t_with("connections-client-declared", &name));
+    }
+    match state.blocklist.is_blocked(client.name()).await {
+        Ok(true) => Some(ui::t_with("connections-client-blocked", &name)),
+        Ok(false) => Some(client.name().to_owned()),
+        Err(e) => {
+            tracing::warn!(error = %e, "the blocklist could not be read for the connections page");
+            Some(client.name().to_owned())
+        }
     }
 }
 

@@ -98,6 +98,7 @@ pub(super) async fn continue_to_provider(
         principal: Some(&flow.principal),
         provider: Some(&flow.provider),
         flow_id: Some(&flow.id),
+        client: None,
     }
     .notice("connect.started", "sign-in started");
     crate::metrics::sign_in(&flow.provider, "started");

@@ -72,6 +72,8 @@ pub(crate) struct ConnectionRow {
     pub health: String,
     pub connected_since: String,
     pub last_used: Option<String>,
+    /// The MCP client it was last used through, in the reader's words.
+    pub used_by: Option<String>,
     pub expires_at: Option<String>,
     /// A fresh connect link for the same provider: the same connection, signed in again.
     pub reconnect: String,

@@ -26,6 +26,7 @@ pub(super) async fn already_used(state: &AppState, flow: &Flow, headers: &Header
         principal: Some(&flow.principal),
         provider: Some(&flow.provider),
         flow_id: Some(&flow.id),
+        client: None,
     };
     let now = unix_now();
     match flow.status {

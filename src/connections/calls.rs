@@ -8,6 +8,7 @@ use std::future::Future;
 
 use super::tokens::{Access, TokenKeeper, Trigger};
 use crate::grants::{Grant, GrantKey, ReauthReason};
+use crate::identity::McpClient;
 use crate::providers::invoice::ApiError;
 use crate::providers::{Account, Provider};
 use crate::store::StoreError;
@@ -31,14 +32,15 @@ pub enum Called<T> {
 const ATTEMPTS: usize = 3;
 
 impl TokenKeeper {
-    /// Calls `api` with the token (and account) of the grant `key`, as the module says.
-    /// `read`: the grant as the caller just read it (`Some(None)`: none stored), for the
-    /// first try, which then reads nothing.
+    /// Calls `api` with the token (and account) of the grant `key`, as the module says, for a
+    /// call through `client`. `read`: the grant as the caller just read it (`Some(None)`:
+    /// none stored), for the first try, which then reads nothing.
     pub async fn call<T, F, Fut>(
         &self,
         provider: &Provider,
         key: &GrantKey,
         mut read: Option<Option<Grant>>,
+        client: Option<&McpClient>,
         mut api: F,
     ) -> Result<Called<T>, StoreError>
     where
@@ -51,15 +53,16 @@ impl TokenKeeper {
                 Some(grant) => grant,
                 None => self.grants().get(key).await?,
             };
-            let (token, account, version) = match self.access_with(provider, key, grant).await? {
-                Access::Token {
-                    token,
-                    account,
-                    version,
-                } => (token, account, version),
-                Access::SignInNeeded(why) => return Ok(Called::SignInNeeded(why)),
-                Access::Unavailable(_) => return Ok(Called::Unavailable(None)),
-            };
+            let (token, account, version) =
+                match self.access_with(provider, key, grant, client).await? {
+                    Access::Token {
+                        token,
+                        account,
+                        version,
+                    } => (token, account, version),
+                    Access::SignInNeeded(why) => return Ok(Called::SignInNeeded(why)),
+                    Access::Unavailable(_) => return Ok(Called::Unavailable(None)),
+                };
             match api(token, account).await {
                 Ok(answer) => return Ok(Called::Done(answer)),
                 // The provider no longer takes the token before its expiry: refresh once.

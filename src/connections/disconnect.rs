@@ -130,6 +130,7 @@ async fn remove_and_revoke(
         principal: Some(&key.principal),
         provider: Some(&provider.id),
         flow_id: None,
+        client: grant.used_by.as_ref(),
     }
     .notice("grant.removed", by.reason());
     let others_remain = !state

@@ -12,6 +12,7 @@ use super::schedule::next_look;
 use crate::access::scope_list;
 use crate::config::webhooks::EndpointName;
 use crate::grants::{Grant, GrantKey, Grants, Health, ReauthReason, State, Stored};
+use crate::identity::McpClient;
 use crate::ids::ConnectionId;
 use crate::outbox::{Delivery, Event, rfc3339};
 use crate::providers::Provider;
@@ -134,7 +135,16 @@ impl Lifecycle {
             ),
             used_at: old.as_ref().map_or(0, |o| o.used_at),
         };
-        let data = event_data(key, &connection_id, tokens, State::Active, &health);
+        let used_by = old
+            .as_ref()
+            .and_then(|o| McpClient::from_stored(&o.used_by));
+        let data = event_data(
+            key,
+            &connection_id,
+            tokens,
+            (State::Active, &health),
+            used_by.as_ref(),
+        );
         let mut events = self.deliveries(kind, key, data.clone(), now);
         let previous = old.as_ref().map(|o| scope_list(&o.scopes));
         let changed = previous.filter(|before| !same_scopes(before, &tokens.scopes));
@@ -144,9 +154,9 @@ impl Lifecycle {
             events.extend(self.deliveries(EventKind::ScopesChanged, key, data, now));
         }
         self.grants.put(key, &stored, &events).await?;
-        self.written(kind, key);
+        self.written(kind, key, used_by.as_ref());
         if changed.is_some() {
-            self.written(EventKind::ScopesChanged, key);
+            self.written(EventKind::ScopesChanged, key, used_by.as_ref());
         }
         self.grants.events().notify(key).await;
         Ok(())
@@ -267,24 +277,38 @@ impl Lifecycle {
             key,
             &previous.connection_id,
             &previous.tokens,
-            previous.state,
-            &previous.health,
+            (previous.state, &previous.health),
+            previous.used_by.as_ref(),
         );
         data["state"] = json!("disconnected");
         data["reason"] = json!(reason);
         let events = self.deliveries(EventKind::Disconnected, key, data, now);
         let done = self.grants.remove(key, previous.version, &events).await?;
         if done {
-            self.written(EventKind::Disconnected, key);
+            self.written(EventKind::Disconnected, key, previous.used_by.as_ref());
         }
         Ok(done)
     }
 
-    /// Records, in the background, that a tool used the grant last used at `used_at` (at
-    /// most every few minutes: most calls write nothing).
-    pub fn record_use(&self, key: &GrantKey, used_at: i64, now: i64) {
-        if now - used_at >= TOUCH_EVERY_SECS {
-            self.grants.touch_in_background(key, now);
+    /// Records, in the background, that a tool used `grant` through `client`: at once when
+    /// the client is another than last time, else at most every few minutes (most calls
+    /// write nothing).
+    pub fn record_use(&self, key: &GrantKey, grant: &Grant, client: Option<&McpClient>, now: i64) {
+        let another_client = grant.used_by.as_ref() != client;
+        if another_client {
+            crate::audit::Audit {
+                principal: Some(&key.principal),
+                provider: Some(&key.provider),
+                flow_id: None,
+                client,
+            }
+            .notice(
+                "connection.used_by",
+                "connection used through another MCP client",
+            );
+        }
+        if another_client || now - grant.used_at >= TOUCH_EVERY_SECS {
+            self.grants.touch_in_background(key, now, client);
         }
     }
 
@@ -326,8 +350,8 @@ impl Lifecycle {
                     key,
                     &previous.connection_id,
                     tokens,
-                    change.state,
-                    &change.health,
+                    (change.state, &change.health),
+                    previous.used_by.as_ref(),
                 );
                 self.deliveries(kind, key, data, now)
             }
@@ -338,7 +362,7 @@ impl Lifecycle {
             .replace(key, previous.version, &stored, &events)
             .await?;
         if let (true, Some(kind)) = (done, change.kind) {
-            self.written(kind, key);
+            self.written(kind, key, previous.used_by.as_ref());
         }
         Ok(done)
     }
@@ -353,13 +377,15 @@ impl Lifecycle {
         .deliveries(&self.settings.endpoints)
     }
 
-    /// After an event's write: counted, audited, and this replica's deliverer woken.
-    fn written(&self, kind: EventKind, key: &GrantKey) {
+    /// After an event's write: counted, audited (with the client the connection was last
+    /// used through), and this replica's deliverer woken.
+    fn written(&self, kind: EventKind, key: &GrantKey, used_by: Option<&McpClient>) {
         crate::metrics::lifecycle_event(kind.as_str());
         crate::audit::Audit {
             principal: Some(&key.principal),
             provider: Some(&key.provider),
             flow_id: None,
+            client: used_by,
         }
         .notice(kind.as_str(), "connection lifecycle event");
         self.settings.wake.notify_one();
@@ -377,13 +403,13 @@ fn signed_in(provider: &Provider, now: i64) -> Health {
     }
 }
 
-/// What every event says about its connection.
+/// What every event says about its connection, and the MCP client it was last used through.
 fn event_data(
     key: &GrantKey,
     connection_id: &ConnectionId,
     tokens: &TokenSet,
-    state: State,
-    health: &Health,
+    (state, health): (State, &Health),
+    used_by: Option<&McpClient>,
 ) -> Value {
     json!({
         "connection_id": connection_id,
@@ -395,6 +421,7 @@ fn event_data(
         "reason": health.reason,
         "attempt_count": health.failures,
         "hard_expires_at": health.hard_expires_at.map(rfc3339),
+        "last_used_by": used_by.map(McpClient::view),
     })
 }
 

@@ -31,7 +31,7 @@ pub use tokens::{Access, TokenKeeper};
 use std::future::Future;
 
 use crate::grants::{Grant, GrantEvents, GrantKey, Grants};
-use crate::identity::Principal;
+use crate::identity::{McpClient, Principal};
 use crate::providers::adapters::Api;
 use crate::providers::invoice::ApiError;
 use crate::providers::{Account, Catalog, Provider, Upstream};
@@ -225,11 +225,12 @@ impl Connections {
 
     /// Calls a provider's API with the token (and account) of the grant `chosen`: refreshed
     /// first if it is about to expire, once more after a 401 (see [`calls`]). `api` makes
-    /// the call with [`Self::api`].
+    /// the call with [`Self::api`]. The use is recorded with the `client` it came through.
     pub(crate) async fn call<T, F, Fut>(
         &self,
         provider: &Provider,
         chosen: &ChosenGrant,
+        client: Option<&McpClient>,
         api: F,
     ) -> Result<Called<T>, StoreError>
     where
@@ -237,7 +238,9 @@ impl Connections {
         Fut: Future<Output = Result<T, ApiError>>,
     {
         let read = chosen.read.clone().map(|grant| grant.map(|g| *g));
-        self.keeper.call(provider, &chosen.key, read, api).await
+        self.keeper
+            .call(provider, &chosen.key, read, client, api)
+            .await
     }
 
     /// The adapters' view of one provider call: this token, for this account, at `provider`.

@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use super::lifecycle::Lifecycle;
 use crate::grants::{Grant, GrantKey, Grants, ReauthReason, State};
+use crate::identity::McpClient;
 use crate::leases::LeaseBackend;
 use crate::providers::oauth::{self, TokenError};
 use crate::providers::{Account, Provider, SignIn, revocation};
@@ -82,15 +83,17 @@ impl TokenKeeper {
         key: &GrantKey,
     ) -> Result<Access, StoreError> {
         let grant = self.grants().get(key).await?;
-        self.access_with(provider, key, grant).await
+        self.access_with(provider, key, grant, None).await
     }
 
-    /// As [`Self::access_token`], with the grant as just read (`None`: none stored).
+    /// As [`Self::access_token`], with the grant as just read (`None`: none stored), for a
+    /// use through `client`.
     pub(crate) async fn access_with(
         &self,
         provider: &Provider,
         key: &GrantKey,
         grant: Option<Grant>,
+        client: Option<&McpClient>,
     ) -> Result<Access, StoreError> {
         let Some(grant) = grant else {
             return Ok(Access::SignInNeeded(None));
@@ -98,7 +101,7 @@ impl TokenKeeper {
         if !grant.is_usable() {
             return Ok(signed_out(&grant));
         }
-        self.lifecycle.record_use(key, grant.used_at, unix_now());
+        self.lifecycle.record_use(key, &grant, client, unix_now());
         if is_fresh(&grant) {
             return Ok(token(grant));
         }

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::identity::Principal;
+use crate::identity::{McpClient, Principal};
 use crate::ids::{AccountId, ConnectionId, ProviderId};
 use crate::outbox::Delivery;
 use crate::providers::oauth::TokenSet;
@@ -62,6 +62,9 @@ pub struct GrantRow {
     pub keepalive_at: i64,
     /// When a tool last used it (0: not since it was recorded).
     pub used_at: i64,
+    /// The MCP client it was last used through ([`McpClient::stored`]; '' for none). Only
+    /// [`GrantBackend::touch`] writes it: a sign-in or a refresh keeps it.
+    pub used_by: String,
 }
 
 /// How many grants each key seals.
@@ -109,8 +112,9 @@ pub trait GrantBackend: Send + Sync {
         version: i64,
         events: &[Delivery],
     ) -> Result<bool, StoreError>;
-    /// Records a use at `at` (no new version: it changes no token and no state).
-    async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError>;
+    /// Records a use at `at` through `by` (no new version: it changes no token and no
+    /// state), unless a later one is recorded.
+    async fn touch(&self, key: &GrantKey, at: i64, by: &str) -> Result<(), StoreError>;
     /// Moves the keep-alive's next look at each grant to its time while its row still has the
     /// version given (no new version), in one write (a transaction, a pipeline).
     async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError>;
@@ -153,6 +157,8 @@ pub struct Grant {
     pub state: State,
     pub health: Health,
     pub used_at: i64,
+    /// The MCP client it was last used through, if one was recorded.
+    pub used_by: Option<McpClient>,
 }
 
 impl Grant {
@@ -280,6 +286,7 @@ impl Grants {
             state,
             health: Health::from_json(&row.health),
             used_at: row.used_at,
+            used_by: McpClient::from_stored(&row.used_by),
         })
     }
 

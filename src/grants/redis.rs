@@ -199,6 +199,7 @@ fn row_from_hash(mut h: HashMap<String, String>) -> Result<GrantRow, StoreError>
         health: h.remove("health").unwrap_or_else(|| "{}".into()),
         keepalive_at: h.remove("keepalive_at").map_or(Ok(1), number)?,
         used_at: h.remove("used_at").map_or(Ok(0), number)?,
+        used_by: h.remove("used_by").unwrap_or_default(),
     })
 }
 
@@ -302,11 +303,12 @@ impl GrantBackend for RedisGrants {
         Ok(removed == 1)
     }
 
-    async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError> {
+    async fn touch(&self, key: &GrantKey, at: i64, by: &str) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         redis::Script::new(TOUCH)
             .key(self.key(key))
             .arg(at)
+            .arg(by)
             .invoke_async::<()>(&mut conn)
             .await?;
         Ok(())

@@ -45,7 +45,9 @@ redis.call('SREM', KEYS[4], KEYS[1])
 
 pub(super) const TOUCH: &str = r"
 local used = redis.call('HGET', KEYS[1], 'used_at')
-if used and tonumber(used) < tonumber(ARGV[1]) then redis.call('HSET', KEYS[1], 'used_at', ARGV[1]) end
+if used and tonumber(used) <= tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[1], 'used_at', ARGV[1], 'used_by', ARGV[2])
+end
 ";
 
 pub(super) const RESCHEDULE: &str = r"

@@ -12,7 +12,8 @@ use crate::outbox::Delivery;
 use crate::outbox::sql::write_with_events;
 use crate::store::StoreError;
 
-/// The columns of a [`GrantRow`], in its order.
+/// The columns a write gives a [`GrantRow`], in its order (a read adds `used_by`, which only
+/// `touch` writes).
 const ROW: &str = "tokens_sealed, access_expires_at, scopes, version, created_at, updated_at, \
                    key_id, connection_id, state, health, keepalive_at, used_at";
 const KEY: &str = "principal_iss = $1 AND principal_sub = $2 AND provider = $3 AND account = $4";
@@ -32,7 +33,7 @@ macro_rules! sql_grants {
 
             async fn get(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
                 let row = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT {ROW} FROM grants WHERE {KEY}"
+                    "SELECT {ROW}, used_by FROM grants WHERE {KEY}"
                 )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
@@ -49,8 +50,8 @@ macro_rules! sql_grants {
                 provider: &ProviderId,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
                 let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants \
-                     WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3"
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW}, used_by \
+                     FROM grants WHERE principal_iss = $1 AND principal_sub = $2 AND provider = $3"
                 )))
                 .bind(&principal.issuer)
                 .bind(&principal.subject)
@@ -65,7 +66,8 @@ macro_rules! sql_grants {
                 principal: Option<&Principal>,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
                 let select = format!(
-                    "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants"
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW}, used_by \
+                     FROM grants"
                 );
                 let records: Vec<GrantRecord> = match principal {
                     None => sqlx::query_as(sqlx::AssertSqlSafe(select))
@@ -162,15 +164,16 @@ macro_rules! sql_grants {
                     .bind(version)))
             }
 
-            async fn touch(&self, key: &GrantKey, at: i64) -> Result<(), StoreError> {
+            async fn touch(&self, key: &GrantKey, at: i64, by: &str) -> Result<(), StoreError> {
                 sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "UPDATE grants SET used_at = $5 WHERE {KEY} AND used_at < $5"
+                    "UPDATE grants SET used_at = $5, used_by = $6 WHERE {KEY} AND used_at <= $5"
                 )))
                 .bind(&key.principal.issuer)
                 .bind(&key.principal.subject)
                 .bind(key.provider.as_str())
                     .bind(AccountId::text(key.account.as_ref()))
                 .bind(at)
+                .bind(by)
                 .execute(&self.pool)
                 .await?;
                 Ok(())
@@ -202,7 +205,7 @@ macro_rules! sql_grants {
                 limit: usize,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
                 let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT principal_iss, principal_sub, provider, account, {ROW} FROM grants \
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW}, used_by FROM grants \
                      WHERE keepalive_at > 0 AND keepalive_at <= $1 ORDER BY keepalive_at LIMIT $2"
                 )))
                 .bind(now)
@@ -234,7 +237,7 @@ macro_rules! sql_grants {
                 limit: usize,
             ) -> Result<Vec<(GrantKey, GrantRow)>, StoreError> {
                 let records: Vec<GrantRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT principal_iss, principal_sub, provider, account, {ROW} \
+                    "SELECT principal_iss, principal_sub, provider, account, {ROW}, used_by \
                      FROM grants WHERE key_id <> $1 LIMIT $2"
                 )))
                 .bind(key_id)

@@ -5,6 +5,7 @@
 
 use super::health::{Health, State};
 use super::{GrantKey, GrantRow, Grants};
+use crate::identity::McpClient;
 use crate::ids::ConnectionId;
 use crate::outbox::Delivery;
 use crate::providers::oauth::TokenSet;
@@ -79,11 +80,13 @@ impl Grants {
         self.backend.delete_if_version(key, version, events).await
     }
 
-    /// Records a use at `at`, in the background (no new version: no token or state changes).
-    pub fn touch_in_background(&self, key: &GrantKey, at: i64) {
+    /// Records a use at `at` through `by`, in the background (no new version: no token or
+    /// state changes).
+    pub fn touch_in_background(&self, key: &GrantKey, at: i64, by: Option<&McpClient>) {
         let (backend, key) = (self.backend.clone(), key.clone());
+        let by = by.map(McpClient::stored).unwrap_or_default();
         tokio::spawn(async move {
-            if let Err(e) = backend.touch(&key, at).await {
+            if let Err(e) = backend.touch(&key, at, &by).await {
                 tracing::debug!(error = %e, grant = %key.tag(), "recording a use failed");
             }
         });
@@ -104,6 +107,7 @@ impl Grants {
             health: stored.health.to_json(),
             keepalive_at: stored.keepalive_at,
             used_at: stored.used_at,
+            used_by: String::new(), // not written: see GrantRow::used_by
         }
     }
 }

@@ -6,6 +6,7 @@
 //! carries a bearer token from the configured issuer ([`oidc`]) and a browser carries a
 //! [`session`] cookie from a login at that issuer.
 
+mod client;
 pub mod oidc;
 pub mod session;
 
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, IdentityMode};
 use crate::seal::{Sealer, digest};
+pub use client::{ClientView, McpClient};
 pub use oidc::{BearerError, DiscoveryError, Oidc};
 
 /// The issuer of the single `dev` principal.
@@ -40,7 +42,14 @@ pub struct McpCaller {
     pub presence: Presence,
     /// The scopes the access token holds; `None` where identity grants none (`dev`).
     pub scopes: Option<GrantedScopes>,
+    /// The client the token was issued to, as the issuer vouched (`None` in `dev`, or where
+    /// the token names none).
+    pub client: Option<VerifiedClient>,
 }
+
+/// The id of the client an access token was issued to (`azp`, else `client_id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedClient(pub String);
 
 /// The scopes an MCP access token was granted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,6 +122,7 @@ impl Identity {
                 principal: dev_principal(),
                 presence: Presence::Person,
                 scopes: None,
+                client: None,
             }),
             Identity::Oidc(oidc) => oidc.authenticate(headers).await,
         }

@@ -45,6 +45,9 @@ pub(crate) async fn admit(state: &AppState, request: &mut Request) -> Result<(),
     }
     let extensions = request.extensions_mut();
     extensions.insert(caller.presence);
+    if let Some(client) = caller.client {
+        extensions.insert(client);
+    }
     if let Some(scopes) = caller.scopes {
         extensions.insert(scopes);
     }

@@ -12,8 +12,9 @@ use super::request::{Era, ToolCall};
 use super::results::CallAnswer;
 use super::rounds::plain_call::{LegacyAnswer, PlainCall};
 use super::rounds::{self};
+use crate::audit::Audit;
 use crate::state::AppState;
-use crate::tools::{Mode, ToolError};
+use crate::tools::{Mode, ToolError, ToolResult};
 
 /// Built once at start; shared by every call.
 pub(crate) struct Dispatch {
@@ -32,9 +33,13 @@ impl Dispatch {
             Listed::Own(tool) => *tool,
             Listed::Added(name) => return self.added(name, &call).await,
         };
+        if let Some(refusal) = self.refusal(&call).await? {
+            return Ok(refusal.into());
+        }
         let state = &self.state;
         let ToolCall {
             principal,
+            client,
             arguments,
             retry,
             capabilities,
@@ -43,12 +48,12 @@ impl Dispatch {
         } = call;
         match (tool.mode(), era) {
             (Mode::Plain, Era::Modern(_)) => {
-                PlainCall::new(state, &principal, tool, &arguments)
+                PlainCall::new(state, &principal, client.as_ref(), tool, &arguments)
                     .run(&retry, capabilities)
                     .await
             }
             (Mode::Plain, Era::Legacy(session)) => {
-                let call = PlainCall::new(state, &principal, tool, &arguments);
+                let call = PlainCall::new(state, &principal, client.as_ref(), tool, &arguments);
                 match call.run_legacy(capabilities).await? {
                     LegacyAnswer::Done(answer) => Ok(answer),
                     LegacyAnswer::SignIn(elicitation) => {
@@ -57,11 +62,13 @@ impl Dispatch {
                 }
             }
             (_, Era::Modern(_)) => {
-                rounds::with_rounds(state, &principal, tool, &arguments, &retry, capabilities).await
+                let caller = (&principal, client.as_ref());
+                rounds::with_rounds(state, caller, tool, &arguments, &retry, capabilities).await
             }
             (_, Era::Legacy(session)) => {
+                let caller = (&principal, client.as_ref());
                 let asked =
-                    rounds::legacy_write_access(state, &principal, tool, &arguments, capabilities);
+                    rounds::legacy_write_access(state, caller, tool, &arguments, capabilities);
                 if let Some(elicitation) = asked.await? {
                     return Err(session.sign_in_required(state, &principal, &elicitation));
                 }
@@ -72,22 +79,41 @@ impl Dispatch {
                     ..capabilities
                 };
                 let round = |retry| {
-                    let (principal, arguments) = (&principal, &arguments);
+                    let arguments = &arguments;
                     async move {
-                        rounds::with_rounds(
-                            state,
-                            principal,
-                            tool,
-                            arguments,
-                            &retry,
-                            no_url_rounds,
-                        )
-                        .await
+                        rounds::with_rounds(state, caller, tool, arguments, &retry, no_url_rounds)
+                            .await
                     }
                 };
                 session.rounds(state, retry, round).await
             }
         }
+    }
+
+    /// The answer to a call through a client the operator blocked (`grantry clients block`):
+    /// a tool error saying so, for the model to tell the person. Their connections stay.
+    async fn refusal(&self, call: &ToolCall) -> Result<Option<ToolResult>, ToolError> {
+        let Some(client) = call.client.as_ref().filter(|c| c.is_verified()) else {
+            return Ok(None);
+        };
+        if !self.state.blocklist.is_blocked(client.name()).await? {
+            return Ok(None);
+        }
+        Audit {
+            principal: Some(&call.principal),
+            client: Some(client),
+            ..Default::default()
+        }
+        .notice(
+            "client.refused",
+            "call through a blocked MCP client refused",
+        );
+        Ok(Some(ToolResult::error(format!(
+            "The operator of this connector has blocked the MCP client '{}' from using \
+             connected accounts. Nothing was done, and your connections are unchanged: use \
+             them through another client, or ask the operator to unblock this one.",
+            client.name()
+        ))))
     }
 
     /// A call of a tool the extension added.

@@ -126,7 +126,7 @@ impl Edge {
             Read::Answered(response) => response,
             Read::Call(call) => match self.scope_refusal(&parts, Some(&call.call.tool)) {
                 Some(refusal) => refusal,
-                None => self.held(call).await,
+                None => self.held(*call).await,
             },
             Read::Legacy if let Some(refusal) = self.legacy_scope_refusal(&parts, &bytes) => {
                 refusal

@@ -16,7 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::identity::{Presence, Principal};
+use crate::identity::{McpClient, Presence, Principal, VerifiedClient};
 use crate::mcp::apps::{CARD_URI, Resources};
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::describe::{self, server_description, supported_versions};
@@ -179,6 +179,7 @@ impl ServerHandler for McpHandler {
         });
         let call = ToolCall {
             principal,
+            client: client(&ctx),
             tool: entry.listed.clone(),
             arguments: params.arguments.unwrap_or_default(),
             retry: Retry {
@@ -205,6 +206,22 @@ fn declared(ctx: &RequestContext<RoleServer>) -> Capabilities {
         .and_then(|c| serde_json::to_string(&c).ok())
         .and_then(|text| Capabilities::read(&text))
         .unwrap_or_default()
+}
+
+/// The client the call came through: the one the token was issued to, else the name the
+/// session's `initialize` declared.
+fn client(ctx: &RequestContext<RoleServer>) -> Option<McpClient> {
+    let verified = ctx
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<VerifiedClient>());
+    match verified {
+        Some(VerifiedClient(id)) => Some(McpClient::Verified(id.clone())),
+        None => ctx
+            .peer
+            .peer_info()
+            .and_then(|info| McpClient::declared(&info.client_info.name)),
+    }
 }
 
 /// Whether a person is behind the caller's token, as the auth layer found it.

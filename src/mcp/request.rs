@@ -9,12 +9,15 @@ use super::legacy::session::LegacyCall;
 use super::notify::Notifier;
 use super::registry::Listed;
 use super::rounds::Retry;
-use crate::identity::Principal;
+use crate::identity::{McpClient, Principal};
 
 /// One tool call.
 pub(crate) struct ToolCall {
     /// Who called, as authentication found them.
     pub principal: Principal,
+    /// The client it came through: verified by the token where the issuer names one, else
+    /// as the client declared itself.
+    pub client: Option<McpClient>,
     /// The tool, looked up once by its name.
     pub tool: Listed,
     pub arguments: Map<String, Value>,

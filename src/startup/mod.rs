@@ -11,6 +11,7 @@ pub use stores::{Stores, open_stores, open_stores_with};
 use std::sync::Arc;
 
 use crate::admin::Admin;
+use crate::blocklist::Blocklist;
 use crate::config::Config;
 use crate::connections::{Connections, Lifecycle, LifecycleSettings, TokenKeeper};
 use crate::demo::{DemoConfig, DemoProvider};
@@ -75,6 +76,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         sessions: stores.sessions,
         outbox: stores.outbox,
         outbox_wake: wake,
+        blocklist: Blocklist::new(stores.blocklist),
         demo,
         held: crate::quota::Quota::new(
             config.max_held_retries,
@@ -194,6 +196,7 @@ pub async fn admin(config: &Config) -> Result<Admin, StartError> {
         sessions: stores.sessions,
         counters: stores.counters,
         outbox: stores.outbox,
+        blocklist: stores.blocklist,
     })
 }
 

@@ -1,8 +1,14 @@
 //! The backends of one `--store` URL: each concern's (flows, grants, rate-limit counters,
-//! leases, legacy sessions, the grant-event bus) on one pool or connection.
+//! leases, legacy sessions, the outbox, the blocklist, the grant-event bus) on one pool or
+//! connection.
 
 use std::sync::Arc;
 
+use crate::blocklist::{
+    BlocklistBackend,
+    redis::RedisBlocklist,
+    sql::{PostgresBlocklist, SqliteBlocklist},
+};
 use crate::flows::{
     FlowBackend,
     redis::RedisFlows,
@@ -52,6 +58,8 @@ pub struct Stores {
     pub sessions: Arc<dyn SessionBackend>,
     /// Lifecycle events on their way to the webhook endpoints.
     pub outbox: Arc<dyn OutboxBackend>,
+    /// The MCP clients refused the use of connections.
+    pub blocklist: Arc<dyn BlocklistBackend>,
 }
 
 /// Opens the store, brings its schema up to date, and builds every backend on it. Redis keys
@@ -81,6 +89,7 @@ async fn sqlite(url: &str) -> Result<Stores, StoreError> {
         counters: Arc::new(SqliteCounters::new(pool.clone())),
         leases: Arc::new(SqliteLeases::new(pool.clone())),
         sessions: Arc::new(SqliteSessions::new(pool.clone())),
+        blocklist: Arc::new(SqliteBlocklist::new(pool.clone())),
         outbox: Arc::new(SqliteOutbox::new(pool.clone(), pool)),
         bus: None,
     })
@@ -94,6 +103,7 @@ async fn postgres(url: &str) -> Result<Stores, StoreError> {
         counters: Arc::new(PostgresCounters::new(pool.clone())),
         leases: Arc::new(PostgresLeases::new(pool.clone())),
         sessions: Arc::new(PostgresSessions::new(pool.clone())),
+        blocklist: Arc::new(PostgresBlocklist::new(pool.clone())),
         outbox: Arc::new(PostgresOutbox::new(
             pool.clone(),
             store::postgres_relaxed_pool(url)?,
@@ -114,6 +124,7 @@ async fn redis(url: &str, prefix: &str, replication: Replication) -> Result<Stor
         counters: Arc::new(RedisCounters::new(conn.clone(), prefix)),
         leases: Arc::new(RedisLeases::new(conn.clone(), prefix, replication)),
         sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),
+        blocklist: Arc::new(RedisBlocklist::new(conn.clone(), prefix)),
         bus: Some(Arc::new(RedisBus::new(conn, prefix))),
     })
 }

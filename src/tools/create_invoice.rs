@@ -102,7 +102,7 @@ impl CreateInvoice {
         let state = call.state;
         let created = state
             .connections
-            .call(provider, chosen, |token, account| async move {
+            .call(provider, chosen, call.client, |token, account| async move {
                 let api = state.connections.api(provider, &token, account.as_ref());
                 adapters::create_invoice(&api, new, idempotency_key).await
             })

@@ -142,7 +142,7 @@ async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
     let state = call.state;
     let listed = state
         .connections
-        .call(provider, &chosen, |token, account| {
+        .call(provider, &chosen, call.client, |token, account| {
             let args = &args;
             async move {
                 let api = state.connections.api(provider, &token, account.as_ref());

@@ -27,7 +27,7 @@ pub(crate) use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Quest
 use serde_json::{Map, Value};
 
 use crate::config::Access;
-use crate::identity::Principal;
+use crate::identity::{McpClient, Principal};
 use crate::providers::ProviderId;
 use crate::state::AppState;
 
@@ -169,6 +169,8 @@ impl Tool {
 pub(crate) struct Call<'a> {
     pub state: &'a AppState,
     pub principal: &'a Principal,
+    /// The MCP client it came through, recorded with each use of a connection.
+    pub client: Option<&'a McpClient>,
     pub arguments: &'a Map<String, Value>,
     /// Set when the `account` in `arguments` is the person's answer to an earlier round
     /// (which account?), not the client's: the client's own arguments are the others.

@@ -96,14 +96,19 @@ impl VoidInvoice {
         let (state, provider, id) = (call.state, target.provider, &target.invoice_id);
         let called = state
             .connections
-            .call(provider, &target.grant, |token, account| async move {
-                let api = state.connections.api(provider, &token, account.as_ref());
-                if void {
-                    adapters::void_invoice(&api, id).await
-                } else {
-                    adapters::get_invoice(&api, id).await
-                }
-            })
+            .call(
+                provider,
+                &target.grant,
+                call.client,
+                |token, account| async move {
+                    let api = state.connections.api(provider, &token, account.as_ref());
+                    if void {
+                        adapters::void_invoice(&api, id).await
+                    } else {
+                        adapters::get_invoice(&api, id).await
+                    }
+                },
+            )
             .await?;
         let answer = match called {
             Called::Done(invoice) => return Ok(invoice),

@@ -11,101 +11,27 @@ use serde_json::{Value, json};
 
 use crate::support::dump::store_text;
 use crate::support::fake_providers::Fake;
-use crate::support::mcp::url_and_form;
-use crate::support::oidc::{self, access_token, provider, user};
+use crate::support::oidc::{self, provider};
+use crate::support::person::Person;
 use crate::support::webhooks::Receiver;
-use crate::support::{Browser, Mcp, Server, legacy, servers};
+use crate::support::{Server, legacy, servers};
 use grantry::grants::GrantKey;
-use grantry::identity::Principal;
 
 const PROVIDERS: [&str; 3] = ["quickbooks", "stripe", "xero"];
 
-/// A person signed in to grantry (a bearer token, a browser with a login session).
-struct Person {
-    subject: String,
-    mcp: Mcp,
-    browser: Browser,
-}
-
-impl Person {
-    async fn new(server: &Server, name: &str) -> Person {
-        let subject = user(name);
-        let token = access_token(
-            &provider().issuer,
-            &subject,
-            &server.mcp_url(),
-            "test-client",
-        )
-        .await;
-        Person {
-            mcp: Mcp::with_bearer(server.mcp_url(), token),
-            browser: Browser::new(),
-            subject,
-        }
+/// What erasing `person` must leave nowhere in the store: their subject, and each tag the
+/// store keys their rows by.
+fn markers(person: &Person) -> Vec<String> {
+    let principal = person.principal();
+    let mut markers = vec![
+        person.subject.clone(),
+        principal.tag(),
+        grantry::limits::principal_counter(&principal).0,
+    ];
+    for at in PROVIDERS {
+        markers.push(GrantKey::sole(&principal, &at.parse().unwrap()).owner_tag());
     }
-
-    fn principal(&self) -> Principal {
-        Principal {
-            issuer: provider().issuer.clone(),
-            subject: self.subject.clone(),
-        }
-    }
-
-    /// `--user ISSUER SUBJECT`.
-    fn user_flag(&self) -> [&str; 3] {
-        ["--user", &provider().issuer, &self.subject]
-    }
-
-    /// Connects `at` the way a person does: the tool asks, the browser signs in, the retry
-    /// completes.
-    async fn connect(&self, at: &str) {
-        let args = json!({"provider": at});
-        let first = self
-            .mcp
-            .call_tool("list_invoices", args.clone(), url_and_form())
-            .await;
-        let (link, state, key) = first.sign_in_round();
-        let page = self.browser.open_signing_in_as(&link, &self.subject).await;
-        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
-        let authorize = self.browser.continue_at(&link).await;
-        let back = self.browser.get(&authorize).await;
-        let landed = self.browser.get(&back.location().unwrap()).await;
-        assert_eq!(
-            landed.status,
-            StatusCode::SEE_OTHER,
-            "{at}: {}",
-            landed.body
-        );
-        let accepted = json!({ key: {"action": "accept"} });
-        let retry = self
-            .mcp
-            .retry("list_invoices", args, accepted, &state)
-            .await;
-        assert_eq!(retry.result()["resultType"], "complete", "{}", retry.raw);
-    }
-
-    async fn lists_invoices_at(&self, at: &str) -> bool {
-        let answer = self
-            .mcp
-            .call_tool("list_invoices", json!({"provider": at}), url_and_form())
-            .await;
-        answer.result()["resultType"] == "complete"
-    }
-
-    /// What erasing them must leave nowhere in the store: their subject, and each tag the
-    /// store keys their rows by.
-    fn markers(&self) -> Vec<String> {
-        let principal = self.principal();
-        let mut markers = vec![
-            self.subject.clone(),
-            principal.tag(),
-            grantry::limits::principal_counter(&principal).0,
-        ];
-        for at in PROVIDERS {
-            markers.push(GrantKey::sole(&principal, &at.parse().unwrap()).owner_tag());
-        }
-        markers
-    }
+    markers
 }
 
 /// The command's standard output as JSON, once it succeeded.
@@ -316,7 +242,7 @@ async fn operators_list_revoke_and_forget_people(store: &[String]) {
         dump.contains(&bob.subject),
         "the dump reads the store: {dump}"
     );
-    for marker in alice.markers() {
+    for marker in markers(&alice) {
         assert!(
             !dump.contains(&marker),
             "`{marker}` is still in the store:\n{dump}"

@@ -13,6 +13,7 @@ mod adapters;
 mod admin;
 mod api_keys;
 mod apps;
+mod attribution;
 mod brand_and_language;
 mod callback;
 mod connect_page;

@@ -1,14 +1,17 @@
-//! `grantry connections list | revoke` and `grantry users forget`: arguments checked,
-//! changes confirmed, results printed (text, or JSON with `--json`) around
-//! [`grantry::admin`]. Exit codes: 0 done, 1 failed (or declined, or a connection kept),
-//! 2 a bad argument or `--yes` missing, 3 nothing stored for that person.
+//! `grantry connections list | revoke`, `grantry users forget` and `grantry clients block |
+//! unblock | list`: arguments checked, changes confirmed, results printed (text, or JSON with
+//! `--json`) around [`grantry::admin`]. Exit codes: 0 done, 1 failed (or declined, or a
+//! connection kept), 2 a bad argument or `--yes` missing, 3 nothing stored for that person
+//! (or no such client blocked).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use grantry::admin::{Admin, AdminError, Filter, Listed, Revoked, describe};
 use grantry::config::ServeArgs;
-use grantry::config::admin::{Confirm, ConnectionsCommand, Output, UsersCommand};
+use grantry::config::admin::{
+    ClientArgs, ClientsCommand, Confirm, ConnectionsCommand, Output, UsersCommand,
+};
 use grantry::grants::State;
 use grantry::identity::Principal;
 use grantry::ids::ProviderId;
@@ -56,7 +59,7 @@ pub(crate) fn connections(command: ConnectionsCommand) -> ExitCode {
                     listed.len(),
                     describe(&user)
                 );
-                confirm(args.confirm, &what, &listed)?;
+                confirm(args.confirm, &what, &lines(&listed))?;
                 let done = admin.revoke(plan).await.map_err(AdminError::from)?;
                 print_revoked(&done, args.output);
                 kept_fails(&done)
@@ -81,7 +84,7 @@ pub(crate) fn users(command: UsersCommand) -> ExitCode {
             describe(&user),
             listed.len()
         );
-        confirm(args.confirm, &what, &listed)?;
+        confirm(args.confirm, &what, &lines(&listed))?;
         let forgotten = admin.forget(&user).await?;
         if args.output.json {
             println!("{}", to_json(&forgotten));
@@ -97,6 +100,62 @@ pub(crate) fn users(command: UsersCommand) -> ExitCode {
         }
         kept_fails(&forgotten.connections)
     })
+}
+
+pub(crate) fn clients(command: ClientsCommand) -> ExitCode {
+    let serve = command.serve_args().clone();
+    with_admin(serve, |admin| async move {
+        match command {
+            ClientsCommand::Block(args) => {
+                let id = client_id(&args)?;
+                let what = format!("refuse the MCP client `{id}` the use of every connection");
+                confirm(args.confirm, &what, &[])?;
+                let newly = admin.block(id).await?;
+                print_change(&args, if newly { "blocked" } else { "already blocked" });
+                Ok(())
+            }
+            ClientsCommand::Unblock(args) => {
+                let id = client_id(&args)?;
+                let what = format!("let the MCP client `{id}` use connections again");
+                confirm(args.confirm, &what, &[])?;
+                admin.unblock(id).await?;
+                print_change(&args, "unblocked");
+                Ok(())
+            }
+            ClientsCommand::List(args) => {
+                let blocked = admin.blocked().await?;
+                if args.output.json {
+                    println!("{}", to_json(&blocked));
+                    return Ok(());
+                }
+                for each in &blocked {
+                    println!("{} blocked={}", each.client_id, each.blocked_at);
+                }
+                Ok(())
+            }
+        }
+    })
+}
+
+/// A client id as an issuer writes one: not empty, printable, of a sane length.
+fn client_id(args: &ClientArgs) -> Result<&str, Failure> {
+    let id = args.client_id.as_str();
+    if id.is_empty() || id.len() > 255 || id.chars().any(char::is_control) {
+        return Err(bad_argument(
+            "CLIENT_ID: give the client id as its tokens carry it (1 to 255 printable characters)"
+                .into(),
+        ));
+    }
+    Ok(id)
+}
+
+fn print_change(args: &ClientArgs, done: &str) {
+    if args.output.json {
+        let change = serde_json::json!({"client_id": args.client_id, "result": done});
+        println!("{}", to_json(&change));
+    } else {
+        println!("{}: {done}", args.client_id);
+    }
 }
 
 /// Resolves the settings, builds the operators' parts, and runs `work` on them.
@@ -147,9 +206,9 @@ fn provider(id: &str) -> Result<ProviderId, Failure> {
         .map_err(|e| bad_argument(format!("--provider: `{id}` is no provider id: {e}")))
 }
 
-/// Goes ahead with `what` if `--yes` was given, or the person at the terminal says so; the
-/// connections it touches are shown first (on standard error: standard output is the result).
-fn confirm(confirm: Confirm, what: &str, listed: &[Listed]) -> Result<(), Failure> {
+/// Goes ahead with `what` if `--yes` was given, or the person at the terminal says so; what
+/// it touches (`shown`) first (on standard error: standard output is the result).
+fn confirm(confirm: Confirm, what: &str, shown: &[String]) -> Result<(), Failure> {
     if confirm.yes {
         return Ok(());
     }
@@ -160,8 +219,8 @@ fn confirm(confirm: Confirm, what: &str, listed: &[Listed]) -> Result<(), Failur
         )));
     }
     let mut err = std::io::stderr().lock();
-    for each in listed {
-        let _ = writeln!(err, "  {}", line(each));
+    for each in shown {
+        let _ = writeln!(err, "  {each}");
     }
     let _ = write!(err, "This will {what}. Go ahead? [y/N] ");
     let _ = err.flush();
@@ -208,6 +267,10 @@ fn print_revoked(done: &[Revoked], output: Output) {
     }
 }
 
+fn lines(listed: &[Listed]) -> Vec<String> {
+    listed.iter().map(line).collect()
+}
+
 /// One connection on one line.
 fn line(c: &Listed) -> String {
     let account = c
@@ -221,8 +284,13 @@ fn line(c: &Listed) -> String {
         .map(|r| format!(" ({r})"))
         .unwrap_or_default();
     let used = c.last_used_at.as_deref().unwrap_or("never");
+    let by = match &c.last_used_by {
+        Some(by) if by.verified => format!(" last_used_by={:?}", by.client),
+        Some(by) => format!(" last_used_by={:?} (unverified)", by.client),
+        None => String::new(),
+    };
     format!(
-        "{} {} {} {}{reason}{account} connected={} last_used={used} id={}",
+        "{} {} {} {}{reason}{account} connected={} last_used={used}{by} id={}",
         c.issuer, c.subject, c.provider, c.state, c.connected_at, c.connection_id
     )
 }

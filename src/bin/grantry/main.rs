@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         Some(Command::Events(command)) => events::run(command),
         Some(Command::Connections(command)) => admin::connections(command),
         Some(Command::Users(command)) => admin::users(command),
+        Some(Command::Clients(command)) => admin::clients(command),
         None => grantry::program::serve(cli.serve, None),
     }
 }

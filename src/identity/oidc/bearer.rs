@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{JwtError, Oidc};
 use crate::config::ClaimMatch;
-use crate::identity::{GrantedScopes, McpCaller, Presence, Principal};
+use crate::identity::{GrantedScopes, McpCaller, Presence, Principal, VerifiedClient};
 
 /// Why an MCP request was not authenticated; each maps to the spec's challenge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,6 +75,15 @@ impl AccessClaims {
         }
     }
 
+    /// The client the token was issued to: OpenID's `azp`, else RFC 9068's `client_id`.
+    fn client(&self) -> Option<VerifiedClient> {
+        ["azp", "client_id"]
+            .into_iter()
+            .find_map(|claim| self.other.get(claim).and_then(Value::as_str))
+            .filter(|id| !id.is_empty())
+            .map(|id| VerifiedClient(id.to_owned()))
+    }
+
     /// The scopes granted, from `scope` and `scp` together.
     fn granted(&self) -> Vec<String> {
         let mut granted: Vec<String> = Vec::new();
@@ -123,6 +132,7 @@ impl Oidc {
             return Err(BearerError::InsufficientScope);
         }
         let presence = claims.presence(&self.settings.non_interactive_claims);
+        let client = claims.client();
         Ok(McpCaller {
             principal: Principal {
                 issuer: claims.iss,
@@ -130,6 +140,7 @@ impl Oidc {
             },
             presence,
             scopes: Some(scopes),
+            client,
         })
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::envelope::Params;
 use super::{Asked, Call};
-use crate::identity::{Presence, Principal};
+use crate::identity::{McpClient, Presence, Principal, VerifiedClient};
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::{ReplyTo, RpcError};
 use crate::mcp::malformed;
@@ -57,6 +57,10 @@ impl CallParams<'_, '_> {
             .get::<Presence>()
             .copied()
             .unwrap_or_default();
+        let client = match asked.parts.extensions.get::<VerifiedClient>() {
+            Some(VerifiedClient(id)) => Some(McpClient::Verified(id.clone())),
+            None => asked.meta.client.clone(),
+        };
         let (notifier, notifications) = match entry.listed {
             Listed::Own(_) => (Notifier::silent(), None),
             Listed::Added(_) => {
@@ -68,6 +72,7 @@ impl CallParams<'_, '_> {
         };
         let call = ToolCall {
             principal,
+            client,
             tool: entry.listed.clone(),
             arguments: arguments.unwrap_or_default(),
             retry: Retry {

@@ -1,5 +1,6 @@
 //! A 2026-07-28 request's `_meta`: the protocol version and client capabilities every request
-//! must carry, and what a call's notifications need (its progress token and log level).
+//! must carry, what a call's notifications need (its progress token and log level), and the
+//! name the client declares (kept with each use of a connection, marked unverified).
 //! Clients send the same `_meta` on every request, so a text once read is remembered.
 
 use std::sync::{Arc, RwLock};
@@ -8,6 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::identity::McpClient;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::notify::LogLevel;
 
@@ -25,6 +27,15 @@ pub(super) struct Meta {
     pub log_level: Option<LogLevel>,
     /// `progressToken`, a string or an integer.
     pub progress_token: Option<Value>,
+    /// `io.modelcontextprotocol/clientInfo`'s `name`.
+    pub client: Option<McpClient>,
+}
+
+/// The part of `clientInfo` kept.
+#[derive(Deserialize)]
+struct ClientInfo<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
 }
 
 /// The members, as written.
@@ -38,6 +49,8 @@ struct Members<'a> {
     log_level: Option<&'a RawValue>,
     #[serde(rename = "progressToken", borrow, default)]
     progress_token: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
+    client_info: Option<&'a RawValue>,
 }
 
 impl Meta {
@@ -55,6 +68,9 @@ impl Meta {
             progress_token: text_of(members.progress_token)
                 .and_then(|t| serde_json::from_str::<Value>(t).ok())
                 .filter(|t| t.is_string() || t.is_i64() || t.is_u64()),
+            client: text_of(members.client_info)
+                .and_then(|c| serde_json::from_str::<ClientInfo<'_>>(c).ok())
+                .and_then(|c| McpClient::declared(&c.name)),
         }
     }
 }

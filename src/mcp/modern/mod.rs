@@ -53,7 +53,7 @@ pub(crate) enum Read {
     /// Answered at once: a refusal, a notification's 202, discovery, the tool list.
     Answered(Response),
     /// A tool call, answered when it completes (it may hold while the person signs in).
-    Call(Call),
+    Call(Box<Call>),
 }
 
 /// A tool call read, with whom it answers and the notifications it may send first.
@@ -304,7 +304,7 @@ impl Modern {
                     params,
                     capabilities,
                 };
-                return call.read(asked, to).map(Read::Call);
+                return call.read(asked, to).map(|c| Read::Call(Box::new(c)));
             }
             other => answered(
                 &to,

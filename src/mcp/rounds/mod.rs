@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use super::capabilities::Capabilities;
 use super::jsonrpc::RpcError;
 use super::results::CallAnswer;
-use crate::identity::Principal;
+use crate::identity::{McpClient, Principal};
 use crate::state::AppState;
 use crate::tools::{Call, Mode, Tool};
 use account_choice::Before;
@@ -38,28 +38,29 @@ use more_access::Gate;
 /// that is open, then the tool's own rounds at it.
 pub(crate) async fn with_rounds(
     state: &AppState,
-    principal: &Principal,
+    (principal, client): (&Principal, Option<&McpClient>),
     tool: Tool,
     arguments: &Map<String, Value>,
     retry: &Retry,
     capabilities: Capabilities,
 ) -> Result<CallAnswer, RpcError> {
-    let client = Call {
+    let asked = Call {
         state,
         principal,
+        client,
         arguments,
         chosen_account: None,
     };
     // A retry of the round asking for write access starts over once it is granted, at the
     // account it was asked at.
-    let (retry, pinned, _turn) = match more_access::after_round(&client, tool, retry).await? {
+    let (retry, pinned, _turn) = match more_access::after_round(&asked, tool, retry).await? {
         Some(Gate::Answer(answer)) => return Ok(answer),
         Some(Gate::Proceed { account, turn }) => (&Retry::default(), account, turn),
         None => (retry, None, None),
     };
     let (chosen, fresh) = match pinned {
         Some(account) => (Some(account), true),
-        None => match account_choice::before_rounds(&client, retry, capabilities).await? {
+        None => match account_choice::before_rounds(&asked, retry, capabilities).await? {
             Before::Answer(answer) => return Ok(answer),
             Before::Proceed { chosen, fresh } => (chosen, fresh),
         },
@@ -72,7 +73,7 @@ pub(crate) async fn with_rounds(
     let call = Call {
         arguments: with_account.as_ref().unwrap_or(arguments),
         chosen_account: chosen.as_ref(),
-        ..client
+        ..asked
     };
     if retry.request_state.is_none()
         && let Gate::Answer(answer) =
@@ -91,7 +92,7 @@ pub(crate) async fn with_rounds(
 /// access, when the tool writes and its connection may only read.
 pub(crate) async fn legacy_write_access(
     state: &AppState,
-    principal: &Principal,
+    (principal, client): (&Principal, Option<&McpClient>),
     tool: Tool,
     arguments: &Map<String, Value>,
     capabilities: Capabilities,
@@ -99,6 +100,7 @@ pub(crate) async fn legacy_write_access(
     let call = Call {
         state,
         principal,
+        client,
         arguments,
         chosen_account: None,
     };

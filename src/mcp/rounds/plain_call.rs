@@ -10,7 +10,7 @@ use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
 use crate::config::NoUrlElicitation;
 use crate::grants::ReauthReason;
-use crate::identity::Principal;
+use crate::identity::{McpClient, Principal};
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::CallAnswer;
@@ -29,6 +29,7 @@ pub(crate) enum LegacyAnswer {
 pub(crate) struct PlainCall<'a> {
     state: &'a AppState,
     principal: &'a Principal,
+    client: Option<&'a McpClient>,
     tool: Tool,
     arguments: &'a Map<String, Value>,
 }
@@ -38,12 +39,14 @@ impl<'a> PlainCall<'a> {
     pub(crate) fn new(
         state: &'a AppState,
         principal: &'a Principal,
+        client: Option<&'a McpClient>,
         tool: Tool,
         arguments: &'a Map<String, Value>,
     ) -> Self {
         Self {
             state,
             principal,
+            client,
             tool,
             arguments,
         }
@@ -258,6 +261,7 @@ impl<'a> PlainCall<'a> {
         tools::Call {
             state: self.state,
             principal: self.principal,
+            client: self.client,
             arguments,
             chosen_account: None,
         }

@@ -13,6 +13,7 @@ pub mod legacy;
 pub mod mcp;
 pub mod oidc;
 pub mod otlp;
+pub mod person;
 pub mod server;
 pub mod webhooks;
 pub use grantry_test_servers as servers;
