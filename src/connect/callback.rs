@@ -11,7 +11,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::CookieJar;
 use serde::Deserialize;
-use tracing::Instrument;
 
 use super::errors::PageError;
 use super::redirect::{CallbackQuery, parse_query};
@@ -53,7 +52,8 @@ pub(super) async fn handle(
     // Once claimed, the flow is seen through even if the browser goes away: a redeemed code
     // whose tokens were dropped half-way would be lost for good.
     let https = state.config.is_https();
-    let completion = complete_claimed(state, *flow, query, headers).in_current_span();
+    let completion =
+        crate::telemetry::context::carried(complete_claimed(state, *flow, query, headers));
     match tokio::spawn(completion).await {
         Ok(Ok((flow, granted))) => {
             let jar = jar.add(binding::removal(&flow.id, https));

@@ -6,7 +6,6 @@
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
-use tracing::Instrument;
 use tracing::field::Empty;
 
 use crate::telemetry::{self, propagate};
@@ -30,7 +29,7 @@ pub(super) async fn step(request: Request, next: Next) -> Response {
         http.response.status_code = Empty,
     );
     propagate::continue_trace(&span, None, request.headers());
-    let response = next.run(request).instrument(span.clone()).await;
+    let response = telemetry::context::in_request(span.clone(), next.run(request)).await;
     span.record(
         "http.response.status_code",
         i64::from(response.status().as_u16()),

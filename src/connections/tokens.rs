@@ -10,7 +10,6 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use tracing::Instrument;
 
 use tokio::time::Instant;
 
@@ -142,7 +141,7 @@ impl TokenKeeper {
                     (grant.version, trigger),
                     (lease, holder, held_until),
                 );
-                let work = tokio::spawn(refresh.in_current_span());
+                let work = tokio::spawn(crate::telemetry::context::carried(refresh));
                 return work.await.unwrap_or_else(|e| {
                     Err(StoreError::Unavailable(format!("refresh task: {e}")))
                 });

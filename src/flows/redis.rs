@@ -111,10 +111,8 @@ fn flow_from_hash(mut h: HashMap<String, String>) -> Result<Flow, StoreError> {
 
 #[async_trait]
 impl FlowBackend for RedisFlows {
-    #[tracing::instrument(target = "grantry::spans", name = "flows.insert", skip_all, fields(
-        otel.name = "flows insert", db.system.name = "redis",
-        db.operation.name = "insert", db.collection.name = "flows"))]
     async fn insert(&self, flow: &Flow) -> Result<(), StoreError> {
+        let _span = crate::telemetry::store_span("flows insert", "redis", "insert", "flows");
         let ttl = (flow.expires_at - grantry_base::clock::unix_now() + FLOW_RETENTION_SECS).max(1);
         let mut fields: Vec<(&str, String)> = vec![
             ("id", flow.id.clone()),
@@ -202,10 +200,8 @@ impl FlowBackend for RedisFlows {
         Ok(superseded)
     }
 
-    #[tracing::instrument(target = "grantry::spans", name = "flows.claim", skip_all, fields(
-        otel.name = "flows claim", db.system.name = "redis",
-        db.operation.name = "claim", db.collection.name = "flows"))]
     async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError> {
+        let _span = crate::telemetry::store_span("flows claim", "redis", "claim", "flows");
         let mut conn = self.conn.clone();
         let reply: Vec<String> = redis::Script::new(CLAIM)
             .key(self.flow_key(state_hash))
@@ -224,10 +220,8 @@ impl FlowBackend for RedisFlows {
         }
     }
 
-    #[tracing::instrument(target = "grantry::spans", name = "flows.finish", skip_all, fields(
-        otel.name = "flows finish", db.system.name = "redis",
-        db.operation.name = "finish", db.collection.name = "flows"))]
     async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError> {
+        let _span = crate::telemetry::store_span("flows finish", "redis", "finish", "flows");
         let mut conn = self.conn.clone();
         let state_hash: Option<String> = redis::cmd("GET")
             .arg(self.id_key(flow_id))

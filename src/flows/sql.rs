@@ -14,10 +14,8 @@ macro_rules! sql_flows {
 
         #[async_trait]
         impl FlowBackend for $name {
-            #[tracing::instrument(target = "grantry::spans", name = "flows.insert", skip_all, fields(
-                otel.name = "flows insert", db.system.name = $system,
-                db.operation.name = "insert", db.collection.name = "flows"))]
             async fn insert(&self, flow: &Flow) -> Result<(), StoreError> {
+                let _span = crate::telemetry::store_span("flows insert", $system, "insert", "flows");
                 sqlx::query(
                     "INSERT INTO flows (id, ticket_id, principal_iss, principal_sub, provider, \
                      verifier_sealed, state_hash, binding_hash, status, created_at, expires_at, scopes) \
@@ -40,10 +38,8 @@ macro_rules! sql_flows {
                 Ok(())
             }
 
-            #[tracing::instrument(target = "grantry::spans", name = "flows.claim", skip_all, fields(
-                otel.name = "flows claim", db.system.name = $system,
-                db.operation.name = "claim", db.collection.name = "flows"))]
             async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError> {
+                let _span = crate::telemetry::store_span("flows claim", $system, "claim", "flows");
                 let claimed: Option<FlowRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                     "UPDATE flows SET status = 'redeeming', claimed_at = $2 \
                      WHERE state_hash = $1 AND status = 'pending' AND expires_at >= $2 \
@@ -68,10 +64,8 @@ macro_rules! sql_flows {
                 }
             }
 
-            #[tracing::instrument(target = "grantry::spans", name = "flows.finish", skip_all, fields(
-                otel.name = "flows finish", db.system.name = $system,
-                db.operation.name = "finish", db.collection.name = "flows"))]
             async fn finish(&self, flow_id: &str, status: FlowStatus) -> Result<(), StoreError> {
+                let _span = crate::telemetry::store_span("flows finish", $system, "finish", "flows");
                 sqlx::query("UPDATE flows SET status = $2 WHERE id = $1")
                     .bind(flow_id)
                     .bind(status.as_str())

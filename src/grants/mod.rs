@@ -205,10 +205,9 @@ impl Grants {
 
     /// Reads and opens a grant, in any state (see [`Grant::is_usable`]). A row that does not
     /// open (wrong key, copied from another row) is an error, never a silent "not connected".
-    #[tracing::instrument(target = "grantry::spans", name = "grants.get", skip_all, fields(
-        otel.name = "grants get", db.system.name = self.backend.system(),
-        db.operation.name = "get", db.collection.name = "grants"))]
     pub async fn get(&self, key: &GrantKey) -> Result<Option<Grant>, StoreError> {
+        let _span =
+            crate::telemetry::store_span("grants get", self.backend.system(), "get", "grants");
         let Some(row) = self.backend.get(key).await? else {
             return Ok(None);
         };
@@ -216,14 +215,13 @@ impl Grants {
     }
 
     /// The grants of `principal` at `provider`, one per account, oldest connection first.
-    #[tracing::instrument(target = "grantry::spans", name = "grants.list", skip_all, fields(
-        otel.name = "grants list", db.system.name = self.backend.system(),
-        db.operation.name = "list", db.collection.name = "grants"))]
     pub async fn list(
         &self,
         principal: &Principal,
         provider: &ProviderId,
     ) -> Result<Vec<(GrantKey, Grant)>, StoreError> {
+        let _span =
+            crate::telemetry::store_span("grants list", self.backend.system(), "list", "grants");
         let mut grants = Vec::new();
         for (key, row) in self.backend.list(principal, provider).await? {
             let grant = self.open(&key, row)?;

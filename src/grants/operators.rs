@@ -26,13 +26,12 @@ impl Grants {
     /// Every grant, or every grant of `principal`, by person, provider and connection time:
     /// for operators. A row whose tokens do not open is found too ([`Found::Unreadable`]), so
     /// it can be listed and removed.
-    #[tracing::instrument(target = "grantry::spans", name = "grants.all", skip_all, fields(
-        otel.name = "grants all", db.system.name = self.backend.system(),
-        db.operation.name = "all", db.collection.name = "grants"))]
     pub async fn all(
         &self,
         principal: Option<&Principal>,
     ) -> Result<Vec<(GrantKey, Found)>, StoreError> {
+        let _span =
+            crate::telemetry::store_span("grants all", self.backend.system(), "all", "grants");
         let mut found: Vec<(GrantKey, Found)> = Vec::new();
         for (key, row) in self.backend.all(principal).await? {
             let each = match self.open(&key, row.clone()) {

@@ -35,15 +35,14 @@ impl Grants {
     }
 
     /// Inserts or replaces the row (a sign-in), with `events`.
-    #[tracing::instrument(target = "grantry::spans", name = "grants.put", skip_all, fields(
-        otel.name = "grants put", db.system.name = self.backend.system(),
-        db.operation.name = "put", db.collection.name = "grants"))]
     pub async fn put(
         &self,
         key: &GrantKey,
         stored: &Stored<'_>,
         events: &[Delivery],
     ) -> Result<(), StoreError> {
+        let _span =
+            crate::telemetry::store_span("grants put", self.backend.system(), "put", "grants");
         self.backend
             .upsert(key, &self.sealed(key, stored), events)
             .await
@@ -51,9 +50,6 @@ impl Grants {
 
     /// Replaces the row only if it still has `expected_version`, with `events`; tells
     /// whether it did.
-    #[tracing::instrument(target = "grantry::spans", name = "grants.replace", skip_all, fields(
-        otel.name = "grants replace", db.system.name = self.backend.system(),
-        db.operation.name = "replace", db.collection.name = "grants"))]
     pub async fn replace(
         &self,
         key: &GrantKey,
@@ -61,6 +57,12 @@ impl Grants {
         stored: &Stored<'_>,
         events: &[Delivery],
     ) -> Result<bool, StoreError> {
+        let _span = crate::telemetry::store_span(
+            "grants replace",
+            self.backend.system(),
+            "replace",
+            "grants",
+        );
         let row = self.sealed(key, stored);
         self.backend
             .compare_and_set(key, expected_version, &row, events)
@@ -68,15 +70,18 @@ impl Grants {
     }
 
     /// Removes the row only if it still has `version`, with `events`; tells whether it did.
-    #[tracing::instrument(target = "grantry::spans", name = "grants.remove", skip_all, fields(
-        otel.name = "grants remove", db.system.name = self.backend.system(),
-        db.operation.name = "remove", db.collection.name = "grants"))]
     pub async fn remove(
         &self,
         key: &GrantKey,
         version: i64,
         events: &[Delivery],
     ) -> Result<bool, StoreError> {
+        let _span = crate::telemetry::store_span(
+            "grants remove",
+            self.backend.system(),
+            "remove",
+            "grants",
+        );
         self.backend.delete_if_version(key, version, events).await
     }
 

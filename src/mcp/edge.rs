@@ -26,7 +26,6 @@ use futures::future::BoxFuture;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
-use tracing::Instrument;
 
 use super::auth::ToolScopeCheck;
 use super::describe;
@@ -104,10 +103,9 @@ impl Edge {
             return self.answer_read(parts, bytes).await;
         }
         let span = super::spans::request(&parts, &bytes, |name| self.modern.knows_tool(name));
-        let response = self
-            .answer_read(parts, bytes)
-            .instrument(span.clone())
-            .await;
+        let response =
+            crate::telemetry::context::in_request(span.clone(), self.answer_read(parts, bytes))
+                .await;
         super::spans::answered(&span, response.status().as_u16(), outcome(&response));
         response
     }
@@ -178,22 +176,20 @@ impl Edge {
             notifications,
         } = read;
         let dispatch = self.dispatch.clone();
-        // In the request's span however long it is held (it may go on inside an SSE body).
-        let mut answer: BoxFuture<'static, Response> = Box::pin(
-            async move {
-                match dispatch.call(call).await {
-                    Ok(answer) => jsonrpc::result_response(&reply_to, &answer, answer.outcome()),
-                    Err(error) => jsonrpc::error_response(&reply_to, &error),
-                }
+        let mut answer: BoxFuture<'static, Response> = Box::pin(async move {
+            match dispatch.call(call).await {
+                Ok(answer) => jsonrpc::result_response(&reply_to, &answer, answer.outcome()),
+                Err(error) => jsonrpc::error_response(&reply_to, &error),
             }
-            .in_current_span(),
-        );
+        });
         let mut notifications = notifications;
         let first = tokio::select! {
             response = &mut answer => return response,
             note = held::next_note(&mut notifications) => note,
             _ = tokio::time::sleep(SWITCH_TO_SSE_AFTER) => None,
         };
+        // Held on inside an SSE body: still in the request's span, however long it goes on.
+        let answer = Box::pin(crate::telemetry::context::carried(answer));
         held::as_sse(answer, notifications, first, self.keep_alive)
     }
 

@@ -190,7 +190,9 @@ impl ServerHandler for McpHandler {
             era: Era::Legacy(LegacyCall::new(ctx, self.notices.clone())),
         };
         let answer = match span {
-            Some(span) => tracing::Instrument::instrument(self.dispatch.call(call), span).await,
+            Some(span) => {
+                crate::telemetry::context::in_request(span, self.dispatch.call(call)).await
+            }
             None => self.dispatch.call(call).await,
         };
         match answer {

@@ -84,5 +84,5 @@ pub(crate) fn revoke_in_background(http: &reqwest::Client, provider: &Provider, 
             tracing::warn!(provider = %provider.id, error = %e, "orphaned tokens not revoked");
         }
     };
-    tokio::spawn(tracing::Instrument::in_current_span(revoking));
+    tokio::spawn(crate::telemetry::context::carried(revoking));
 }

@@ -2,7 +2,9 @@
 //! provider request and webhook delivery, exported as OTLP over HTTP (protobuf) when an
 //! endpoint is configured ([`Traces::start`]), and nothing at all when it is not.
 //!
-//! Every grantry span has the target [`TARGET`]. With traces off, the log filter turns that
+//! Every grantry span has the target [`TARGET`]. No span is entered: a request's span rides
+//! in a task-local, and the spans made while serving it name it as their parent
+//! ([`context`]); entering spans on every poll was most of what traces cost. With traces off, the log filter turns that
 //! target off ([`directive`]), so a span costs one disabled-callsite check and records nothing.
 //! With traces on, the caller's W3C trace context is continued ([`propagate`]: from the
 //! request's `_meta`, else its headers) and passed on to providers ([`outbound`]).
@@ -10,6 +12,7 @@
 //! Attributes never carry a token, code, state, cookie, email or subject: a person appears as
 //! the same hashed tag the audit lines use (`enduser.pseudo.id`), a URL as its host.
 
+pub mod context;
 pub mod outbound;
 pub mod propagate;
 
@@ -27,6 +30,28 @@ static ON: AtomicBool = AtomicBool::new(false);
 /// Whether spans are exported (so worth the work of extracting and injecting context).
 pub fn enabled() -> bool {
     ON.load(Ordering::Relaxed)
+}
+
+/// The span of one store operation, for as long as the caller keeps it (`let _span = …` at
+/// the top of the operation), a child of the request being served.
+pub fn store_span(
+    name: &'static str,
+    system: &'static str,
+    operation: &'static str,
+    collection: &'static str,
+) -> tracing::Span {
+    if !enabled() {
+        return tracing::Span::none();
+    }
+    tracing::info_span!(
+        target: "grantry::spans",
+        parent: context::parent(),
+        "store",
+        otel.name = name,
+        db.system.name = system,
+        db.operation.name = operation,
+        db.collection.name = collection,
+    )
 }
 
 /// The log filter's directive for grantry's spans: on at `info` when traces are exported

@@ -4,7 +4,6 @@
 //! per-site API's host names the person's company. The caller's `tracestate` (its vendors'
 //! data) is not passed on to third parties.
 
-use tracing::Instrument;
 use tracing::field::Empty;
 
 /// Whom a request is for: `provider` (API, token, revocation, metadata) or `webhook`.
@@ -27,6 +26,7 @@ pub async fn send(
     let mut request = request?;
     let span = tracing::info_span!(
         target: "grantry::spans",
+        parent: super::context::parent(),
         "outbound",
         otel.name = %format_args!("{} {}", request.method(), peer.role),
         otel.kind = "client",
@@ -39,7 +39,7 @@ pub async fn send(
     );
     super::propagate::inject(&span, request.headers_mut());
     request.headers_mut().remove("tracestate");
-    let answer = client.execute(request).instrument(span.clone()).await;
+    let answer = client.execute(request).await;
     match &answer {
         Ok(response) => {
             let status = response.status().as_u16();
