@@ -22,7 +22,7 @@ pub fn configure(args: ServeArgs) -> Result<Config, ExitCode> {
 /// Starts logging to stderr as `serve` does (for the operators' commands: their warnings and
 /// audit lines).
 pub fn start_logging(format: crate::config::LogFormat) {
-    logging::init(format, None);
+    logging::init(format);
 }
 
 /// `grantry serve`: resolves the settings, starts logging, builds the state and serves
@@ -40,7 +40,7 @@ pub fn serve(args: ServeArgs, extension: Extension) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    logging::init(config.log_format, traces.as_ref());
+    logging::init(config.log_format);
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
     let served = runtime.block_on(run(config, extension));
     if let Some(traces) = traces {

@@ -6,9 +6,10 @@
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
-use tracing::field::Empty;
+use opentelemetry::KeyValue;
+use opentelemetry::trace::SpanKind;
 
-use crate::telemetry::{self, propagate};
+use crate::telemetry::{self, Traced, propagate};
 
 pub(super) async fn step(request: Request, next: Next) -> Response {
     if !telemetry::enabled() {
@@ -19,20 +20,18 @@ pub(super) async fn step(request: Request, next: Next) -> Response {
         .get::<MatchedPath>()
         .map_or("", MatchedPath::as_str)
         .to_owned();
-    let span = tracing::info_span!(
-        target: "grantry::spans",
-        "sign-in step",
-        otel.name = %format_args!("{} {route}", request.method()),
-        otel.kind = "server",
-        http.request.method = %request.method(),
-        http.route = %route,
-        http.response.status_code = Empty,
-    );
-    propagate::continue_trace(&span, None, request.headers());
+    let method = request.method().as_str().to_owned();
+    let name = format!("{method} {route}");
+    let attributes = vec![
+        KeyValue::new("http.request.method", method),
+        KeyValue::new("http.route", route),
+    ];
+    let parent = propagate::caller(None, request.headers());
+    let Some(span) = Traced::start(name, SpanKind::Server, attributes, &parent) else {
+        return next.run(request).await;
+    };
     let response = telemetry::context::in_request(span.clone(), next.run(request)).await;
-    span.record(
-        "http.response.status_code",
-        i64::from(response.status().as_u16()),
-    );
+    let status = i64::from(response.status().as_u16());
+    span.set(KeyValue::new("http.response.status_code", status));
     response
 }

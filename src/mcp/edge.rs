@@ -102,7 +102,10 @@ impl Edge {
         if !crate::telemetry::enabled() || !parts.headers.contains_key(&MCP_METHOD) {
             return self.answer_read(parts, bytes).await;
         }
-        let span = super::spans::request(&parts, &bytes, |name| self.modern.knows_tool(name));
+        let Some(span) = super::spans::request(&parts, &bytes, |name| self.modern.knows_tool(name))
+        else {
+            return self.answer_read(parts, bytes).await;
+        };
         let response =
             crate::telemetry::context::in_request(span.clone(), self.answer_read(parts, bytes))
                 .await;

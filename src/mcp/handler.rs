@@ -171,12 +171,14 @@ impl ServerHandler for McpHandler {
             let unknown = RpcError::invalid_params(format!("Unknown tool: {}", params.name));
             return Err(to_rmcp_error(unknown));
         };
-        let span = crate::telemetry::enabled().then(|| {
-            super::spans::legacy_call(
-                ctx.extensions.get::<http::request::Parts>(),
-                entry.listed.name(),
-            )
-        });
+        let span = crate::telemetry::enabled()
+            .then(|| {
+                super::spans::legacy_call(
+                    ctx.extensions.get::<http::request::Parts>(),
+                    entry.listed.name(),
+                )
+            })
+            .flatten();
         let call = ToolCall {
             principal,
             client: client(&ctx),

@@ -5,10 +5,12 @@
 
 use axum::body::Bytes;
 use axum::http::request::Parts;
-use tracing::field::Empty;
+use opentelemetry::KeyValue;
+use opentelemetry::trace::SpanKind;
 
 use crate::identity::Principal;
 use crate::metrics::Outcome;
+use crate::telemetry::Traced;
 use crate::telemetry::propagate::{self, MetaContext};
 
 /// What a span needs of a request's body: the method, a tool's name, `_meta`'s context
@@ -36,7 +38,7 @@ pub(super) fn request(
     parts: &Parts,
     body: &Bytes,
     known_tool: impl Fn(&str) -> bool,
-) -> tracing::Span {
+) -> Option<Traced> {
     // A body that is not JSON-RPC (a refusal to come) still gets its span.
     let head: Head<'_> = serde_json::from_slice(body).unwrap_or_default();
     let method = crate::metrics::method_label(head.method);
@@ -44,53 +46,56 @@ pub(super) fn request(
         .params
         .name
         .filter(|name| method == "tools/call" && known_tool(name));
-    let who = parts.extensions.get::<Principal>().map(Principal::tag);
-    let span = tracing::info_span!(
-        target: "grantry::spans",
-        "mcp",
-        otel.name = %match tool {
-            Some(tool) => format!("{method} {tool}"),
-            None => method.to_owned(),
-        },
-        otel.kind = "server",
-        mcp.method.name = method,
-        gen_ai.tool.name = tool,
-        enduser.pseudo.id = who,
-        http.response.status_code = Empty,
-        grantry.outcome = Empty,
-        otel.status_code = Empty,
-    );
-    propagate::continue_trace(&span, head.params.meta.as_ref(), &parts.headers);
-    span
+    let mut attributes = vec![KeyValue::new("mcp.method.name", method)];
+    let name = match tool {
+        Some(tool) => {
+            attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
+            format!("{method} {tool}")
+        }
+        None => method.to_owned(),
+    };
+    attributes.extend(who(parts));
+    let parent = propagate::caller(head.params.meta.as_ref(), &parts.headers);
+    Traced::start(name, SpanKind::Server, attributes, &parent)
 }
 
 /// The span of a legacy-era (2025-11-25) `tools/call`, made where rmcp hands the call over
 /// (the session's requests have no span of their own): the caller's context from its
 /// headers.
-pub(super) fn legacy_call(parts: Option<&Parts>, tool: &str) -> tracing::Span {
-    let who = parts
-        .and_then(|p| p.extensions.get::<Principal>())
-        .map(Principal::tag);
-    let span = tracing::info_span!(
-        target: "grantry::spans",
-        "mcp",
-        otel.name = %format_args!("tools/call {tool}"),
-        otel.kind = "server",
-        mcp.method.name = "tools/call",
-        gen_ai.tool.name = tool,
-        enduser.pseudo.id = who,
-    );
-    if let Some(parts) = parts {
-        propagate::continue_trace(&span, None, &parts.headers);
-    }
-    span
+pub(super) fn legacy_call(parts: Option<&Parts>, tool: &str) -> Option<Traced> {
+    let mut attributes = vec![
+        KeyValue::new("mcp.method.name", "tools/call"),
+        KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+    ];
+    let parent = match parts {
+        Some(parts) => {
+            attributes.extend(who(parts));
+            propagate::caller(None, &parts.headers)
+        }
+        None => Default::default(),
+    };
+    Traced::start(
+        format!("tools/call {tool}"),
+        SpanKind::Server,
+        attributes,
+        &parent,
+    )
+}
+
+/// The caller, as the hashed tag the audit lines use.
+fn who(parts: &Parts) -> Option<KeyValue> {
+    let principal = parts.extensions.get::<Principal>()?;
+    Some(KeyValue::new("enduser.pseudo.id", principal.tag()))
 }
 
 /// Records how the request ended: its status and outcome.
-pub(super) fn answered(span: &tracing::Span, status: u16, outcome: Outcome) {
-    span.record("http.response.status_code", i64::from(status));
-    span.record("grantry.outcome", outcome.label());
+pub(super) fn answered(span: &Traced, status: u16, outcome: Outcome) {
+    span.set(KeyValue::new(
+        "http.response.status_code",
+        i64::from(status),
+    ));
+    span.set(KeyValue::new("grantry.outcome", outcome.label()));
     if status >= 500 {
-        span.record("otel.status_code", "ERROR");
+        span.failed();
     }
 }

@@ -1,20 +1,19 @@
-//! Which request a span belongs to, without entering spans. The span of the MCP request or
-//! sign-in step being served rides in a task-local ([`in_request`]); the spans made while
-//! serving it (store operations, requests grantry makes) name it as their parent
-//! ([`parent`]), and work spawned for it takes it along ([`carried`]).
-//!
-//! `Instrument` would enter the request's span on every poll of its future instead: each
-//! layer then looks the span up on every enter and exit, and the OpenTelemetry layer reads the
-//! clock and takes a lock. That was most of what traces cost; a task-local costs a swap.
+//! Which request a span belongs to. The span of the MCP request or sign-in step being served
+//! rides in a task-local ([`in_request`]); the spans made while serving it name it as their
+//! parent ([`parent`]), and work spawned for it takes it along ([`carried`]).
 
 use std::future::Future;
 
+use opentelemetry::Context;
+
+use super::Traced;
+
 tokio::task_local! {
-    static REQUEST: tracing::Span;
+    static REQUEST: Traced;
 }
 
 /// Runs `work` as the request `span` stands for: spans made inside are its children.
-pub async fn in_request<F: Future>(span: tracing::Span, work: F) -> F::Output {
+pub async fn in_request<F: Future>(span: Traced, work: F) -> F::Output {
     REQUEST.scope(span, work).await
 }
 
@@ -30,34 +29,45 @@ pub fn carried<F: Future>(work: F) -> impl Future<Output = F::Output> {
     }
 }
 
-/// The span of the request this task serves, as a parent for spans made in it; `None`
-/// outside a request (the keep-alive, the webhook deliverer): their spans are roots.
-pub fn parent() -> Option<tracing::Id> {
-    REQUEST.try_with(tracing::Span::id).ok().flatten()
+/// The context of the request this task serves, as the parent of spans made in it; an empty
+/// one outside a request (the keep-alive, the webhook deliverer): their spans are roots.
+pub fn parent() -> Context {
+    REQUEST
+        .try_with(|span| span.context().clone())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tracing_subscriber::layer::SubscriberExt;
+    use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceState};
+    use opentelemetry::trace::{SpanId, TraceId};
+
+    fn a_request() -> Traced {
+        let remote = SpanContext::new(
+            TraceId::from(7),
+            SpanId::from(9),
+            TraceFlags::SAMPLED,
+            true,
+            TraceState::default(),
+        );
+        Traced(Context::new().with_remote_span_context(remote))
+    }
+
+    fn trace_of(cx: &Context) -> TraceId {
+        cx.span().span_context().trace_id()
+    }
 
     #[tokio::test]
     async fn spans_made_in_a_request_and_in_work_spawned_for_it_know_it() {
-        let subscriber = tracing_subscriber::registry();
-        let _default = tracing::subscriber::set_default(
-            subscriber.with(tracing_subscriber::fmt::layer().with_test_writer()),
-        );
-        let request = tracing::info_span!("request");
-        let id = request.id();
-        assert!(id.is_some());
-        assert_eq!(parent(), None, "outside a request");
-        let seen = in_request(request, async {
-            let inside = parent();
-            let spawned = tokio::spawn(carried(async { parent() })).await.unwrap();
-            let plain = tokio::spawn(async { parent() }).await.unwrap();
-            (inside, spawned, plain)
+        assert_eq!(trace_of(&parent()), TraceId::INVALID, "outside a request");
+        let seen = in_request(a_request(), async {
+            let inside = trace_of(&parent());
+            let spawned = tokio::spawn(carried(async { trace_of(&parent()) }));
+            let plain = tokio::spawn(async { trace_of(&parent()) });
+            (inside, spawned.await.unwrap(), plain.await.unwrap())
         })
         .await;
-        assert_eq!(seen, (id.clone(), id, None));
+        assert_eq!(seen, (TraceId::from(7), TraceId::from(7), TraceId::INVALID));
     }
 }

@@ -2,34 +2,76 @@
 //! provider request and webhook delivery, exported as OTLP over HTTP (protobuf) when an
 //! endpoint is configured ([`Traces::start`]), and nothing at all when it is not.
 //!
-//! Every grantry span has the target [`TARGET`]. No span is entered: a request's span rides
-//! in a task-local, and the spans made while serving it name it as their parent
-//! ([`context`]); entering spans on every poll was most of what traces cost. With traces off, the log filter turns that
-//! target off ([`directive`]), so a span costs one disabled-callsite check and records nothing.
-//! With traces on, the caller's W3C trace context is continued ([`propagate`]: from the
-//! request's `_meta`, else its headers) and passed on to providers ([`outbound`]).
+//! Spans are made with the OpenTelemetry API itself, not as `tracing` spans bridged by
+//! `tracing-opentelemetry`: that bridge keeps every span in the subscriber's registry too and
+//! looks it up, locks it and reads the clock on each callback, which cost more than the
+//! spans themselves. A request's span rides in a task-local, and the spans made while
+//! serving it name it as their parent ([`context`]). With traces off, nothing is made: each
+//! place checks [`enabled`] first.
 //!
-//! Attributes never carry a token, code, state, cookie, email or subject: a person appears as
-//! the same hashed tag the audit lines use (`enduser.pseudo.id`), a URL as its host.
+//! The caller's W3C trace context is continued ([`propagate`]: from the request's `_meta`,
+//! else its headers) and passed on to providers ([`outbound`]). Attributes never carry a
+//! token, code, state, cookie, email or subject: a person appears as the same hashed tag the
+//! audit lines use (`enduser.pseudo.id`), a URL as its host.
 
 pub mod context;
 pub mod outbound;
 pub mod propagate;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _};
+use opentelemetry::{Context, KeyValue};
 use opentelemetry_otlp::{Protocol, WithExportConfig};
-use opentelemetry_sdk::trace::{SdkTracerProvider, Tracer};
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
-/// The target of every grantry span (the literal the span macros repeat).
-pub const TARGET: &str = "grantry::spans";
+/// The tracer spans are made with, once traces are on.
+static TRACER: OnceLock<SdkTracer> = OnceLock::new();
 
-static ON: AtomicBool = AtomicBool::new(false);
-
-/// Whether spans are exported (so worth the work of extracting and injecting context).
+/// Whether spans are exported (so worth making at all).
 pub fn enabled() -> bool {
-    ON.load(Ordering::Relaxed)
+    TRACER.get().is_some()
+}
+
+/// A span being recorded, in the context it makes for its children. It ends when the last
+/// copy is dropped (a request's span may live on in an SSE body).
+#[derive(Clone)]
+#[must_use = "a span ends when dropped"]
+pub struct Traced(Context);
+
+impl Traced {
+    /// Starts a span under `parent` (an empty context: a trace of its own); `None` when
+    /// traces are off.
+    pub fn start(
+        name: impl Into<Cow<'static, str>>,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+        parent: &Context,
+    ) -> Option<Self> {
+        let tracer = TRACER.get()?;
+        let span = tracer
+            .span_builder(name)
+            .with_kind(kind)
+            .with_attributes(attributes)
+            .start_with_context(tracer, parent);
+        Some(Self(parent.with_span(span)))
+    }
+
+    /// The context the span makes: its children's parent, and what goes out in headers.
+    pub fn context(&self) -> &Context {
+        &self.0
+    }
+
+    /// Adds an attribute learnt while the span runs (a status, an outcome).
+    pub fn set(&self, attribute: KeyValue) {
+        self.0.span().set_attribute(attribute);
+    }
+
+    /// Marks the span failed.
+    pub fn failed(&self) {
+        self.0.span().set_status(Status::error(""));
+    }
 }
 
 /// The span of one store operation, for as long as the caller keeps it (`let _span = …` at
@@ -39,28 +81,16 @@ pub fn store_span(
     system: &'static str,
     operation: &'static str,
     collection: &'static str,
-) -> tracing::Span {
+) -> Option<Traced> {
     if !enabled() {
-        return tracing::Span::none();
+        return None;
     }
-    tracing::info_span!(
-        target: "grantry::spans",
-        parent: context::parent(),
-        "store",
-        otel.name = name,
-        db.system.name = system,
-        db.operation.name = operation,
-        db.collection.name = collection,
-    )
-}
-
-/// The log filter's directive for grantry's spans: on at `info` when traces are exported
-/// (whatever `GRANTRY_LOG` says), off otherwise.
-pub fn directive(on: bool) -> tracing_subscriber::filter::Directive {
-    let level = if on { "info" } else { "off" };
-    format!("{TARGET}={level}")
-        .parse()
-        .expect("the span target's directive parses")
+    let attributes = vec![
+        KeyValue::new("db.system.name", system),
+        KeyValue::new("db.operation.name", operation),
+        KeyValue::new("db.collection.name", collection),
+    ];
+    Traced::start(name, SpanKind::Client, attributes, &context::parent())
 }
 
 /// Where traces go.
@@ -78,7 +108,7 @@ pub struct Traces {
 }
 
 impl Traces {
-    /// Builds the exporter for `export`; spans count as on from here.
+    /// Builds the exporter for `export`; spans are made from here on.
     pub fn start(export: &Export) -> Result<Self, String> {
         let mut exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
@@ -99,13 +129,9 @@ impl Traces {
             .with_batch_exporter(exporter)
             .with_resource(resource)
             .build();
-        ON.store(true, Ordering::Relaxed);
+        // One process, one export: `serve` starts it once.
+        let _ = TRACER.set(provider.tracer("grantry"));
         Ok(Self { provider })
-    }
-
-    /// The tracer the logging layer turns spans into OpenTelemetry spans with.
-    pub fn tracer(&self) -> Tracer {
-        self.provider.tracer("grantry")
     }
 
     /// Sends what is still batched; at exit.

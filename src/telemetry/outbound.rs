@@ -4,7 +4,10 @@
 //! per-site API's host names the person's company. The caller's `tracestate` (its vendors'
 //! data) is not passed on to third parties.
 
-use tracing::field::Empty;
+use opentelemetry::KeyValue;
+use opentelemetry::trace::SpanKind;
+
+use super::{Traced, context, propagate};
 
 /// Whom a request is for: `provider` (API, token, revocation, metadata) or `webhook`.
 #[derive(Debug, Clone, Copy)]
@@ -24,41 +27,41 @@ pub async fn send(
     }
     let (client, request) = request.build_split();
     let mut request = request?;
-    let span = tracing::info_span!(
-        target: "grantry::spans",
-        parent: super::context::parent(),
-        "outbound",
-        otel.name = %format_args!("{} {}", request.method(), peer.role),
-        otel.kind = "client",
-        http.request.method = %request.method(),
-        grantry.peer.role = peer.role,
-        grantry.peer.name = peer.name,
-        http.response.status_code = Empty,
-        error.type = Empty,
-        otel.status_code = Empty,
-    );
-    super::propagate::inject(&span, request.headers_mut());
+    let method = request.method().as_str().to_owned();
+    let mut attributes = vec![
+        KeyValue::new("grantry.peer.role", peer.role),
+        KeyValue::new("http.request.method", method.clone()),
+    ];
+    if let Some(name) = peer.name {
+        attributes.push(KeyValue::new("grantry.peer.name", name.to_owned()));
+    }
+    let name = format!("{method} {}", peer.role);
+    let Some(span) = Traced::start(name, SpanKind::Client, attributes, &context::parent()) else {
+        return client.execute(request).await;
+    };
+    propagate::inject(span.context(), request.headers_mut());
     request.headers_mut().remove("tracestate");
     let answer = client.execute(request).await;
     match &answer {
         Ok(response) => {
             let status = response.status().as_u16();
-            span.record("http.response.status_code", i64::from(status));
+            span.set(KeyValue::new(
+                "http.response.status_code",
+                i64::from(status),
+            ));
             if status >= 400 {
-                span.record("error.type", status.to_string().as_str());
-                span.record("otel.status_code", "ERROR");
+                span.set(KeyValue::new("error.type", status.to_string()));
+                span.failed();
             }
         }
         Err(e) => {
-            span.record(
-                "error.type",
-                if e.is_timeout() {
-                    "timeout"
-                } else {
-                    "transport"
-                },
-            );
-            span.record("otel.status_code", "ERROR");
+            let kind = if e.is_timeout() {
+                "timeout"
+            } else {
+                "transport"
+            };
+            span.set(KeyValue::new("error.type", kind));
+            span.failed();
         }
     }
     answer

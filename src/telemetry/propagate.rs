@@ -1,6 +1,6 @@
 //! W3C trace context in and out: the caller's `traceparent`/`tracestate`, from the MCP
-//! request's `_meta` (the MCP convention) or its HTTP headers, become a span's parent; the
-//! current span's context goes out in the headers of a request grantry makes.
+//! request's `_meta` (the MCP convention) or its HTTP headers, become a span's parent; a
+//! span's context goes out in the headers of a request grantry makes.
 
 use std::collections::HashMap;
 
@@ -9,7 +9,6 @@ use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::TraceContextExt;
 use opentelemetry_http::{HeaderExtractor, HeaderInjector};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 /// The trace context a request carries in `_meta`.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
@@ -20,16 +19,9 @@ pub struct MetaContext<'a> {
     pub tracestate: Option<&'a str>,
 }
 
-/// Makes `span` continue the caller's trace: `_meta`'s context if it has a valid one, else the
-/// headers'. A span with neither starts a trace of its own. Call before the span is entered.
-pub fn continue_trace(
-    span: &tracing::Span,
-    meta: Option<&MetaContext<'_>>,
-    headers: &http::HeaderMap,
-) {
-    if !super::enabled() {
-        return;
-    }
+/// The caller's trace, to continue: `_meta`'s context if it has a valid one, else the
+/// headers'; an empty context (a trace of its own) with neither.
+pub fn caller(meta: Option<&MetaContext<'_>>, headers: &http::HeaderMap) -> Context {
     let propagator = TraceContextPropagator::new();
     let from_meta = meta.and_then(|m| {
         let mut carrier = HashMap::from([("traceparent".to_owned(), String::from(m.traceparent?))]);
@@ -42,8 +34,9 @@ pub fn continue_trace(
         .filter(has_span)
         .unwrap_or_else(|| propagator.extract(&HeaderExtractor(headers)));
     if has_span(&parent) {
-        // Refused only if the span is disabled or already entered: it then keeps its own.
-        let _ = span.set_parent(parent);
+        parent
+    } else {
+        Context::new()
     }
 }
 
@@ -51,7 +44,7 @@ fn has_span(cx: &Context) -> bool {
     cx.span().span_context().is_valid()
 }
 
-/// Puts `span`'s context in `headers` (`traceparent`, `tracestate`), for the one it calls.
-pub fn inject(span: &tracing::Span, headers: &mut http::HeaderMap) {
-    TraceContextPropagator::new().inject_context(&span.context(), &mut HeaderInjector(headers));
+/// Puts `cx`'s span context in `headers` (`traceparent`, `tracestate`), for the one it calls.
+pub fn inject(cx: &Context, headers: &mut http::HeaderMap) {
+    TraceContextPropagator::new().inject_context(cx, &mut HeaderInjector(headers));
 }
