@@ -126,6 +126,12 @@ class Server:
                 time.sleep(0.002)
         raise SystemExit(f"bench: {self.name} did not answer GET {path} within 60 s")
 
+    def cpu_seconds(self):
+        """CPU time used so far by the process, all its threads, user and system."""
+        with open(f"/proc/{self.proc.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss_mib(self):
         """(current, peak) resident memory in MiB."""
         fields = {}

@@ -314,17 +314,24 @@ def traces(args, work, servers):
             wrk(server, body, hdr, connections, 1)
         for _ in range(args.rounds):
             for label, server in instances.items():
+                cpu = server.cpu_seconds()
                 run = wrk(server, body, hdr, connections, args.seconds)
                 run["rps"] = run["requests"] / (run["duration_us"] / 1e6)
+                # Every thread of the process: the exporter's too.
+                run["cpu_us"] = (server.cpu_seconds() - cpu) * 1e6 / max(run["requests"], 1)
                 runs[label].append(run)
                 print(f"  {server.name:28} {run['rps']:>9.0f}/s p50 {run['p50_us'] / 1000:.2f} ms"
-                      f" p99 {run['p99_us'] / 1000:.2f} ms", file=sys.stderr, flush=True)
+                      f" p99 {run['p99_us'] / 1000:.2f} ms cpu {run['cpu_us']:.0f} µs/request",
+                      file=sys.stderr, flush=True)
         med = {label: (statistics.median(r["rps"] for r in rs),
-                       statistics.median(r["p50_us"] for r in rs)) for label, rs in runs.items()}
+                       statistics.median(r["p50_us"] for r in rs),
+                       statistics.median(r["cpu_us"] for r in rs)) for label, rs in runs.items()}
         print(f"\n{store}: grant-present round (demo API over HTTP), {connections} connections, "
               f"median of {args.rounds} rounds:")
-        for label, (rps, p50) in med.items():
+        off = med["off"]
+        for label, (rps, p50, cpu) in med.items():
             versus = "" if label == "off" else \
-                f"  vs off: {100 * (rps - med['off'][0]) / med['off'][0]:+.1f} % req/s, " \
-                f"p50 {100 * (p50 - med['off'][1]) / med['off'][1]:+.1f} %"
-            print(f"  traces {label:6} {rps:9.0f}/s p50 {p50 / 1000:.2f} ms{versus}")
+                f"  vs off: {100 * (rps - off[0]) / off[0]:+.1f} % req/s, " \
+                f"p50 {100 * (p50 - off[1]) / off[1]:+.1f} %, CPU {100 * (cpu - off[2]) / off[2]:+.1f} %"
+            print(f"  traces {label:6} {rps:9.0f}/s p50 {p50 / 1000:.2f} ms CPU {cpu:.0f} µs/request"
+                  f"{versus}")

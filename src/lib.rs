@@ -39,7 +39,7 @@
 //! | | [`access`] | what a call does with a person's accounts (read, write, manage): what MCP scopes and provider scopes are chosen by |
 //! | | [`quota`] | a pool with a total and a per-owner share (connections per address, held retries per principal) |
 //! | | [`metrics`] | Prometheus counters and histograms on `/metrics`; no personal data in labels |
-//! | | [`telemetry`] | OpenTelemetry traces: the spans' target, the OTLP export, the caller's trace context continued and passed on to providers |
+//! | | [`telemetry`] | OpenTelemetry traces: spans made with the SDK, the request's carried with the work that serves it as its children's parent; the OTLP export; the caller's trace context continued and passed on to providers |
 //! | | [`cookie`] | cookie names and attributes |
 //! | | [`ui`] | what a person reads: grantry's words in their language (Fluent catalogs under `locales/`), the deployment's brand |
 //!
