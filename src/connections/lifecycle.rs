@@ -8,13 +8,14 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
+use super::event::{EventKind, event_data};
 use super::schedule::next_look;
 use crate::access::scope_list;
 use crate::config::webhooks::EndpointName;
 use crate::grants::{Grant, GrantKey, Grants, Health, ReauthReason, State, Stored};
 use crate::identity::McpClient;
 use crate::ids::ConnectionId;
-use crate::outbox::{Delivery, Event, rfc3339};
+use crate::outbox::{Delivery, Event};
 use crate::providers::Provider;
 use crate::providers::oauth::TokenSet;
 use crate::store::StoreError;
@@ -34,35 +35,6 @@ pub struct LifecycleSettings {
 pub struct Lifecycle {
     grants: Grants,
     settings: LifecycleSettings,
-}
-
-/// The lifecycle events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EventKind {
-    Created,
-    Reconnected,
-    RefreshFailed,
-    Recovered,
-    NeedsReauth,
-    Expiring,
-    Disconnected,
-    /// A sign-in over an existing connection changed what it may do (incremental consent).
-    ScopesChanged,
-}
-
-impl EventKind {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Created => "connection.created",
-            Self::Reconnected => "connection.reconnected",
-            Self::RefreshFailed => "connection.refresh_failed",
-            Self::Recovered => "connection.recovered",
-            Self::NeedsReauth => "connection.needs_reauth",
-            Self::Expiring => "connection.expiring",
-            Self::Disconnected => "connection.disconnected",
-            Self::ScopesChanged => "connection.scopes_changed",
-        }
-    }
 }
 
 /// A use is recorded at most this often per grant: `list_connections` shows "last used", and
@@ -401,28 +373,6 @@ fn signed_in(provider: &Provider, now: i64) -> Health {
         hard_expires_at: provider.refresh_max_secs().map(|max| now + max),
         ..Health::default()
     }
-}
-
-/// What every event says about its connection, and the MCP client it was last used through.
-fn event_data(
-    key: &GrantKey,
-    connection_id: &ConnectionId,
-    tokens: &TokenSet,
-    (state, health): (State, &Health),
-    used_by: Option<&McpClient>,
-) -> Value {
-    json!({
-        "connection_id": connection_id,
-        "provider": key.provider,
-        "principal": {"iss": key.principal.issuer, "sub": key.principal.subject},
-        "account": tokens.account.as_ref().map(|a| json!({"id": a.id, "name": a.name})),
-        "state": state.as_str(),
-        "scopes": tokens.scopes,
-        "reason": health.reason,
-        "attempt_count": health.failures,
-        "hard_expires_at": health.hard_expires_at.map(rfc3339),
-        "last_used_by": used_by.map(McpClient::view),
-    })
 }
 
 /// Whether two scope lists grant the same, whatever their order.

@@ -18,6 +18,7 @@ pub(crate) mod api_key;
 mod calls;
 pub(crate) mod consent;
 mod disconnect;
+mod event;
 pub mod keepalive;
 pub mod lifecycle;
 pub mod schedule;
