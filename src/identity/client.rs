@@ -24,11 +24,12 @@ pub struct ClientView {
 }
 
 impl McpClient {
-    /// A declared name, kept printable and short; `None` for an empty one.
+    /// A declared name, kept printable and short; `None` for an empty one. Direction marks
+    /// go too: a name that reorders the text around it could pass for another.
     pub fn declared(name: &str) -> Option<Self> {
         let kept: String = name
             .chars()
-            .filter(|c| !c.is_control())
+            .filter(|c| !c.is_control() && !is_direction_mark(*c))
             .take(MAX_DECLARED)
             .collect();
         let kept = kept.trim();
@@ -88,6 +89,12 @@ impl McpClient {
     }
 }
 
+/// Unicode's bidirectional formatting characters (UAX #9): embeddings, overrides, isolates
+/// and marks.
+fn is_direction_mark(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +117,8 @@ mod tests {
         assert!(client.name().len() <= MAX_DECLARED);
         assert!(!client.name().contains('\u{7}'));
         assert_eq!(McpClient::declared("  \n "), None);
+        let reordered = McpClient::declared("Claude\u{202E}tset\u{2066}").unwrap();
+        assert_eq!(reordered.name(), "Claudetset");
         assert_eq!(
             McpClient::declared("Zed").unwrap().label(),
             "Zed (unverified)"
