@@ -55,11 +55,6 @@ impl Blocklist {
         }
     }
 
-    /// The store's list, for the operators' commands.
-    pub fn backend(&self) -> &Arc<dyn BlocklistBackend> {
-        &self.backend
-    }
-
     /// Whether `client_id` is blocked (as of at most [`REREAD_EVERY`] ago).
     pub async fn is_blocked(&self, client_id: &str) -> Result<bool, StoreError> {
         let ids = match self.fresh_copy() {

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use super::VerifiedClient;
+
 /// Longest declared name kept; a client's self-description is not the place for essays.
 const MAX_DECLARED: usize = 64;
 
@@ -47,11 +49,11 @@ impl McpClient {
         matches!(self, Self::Verified(_))
     }
 
-    /// The verified id, if the issuer vouched for one.
-    pub fn verified_id(&self) -> Option<&str> {
-        match self {
-            Self::Verified(id) => Some(id),
-            Self::Declared(_) => None,
+    /// The client behind a call: the one its token was issued to, else the one it declared.
+    pub fn through(verified: Option<&VerifiedClient>, declared: Option<Self>) -> Option<Self> {
+        match verified {
+            Some(VerifiedClient(id)) => Some(Self::Verified(id.clone())),
+            None => declared,
         }
     }
 

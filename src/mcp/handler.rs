@@ -171,14 +171,8 @@ impl ServerHandler for McpHandler {
             let unknown = RpcError::invalid_params(format!("Unknown tool: {}", params.name));
             return Err(to_rmcp_error(unknown));
         };
-        let span = crate::telemetry::enabled()
-            .then(|| {
-                super::spans::legacy_call(
-                    ctx.extensions.get::<http::request::Parts>(),
-                    entry.listed.name(),
-                )
-            })
-            .flatten();
+        let parts = ctx.extensions.get::<http::request::Parts>();
+        let span = super::spans::legacy_call(parts, entry.listed.name());
         let call = ToolCall {
             principal,
             client: client(&ctx),
@@ -219,13 +213,11 @@ fn client(ctx: &RequestContext<RoleServer>) -> Option<McpClient> {
         .extensions
         .get::<http::request::Parts>()
         .and_then(|p| p.extensions.get::<VerifiedClient>());
-    match verified {
-        Some(VerifiedClient(id)) => Some(McpClient::Verified(id.clone())),
-        None => ctx
-            .peer
-            .peer_info()
-            .and_then(|info| McpClient::declared(&info.client_info.name)),
-    }
+    let declared = ctx
+        .peer
+        .peer_info()
+        .and_then(|info| McpClient::declared(&info.client_info.name));
+    McpClient::through(verified, declared)
 }
 
 /// Whether a person is behind the caller's token, as the auth layer found it.

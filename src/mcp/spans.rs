@@ -63,6 +63,9 @@ pub(super) fn request(
 /// (the session's requests have no span of their own): the caller's context from its
 /// headers.
 pub(super) fn legacy_call(parts: Option<&Parts>, tool: &str) -> Option<Traced> {
+    if !crate::telemetry::enabled() {
+        return None;
+    }
     let mut attributes = vec![
         KeyValue::new("mcp.method.name", "tools/call"),
         KeyValue::new("gen_ai.tool.name", tool.to_owned()),

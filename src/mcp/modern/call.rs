@@ -57,10 +57,8 @@ impl CallParams<'_, '_> {
             .get::<Presence>()
             .copied()
             .unwrap_or_default();
-        let client = match asked.parts.extensions.get::<VerifiedClient>() {
-            Some(VerifiedClient(id)) => Some(McpClient::Verified(id.clone())),
-            None => asked.meta.client.clone(),
-        };
+        let verified = asked.parts.extensions.get::<VerifiedClient>();
+        let client = McpClient::through(verified, asked.meta.client.clone());
         let (notifier, notifications) = match entry.listed {
             Listed::Own(_) => (Notifier::silent(), None),
             Listed::Added(_) => {
