@@ -11,10 +11,11 @@ use serde_json::{Value, json};
 
 use crate::support::dump::store_text;
 use crate::support::fake_providers::Fake;
-use crate::support::oidc::{self, provider};
+use crate::support::legacy;
+use crate::support::oidc::provider;
+use crate::support::operator::{json_of, list, oidc_server, refused};
 use crate::support::person::Person;
 use crate::support::webhooks::Receiver;
-use crate::support::{Server, legacy, servers};
 use grantry::grants::GrantKey;
 
 const PROVIDERS: [&str; 3] = ["quickbooks", "stripe", "xero"];
@@ -34,28 +35,6 @@ fn markers(person: &Person) -> Vec<String> {
     markers
 }
 
-/// The command's standard output as JSON, once it succeeded.
-fn json_of(output: &std::process::Output) -> Value {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    serde_json::from_slice(&output.stdout).unwrap()
-}
-
-async fn list(server: &Server, filter: &[&str]) -> Vec<Value> {
-    let mut command = vec!["connections", "list", "--json"];
-    command.extend(filter);
-    json_of(&server.operator(&command).await)
-        .as_array()
-        .unwrap()
-        .clone()
-}
-
-fn refused(output: &std::process::Output, code: i32, says: &str) {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(code), "{stderr}");
-    assert!(stderr.contains(says), "{stderr}");
-}
-
 fn revoked_at(fake: &Fake) -> Vec<String> {
     let mut at = fake.counters.revoked_at.lock().unwrap().clone();
     at.sort();
@@ -65,15 +44,7 @@ fn revoked_at(fake: &Fake) -> Vec<String> {
 async fn operators_list_revoke_and_forget_people(store: &[String]) {
     let fake = Fake::start().await;
     let receiver = Receiver::start();
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = dir.path().join("providers.toml");
-    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
-    let mut args = oidc::grantry_args(&provider().issuer);
-    args.extend(store.iter().cloned());
-    args.extend(["--providers".into(), catalog.to_str().unwrap().into()]);
-    args.extend(["--keys".into(), grantry::seal::generate_key()]);
-    args.extend(receiver.flags(&["hooks"], "1,1,1"));
-    let server = Server::start(&servers::as_strs(&args)).await;
+    let (server, _catalog) = oidc_server(store, &fake, &receiver).await;
     let (alice, bob) = (
         Person::new(&server, "alice").await,
         Person::new(&server, "bob").await,

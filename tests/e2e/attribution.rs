@@ -13,33 +13,20 @@ use serde_json::{Value, json};
 use crate::adapters::connect;
 use crate::support::fake_providers::Fake;
 use crate::support::mcp::Mcp;
+use crate::support::operator::{json_of, list, oidc_server, refused};
 use crate::support::person::{Person, completes, list_invoices};
 use crate::support::webhooks::Receiver;
-use crate::support::{Browser, Server, legacy, oidc, servers};
+use crate::support::{Browser, Server, legacy};
 
 const JWT_CLIENT: &str = "test-client";
 const OPAQUE_CLIENT: &str = "opaque-client";
-
-/// `grantry connections list --json` (with `filter`), once it succeeded.
-async fn listed(server: &Server, filter: &[&str]) -> Vec<Value> {
-    let output = server
-        .operator(&[&["connections", "list", "--json"][..], filter].concat())
-        .await;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    serde_json::from_slice::<Value>(&output.stdout)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
-}
 
 /// Waits (up to 10 s: uses are recorded in the background) until the connection at
 /// `provider` was last used through `client`, and returns it as listed.
 async fn last_used_by(server: &Server, provider: &str, client: Value) -> Value {
     let mut seen = Value::Null;
     for _ in 0..100 {
-        let all = listed(server, &["--provider", provider]).await;
+        let all = list(server, &["--provider", provider]).await;
         seen = all.into_iter().next().unwrap_or_default();
         if seen["last_used_by"] == client {
             return seen;
@@ -51,6 +38,14 @@ async fn last_used_by(server: &Server, provider: &str, client: Value) -> Value {
 
 fn verified(client: &str) -> Value {
     json!({"client": client, "verified": true})
+}
+
+/// The connections page as `browser` sees it.
+async fn connections_page(server: &Server, browser: &Browser) -> String {
+    browser
+        .get(&format!("{}/connections", server.base))
+        .await
+        .body
 }
 
 /// The section of the connections page about `provider_name`.
@@ -74,29 +69,14 @@ async fn until(mcp: &Mcp, at: &str, done: fn(&Value) -> bool) -> Value {
     panic!("the call never came to what was awaited: {last}");
 }
 
-fn refused(result: &Value) -> bool {
+fn is_tool_error(result: &Value) -> bool {
     result["isError"] == true
-}
-
-fn code_and_stderr(output: &std::process::Output) -> (Option<i32>, String) {
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 async fn uses_are_told_apart_and_a_blocked_client_is_refused(store: &[String]) {
     let fake = Fake::start().await;
     let receiver = Receiver::start();
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = dir.path().join("providers.toml");
-    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
-    let mut args = oidc::grantry_args(&oidc::provider().issuer);
-    args.extend(store.iter().cloned());
-    args.extend(["--providers".into(), catalog.to_str().unwrap().into()]);
-    args.extend(receiver.flags(&["hooks"], "1,1,1"));
-    let server = Server::start(&servers::as_strs(&args)).await;
-
+    let (server, _catalog) = oidc_server(store, &fake, &receiver).await;
     // Alice connects Stripe through one client, Xero through the other.
     let alice = Person::through(&server, "alice", JWT_CLIENT).await;
     alice.connect("stripe").await;
@@ -106,12 +86,19 @@ async fn uses_are_told_apart_and_a_blocked_client_is_refused(store: &[String]) {
         subject: alice.subject.clone(),
     };
     opaque.connect("xero").await;
-    let stripe = last_used_by(&server, "stripe", verified(JWT_CLIENT)).await;
-    let xero = last_used_by(&server, "xero", verified(OPAQUE_CLIENT)).await;
+
+    each_use_names_its_client(&server, &opaque.browser).await;
+    bad_input_blocks_nothing(&server).await;
+    a_blocked_client_is_refused(&server, &alice, &opaque.mcp).await;
+    the_events_name_the_last_client(&server, &alice, &receiver).await;
+}
+
+/// The listings and the page tell the two clients apart.
+async fn each_use_names_its_client(server: &Server, browser: &Browser) {
+    let stripe = last_used_by(server, "stripe", verified(JWT_CLIENT)).await;
+    let xero = last_used_by(server, "xero", verified(OPAQUE_CLIENT)).await;
     assert!(stripe["last_used_at"].is_string(), "{stripe}");
     assert!(xero["last_used_at"].is_string(), "{xero}");
-
-    // The text listing and the page say the same.
     let text = server.operator(&["connections", "list"]).await;
     let text = String::from_utf8_lossy(&text.stdout).into_owned();
     assert!(
@@ -119,96 +106,76 @@ async fn uses_are_told_apart_and_a_blocked_client_is_refused(store: &[String]) {
             .any(|l| l.contains(" stripe ") && l.contains("last_used_by=\"test-client\"")),
         "{text}"
     );
-    let page = opaque
-        .browser
-        .get(&format!("{}/connections", server.base))
-        .await
-        .body;
+    let page = connections_page(server, browser).await;
     assert!(
         section(&page, "Stripe").contains("Last used through"),
         "{page}"
     );
     assert!(section(&page, "Stripe").contains(JWT_CLIENT), "{page}");
     assert!(section(&page, "Xero").contains(OPAQUE_CLIENT), "{page}");
+}
 
-    // Bad input: a clear message and exit code, and nothing blocked.
-    let (code, said) = code_and_stderr(&server.operator(&["clients", "block", "", "--yes"]).await);
-    assert_eq!(
-        (code, said.contains("CLIENT_ID")),
-        (Some(2), true),
-        "{said}"
-    );
-    let (code, said) =
-        code_and_stderr(&server.operator(&["clients", "block", OPAQUE_CLIENT]).await);
-    assert_eq!(
-        (code, said.contains("pass --yes")),
-        (Some(2), true),
-        "{said}"
-    );
-    let (code, said) = code_and_stderr(
-        &server
-            .operator(&["clients", "unblock", "nobody", "--yes"])
-            .await,
-    );
-    assert_eq!(
-        (code, said.contains("not blocked")),
-        (Some(3), true),
-        "{said}"
-    );
+/// A clear message and exit code, and nothing blocked.
+async fn bad_input_blocks_nothing(server: &Server) {
+    let empty = server.operator(&["clients", "block", "", "--yes"]).await;
+    refused(&empty, 2, "CLIENT_ID");
+    let unconfirmed = server.operator(&["clients", "block", OPAQUE_CLIENT]).await;
+    refused(&unconfirmed, 2, "pass --yes");
+    let never_blocked = server
+        .operator(&["clients", "unblock", "nobody", "--yes"])
+        .await;
+    refused(&never_blocked, 3, "not blocked");
     let blocked = server.operator(&["clients", "list", "--json"]).await;
-    assert_eq!(
-        serde_json::from_slice::<Value>(&blocked.stdout).unwrap(),
-        json!([])
-    );
+    assert_eq!(json_of(&blocked), json!([]));
+}
 
-    // Blocking the opaque client: its calls are refused, saying why; nothing is disconnected,
-    // and the other client goes on working.
+/// Blocking the opaque client: its calls are refused, saying why; nothing is disconnected,
+/// and the other client goes on working. Unblocked, it works again.
+async fn a_blocked_client_is_refused(server: &Server, alice: &Person, opaque: &Mcp) {
     let done = server
         .operator(&["clients", "block", OPAQUE_CLIENT, "--yes", "--json"])
         .await;
-    let done: Value = serde_json::from_slice(&done.stdout).unwrap();
+    let done = json_of(&done);
     assert_eq!(done["result"], "blocked", "{done}");
-    let refusal = until(&opaque.mcp, "xero", refused).await;
+    let refusal = until(opaque, "xero", is_tool_error).await;
     let why = refusal["content"][0]["text"].as_str().unwrap();
     assert!(
         why.contains("blocked the MCP client 'opaque-client'"),
         "{why}"
     );
     assert!(why.contains("connections are unchanged"), "{why}");
-    assert!(refused(list_invoices(&opaque.mcp, "stripe").await.result()));
+    assert!(is_tool_error(
+        list_invoices(opaque, "stripe").await.result()
+    ));
     assert!(completes(&list_invoices(&alice.mcp, "stripe").await));
-    let states: Vec<Value> = listed(&server, &alice.user_flag())
+    let states: Vec<Value> = list(server, &alice.user_flag())
         .await
         .into_iter()
         .map(|c| c["state"].clone())
         .collect();
     assert_eq!(states, [json!("active"), json!("active")], "both stay");
-    let page = alice
-        .browser
-        .get(&format!("{}/connections", server.base))
-        .await
-        .body;
+    let page = connections_page(server, &alice.browser).await;
     assert!(
         section(&page, "Xero").contains("blocked by the operator"),
         "{page}"
     );
     assert!(server.log_shows("client.refused").await);
-    let blocked = server.operator(&["clients", "list", "--json"]).await;
-    let blocked: Value = serde_json::from_slice(&blocked.stdout).unwrap();
+    let blocked = json_of(&server.operator(&["clients", "list", "--json"]).await);
     assert_eq!(blocked[0]["client_id"], OPAQUE_CLIENT, "{blocked}");
 
-    // Unblocked, it works again.
     let again = server
         .operator(&["clients", "unblock", OPAQUE_CLIENT, "--yes"])
         .await;
     assert!(again.status.success());
-    until(&opaque.mcp, "xero", |r| {
+    until(opaque, "xero", |r| {
         r["isError"] != true && r["resultType"] == "complete"
     })
     .await;
+}
 
-    // The signed lifecycle events of both connections' ends name the client each was last
-    // used through.
+/// The signed lifecycle events of both connections' ends name the client each was last used
+/// through.
+async fn the_events_name_the_last_client(server: &Server, alice: &Person, receiver: &Receiver) {
     let revoke = [&["connections", "revoke", "--yes"][..], &alice.user_flag()].concat();
     assert!(server.operator(&revoke).await.status.success());
     let events = receiver.wait_for(4, Duration::from_secs(20)).await;
@@ -251,10 +218,7 @@ async fn a_declared_name_is_kept_and_marked_unverified() {
         .await;
     assert_eq!(answer.result()["isError"], false, "{}", answer.raw);
     last_used_by(&server, "xero", declared("grantry-e2e-legacy")).await;
-    let page = Browser::new()
-        .get(&format!("{}/connections", server.base))
-        .await
-        .body;
+    let page = connections_page(&server, &Browser::new()).await;
     assert!(
         page.contains("grantry-e2e-legacy (a name the app gave itself, not verified)"),
         "{page}"

@@ -12,6 +12,7 @@ pub mod leaks;
 pub mod legacy;
 pub mod mcp;
 pub mod oidc;
+pub mod operator;
 pub mod otlp;
 pub mod person;
 pub mod server;
