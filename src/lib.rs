@@ -28,6 +28,7 @@
 //! | | [`limits`] | rate limits counted in the store, shared by the replicas |
 //! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them; a bounded number per opener |
 //! | | [`audit`] | audit events: hashed ids, never a secret |
+//! | | [`tasks`] | MCP tasks (the Tasks extension) as stored: under the hash of their id, bound to their principal, each change a compare-and-set on their version; swept when their time to live ends |
 //! | | [`blocklist`] | the MCP clients an operator refused the use of connections to, re-read by each replica every few seconds |
 //! | identity | [`identity`] | who is calling: the principal `(issuer, subject)`, whether a person is behind its token, and the token's scopes; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
 //! | settings | [`config`] | every option declared once (flag, variable, TOML key, default), typed and checked at start |
@@ -79,6 +80,7 @@ pub mod sessions;
 pub mod startup;
 pub(crate) mod state;
 pub mod store;
+pub mod tasks;
 pub mod telemetry;
 pub(crate) mod tools;
 pub(crate) mod ui;
@@ -267,8 +269,8 @@ async fn brand_logo(State(state): State<AppState>) -> axum::response::Response {
         .into_response()
 }
 
-/// Removes flows long past their expiry, expired legacy sessions and lapsed leases, every few
-/// minutes, for as long as the process runs.
+/// Removes flows long past their expiry, expired legacy sessions, lapsed leases and tasks past
+/// their time to live, every few minutes, for as long as the process runs.
 pub fn spawn_store_cleanup(state: AppState) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(300));
@@ -281,6 +283,11 @@ pub fn spawn_store_cleanup(state: AppState) {
             report_cleanup("flows", flows);
             report_cleanup("legacy sessions", state.sessions.delete_expired().await);
             report_cleanup("leases", state.leases.delete_expired().await);
+            let tasks = state
+                .tasks
+                .delete_expired(grantry_base::clock::unix_now_millis())
+                .await;
+            report_cleanup("tasks", tasks);
             let delivered_before = unix_now() - outbox::DELIVERED_RETENTION_SECS;
             report_cleanup(
                 "delivered webhook events",

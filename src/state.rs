@@ -37,6 +37,8 @@ pub struct Inner {
     pub outbox_wake: Arc<tokio::sync::Notify>,
     /// The MCP clients refused the use of connections (see [`crate::blocklist`]).
     pub blocklist: Blocklist,
+    /// MCP tasks (see [`crate::tasks`]).
+    pub tasks: Arc<dyn crate::tasks::TaskBackend>,
     pub demo: Option<DemoProvider>,
     /// Places for requests held open, shared fairly by principal (keyed by the principal's
     /// tag): retries waiting for a sign-in, and legacy-era GET streams.

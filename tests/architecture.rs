@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
         "sessions",
         "audit",
         "blocklist",
+        "tasks",
         "outbox",
     ],
     &["identity"],

@@ -20,6 +20,8 @@ pub struct Forgotten {
     pub legacy_sessions: u64,
     pub rate_counters: u64,
     pub webhook_deliveries: u64,
+    /// MCP tasks the person made.
+    pub tasks: u64,
 }
 
 impl Forgotten {
@@ -27,7 +29,7 @@ impl Forgotten {
     pub fn found_anything(&self) -> bool {
         !self.connections.is_empty()
             || self.sign_in_attempts + self.legacy_sessions + self.rate_counters > 0
-            || self.webhook_deliveries > 0
+            || self.webhook_deliveries + self.tasks > 0
     }
 }
 
@@ -47,6 +49,7 @@ impl Admin {
         let (counter, window) = crate::limits::principal_counter(user);
         forgotten.rate_counters = self.counters.forget(&counter, window).await?;
         forgotten.webhook_deliveries = self.outbox.forget(user).await?;
+        forgotten.tasks = self.tasks.forget(user).await?;
         if !forgotten.found_anything() {
             return Err(AdminError::UnknownUser(describe(user)));
         }

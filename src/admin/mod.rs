@@ -31,6 +31,7 @@ use crate::outbox::OutboxBackend;
 use crate::providers::Catalog;
 use crate::sessions::SessionBackend;
 use crate::store::StoreError;
+use crate::tasks::TaskBackend;
 
 /// Why an operator's command did nothing.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +77,7 @@ pub struct Admin {
     pub counters: Arc<dyn CounterBackend>,
     pub outbox: Arc<dyn OutboxBackend>,
     pub blocklist: Arc<dyn BlocklistBackend>,
+    pub tasks: Arc<dyn TaskBackend>,
 }
 
 impl Admin {

@@ -77,6 +77,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         outbox: stores.outbox,
         outbox_wake: wake,
         blocklist: Blocklist::new(stores.blocklist),
+        tasks: stores.tasks,
         demo,
         held: crate::quota::Quota::new(
             config.max_held_retries,
@@ -197,6 +198,7 @@ pub async fn admin(config: &Config) -> Result<Admin, StartError> {
         counters: stores.counters,
         outbox: stores.outbox,
         blocklist: stores.blocklist,
+        tasks: stores.tasks,
     })
 }
 

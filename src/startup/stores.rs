@@ -1,5 +1,5 @@
 //! The backends of one `--store` URL: each concern's (flows, grants, rate-limit counters,
-//! leases, legacy sessions, the outbox, the blocklist, the grant-event bus) on one pool or
+//! leases, legacy sessions, the outbox, the blocklist, tasks, the grant-event bus) on one pool or
 //! connection.
 
 use std::sync::Arc;
@@ -42,6 +42,11 @@ use crate::sessions::{
     sql::{PostgresSessions, SqliteSessions},
 };
 use crate::store::{self, Replication, StoreError, StoreUrl};
+use crate::tasks::{
+    TaskBackend,
+    redis::RedisTasks,
+    sql::{PostgresTasks, SqliteTasks},
+};
 
 /// The backends behind one `--store` URL.
 #[derive(Clone)]
@@ -60,6 +65,8 @@ pub struct Stores {
     pub outbox: Arc<dyn OutboxBackend>,
     /// The MCP clients refused the use of connections.
     pub blocklist: Arc<dyn BlocklistBackend>,
+    /// MCP tasks, readable by every replica.
+    pub tasks: Arc<dyn TaskBackend>,
 }
 
 /// Opens the store, brings its schema up to date, and builds every backend on it. Redis keys
@@ -90,6 +97,7 @@ async fn sqlite(url: &str) -> Result<Stores, StoreError> {
         leases: Arc::new(SqliteLeases::new(pool.clone())),
         sessions: Arc::new(SqliteSessions::new(pool.clone())),
         blocklist: Arc::new(SqliteBlocklist::new(pool.clone())),
+        tasks: Arc::new(SqliteTasks::new(pool.clone())),
         outbox: Arc::new(SqliteOutbox::new(pool.clone(), pool)),
         bus: None,
     })
@@ -104,6 +112,7 @@ async fn postgres(url: &str) -> Result<Stores, StoreError> {
         leases: Arc::new(PostgresLeases::new(pool.clone())),
         sessions: Arc::new(PostgresSessions::new(pool.clone())),
         blocklist: Arc::new(PostgresBlocklist::new(pool.clone())),
+        tasks: Arc::new(PostgresTasks::new(pool.clone())),
         outbox: Arc::new(PostgresOutbox::new(
             pool.clone(),
             store::postgres_relaxed_pool(url)?,
@@ -125,6 +134,7 @@ async fn redis(url: &str, prefix: &str, replication: Replication) -> Result<Stor
         leases: Arc::new(RedisLeases::new(conn.clone(), prefix, replication)),
         sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),
         blocklist: Arc::new(RedisBlocklist::new(conn.clone(), prefix)),
+        tasks: Arc::new(RedisTasks::new(conn.clone(), prefix, replication)),
         bus: Some(Arc::new(RedisBus::new(conn, prefix))),
     })
 }

@@ -19,3 +19,4 @@ mod lifecycle;
 mod outbox;
 mod replication;
 mod sessions;
+mod tasks;

@@ -80,7 +80,7 @@ pub(crate) fn users(command: UsersCommand) -> ExitCode {
         let listed = admin.list(&filter).await?;
         let what = format!(
             "erase {}: revoke their {} connection(s), then remove every sign-in attempt, \
-             legacy session, rate counter and webhook delivery of theirs",
+             legacy session, rate counter, webhook delivery and MCP task of theirs",
             describe(&user),
             listed.len()
         );
@@ -97,6 +97,7 @@ pub(crate) fn users(command: UsersCommand) -> ExitCode {
                 "webhook deliveries removed: {}",
                 forgotten.webhook_deliveries
             );
+            println!("MCP tasks removed: {}", forgotten.tasks);
         }
         kept_fails(&forgotten.connections)
     })

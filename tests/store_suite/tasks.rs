@@ -1,0 +1,178 @@
+//! Tasks: written once, read back whole, changed only from the version read (one of many
+//! concurrent writers wins), listed while open for their owner alone, swept at expiry, erased
+//! with their owner.
+
+use grantry::identity::Principal;
+use grantry::startup::Stores;
+use grantry::tasks::{StoredTask, TaskId, TaskStatus};
+
+use crate::for_each_backend;
+
+const NOW: i64 = 1_800_000_000_000;
+const TTL: i64 = 15 * 60 * 1000;
+
+fn person(subject: &str) -> Principal {
+    Principal {
+        issuer: "urn:test".into(),
+        subject: subject.into(),
+    }
+}
+
+fn task(owner: &str, created_at_ms: i64) -> StoredTask {
+    StoredTask {
+        id_hash: TaskId::generate().hash(),
+        principal: person(owner),
+        status: TaskStatus::InputRequired,
+        version: 1,
+        created_at_ms,
+        updated_at_ms: created_at_ms,
+        expires_at_ms: created_at_ms + TTL,
+        sealed: format!("g1.sealed-call-of-{owner}"),
+    }
+}
+
+async fn a_task_reads_back_as_written_and_only_under_its_hash(stores: &Stores) {
+    let written = task("alice", NOW);
+    stores.tasks.insert(&written).await.unwrap();
+    assert_eq!(
+        stores.tasks.get(&written.id_hash).await.unwrap(),
+        Some(written.clone())
+    );
+    assert_eq!(stores.tasks.get("no-such-hash").await.unwrap(), None);
+    assert!(
+        stores.tasks.insert(&written).await.is_err(),
+        "a second task under the same hash is refused"
+    );
+    assert_eq!(
+        stores.tasks.get(&written.id_hash).await.unwrap(),
+        Some(written),
+        "and changes nothing"
+    );
+}
+for_each_backend!(a_task_reads_back_as_written_and_only_under_its_hash);
+
+async fn only_one_of_many_writers_from_the_same_version_wins(stores: &Stores) {
+    let written = task("alice", NOW);
+    stores.tasks.insert(&written).await.unwrap();
+    let mut writers = Vec::new();
+    for n in 0..20 {
+        let tasks = stores.tasks.clone();
+        let mut finished = written.clone();
+        finished.status = TaskStatus::Completed;
+        finished.updated_at_ms = NOW + 1000;
+        finished.sealed = format!("g1.result-{n}");
+        writers.push(tokio::spawn(async move {
+            (tasks.replace(&finished).await.unwrap(), finished.sealed)
+        }));
+    }
+    let mut winners = Vec::new();
+    for writer in writers {
+        let (won, sealed) = writer.await.unwrap();
+        if won {
+            winners.push(sealed);
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one writer wins: {winners:?}");
+    let stored = stores.tasks.get(&written.id_hash).await.unwrap().unwrap();
+    assert_eq!(stored.sealed, winners[0]);
+    assert_eq!(
+        (stored.status, stored.version, stored.updated_at_ms),
+        (TaskStatus::Completed, 2, NOW + 1000)
+    );
+    assert_eq!(
+        (stored.created_at_ms, stored.principal.subject.as_str()),
+        (NOW, "alice"),
+        "what a change does not name stays"
+    );
+    let mut stale = written.clone();
+    stale.status = TaskStatus::Cancelled;
+    assert!(
+        !stores.tasks.replace(&stale).await.unwrap(),
+        "version 1 is gone"
+    );
+    let mut unknown = task("alice", NOW);
+    unknown.status = TaskStatus::Cancelled;
+    assert!(
+        !stores.tasks.replace(&unknown).await.unwrap(),
+        "never written"
+    );
+    assert_eq!(stores.tasks.get(&unknown.id_hash).await.unwrap(), None);
+}
+for_each_backend!(only_one_of_many_writers_from_the_same_version_wins);
+
+async fn open_tasks_are_listed_for_their_owner_alone(stores: &Stores) {
+    let waiting = task("alice", NOW);
+    let working = StoredTask {
+        status: TaskStatus::Working,
+        ..task("alice", NOW + 1)
+    };
+    let done = StoredTask {
+        status: TaskStatus::Completed,
+        ..task("alice", NOW + 2)
+    };
+    let lapsed = task("alice", NOW - TTL - 1);
+    let bobs = task("bob", NOW);
+    for t in [&waiting, &working, &done, &lapsed, &bobs] {
+        stores.tasks.insert(t).await.unwrap();
+    }
+    let open = stores.tasks.open_for(&person("alice"), NOW).await.unwrap();
+    assert_eq!(open, [waiting.clone(), working.clone()], "oldest first");
+    let open = stores.tasks.open_for(&person("bob"), NOW).await.unwrap();
+    assert_eq!(open, [bobs]);
+    assert!(
+        stores
+            .tasks
+            .open_for(&person("carol"), NOW)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Its time to live extended, a task stays open past its first expiry.
+    let mut extended = waiting.clone();
+    extended.expires_at_ms = NOW + 2 * TTL;
+    assert!(stores.tasks.replace(&extended).await.unwrap());
+    let later = NOW + TTL + 5;
+    let open = stores
+        .tasks
+        .open_for(&person("alice"), later)
+        .await
+        .unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].id_hash, waiting.id_hash);
+}
+for_each_backend!(open_tasks_are_listed_for_their_owner_alone);
+
+async fn the_sweep_removes_expired_tasks_and_erasing_a_person_theirs(stores: &Stores) {
+    let lapsed = task("alice", NOW - TTL - 10);
+    let fresh = task("alice", NOW);
+    let bobs_lapsed = task("bob", NOW - TTL - 10);
+    let bobs = task("bob", NOW);
+    for t in [&lapsed, &fresh, &bobs_lapsed, &bobs] {
+        stores.tasks.insert(t).await.unwrap();
+    }
+    assert!(lapsed.is_expired(NOW) && !fresh.is_expired(NOW));
+    assert_eq!(stores.tasks.delete_expired(NOW).await.unwrap(), 2);
+    assert_eq!(stores.tasks.get(&lapsed.id_hash).await.unwrap(), None);
+    assert_eq!(stores.tasks.get(&bobs_lapsed.id_hash).await.unwrap(), None);
+    assert!(stores.tasks.get(&fresh.id_hash).await.unwrap().is_some());
+    assert_eq!(stores.tasks.delete_expired(NOW).await.unwrap(), 0, "once");
+
+    assert_eq!(stores.tasks.forget(&person("alice")).await.unwrap(), 1);
+    assert_eq!(stores.tasks.get(&fresh.id_hash).await.unwrap(), None);
+    assert!(
+        stores
+            .tasks
+            .open_for(&person("alice"), NOW)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(stores.tasks.forget(&person("alice")).await.unwrap(), 0);
+    assert_eq!(
+        stores.tasks.get(&bobs.id_hash).await.unwrap(),
+        Some(bobs),
+        "another person's task stays"
+    );
+}
+for_each_backend!(the_sweep_removes_expired_tasks_and_erasing_a_person_theirs);
