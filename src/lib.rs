@@ -15,7 +15,7 @@
 //! | | [`program`] | `grantry serve` around the library: settings, logs, the listener until a signal |
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
 //! | | [`admin`] | the operators' commands on connections and people: list, revoke, erase a person |
-//! | protocols | [`mcp`] | `POST /mcp`: authentication, scopes per tool and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the registry with its one extension point, for tools a build adds |
+//! | protocols | [`mcp`] | `POST /mcp`: authentication, scopes per tool and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the Tasks extension (a round as a durable task its client polls); the registry with its one extension point, for tools a build adds |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, worded for the model |
 //! | shared state | [`state`] | the shared state every route and tool works with (the connections service among it) |
@@ -287,6 +287,9 @@ pub fn spawn_store_cleanup(state: AppState) {
                 .tasks
                 .delete_expired(grantry_base::clock::unix_now_millis())
                 .await;
+            if let Ok(swept) = tasks {
+                metrics::task("expired", swept);
+            }
             report_cleanup("tasks", tasks);
             let delivered_before = unix_now() - outbox::DELIVERED_RETENTION_SECS;
             report_cleanup(

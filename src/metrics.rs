@@ -39,6 +39,9 @@ pub const HELD_RETRIES: &str = "grantry_held_retries";
 pub const HELD_RETRIES_LIMIT: &str = "grantry_held_retries_limit";
 /// Legacy-era (2025-11-25) sessions opened by `initialize`.
 pub const SESSIONS_OPENED: &str = "grantry_mcp_sessions_opened_total";
+/// MCP tasks (the Tasks extension) by what happened: `created`, `completed`, `failed`,
+/// `cancelled`, `expired`.
+pub const TASKS: &str = "grantry_tasks_total";
 /// Store operations that failed, by where they were needed.
 pub const STORE_ERRORS: &str = "grantry_store_errors_total";
 
@@ -57,6 +60,9 @@ const KNOWN_METHODS: &[&str] = &[
     "ping",
     "resources/list",
     "prompts/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// The recorder, installed once per process; later calls get the same handle.
@@ -126,6 +132,12 @@ fn describe() {
         SESSIONS_OPENED,
         "Legacy-era (2025-11-25) MCP sessions opened by initialize"
     );
+    metrics::describe_counter!(TASKS, "MCP tasks by event: created, ended, expired");
+}
+
+/// A task event: `created`, `completed`, `failed`, `cancelled`, `expired`.
+pub fn task(event: &'static str, count: u64) {
+    metrics::counter!(TASKS, "event" => event).increment(count);
 }
 
 /// `GET /metrics`, in the Prometheus text format.

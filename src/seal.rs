@@ -58,6 +58,7 @@ pub enum Purpose {
     DemoCode,
     DemoAccessToken,
     DemoRefreshToken,
+    TaskWork,
 }
 
 impl Purpose {
@@ -77,6 +78,7 @@ impl Purpose {
             Purpose::DemoCode => "demo-code",
             Purpose::DemoAccessToken => "demo-access-token",
             Purpose::DemoRefreshToken => "demo-refresh-token",
+            Purpose::TaskWork => "task-work",
         }
     }
 

@@ -4,14 +4,15 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::describe::{APP_MIME, APPS_EXTENSION};
+use super::describe::{APP_MIME, APPS_EXTENSION, TASKS_EXTENSION};
 use crate::identity::Presence;
 
-/// The capabilities grantry acts on, as a client declared them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The capabilities grantry acts on, as a client declared them (kept with a task, whose steps
+/// run as the call that made it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {
     /// `elicitation.url`: the client shows a URL-mode elicitation's link.
     pub url_elicitation: bool,
@@ -27,6 +28,9 @@ pub struct Capabilities {
     /// The MCP Apps extension with HTML apps (`io.modelcontextprotocol/ui`, its `mimeTypes`
     /// naming `text/html;profile=mcp-app`): the host renders grantry's connect card.
     pub apps: bool,
+    /// The Tasks extension (`io.modelcontextprotocol/tasks`, an empty object: it has no
+    /// settings yet): the client takes a task for an answer and polls it.
+    pub tasks: bool,
     /// Not the client's to declare: the caller's token has no person behind it, so nothing
     /// may be asked of anyone ([`Capabilities::for_presence`]).
     pub no_person: bool,
@@ -44,6 +48,7 @@ impl Capabilities {
             sampling,
             roots,
             apps: false,
+            tasks: false,
             no_person: false,
         }
     }
@@ -72,8 +77,10 @@ impl Capabilities {
             .elicitation
             .map(|e| (e.form.is_some(), e.url.is_some()));
         let apps = declared.extensions.as_ref().is_some_and(renders_apps);
+        let tasks = declared.extensions.as_ref().is_some_and(takes_tasks);
         Some(Self {
             apps,
+            tasks,
             ..Self::new(
                 elicitation,
                 declared.sampling.is_some(),
@@ -91,6 +98,12 @@ fn renders_apps(extensions: &BTreeMap<String, Map<String, Value>>) -> bool {
         .and_then(|settings| settings.get("mimeTypes"))
         .and_then(Value::as_array)
         .is_some_and(|types| types.iter().any(|t| t == APP_MIME))
+}
+
+/// Whether the extensions declared hold the Tasks extension (its settings an object, which
+/// the schema's `Record<string, never>` leaves empty).
+fn takes_tasks(extensions: &BTreeMap<String, Map<String, Value>>) -> bool {
+    extensions.contains_key(TASKS_EXTENSION)
 }
 
 /// `ClientCapabilities` as the schema types it; members grantry does not read are checked
@@ -183,6 +196,25 @@ mod tests {
         ] {
             assert!(!read(not_apps).unwrap().apps, "{not_apps}");
         }
+    }
+
+    #[test]
+    fn tasks_are_declared_by_the_extension_alone() {
+        let tasks = read(r#"{"extensions": {"io.modelcontextprotocol/tasks": {}}}"#).unwrap();
+        assert!(tasks.tasks && !tasks.apps && !tasks.elicitation);
+        for not_tasks in [
+            r#"{}"#,
+            r#"{"extensions": {}}"#,
+            r#"{"extensions": {"io.modelcontextprotocol/ui": {}}}"#,
+            r#"{"experimental": {"io.modelcontextprotocol/tasks": {}}}"#,
+        ] {
+            assert!(!read(not_tasks).unwrap().tasks, "{not_tasks}");
+        }
+        assert_eq!(
+            read(r#"{"extensions": {"io.modelcontextprotocol/tasks": true}}"#),
+            None,
+            "settings that are no object are no declaration"
+        );
     }
 
     #[test]

@@ -32,9 +32,18 @@ pub(crate) const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
 /// The MIME type of an app's HTML, which a host declares it renders.
 pub(crate) const APP_MIME: &str = "text/html;profile=mcp-app";
 
+/// The Tasks extension's id (2026-07-28 era only: the legacy era's experimental tasks are
+/// another wire format).
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// What grantry offers: tools, the resource its connect card is, and the MCP Apps extension.
 fn capabilities() -> Value {
     json!({"tools": {}, "resources": {}, "extensions": {APPS_EXTENSION: {}}})
+}
+
+/// What grantry offers in the 2026-07-28 era: the same, and the Tasks extension.
+fn modern_capabilities() -> Value {
+    json!({"tools": {}, "resources": {}, "extensions": {APPS_EXTENSION: {}, TASKS_EXTENSION: {}}})
 }
 
 /// The `server/discover` result: the same for every caller.
@@ -42,7 +51,7 @@ pub(crate) fn discovery() -> Value {
     json!({
         "resultType": "complete",
         "supportedVersions": SUPPORTED_VERSIONS,
-        "capabilities": capabilities(),
+        "capabilities": modern_capabilities(),
         "instructions": INSTRUCTIONS,
         "ttlMs": LIST_TTL_MS,
         "cacheScope": "public",

@@ -37,6 +37,8 @@ use super::jsonrpc::{self, ErrorCode, ReplyTo, RequestId, RpcError};
 use super::legacy::{self, Opening, Sessions, Streams};
 use super::modern::{self, Modern, Read};
 use super::registry::{Listed, Registry};
+use super::results::CallAnswer;
+use super::tasks::{Candidate, Tasks};
 use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::server::Tracked;
@@ -53,6 +55,8 @@ pub(crate) type Rmcp = StreamableHttpService<McpHandler, LocalSessionManager>;
 pub(crate) struct Edge {
     pub modern: Modern,
     pub dispatch: Arc<Dispatch>,
+    /// Tasks, for calls from clients that declare the extension.
+    pub tasks: Arc<Tasks>,
     pub sessions: Sessions,
     /// Legacy-era GET streams open, per session and per principal.
     pub streams: Streams,
@@ -125,6 +129,10 @@ impl Edge {
         };
         let response = match self.modern.read(&parts, &bytes) {
             Read::Answered(response) => response,
+            Read::Task(request, to) => match self.tasks.answer(*request).await {
+                Ok(answer) => jsonrpc::result_response(&to, &answer, Outcome::Complete),
+                Err(error) => jsonrpc::error_response(&to, &error),
+            },
             Read::Call(call) => match self.scope_refusal(&parts, Some(&call.call.tool)) {
                 Some(refusal) => refusal,
                 None => self.held(*call).await,
@@ -178,11 +186,21 @@ impl Edge {
             reply_to,
             notifications,
         } = read;
-        let dispatch = self.dispatch.clone();
+        let (dispatch, tasks) = (self.dispatch.clone(), self.tasks.clone());
+        let candidate = Candidate::of(&call);
         let mut answer: BoxFuture<'static, Response> = Box::pin(async move {
-            match dispatch.call(call).await {
-                Ok(answer) => jsonrpc::result_response(&reply_to, &answer, answer.outcome()),
-                Err(error) => jsonrpc::error_response(&reply_to, &error),
+            match (dispatch.call(call).await, candidate) {
+                // A round, for a client that takes tasks: the task instead.
+                (Ok(CallAnswer::InputRequired(round)), Some(candidate)) => {
+                    match tasks.create(candidate, round).await {
+                        Ok(task) => {
+                            jsonrpc::result_response(&reply_to, &task, Outcome::InputRequired)
+                        }
+                        Err(error) => jsonrpc::error_response(&reply_to, &error),
+                    }
+                }
+                (Ok(answer), _) => jsonrpc::result_response(&reply_to, &answer, answer.outcome()),
+                (Err(error), _) => jsonrpc::error_response(&reply_to, &error),
             }
         });
         let mut notifications = notifications;

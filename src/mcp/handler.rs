@@ -181,6 +181,7 @@ impl ServerHandler for McpHandler {
             retry: Retry {
                 request_state: params.request_state,
                 responses: params.input_responses.map(|r| r.into_iter().collect()),
+                ..Retry::default()
             },
             capabilities: declared(&ctx).for_presence(presence(&ctx)),
             era: Era::Legacy(LegacyCall::new(ctx, self.notices.clone())),

@@ -10,6 +10,8 @@
 //! others through their form and confirmation rounds ([`rounds`]), an extension's tools
 //! through [`extension`] (the registry's one extension point, for tools a build adds:
 //! the conformance suite's fixtures). The edge holds a slow answer as SSE with keep-alives.
+//! For a client that declares the Tasks extension on a call, a round becomes a durable task
+//! the client polls ([`tasks`]).
 //!
 //! Why grantry owns the modern era: rmcp (the official SDK, pinned) serves it with a
 //! per-request task, a transport and its own message types, from which grantry's answers had
@@ -40,6 +42,7 @@ mod request;
 mod results;
 pub mod rounds;
 mod spans;
+mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,10 +93,12 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
         &resources,
         &describe::discovery(),
     );
+    let tasks = Arc::new(tasks::Tasks::new(state.clone(), dispatch.clone()));
     let endpoint = Arc::new(endpoint::Endpoint {
         edge: edge::Edge {
             modern,
             dispatch,
+            tasks,
             sessions,
             streams: legacy::Streams::new(state.held.clone()),
             keep_alive: keep_alive_interval(config.retry_hold),

@@ -36,5 +36,6 @@ mod replicas;
 mod shared_store;
 mod sign_in_flow;
 mod startup;
+mod tasks;
 mod traces;
 mod wire;

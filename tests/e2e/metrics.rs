@@ -95,7 +95,8 @@ async fn metrics_count_requests_sign_ins_and_outcomes_without_personal_data() {
     );
 
     // No principal, account, flow or link appears: only method, outcome, provider, area, and
-    // the lifecycle's event type, refresh trigger, health state and endpoint name.
+    // the lifecycle's event type, refresh trigger, health state and endpoint name, and what
+    // happened to a task.
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let labels = line.split_once('{').map_or("", |(_, rest)| rest);
         for pair in labels.trim_end_matches(|c| c != '}').split("\",") {
@@ -107,7 +108,7 @@ async fn metrics_count_requests_sign_ins_and_outcomes_without_personal_data() {
             assert!(
                 [
                     "method", "outcome", "provider", "area", "le", "type", "trigger", "state",
-                    "endpoint", ""
+                    "endpoint", "event", ""
                 ]
                 .contains(&name),
                 "unexpected label `{name}` in {line}"

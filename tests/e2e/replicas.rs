@@ -8,7 +8,7 @@ use crate::support::balancer::Balancer;
 use crate::support::{Browser, Mcp, Server, servers};
 
 /// Starts three replicas on `store_args`, all with the balancer's URL as public URL.
-async fn replicas(store_args: &[&str]) -> (Balancer, Vec<Server>) {
+pub(crate) async fn replicas(store_args: &[&str]) -> (Balancer, Vec<Server>) {
     let key = grantry::seal::generate_key();
     // The balancer needs the replicas' ports and the replicas need its URL: pick the
     // replicas' ports first, start the balancer, then the replicas.
@@ -39,7 +39,7 @@ async fn replicas(store_args: &[&str]) -> (Balancer, Vec<Server>) {
 }
 
 /// Moves a URL of the public address onto one replica.
-fn on(server: &Server, balancer: &Balancer, url: &str) -> String {
+pub(crate) fn on(server: &Server, balancer: &Balancer, url: &str) -> String {
     url.replacen(&balancer.base, &server.base, 1)
 }
 

@@ -67,6 +67,7 @@ where
         retry = Retry {
             request_state: required.request_state,
             responses: Some(answers),
+            ..Retry::default()
         };
     }
     Err(RpcError::internal("too many rounds"))

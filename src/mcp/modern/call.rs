@@ -76,6 +76,7 @@ impl CallParams<'_, '_> {
             retry: Retry {
                 request_state,
                 responses,
+                ..Retry::default()
             },
             capabilities: self.capabilities.for_presence(presence),
             era: Era::Modern(notifier),

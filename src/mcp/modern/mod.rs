@@ -10,13 +10,15 @@
 //!
 //! Files: [`envelope`] (the JSON-RPC message), [`meta`] (`_meta`, remembered), [`headers`]
 //! (transport and routing headers), [`origins`] (the browser origins allowed), [`versions`]
-//! (the header's and `_meta`'s), [`call`] (a `tools/call` into the typed call).
+//! (the header's and `_meta`'s), [`call`] (a `tools/call` into the typed call), [`task`] (a
+//! `tasks/*` request into the typed one).
 
 mod call;
 mod envelope;
 mod headers;
 mod meta;
 mod origins;
+mod task;
 mod versions;
 
 use std::borrow::Cow;
@@ -39,6 +41,7 @@ use super::legacy;
 use super::notify::Notifications;
 use super::registry::Registry;
 use super::request::ToolCall;
+use super::tasks::TaskRequest;
 use crate::server::hosts::AllowedHosts;
 use call::CallParams;
 use envelope::{Message, Params};
@@ -54,6 +57,8 @@ pub(crate) enum Read {
     Answered(Response),
     /// A tool call, answered when it completes (it may hold while the person signs in).
     Call(Box<Call>),
+    /// A `tasks/*` request, answered from the store.
+    Task(Box<TaskRequest>, ReplyTo),
 }
 
 /// A tool call read, with whom it answers and the notifications it may send first.
@@ -296,6 +301,10 @@ impl Modern {
                 Ok(card) => Read::Answered(jsonrpc::ready_response(&to, card)),
                 Err(refused) => answered(&to, &refused),
             },
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                let request = task::read(asked, method, params, capabilities).map_err(fail)?;
+                Read::Task(Box::new(request), to)
+            }
             "tools/call" => {
                 let call = CallParams {
                     entry,

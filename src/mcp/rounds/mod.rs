@@ -112,6 +112,18 @@ pub(crate) async fn legacy_write_access(
 pub(crate) struct Retry {
     pub request_state: Option<String>,
     pub responses: Option<Map<String, Value>>,
+    /// Whether a retry whose sign-in is still pending is held until it ends.
+    pub patience: Patience,
+}
+
+/// How long a retry waits for a pending sign-in.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Patience {
+    /// Up to `--retry-hold`, the client's connection kept alive meanwhile.
+    #[default]
+    Hold,
+    /// Not at all: how the sign-in stands now (a task's step, which its client polls).
+    Look,
 }
 
 impl Retry {

@@ -79,7 +79,7 @@ pub(super) async fn after_round<'s>(
         return Ok(Some(through(None)));
     }
     let (state, principal) = (call.state, call.principal);
-    let gate = match sign_in::hold(state, principal, &claims).await {
+    let gate = match sign_in::hold(state, principal, &claims, retry.patience).await {
         HoldEnd::Connected(turn) => match lacking(&at, tool).await? {
             Some((provider, missing)) => {
                 Gate::Answer(granted_less(call, tool, provider, &missing).into())

@@ -3,11 +3,11 @@
 
 use serde_json::{Map, Value};
 
-use super::Retry;
 use super::account_choice::{self, Choice};
 use super::card;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
+use super::{Patience, Retry};
 use crate::config::NoUrlElicitation;
 use crate::grants::ReauthReason;
 use crate::identity::{McpClient, Principal};
@@ -84,7 +84,8 @@ impl<'a> PlainCall<'a> {
         if !capabilities.url_elicitation {
             return self.first_round(outcome, capabilities);
         }
-        self.after_sign_in(&claims, capabilities).await
+        self.after_sign_in(&claims, retry.patience, capabilities)
+            .await
     }
 
     /// A retry answering "which account?": the call with the chosen account, the declined
@@ -115,9 +116,10 @@ impl<'a> PlainCall<'a> {
     async fn after_sign_in(
         &self,
         claims: &StateClaims,
+        patience: Patience,
         capabilities: Capabilities,
     ) -> Result<CallAnswer, RpcError> {
-        match sign_in::hold(self.state, self.principal, claims).await {
+        match sign_in::hold(self.state, self.principal, claims, patience).await {
             HoldEnd::Connected(_turn) => match self.tool().await? {
                 ToolOutcome::NeedsConnection { .. } => Ok(CallAnswer::InputRequired(
                     sign_in::repeat_round(self.state, self.principal, claims),

@@ -10,6 +10,12 @@ pub fn url_and_form() -> Value {
     json!({"elicitation": {"form": {}, "url": {}}})
 }
 
+/// Both elicitation modes and the Tasks extension.
+pub fn with_tasks() -> Value {
+    json!({"elicitation": {"form": {}, "url": {}},
+           "extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
 pub struct Mcp {
     http: reqwest::Client,
     pub url: String,
@@ -131,10 +137,11 @@ impl Mcp {
         extra_headers: &[(&'static str, String)],
     ) -> Answer {
         params["_meta"] = meta;
-        // Mcp-Name: a tool's name, or a resource's URI.
+        // Mcp-Name: a tool's name, a resource's URI, or a task's id.
         let name = params["name"]
             .as_str()
             .or(params["uri"].as_str())
+            .or(params["taskId"].as_str())
             .map(str::to_owned);
         let body = json!({"jsonrpc": "2.0", "id": self.id(), "method": method, "params": params});
         let mut headers = vec![

@@ -8,6 +8,7 @@ use crate::connect::ticket::was_opened;
 use crate::flows::FlowStatus;
 use crate::grants::GrantKey;
 use crate::identity::Principal;
+use crate::mcp::rounds::Patience;
 use crate::mcp::rounds::request_state::StateClaims;
 use crate::state::AppState;
 
@@ -102,12 +103,20 @@ async fn all_usable(state: &AppState, key: &GrantKey) -> bool {
     }
 }
 
-/// Waits for the sign-in behind `claims` to finish, at most `--retry-hold`.
+/// Waits for the sign-in behind `claims` to finish, at most `--retry-hold`; with
+/// [`Patience::Look`], only looks how it stands.
 pub(crate) async fn hold<'a>(
     state: &'a AppState,
     principal: &Principal,
     claims: &StateClaims,
+    patience: Patience,
 ) -> HoldEnd<'a> {
+    if patience == Patience::Look {
+        let key = GrantKey::sole(principal, &claims.provider);
+        return settled(state, &key, claims)
+            .await
+            .unwrap_or(HoldEnd::StillPending);
+    }
     // Held retries are bounded, in all and per principal (so one user's held calls never
     // crowd out another's): past a cap, the client is simply asked again at once.
     let _place = match state.held.take(Some(principal.tag())) {

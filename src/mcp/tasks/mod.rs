@@ -1,0 +1,304 @@
+//! The Tasks extension (`io.modelcontextprotocol/tasks`) on `/mcp`, 2026-07-28 era: a call
+//! whose answer would be a round (a sign-in link, a form) becomes a durable task its client
+//! polls, for a client that declared the extension on that very call. Everyone else keeps
+//! the rounds as they were.
+//!
+//! A task runs its call's rounds itself. It keeps the round's `requestState` and the client's
+//! answers, sealed, in the store ([`crate::tasks`]), and each step is the retry the client
+//! would have sent, made without holding ([`Patience::Look`](crate::mcp::rounds::Patience)).
+//! A sign-in round steps at each `tasks/get` (has the grant landed?), a form round once
+//! `tasks/update` answered all it asks. Each round's keys are the call's own with the round's
+//! number ([`work`]), so a key is never asked twice. Any replica serves any step: every change
+//! is a compare-and-set on the task's version, and a step that loses reads the winner's.
+//!
+//! A task answers its maker alone: another principal's `tasks/*` gets the same `-32602` as an
+//! unknown id, and the store keeps only the hash of the id.
+
+mod wire;
+mod work;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::dispatch::Dispatch;
+use super::jsonrpc::{ErrorCode, RpcError};
+use super::notify::Notifier;
+use super::registry::Listed;
+use super::request::{Era, ToolCall};
+use super::results::InputRequired;
+use crate::audit::Audit;
+use crate::identity::{McpClient, Principal};
+use crate::mcp::capabilities::Capabilities;
+use crate::seal::Purpose;
+use crate::state::AppState;
+use crate::tasks::{StoredTask, TaskId, TaskStatus};
+use crate::tools::{Tool, ToolError};
+use grantry_base::clock::unix_now_millis;
+use work::Work;
+
+/// How many times a change is tried against others changing the same task.
+const ATTEMPTS: usize = 3;
+
+/// A `tasks/*` request, read by the edge.
+pub(crate) struct TaskRequest {
+    pub principal: Principal,
+    pub task_id: String,
+    pub method: TaskMethod,
+}
+
+/// Which of the extension's methods.
+pub(crate) enum TaskMethod {
+    Get,
+    Update(Map<String, Value>),
+    Cancel,
+}
+
+/// A call that may become a task: what its steps need of it, kept before it runs.
+pub(crate) struct Candidate {
+    principal: Principal,
+    client: Option<McpClient>,
+    tool: Tool,
+    arguments: Map<String, Value>,
+    capabilities: Capabilities,
+}
+
+impl Candidate {
+    /// For a first call of one of grantry's tools, in this era, from a client that declared
+    /// the extension on it.
+    pub(crate) fn of(call: &ToolCall) -> Option<Self> {
+        let Listed::Own(tool) = call.tool else {
+            return None;
+        };
+        let first = call.retry.request_state.is_none();
+        (call.capabilities.tasks && first && matches!(call.era, Era::Modern(_))).then(|| Self {
+            principal: call.principal.clone(),
+            client: call.client.clone(),
+            tool,
+            arguments: call.arguments.clone(),
+            capabilities: call.capabilities,
+        })
+    }
+}
+
+/// What a change does to a task.
+enum Change<'a> {
+    /// `tasks/get`: a sign-in round looks whether it ended.
+    Look,
+    Answer(&'a Map<String, Value>),
+    Cancel,
+}
+
+/// The tasks service, built once.
+pub(crate) struct Tasks {
+    state: AppState,
+    dispatch: Arc<Dispatch>,
+}
+
+impl Tasks {
+    pub(crate) fn new(state: AppState, dispatch: Arc<Dispatch>) -> Self {
+        Self { state, dispatch }
+    }
+
+    /// Makes `call`'s round a task, written before its answer: `CreateTaskResult`.
+    pub(crate) async fn create(
+        &self,
+        call: Candidate,
+        round: InputRequired,
+    ) -> Result<Value, RpcError> {
+        let id = TaskId::generate();
+        let mut work = Work::new(
+            call.tool.name(),
+            call.arguments,
+            call.client.as_ref(),
+            call.capabilities,
+        );
+        work.ask(round);
+        let now = unix_now_millis();
+        // As long as the sign-in link its first round hands out.
+        let ttl_ms = self.state.config.request_state_ttl_secs * 1000;
+        let id_hash = id.hash();
+        let task = StoredTask {
+            sealed: self.seal(&id_hash, &work),
+            id_hash,
+            principal: call.principal,
+            status: work.status(),
+            version: 1,
+            created_at_ms: now,
+            updated_at_ms: now,
+            expires_at_ms: now + ttl_ms,
+        };
+        self.state.tasks.insert(&task).await.map_err(store_failed)?;
+        recorded(&task, "task.created", "created");
+        Ok(wire::created(&id, &task, &work))
+    }
+
+    /// The answer to a `tasks/*` request.
+    pub(crate) async fn answer(&self, request: TaskRequest) -> Result<Value, RpcError> {
+        let id = TaskId::parse(&request.task_id).map_err(|_| unknown())?;
+        let owner = &request.principal;
+        match &request.method {
+            TaskMethod::Get => {
+                let (task, work) = self.change(owner, &id, &Change::Look).await?;
+                Ok(wire::detailed(&id, &task, &work))
+            }
+            TaskMethod::Update(responses) => {
+                self.change(owner, &id, &Change::Answer(responses)).await?;
+                Ok(wire::acknowledged())
+            }
+            TaskMethod::Cancel => {
+                self.change(owner, &id, &Change::Cancel).await?;
+                Ok(wire::acknowledged())
+            }
+        }
+    }
+
+    /// Applies `change` to the task and writes it, again from the stored one while another
+    /// replica changes it first; the task as it then stands.
+    async fn change(
+        &self,
+        owner: &Principal,
+        id: &TaskId,
+        change: &Change<'_>,
+    ) -> Result<(StoredTask, Work), RpcError> {
+        for _ in 0..ATTEMPTS {
+            let (task, mut work) = self.find(owner, id).await?;
+            if task.status.is_terminal() {
+                return Ok((task, work));
+            }
+            let before = work.clone();
+            self.apply(owner, &mut work, change).await?;
+            if work == before {
+                return Ok((task, work));
+            }
+            let next = StoredTask {
+                status: work.status(),
+                updated_at_ms: unix_now_millis().max(task.updated_at_ms),
+                sealed: self.seal(&task.id_hash, &work),
+                ..task.clone()
+            };
+            if self
+                .state
+                .tasks
+                .replace(&next)
+                .await
+                .map_err(store_failed)?
+            {
+                ended(&task, &next);
+                return Ok((
+                    StoredTask {
+                        version: task.version + 1,
+                        ..next
+                    },
+                    work,
+                ));
+            }
+        }
+        self.find(owner, id).await
+    }
+
+    async fn apply(
+        &self,
+        owner: &Principal,
+        work: &mut Work,
+        change: &Change<'_>,
+    ) -> Result<(), RpcError> {
+        match change {
+            Change::Look if work.waits_on_sign_in() => self.step(owner, work).await,
+            Change::Look => Ok(()),
+            Change::Answer(responses) => {
+                if work.answer(responses) && work.all_answered() {
+                    self.step(owner, work).await?;
+                }
+                Ok(())
+            }
+            Change::Cancel => {
+                work.cancel();
+                Ok(())
+            }
+        }
+    }
+
+    /// One step: the call retried with the round's state and answers. A failure that may
+    /// pass (the store) leaves the task as it was, for a later step.
+    async fn step(&self, owner: &Principal, work: &mut Work) -> Result<(), RpcError> {
+        let Some(tool) = Tool::ALL.into_iter().find(|t| t.name() == work.tool) else {
+            work.fail(&RpcError::internal("the task's tool is no longer served"));
+            return Ok(());
+        };
+        let call = ToolCall {
+            principal: owner.clone(),
+            client: work.client(),
+            tool: Listed::Own(tool),
+            arguments: work.arguments.clone(),
+            retry: work.retry(),
+            capabilities: work.capabilities,
+            era: Era::Modern(Notifier::silent()),
+        };
+        match self.dispatch.call(call).await {
+            Ok(answer) => work.take(answer),
+            Err(error) if error.code == ErrorCode::INTERNAL_ERROR => return Err(error),
+            Err(error) => work.fail(&error),
+        }
+        Ok(())
+    }
+
+    /// The task `id` of `owner`, opened; an unknown, expired or someone else's task is the
+    /// same `-32602`.
+    async fn find(&self, owner: &Principal, id: &TaskId) -> Result<(StoredTask, Work), RpcError> {
+        let task = self
+            .state
+            .tasks
+            .get(&id.hash())
+            .await
+            .map_err(store_failed)?
+            .filter(|task| task.principal == *owner && !task.is_expired(unix_now_millis()))
+            .ok_or_else(unknown)?;
+        let plain = self
+            .state
+            .sealer
+            .open_bytes(Purpose::TaskWork, task.id_hash.as_bytes(), &task.sealed)
+            .map_err(|_| RpcError::internal("a stored task does not open with the key ring"))?;
+        let work = serde_json::from_slice(&plain)
+            .map_err(|_| RpcError::internal("a stored task is not readable"))?;
+        Ok((task, work))
+    }
+
+    fn seal(&self, id_hash: &str, work: &Work) -> String {
+        let plain = serde_json::to_vec(work).expect("a task's work serializes");
+        self.state
+            .sealer
+            .seal_bytes(Purpose::TaskWork, id_hash.as_bytes(), &plain)
+    }
+}
+
+/// The one answer for a task that is not the caller's to see.
+fn unknown() -> RpcError {
+    RpcError::invalid_params("Unknown task")
+}
+
+fn store_failed(error: crate::store::StoreError) -> RpcError {
+    ToolError::Store(error).into()
+}
+
+/// Counts and audits a task's end, when `next` is one.
+fn ended(before: &StoredTask, next: &StoredTask) {
+    if before.status == next.status {
+        return;
+    }
+    match next.status {
+        TaskStatus::Completed => recorded(next, "task.completed", "completed"),
+        TaskStatus::Failed => recorded(next, "task.failed", "failed"),
+        TaskStatus::Cancelled => recorded(next, "task.cancelled", "cancelled"),
+        TaskStatus::Working | TaskStatus::InputRequired => {}
+    }
+}
+
+fn recorded(task: &StoredTask, event: &'static str, counted: &'static str) {
+    crate::metrics::task(counted, 1);
+    Audit {
+        principal: Some(&task.principal),
+        ..Default::default()
+    }
+    .notice(event, task.status.as_str());
+}
