@@ -12,6 +12,7 @@ import {
   resultFromTaskOutcome,
 } from '@modelcontextprotocol/ext-tasks/client';
 
+import { record } from '../leaks.mjs';
 import { assertConnected, signIn, startGrantry } from './support.mjs';
 
 const protocolVersion = '2026-07-28';
@@ -26,6 +27,8 @@ function rawDispatcher(url) {
   let next = 0;
   transport.onmessage = (message) => {
     if (!('id' in message) || !('result' in message || 'error' in message)) return;
+    // A task's id is the client's handle on it: no log of grantry's may hold one.
+    if (typeof message.result?.taskId === 'string') record('taskId', [message.result.taskId]);
     const settle = pending.get(String(message.id));
     pending.delete(String(message.id));
     settle?.(message);

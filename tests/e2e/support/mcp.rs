@@ -244,6 +244,7 @@ impl Mcp {
         let body = parse_message(&raw);
         let request_state = body["result"]["requestState"].as_str();
         super::leaks::record("requestState", request_state);
+        super::leaks::record("taskId", body["result"]["taskId"].as_str());
         super::leaks::record("bearer", self.bearer.as_deref());
         Answer {
             status,
