@@ -1,7 +1,8 @@
 // The official Tasks extension client (@modelcontextprotocol/ext-tasks, with the TypeScript
 // SDK client and the 2026-07-28 request framing it asks for) against the real grantry: a
 // call needing a sign-in comes back as a task, the person signs in, the task settles with the
-// invoices; a void whose confirmation is declined settles with nothing voided.
+// invoices; a void whose confirmation is declined settles with nothing voided; a task handed
+// off by one client is resumed by a new one.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
@@ -146,6 +147,35 @@ describe('ext-tasks client, 2026-07-28', () => {
       assert.equal(still.status, invoice.status, 'nothing voided');
     } finally {
       await close();
+    }
+  });
+
+  test('a client restarted with only the stored task reference resumes the task', async () => {
+    const fresh = await startGrantry();
+    const first = await taskSession(fresh, { action: 'decline' });
+    let stored;
+    try {
+      const execution = await first.session.callTool('list_invoices', { status: 'all' }, { task: { preference: 'require' } });
+      assert.equal(execution.kind, 'task');
+      // Persisted as a host would (JSON), and released without settling or cancelling it.
+      await execution.handoff((reference) => {
+        stored = JSON.stringify(reference);
+      });
+    } finally {
+      await first.close();
+    }
+    assert.deepEqual(first.asked, [], 'the first client showed nothing');
+    const second = await taskSession(fresh, { action: 'decline' });
+    try {
+      const resumed = await second.session.resumeTask(JSON.parse(stored));
+      const { outcome } = await resumed.settle();
+      const result = resultFromTaskOutcome(outcome);
+      assert.notEqual(result.isError, true, JSON.stringify(result));
+      assert.equal(result.structuredContent.invoices.length, 5);
+      assert.deepEqual(second.asked.map((a) => a.mode), ['url'], 'the resumed client showed the link');
+    } finally {
+      await second.close();
+      fresh.stop();
     }
   });
 });
