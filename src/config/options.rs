@@ -233,7 +233,8 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_ALLOW_READABLE_KEY_FILE", value_name = "BOOL",
           default_value_t = false, action = ArgAction::Set)]
     pub allow_readable_key_file: bool,
-    /// Seconds a requestState and its sign-in link stay valid.
+    /// Seconds a requestState and its sign-in link stay valid; an MCP task made of its round
+    /// lives as long.
     #[arg(long, env = "GRANTRY_REQUEST_STATE_TTL", value_name = "SECONDS",
           default_value = "600", value_parser = seconds(30, 86_400))]
     pub request_state_ttl: Duration,
