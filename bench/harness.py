@@ -151,12 +151,15 @@ class Server:
         self.log.close()
 
 
-def message(method, params):
+ELICITATION = {"elicitation": {"form": {}, "url": {}}}
+
+
+def message(method, params, capabilities=ELICITATION):
     params = dict(params)
     params["_meta"] = {
         "io.modelcontextprotocol/protocolVersion": VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "grantry-bench", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
     }
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
 

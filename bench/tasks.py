@@ -13,11 +13,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlparse
 
-from harness import VERSION, fresh_store, grantry, headers, wrk
+from harness import ELICITATION, fresh_store, grantry, headers, message, wrk
 from modes import store_bytes
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "extensions": {TASKS_EXTENSION: {}}}
+CAPABILITIES = {**ELICITATION, "extensions": {TASKS_EXTENSION: {}}}
 
 
 def tasks(args, work, servers):
@@ -37,19 +37,9 @@ def tasks(args, work, servers):
         compare(args, server, work, store, ids[len(ids) // 2])
 
 
-def message(method, params):
-    params = dict(params)
-    params["_meta"] = {
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "grantry-bench", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
-    }
-    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-
-
 def create(server, count, workers=8):
     """`count` tasks, made over `workers` keep-alive connections: their ids."""
-    body = json.dumps(message("tools/call", {"name": "list_invoices", "arguments": {}}))
+    body = json.dumps(message("tools/call", {"name": "list_invoices", "arguments": {}}, CAPABILITIES))
     hdrs = headers("tools/call", "list_invoices")
     address = urlparse(server.base)
 
@@ -90,7 +80,7 @@ def compare(args, server, work, store, task_id):
             ("tasks/get", "tasks/get", {"taskId": task_id}, task_id),
             ("tools/list", "tools/list", {}, None)):
         body = os.path.join(work, f"tasks-{store}-{method.replace('/', '-')}.json")
-        json.dump(message(method, params), open(body, "w"))
+        json.dump(message(method, params, CAPABILITIES), open(body, "w"))
         hdr = body + ".headers"
         open(hdr, "w").write("".join(f"{k}: {v}\n" for k, v in headers(method, routed).items()))
         requests[name] = (body, hdr)

@@ -151,13 +151,6 @@ pub trait TaskBackend: Send + Sync {
     /// Writes `task` (status, times, sealed value; its version one more than `task.version`)
     /// if the stored one is still at `task.version`; tells whether it was.
     async fn replace(&self, task: &StoredTask) -> Result<bool, StoreError>;
-    /// The principal's tasks not yet ended nor expired at `now_ms`: what a landing grant may
-    /// finish.
-    async fn open_for(
-        &self,
-        principal: &Principal,
-        now_ms: i64,
-    ) -> Result<Vec<StoredTask>, StoreError>;
     /// Removes tasks whose time to live ended before `before_ms`; returns how many.
     async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError>;
     /// Removes every task of `principal`; returns how many.

@@ -1,7 +1,7 @@
 //! Tasks in Redis: one hash per task, keyed by the hash of its id, with two sorted sets by
-//! expiry: the owner's (what a landing grant may finish, what erasing a person removes) and
-//! everyone's (what the sweep removes). A task's hash also expires on its own a while after
-//! its time to live, should no replica sweep. Each command touches one key, so the layout
+//! expiry: the owner's (what erasing a person removes) and everyone's (what the sweep
+//! removes). A task's hash also expires on its own a while after its time to live, should no
+//! replica sweep. Each command touches one key, so the layout
 //! works on Redis Cluster too; a task's writes are scripts on its one key, acknowledged by the
 //! replicas asked for.
 
@@ -193,32 +193,6 @@ impl TaskBackend for RedisTasks {
         // Its time to live may have changed: the indexes follow.
         self.index(task).await?;
         Ok(true)
-    }
-
-    async fn open_for(
-        &self,
-        principal: &Principal,
-        now_ms: i64,
-    ) -> Result<Vec<StoredTask>, StoreError> {
-        let mut conn = self.conn.clone();
-        let id_hashes: Vec<String> = redis::cmd("ZRANGE")
-            .arg(self.owner_key(principal))
-            .arg(format!("({now_ms}"))
-            .arg("+inf")
-            .arg("BYSCORE")
-            .query_async(&mut conn)
-            .await?;
-        let mut open = Vec::new();
-        for id_hash in id_hashes {
-            if let Some(task) = self.read(&id_hash).await?
-                && !task.status.is_terminal()
-                && !task.is_expired(now_ms)
-            {
-                open.push(task);
-            }
-        }
-        open.sort_by_key(|task| task.created_at_ms);
-        Ok(open)
     }
 
     async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError> {

@@ -43,10 +43,6 @@ impl TryFrom<TaskRecord> for StoredTask {
     }
 }
 
-fn tasks(records: Vec<TaskRecord>) -> Result<Vec<StoredTask>, StoreError> {
-    records.into_iter().map(StoredTask::try_from).collect()
-}
-
 macro_rules! sql_tasks {
     ($(#[$doc:meta])* $name:ident, $pool:ty, system: $system:literal) => {
         crate::store::pool_backend!($(#[$doc])* $name, $pool);
@@ -99,24 +95,6 @@ macro_rules! sql_tasks {
                 .execute(&self.pool)
                 .await?;
                 Ok(done.rows_affected() == 1)
-            }
-
-            async fn open_for(
-                &self,
-                principal: &Principal,
-                now_ms: i64,
-            ) -> Result<Vec<StoredTask>, StoreError> {
-                let records: Vec<TaskRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                    "SELECT {COLUMNS} FROM tasks WHERE principal_iss = $1 AND principal_sub = $2 \
-                     AND status IN ('working', 'input_required') AND expires_at > $3 \
-                     ORDER BY created_at"
-                )))
-                .bind(&principal.issuer)
-                .bind(&principal.subject)
-                .bind(now_ms)
-                .fetch_all(&self.pool)
-                .await?;
-                tasks(records)
             }
 
             async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError> {

@@ -8,7 +8,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::support::mcp::{url_and_form, with_tasks};
-use crate::support::oidc::{access_token, provider, user};
+use crate::support::person::Person;
 use crate::support::{Browser, Mcp, Server};
 
 /// `tasks/get` of `id`, as a client that declares the extension.
@@ -236,16 +236,8 @@ async fn bad_task_requests_are_refused_and_change_nothing() {
 #[tokio::test]
 async fn another_persons_task_is_unknown_to_them() {
     let server = crate::oidc::oidc_server(&[]).await;
-    let p = provider();
-    let (alice, bob) = (user("alice"), user("bob"));
-    let alices = Mcp::with_bearer(
-        server.mcp_url(),
-        access_token(&p.issuer, &alice, &server.mcp_url(), "test-client").await,
-    );
-    let bobs = Mcp::with_bearer(
-        server.mcp_url(),
-        access_token(&p.issuer, &bob, &server.mcp_url(), "test-client").await,
-    );
+    let alices = Person::new(&server, "alice").await.mcp;
+    let bobs = Person::new(&server, "bob").await.mcp;
     let id = invoices_task(&alices).await["taskId"]
         .as_str()
         .unwrap()

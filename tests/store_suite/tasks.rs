@@ -1,6 +1,6 @@
 //! Tasks: written once, read back whole, changed only from the version read (one of many
-//! concurrent writers wins), listed while open for their owner alone, swept at expiry, erased
-//! with their owner.
+//! concurrent writers wins), swept at expiry (a time to live extended is kept), erased with
+//! their owner alone.
 
 use grantry::identity::Principal;
 use grantry::startup::Stores;
@@ -100,48 +100,25 @@ async fn only_one_of_many_writers_from_the_same_version_wins(stores: &Stores) {
 }
 for_each_backend!(only_one_of_many_writers_from_the_same_version_wins);
 
-async fn open_tasks_are_listed_for_their_owner_alone(stores: &Stores) {
+async fn a_longer_time_to_live_outlasts_the_sweep(stores: &Stores) {
     let waiting = task("alice", NOW);
-    let working = StoredTask {
-        status: TaskStatus::Working,
-        ..task("alice", NOW + 1)
-    };
-    let done = StoredTask {
-        status: TaskStatus::Completed,
-        ..task("alice", NOW + 2)
-    };
-    let lapsed = task("alice", NOW - TTL - 1);
-    let bobs = task("bob", NOW);
-    for t in [&waiting, &working, &done, &lapsed, &bobs] {
+    let other = task("alice", NOW);
+    for t in [&waiting, &other] {
         stores.tasks.insert(t).await.unwrap();
     }
-    let open = stores.tasks.open_for(&person("alice"), NOW).await.unwrap();
-    assert_eq!(open, [waiting.clone(), working.clone()], "oldest first");
-    let open = stores.tasks.open_for(&person("bob"), NOW).await.unwrap();
-    assert_eq!(open, [bobs]);
-    assert!(
-        stores
-            .tasks
-            .open_for(&person("carol"), NOW)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-
-    // Its time to live extended, a task stays open past its first expiry.
     let mut extended = waiting.clone();
     extended.expires_at_ms = NOW + 2 * TTL;
     assert!(stores.tasks.replace(&extended).await.unwrap());
+
+    // Past the first expiry: the sweep takes the other task, not the one extended.
     let later = NOW + TTL + 5;
-    let open = stores
-        .tasks
-        .open_for(&person("alice"), later)
-        .await
-        .unwrap();
-    assert_eq!(open.len(), 1);
-    assert_eq!(open[0].id_hash, waiting.id_hash);
+    assert_eq!(stores.tasks.delete_expired(later).await.unwrap(), 1);
+    assert_eq!(stores.tasks.get(&other.id_hash).await.unwrap(), None);
+    let kept = stores.tasks.get(&waiting.id_hash).await.unwrap().unwrap();
+    assert_eq!((kept.expires_at_ms, kept.version), (NOW + 2 * TTL, 2));
+    assert!(!kept.is_expired(later));
 }
-for_each_backend!(open_tasks_are_listed_for_their_owner_alone);
+for_each_backend!(a_longer_time_to_live_outlasts_the_sweep);
 
 async fn the_sweep_removes_expired_tasks_and_erasing_a_person_theirs(stores: &Stores) {
     let lapsed = task("alice", NOW - TTL - 10);
@@ -160,14 +137,6 @@ async fn the_sweep_removes_expired_tasks_and_erasing_a_person_theirs(stores: &St
 
     assert_eq!(stores.tasks.forget(&person("alice")).await.unwrap(), 1);
     assert_eq!(stores.tasks.get(&fresh.id_hash).await.unwrap(), None);
-    assert!(
-        stores
-            .tasks
-            .open_for(&person("alice"), NOW)
-            .await
-            .unwrap()
-            .is_empty()
-    );
     assert_eq!(stores.tasks.forget(&person("alice")).await.unwrap(), 0);
     assert_eq!(
         stores.tasks.get(&bobs.id_hash).await.unwrap(),

@@ -111,8 +111,8 @@ pub(crate) async fn hold<'a>(
     claims: &StateClaims,
     patience: Patience,
 ) -> HoldEnd<'a> {
+    let key = GrantKey::sole(principal, &claims.provider);
     if patience == Patience::Look {
-        let key = GrantKey::sole(principal, &claims.provider);
         return settled(state, &key, claims)
             .await
             .unwrap_or(HoldEnd::StillPending);
@@ -134,7 +134,6 @@ pub(crate) async fn hold<'a>(
     let deadline = Instant::now() + state.config.retry_hold;
     // Until then the link may still be on its way to a browser; after, it must have been opened.
     let mut open_by = Some(Instant::now() + state.config.unopened_link_wait);
-    let key = GrantKey::sole(principal, &claims.provider);
     loop {
         // Subscribe before reading, so a grant landing in between still wakes us.
         let mut waiter = state.connections.landed().subscribe();
