@@ -22,6 +22,8 @@ pub struct Inner {
     pub config: Config,
     pub sealer: Arc<Sealer>,
     pub flows: Arc<dyn FlowBackend>,
+    /// Told when a sign-in ends on this replica (see [`crate::flows::SignInsEnded`]).
+    pub sign_ins_ended: crate::flows::SignInsEnded,
     /// People's connections: the only way to their grants (see [`crate::connections`]).
     pub connections: Connections,
     pub catalog: Catalog,

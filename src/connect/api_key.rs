@@ -101,7 +101,10 @@ pub(super) async fn submit(
         .connect_with_key(&principal, provider, key, account, unix_now())
         .await;
     match stored {
-        Ok(()) => connected(&principal, provider),
+        Ok(()) => {
+            state.sign_ins_ended.tell(&principal);
+            connected(&principal, provider)
+        }
         Err(KeyError::Refused) => {
             crate::metrics::sign_in(&provider.id, "key_refused");
             again(&ui::t_with("connect-key-refused", &name))

@@ -118,6 +118,7 @@ async fn complete_claimed(
     if let Err(e) = state.flows.finish(&flow.id, status).await {
         tracing::warn!(error = %e, status = status.as_str(), "cannot record how the flow ended");
     }
+    state.sign_ins_ended.tell(&flow.principal);
     outcome.map(|granted| (flow, granted))
 }
 

@@ -4,11 +4,14 @@
 //! that hands out the link writes nothing), and consumed exactly once at the callback by an
 //! atomic status change, so a replayed callback can never redeem a code twice.
 
+mod ended;
 mod record;
 pub(crate) mod redis;
 pub(crate) mod sql;
 
 use async_trait::async_trait;
+
+pub use ended::SignInsEnded;
 
 use crate::identity::Principal;
 use crate::ids::ProviderId;

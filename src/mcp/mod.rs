@@ -93,7 +93,7 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
         &resources,
         &describe::discovery(),
     );
-    let tasks = Arc::new(tasks::Tasks::new(state.clone(), dispatch.clone()));
+    let tasks = tasks::Tasks::start(state.clone(), dispatch.clone());
     let endpoint = Arc::new(endpoint::Endpoint {
         edge: edge::Edge {
             modern,

@@ -84,6 +84,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
             config.max_held_retries_per_principal,
         ),
         hold_turns: tokio::sync::Semaphore::new(HOLD_TURNS),
+        sign_ins_ended: crate::flows::SignInsEnded::new(),
         metrics,
         config,
     }))

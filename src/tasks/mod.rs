@@ -151,6 +151,14 @@ pub trait TaskBackend: Send + Sync {
     /// Writes `task` (status, times, sealed value; its version one more than `task.version`)
     /// if the stored one is still at `task.version`; tells whether it was.
     async fn replace(&self, task: &StoredTask) -> Result<bool, StoreError>;
+    /// `principal`'s tasks not ended and alive at `now_ms`, at most `limit`, those made last
+    /// first.
+    async fn open_of(
+        &self,
+        principal: &Principal,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredTask>, StoreError>;
     /// Removes tasks whose time to live ended before `before_ms`; returns how many.
     async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError>;
     /// Removes every task of `principal`; returns how many.

@@ -195,6 +195,41 @@ impl TaskBackend for RedisTasks {
         Ok(true)
     }
 
+    async fn open_of(
+        &self,
+        principal: &Principal,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<StoredTask>, StoreError> {
+        let _span = crate::telemetry::store_span("tasks open_of", "redis", "select", "tasks");
+        let mut conn = self.conn.clone();
+        // The index knows expiries, not statuses: a few times `limit` of the latest to
+        // expire (the last made, as every task lives as long) are read to find the open.
+        let id_hashes: Vec<String> = redis::cmd("ZRANGE")
+            .arg(self.owner_key(principal))
+            .arg("+inf")
+            .arg(format!("({now_ms}"))
+            .arg("BYSCORE")
+            .arg("REV")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(limit.saturating_mul(4))
+            .query_async(&mut conn)
+            .await?;
+        let mut open = Vec::new();
+        for id_hash in id_hashes {
+            if let Some(task) = self.read(&id_hash).await?
+                && !task.status.is_terminal()
+                && task.principal == *principal
+            {
+                open.push(task);
+            }
+        }
+        open.sort_by_key(|task| std::cmp::Reverse(task.created_at_ms));
+        open.truncate(limit);
+        Ok(open)
+    }
+
     async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError> {
         let mut conn = self.conn.clone();
         let id_hashes: Vec<String> = redis::cmd("ZRANGE")

@@ -97,6 +97,28 @@ macro_rules! sql_tasks {
                 Ok(done.rows_affected() == 1)
             }
 
+            async fn open_of(
+                &self,
+                principal: &Principal,
+                now_ms: i64,
+                limit: usize,
+            ) -> Result<Vec<StoredTask>, StoreError> {
+                let _span = crate::telemetry::store_span("tasks open_of", $system, "select", "tasks");
+                let records: Vec<TaskRecord> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT {COLUMNS} FROM tasks WHERE principal_iss = $1 AND principal_sub = $2 \
+                     AND status IN ($3, $4) AND expires_at > $5 ORDER BY created_at DESC LIMIT $6"
+                )))
+                .bind(&principal.issuer)
+                .bind(&principal.subject)
+                .bind(TaskStatus::InputRequired.as_str())
+                .bind(TaskStatus::Working.as_str())
+                .bind(now_ms)
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await?;
+                records.into_iter().map(StoredTask::try_from).collect()
+            }
+
             async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError> {
                 let done = sqlx::query("DELETE FROM tasks WHERE expires_at < $1")
                     .bind(before_ms)

@@ -91,6 +91,10 @@ async fn a_sign_in_runs_as_a_task_its_client_polls(store: &[String]) {
     assert!(working.get("inputRequests").is_none());
 
     Browser::new().sign_in(&link, true).await.assert_connected();
+    // The grant landing completes the task: no poll is needed for it.
+    server
+        .wait_for_counter("grantry_tasks_total", &[("event", "completed")], 1.0)
+        .await;
     let done = get(&mcp, &id).await;
     assert_eq!(done["status"], "completed", "{done}");
     let result = &done["result"];

@@ -145,3 +145,40 @@ async fn the_sweep_removes_expired_tasks_and_erasing_a_person_theirs(stores: &St
     );
 }
 for_each_backend!(the_sweep_removes_expired_tasks_and_erasing_a_person_theirs);
+
+async fn a_persons_open_tasks_are_found_last_made_first(stores: &Stores) {
+    let older = task("alice", NOW);
+    let newer = task("alice", NOW + 1_000);
+    let mut ended = task("alice", NOW + 2_000);
+    let expired = task("alice", NOW - TTL);
+    let someone_elses = task("bob", NOW + 3_000);
+    for t in [&older, &newer, &ended, &expired, &someone_elses] {
+        stores.tasks.insert(t).await.unwrap();
+    }
+    ended.status = TaskStatus::Completed;
+    assert!(stores.tasks.replace(&ended).await.unwrap());
+    let mut working = newer.clone();
+    working.status = TaskStatus::Working;
+    assert!(stores.tasks.replace(&working).await.unwrap());
+
+    let alice = person("alice");
+    let hashes =
+        |tasks: Vec<StoredTask>| -> Vec<String> { tasks.into_iter().map(|t| t.id_hash).collect() };
+    let open = stores.tasks.open_of(&alice, NOW + 5_000, 10).await.unwrap();
+    assert_eq!(
+        hashes(open),
+        [newer.id_hash.clone(), older.id_hash.clone()],
+        "neither ended, expired nor someone else's"
+    );
+    let first = stores.tasks.open_of(&alice, NOW + 5_000, 1).await.unwrap();
+    assert_eq!(hashes(first), [newer.id_hash]);
+    assert!(
+        stores
+            .tasks
+            .open_of(&person("carol"), NOW, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+for_each_backend!(a_persons_open_tasks_are_found_last_made_first);

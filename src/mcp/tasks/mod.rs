@@ -6,8 +6,9 @@
 //! A task runs its call's rounds itself. It keeps the round's `requestState` and the client's
 //! answers, sealed, in the store ([`crate::tasks`]), and each step is the retry the client
 //! would have sent, made without holding ([`Patience::Look`](crate::mcp::rounds::Patience)).
-//! A sign-in round steps at each `tasks/get` (has the grant landed?), a form round once
-//! `tasks/update` answered all it asks. Each round's keys are the call's own with the round's
+//! A sign-in round steps at each `tasks/get` (has the grant landed?) and as soon as a sign-in
+//! of its person ends on the replica that saw the callback; a form round once `tasks/update`
+//! answered all it asks. Each round's keys are the call's own with the round's
 //! number ([`work`]), so a key is never asked twice. Any replica serves any step: every change
 //! is a compare-and-set on the task's version, and a step that loses reads the winner's.
 //!
@@ -20,6 +21,7 @@ mod work;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use tokio::sync::broadcast;
 
 use super::dispatch::Dispatch;
 use super::jsonrpc::{ErrorCode, RpcError};
@@ -39,6 +41,10 @@ use work::Work;
 
 /// How many times a change is tried against others changing the same task.
 const ATTEMPTS: usize = 3;
+
+/// How many of a person's waiting tasks one ended sign-in steps at once; any others step
+/// at their next poll.
+const STEPPED_ON_SIGN_IN: usize = 16;
 
 /// A `tasks/*` request, read by the edge.
 pub(crate) struct TaskRequest {
@@ -96,8 +102,11 @@ pub(crate) struct Tasks {
 }
 
 impl Tasks {
-    pub(crate) fn new(state: AppState, dispatch: Arc<Dispatch>) -> Self {
-        Self { state, dispatch }
+    /// The service, following the sign-ins that end on this replica.
+    pub(crate) fn start(state: AppState, dispatch: Arc<Dispatch>) -> Arc<Self> {
+        let tasks = Arc::new(Self { state, dispatch });
+        tasks.clone().follow_sign_ins();
+        tasks
     }
 
     /// Makes `call`'s round a task, written before its answer: `CreateTaskResult`.
@@ -136,19 +145,60 @@ impl Tasks {
     /// The answer to a `tasks/*` request.
     pub(crate) async fn answer(&self, request: TaskRequest) -> Result<Value, RpcError> {
         let id = TaskId::parse(&request.task_id).map_err(|_| unknown())?;
-        let owner = &request.principal;
+        let (owner, id_hash) = (&request.principal, &id.hash());
         match &request.method {
             TaskMethod::Get => {
-                let (task, work) = self.change(owner, &id, &Change::Look).await?;
+                let (task, work) = self.change(owner, id_hash, &Change::Look).await?;
                 Ok(wire::detailed(&id, &task, &work))
             }
             TaskMethod::Update(responses) => {
-                self.change(owner, &id, &Change::Answer(responses)).await?;
+                self.change(owner, id_hash, &Change::Answer(responses))
+                    .await?;
                 Ok(wire::acknowledged())
             }
             TaskMethod::Cancel => {
-                self.change(owner, &id, &Change::Cancel).await?;
+                self.change(owner, id_hash, &Change::Cancel).await?;
                 Ok(wire::acknowledged())
+            }
+        }
+    }
+
+    /// Steps, as each sign-in ends on this replica, its person's tasks waiting on one: a
+    /// task completes when its grant lands, not at its client's next poll.
+    fn follow_sign_ins(self: Arc<Self>) {
+        let mut ended = self.state.sign_ins_ended.listen();
+        tokio::spawn(async move {
+            loop {
+                match ended.recv().await {
+                    Ok(principal) => {
+                        let tasks = self.clone();
+                        tokio::spawn(async move { tasks.step_open(&principal).await });
+                    }
+                    // Those missed step at their next poll.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
+    /// Looks, for each of `owner`'s tasks waiting on a sign-in, whether it ended.
+    async fn step_open(&self, owner: &Principal) {
+        let open = self
+            .state
+            .tasks
+            .open_of(owner, unix_now_millis(), STEPPED_ON_SIGN_IN)
+            .await;
+        let open = match open {
+            Ok(open) => open,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the tasks waiting on a sign-in");
+                return;
+            }
+        };
+        for task in open {
+            if let Err(e) = self.change(owner, &task.id_hash, &Change::Look).await {
+                tracing::warn!(error = %e.message, "a task waiting on a sign-in did not step");
             }
         }
     }
@@ -158,11 +208,11 @@ impl Tasks {
     async fn change(
         &self,
         owner: &Principal,
-        id: &TaskId,
+        id_hash: &str,
         change: &Change<'_>,
     ) -> Result<(StoredTask, Work), RpcError> {
         for _ in 0..ATTEMPTS {
-            let (task, mut work) = self.find(owner, id).await?;
+            let (task, mut work) = self.find(owner, id_hash).await?;
             if task.status.is_terminal() {
                 return Ok((task, work));
             }
@@ -194,7 +244,7 @@ impl Tasks {
                 ));
             }
         }
-        self.find(owner, id).await
+        self.find(owner, id_hash).await
     }
 
     async fn apply(
@@ -243,13 +293,13 @@ impl Tasks {
         Ok(())
     }
 
-    /// The task `id` of `owner`, opened; an unknown, expired or someone else's task is the
-    /// same `-32602`.
-    async fn find(&self, owner: &Principal, id: &TaskId) -> Result<(StoredTask, Work), RpcError> {
+    /// The task stored under `id_hash` of `owner`, opened; an unknown, expired or someone
+    /// else's task is the same `-32602`.
+    async fn find(&self, owner: &Principal, id_hash: &str) -> Result<(StoredTask, Work), RpcError> {
         let task = self
             .state
             .tasks
-            .get(&id.hash())
+            .get(id_hash)
             .await
             .map_err(store_failed)?
             .filter(|task| task.principal == *owner && !task.is_expired(unix_now_millis()))
