@@ -4,8 +4,11 @@
 //! extension; what differs between the eras is only how a round reaches the person
 //! (`input_required`, or `-32042` and `elicitation/create` on a legacy session).
 
+use std::collections::HashMap;
+
 use super::capabilities::Capabilities;
-use super::extension::{Extension, ExtensionCall};
+use super::describe::TASKS_EXTENSION;
+use super::extension::{Extension, ExtensionCall, Job, TaskSupport};
 use super::jsonrpc::RpcError;
 use super::registry::Listed;
 use super::request::{Era, ToolCall};
@@ -20,11 +23,39 @@ use crate::tools::{Mode, ToolError, ToolResult};
 pub(crate) struct Dispatch {
     state: AppState,
     extension: Extension,
+    /// How each of the extension's tools runs as a task.
+    task_support: HashMap<String, TaskSupport>,
 }
 
 impl Dispatch {
     pub(crate) fn new(state: AppState, extension: Extension) -> Self {
-        Self { state, extension }
+        let task_support = extension
+            .iter()
+            .flat_map(|e| e.tools())
+            .map(|tool| (tool.name.clone(), tool.task_support()))
+            .collect();
+        Self {
+            state,
+            extension,
+            task_support,
+        }
+    }
+
+    /// For a client that takes tasks, in this era, a call of an extension's tool listed with
+    /// task support: the work to run as a task, if the extension runs it so.
+    pub(crate) fn background(&self, call: &ToolCall) -> Option<Job> {
+        let (Listed::Added(name), Era::Modern(_)) = (&call.tool, &call.era) else {
+            return None;
+        };
+        if !call.capabilities.tasks || self.task_support_of(name) == TaskSupport::Forbidden {
+            return None;
+        }
+        let extension = self.extension.as_ref()?;
+        extension.background(&self.extension_call(name, call))
+    }
+
+    fn task_support_of(&self, name: &str) -> TaskSupport {
+        self.task_support.get(name).copied().unwrap_or_default()
     }
 
     /// Runs one call to its answer.
@@ -116,12 +147,21 @@ impl Dispatch {
         ))))
     }
 
-    /// A call of a tool the extension added.
+    /// A call of a tool the extension added: refused before it runs when the tool runs only
+    /// as a task and the client takes none.
     async fn added(&self, name: &str, call: &ToolCall) -> Result<CallAnswer, RpcError> {
         let Some(extension) = &self.extension else {
             return Err(ToolError::UnknownTool(name.to_owned()).into());
         };
-        let call = ExtensionCall {
+        if self.task_support_of(name) == TaskSupport::Required && !call.capabilities.tasks {
+            let tool = format!("The tool {name}");
+            return Err(RpcError::extension_required(tool, TASKS_EXTENSION));
+        }
+        extension.call(self.extension_call(name, call)).await
+    }
+
+    fn extension_call<'a>(&'a self, name: &'a str, call: &'a ToolCall) -> ExtensionCall<'a> {
+        ExtensionCall {
             tool: name,
             arguments: &call.arguments,
             request_state: call.retry.request_state.as_deref(),
@@ -129,7 +169,6 @@ impl Dispatch {
             capabilities: call.capabilities,
             state: &self.state,
             era: &call.era,
-        };
-        extension.call(call).await
+        }
     }
 }

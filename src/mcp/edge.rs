@@ -188,7 +188,15 @@ impl Edge {
         } = read;
         let (dispatch, tasks) = (self.dispatch.clone(), self.tasks.clone());
         let candidate = Candidate::of(&call);
+        let job = dispatch.background(&call);
         let mut answer: BoxFuture<'static, Response> = Box::pin(async move {
+            // Work the extension runs as a task: the task, at once.
+            if let Some(job) = job {
+                return match tasks.run(Candidate::from(&call), job).await {
+                    Ok(task) => jsonrpc::result_response(&reply_to, &task, Outcome::InputRequired),
+                    Err(error) => jsonrpc::error_response(&reply_to, &error),
+                };
+            }
             match (dispatch.call(call).await, candidate) {
                 // A round, for a client that takes tasks: the task instead.
                 (Ok(CallAnswer::InputRequired(round)), Some(candidate)) => {

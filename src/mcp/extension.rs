@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 pub use super::capabilities::Capabilities;
 pub use super::jsonrpc::{ErrorCode, RpcError};
 pub use super::notify::LogLevel;
-pub use super::registry::ToolDescription;
+pub use super::registry::{Execution, TaskSupport, ToolDescription};
 use super::request::Era;
 pub use super::results::{
     CallAnswer, CallResult, Content, Elicitation, EmbeddedText, InputRequest, InputRequired,
@@ -35,7 +35,20 @@ pub trait ToolExtension: Send + Sync + 'static {
 
     /// A call of one of [`tools`](Self::tools).
     async fn call(&self, call: ExtensionCall<'_>) -> Result<CallAnswer, RpcError>;
+
+    /// For a client that takes tasks, a call of a tool listed with task support: the work to
+    /// run as a task, in the background (its client polls for the answer); `None` answers
+    /// through [`call`](Self::call) as usual (a round asked before the work, say). A job
+    /// that answers with a round puts its task in `input_required`; the task's next step is
+    /// then a [`call`](Self::call) with the answers.
+    fn background(&self, call: &ExtensionCall<'_>) -> Option<Job> {
+        let _ = call;
+        None
+    }
 }
+
+/// An extension's work run as a task: owned, so it outlives the request that started it.
+pub type Job = futures::future::BoxFuture<'static, Result<CallAnswer, RpcError>>;
 
 /// The extension a build was started with, if any.
 pub type Extension = Option<Arc<dyn ToolExtension>>;

@@ -136,6 +136,15 @@ impl RpcError {
         Self::new(ErrorCode::MISSING_CAPABILITY, message)
             .with_data(serde_json::json!({"requiredCapabilities": required}))
     }
+
+    /// `-32021` for `what` (a method, a tool) from a client that did not declare the
+    /// extension `extension`.
+    pub fn extension_required(what: impl std::fmt::Display, extension: &str) -> Self {
+        Self::missing_capability(
+            format!("{what} needs the client to declare the {extension} extension"),
+            serde_json::json!({"extensions": {extension: {}}}),
+        )
+    }
 }
 
 /// A tool call that cannot be served as asked: `-32602` for the caller's mistakes, `-32603`

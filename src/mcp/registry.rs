@@ -27,6 +27,37 @@ pub struct ToolDescription {
     /// Where it stands in the connect card, for hosts that render MCP Apps.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
+    /// Whether it runs as an MCP task; grantry's own tools say nothing (a round of theirs
+    /// becomes a task without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Execution>,
+}
+
+/// How a tool runs (`execution` in `tools/list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Execution {
+    pub task_support: TaskSupport,
+}
+
+/// Whether a tool's call runs as a task, for a client that takes tasks (the Tasks
+/// extension's `taskSupport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never: always answered at once.
+    #[default]
+    Forbidden,
+    /// As a task for a client that takes tasks, at once for any other.
+    Optional,
+    /// Only as a task: a client that does not take tasks gets `-32021`.
+    Required,
+}
+
+impl ToolDescription {
+    pub(crate) fn task_support(&self) -> TaskSupport {
+        self.execution.map(|e| e.task_support).unwrap_or_default()
+    }
 }
 
 impl From<ToolSpec> for ToolDescription {
@@ -39,6 +70,7 @@ impl From<ToolSpec> for ToolDescription {
             output_schema: spec.output_schema,
             annotations: Some(spec.annotations),
             meta: None,
+            execution: None,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! [`TaskRequest`]: only from a client that declares the Tasks extension on it (`-32021`
 //! otherwise), with a `taskId` string and, for an update, its `inputResponses` object.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::Asked;
 use super::envelope::Params;
@@ -19,10 +19,7 @@ pub(super) fn read(
     capabilities: Capabilities,
 ) -> Result<TaskRequest, RpcError> {
     if !capabilities.tasks {
-        return Err(RpcError::missing_capability(
-            format!("{method} needs the client to declare the {TASKS_EXTENSION} extension"),
-            json!({"extensions": {TASKS_EXTENSION: {}}}),
-        ));
+        return Err(RpcError::extension_required(method, TASKS_EXTENSION));
     }
     let Ok(Some(task_id)) = Params::read::<String>(params.task_id) else {
         return Err(RpcError::invalid_params(format!(

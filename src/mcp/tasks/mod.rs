@@ -18,17 +18,20 @@
 mod wire;
 mod work;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
+use tokio::task::{AbortHandle, JoinHandle};
 
 use super::dispatch::Dispatch;
+use super::extension::Job;
 use super::jsonrpc::{ErrorCode, RpcError};
 use super::notify::Notifier;
 use super::registry::Listed;
 use super::request::{Era, ToolCall};
-use super::results::InputRequired;
+use super::results::{CallAnswer, InputRequired};
 use crate::audit::Audit;
 use crate::identity::{McpClient, Principal};
 use crate::mcp::capabilities::Capabilities;
@@ -64,26 +67,30 @@ pub(crate) enum TaskMethod {
 pub(crate) struct Candidate {
     principal: Principal,
     client: Option<McpClient>,
-    tool: Tool,
+    tool: Listed,
     arguments: Map<String, Value>,
     capabilities: Capabilities,
 }
 
 impl Candidate {
     /// For a first call of one of grantry's tools, in this era, from a client that declared
-    /// the extension on it.
+    /// the extension on it: its round becomes a task.
     pub(crate) fn of(call: &ToolCall) -> Option<Self> {
-        let Listed::Own(tool) = call.tool else {
-            return None;
-        };
         let first = call.retry.request_state.is_none();
-        (call.capabilities.tasks && first && matches!(call.era, Era::Modern(_))).then(|| Self {
+        let own = matches!(call.tool, Listed::Own(_));
+        (own && call.capabilities.tasks && first && matches!(call.era, Era::Modern(_)))
+            .then(|| Self::from(call))
+    }
+
+    /// For a call whose work runs as a task (see [`Dispatch::background`]).
+    pub(crate) fn from(call: &ToolCall) -> Self {
+        Self {
             principal: call.principal.clone(),
             client: call.client.clone(),
-            tool,
+            tool: call.tool.clone(),
             arguments: call.arguments.clone(),
             capabilities: call.capabilities,
-        })
+        }
     }
 }
 
@@ -93,18 +100,26 @@ enum Change<'a> {
     Look,
     Answer(&'a Map<String, Value>),
     Cancel,
+    /// A background job's answer.
+    Finish(&'a Result<CallAnswer, RpcError>),
 }
 
 /// The tasks service, built once.
 pub(crate) struct Tasks {
     state: AppState,
     dispatch: Arc<Dispatch>,
+    /// The jobs running on this replica, by task: a cancel stops its own at once.
+    running: Mutex<HashMap<String, AbortHandle>>,
 }
 
 impl Tasks {
     /// The service, following the sign-ins that end on this replica.
     pub(crate) fn start(state: AppState, dispatch: Arc<Dispatch>) -> Arc<Self> {
-        let tasks = Arc::new(Self { state, dispatch });
+        let tasks = Arc::new(Self {
+            state,
+            dispatch,
+            running: Mutex::new(HashMap::new()),
+        });
         tasks.clone().follow_sign_ins();
         tasks
     }
@@ -115,7 +130,6 @@ impl Tasks {
         call: Candidate,
         round: InputRequired,
     ) -> Result<Value, RpcError> {
-        let id = TaskId::generate();
         let mut work = Work::new(
             call.tool.name(),
             call.arguments,
@@ -123,14 +137,73 @@ impl Tasks {
             call.capabilities,
         );
         work.ask(round);
+        let (id, task) = self.insert(call.principal, &work).await?;
+        Ok(wire::created(&id, &task, &work))
+    }
+
+    /// Runs `job` (an extension's work) as a task, `working` until this replica finishes it;
+    /// `CreateTaskResult`, once the task is written.
+    pub(crate) async fn run(
+        self: &Arc<Self>,
+        call: Candidate,
+        job: Job,
+    ) -> Result<Value, RpcError> {
+        let work = Work::new(
+            call.tool.name(),
+            call.arguments,
+            call.client.as_ref(),
+            call.capabilities,
+        );
+        let (id, task) = self.insert(call.principal.clone(), &work).await?;
+        let running = tokio::spawn(job);
+        self.running_jobs()
+            .insert(task.id_hash.clone(), running.abort_handle());
+        let (tasks, id_hash) = (self.clone(), task.id_hash.clone());
+        tokio::spawn(async move { tasks.finish(&call.principal, &id_hash, running).await });
+        Ok(wire::created(&id, &task, &work))
+    }
+
+    /// Writes a job's answer into its task, unless the task ended meanwhile (cancelled).
+    async fn finish(
+        &self,
+        owner: &Principal,
+        id_hash: &str,
+        running: JoinHandle<Result<CallAnswer, RpcError>>,
+    ) {
+        let ended = running.await;
+        self.running_jobs().remove(id_hash);
+        let answer = match ended {
+            Ok(answer) => answer,
+            // Stopped by a cancel, which the task already says.
+            Err(stopped) if stopped.is_cancelled() => return,
+            Err(_) => Err(RpcError::internal("the tool failed while it ran")),
+        };
+        if let Err(e) = self.change(owner, id_hash, &Change::Finish(&answer)).await {
+            tracing::warn!(error = %e.message, "a finished job's task could not be written");
+        }
+    }
+
+    fn running_jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, AbortHandle>> {
+        self.running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Writes a new task for `work`, before its client hears of it.
+    async fn insert(
+        &self,
+        principal: Principal,
+        work: &Work,
+    ) -> Result<(TaskId, StoredTask), RpcError> {
+        let id = TaskId::generate();
         let now = unix_now_millis();
         // As long as the sign-in link its first round hands out.
         let ttl_ms = self.state.config.request_state_ttl_secs * 1000;
         let id_hash = id.hash();
         let task = StoredTask {
-            sealed: self.seal(&id_hash, &work),
+            sealed: self.seal(&id_hash, work),
             id_hash,
-            principal: call.principal,
+            principal,
             status: work.status(),
             version: 1,
             created_at_ms: now,
@@ -139,7 +212,7 @@ impl Tasks {
         };
         self.state.tasks.insert(&task).await.map_err(store_failed)?;
         recorded(&task, "task.created", "created");
-        Ok(wire::created(&id, &task, &work))
+        Ok((id, task))
     }
 
     /// The answer to a `tasks/*` request.
@@ -158,6 +231,9 @@ impl Tasks {
             }
             TaskMethod::Cancel => {
                 self.change(owner, id_hash, &Change::Cancel).await?;
+                if let Some(job) = self.running_jobs().remove(id_hash.as_str()) {
+                    job.abort();
+                }
                 Ok(wire::acknowledged())
             }
         }
@@ -266,20 +342,29 @@ impl Tasks {
                 work.cancel();
                 Ok(())
             }
+            Change::Finish(Ok(answer)) => {
+                work.take(answer.clone());
+                Ok(())
+            }
+            Change::Finish(Err(error)) => {
+                work.fail(error);
+                Ok(())
+            }
         }
     }
 
     /// One step: the call retried with the round's state and answers. A failure that may
     /// pass (the store) leaves the task as it was, for a later step.
     async fn step(&self, owner: &Principal, work: &mut Work) -> Result<(), RpcError> {
-        let Some(tool) = Tool::ALL.into_iter().find(|t| t.name() == work.tool) else {
-            work.fail(&RpcError::internal("the task's tool is no longer served"));
-            return Ok(());
-        };
+        // One of grantry's own, or else the extension's (which refuses a name it lacks).
+        let tool = Tool::ALL
+            .into_iter()
+            .find(|t| t.name() == work.tool)
+            .map_or_else(|| Listed::Added(work.tool.as_str().into()), Listed::Own);
         let call = ToolCall {
             principal: owner.clone(),
             client: work.client(),
-            tool: Listed::Own(tool),
+            tool,
             arguments: work.arguments.clone(),
             retry: work.retry(),
             capabilities: work.capabilities,
