@@ -18,6 +18,7 @@ import { freePort, launchChromium, startGrantry, stopAll } from './support.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'apps');
 const APPS = { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } };
+const APPS_AND_TASKS = { extensions: { ...APPS.extensions, 'io.modelcontextprotocol/tasks': {} } };
 let browser;
 let hostUrl;
 let hostServer;
@@ -46,9 +47,10 @@ after(async () => {
   stopAll();
 });
 
-/** One 2026-07-28 request from the host's client, which declares the UI extension alone. */
-async function rpc(base, method, params = {}) {
-  const name = params.name ?? params.uri;
+/** One 2026-07-28 request from the host's client, which declares the UI extension alone
+ * (or what `capabilities` says). */
+async function rpc(base, method, params = {}, capabilities = APPS) {
+  const name = params.name ?? params.uri ?? params.taskId;
   const provider = params.arguments?.provider;
   const response = await fetch(`${base}/mcp`, {
     method: 'POST',
@@ -66,7 +68,7 @@ async function rpc(base, method, params = {}) {
         ...params,
         _meta: {
           'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': APPS,
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
           'io.modelcontextprotocol/clientInfo': { name: 'grantry-ci-host', version: '1' },
         },
       },
@@ -153,6 +155,31 @@ test('a host that renders apps connects an account through the card, and the cal
   const retried = await rpc(base, 'tools/call', { name: 'list_invoices', arguments: {} });
   assert.equal(retried.isError, false, JSON.stringify(retried));
   assert.ok(retried.structuredContent.invoices.length > 0);
+  assert.deepEqual(problems, [], 'no CSP refusal or script error in the host page');
+  await context.close();
+});
+
+test('a host that takes tasks gets one that waits on the card and completes as the person connects', async () => {
+  const base = await startGrantry();
+  const call = (method, params) => rpc(base, method, params, APPS_AND_TASKS);
+  const made = await call('tools/call', { name: 'list_invoices', arguments: {} });
+  assert.equal(made.resultType, 'task', JSON.stringify(made));
+  assert.equal(made.status, 'working', JSON.stringify(made));
+  const waiting = await call('tasks/get', { taskId: made.taskId });
+  assert.equal(waiting.status, 'working', 'the card, not the host, takes the person through');
+  assert.equal(waiting.inputRequests, undefined, 'no link request for a host that shows none');
+  assert.match(waiting.statusMessage, /connect_account with \{"provider":"demo"\}/);
+
+  const { page, context, card, problems } = await showCard(base);
+  await card.getByRole('button', { name: 'Connect Demo Billing' }).click();
+  await signIn(await openedLink(page), 'alice');
+  await card.getByRole('button', { name: 'Continue' }).waitFor({ timeout: 15000 });
+
+  // The sign-in itself completed the task: its first poll since has the invoices.
+  const done = await call('tasks/get', { taskId: made.taskId });
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  assert.equal(done.result.isError, false);
+  assert.ok(done.result.structuredContent.invoices.length > 0);
   assert.deepEqual(problems, [], 'no CSP refusal or script error in the host page');
   await context.close();
 });

@@ -62,6 +62,18 @@ pub(crate) fn show_the_card(
     ))
 }
 
+/// What a task waiting on a sign-in tells a host that renders the card and shows no link:
+/// show the card; the task completes by itself once the account is connected.
+pub(crate) fn task_waits_on_card(provider: &ProviderId, link: &str) -> String {
+    format!(
+        "Call the tool {} with {} to show the user a card with a Connect button. This task \
+         completes by itself once the account is connected: keep polling it. If no card is \
+         shown, give the user this link (it works only for them): {link}",
+        Tool::ConnectAccount.name(),
+        json!({"provider": provider}),
+    )
+}
+
 /// The connected accounts listed for the model to choose from, and the card to let the person
 /// choose.
 pub(crate) fn pick_on_the_card(mut listed: ToolResult, provider: &ProviderId) -> ToolResult {

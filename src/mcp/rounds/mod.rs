@@ -14,7 +14,7 @@
 //!   binding to their caller and arguments).
 
 pub(crate) mod account_choice;
-mod card;
+pub(crate) mod card;
 mod confirm;
 mod form;
 mod more_access;

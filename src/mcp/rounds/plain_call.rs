@@ -160,7 +160,10 @@ impl<'a> PlainCall<'a> {
                 card::card_result(self.state, self.principal, &provider, result),
             )),
             ToolOutcome::NeedsConnection { provider, reason } => {
-                if !capabilities.url_elicitation {
+                // A card host that takes tasks: the round becomes a task that waits on the
+                // card (`crate::mcp::tasks`), never shown to the host as a link.
+                let card_task = capabilities.apps && capabilities.tasks;
+                if !capabilities.url_elicitation && !card_task {
                     return self.without_url_elicitation(&provider, reason, capabilities);
                 }
                 let wanted = sign_in::Wanted::to_read(&provider, reason);

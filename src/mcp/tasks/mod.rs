@@ -35,11 +35,13 @@ use super::results::{CallAnswer, InputRequired};
 use crate::audit::Audit;
 use crate::identity::{McpClient, Principal};
 use crate::mcp::capabilities::Capabilities;
+use crate::mcp::rounds::request_state::{StateClaims, ToolRequest};
+use crate::providers::ProviderId;
 use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::tasks::{StoredTask, TaskId, TaskStatus};
 use crate::tools::{Tool, ToolError};
-use grantry_base::clock::unix_now_millis;
+use grantry_base::clock::{unix_now, unix_now_millis};
 use work::Work;
 
 /// How many times a change is tried against others changing the same task.
@@ -137,6 +139,7 @@ impl Tasks {
             call.capabilities,
         );
         work.ask(round);
+        work.card = self.card_provider(&call.principal, &work);
         let (id, task) = self.insert(call.principal, &work).await?;
         Ok(wire::created(&id, &task, &work))
     }
@@ -371,11 +374,32 @@ impl Tasks {
             era: Era::Modern(Notifier::silent()),
         };
         match self.dispatch.call(call).await {
-            Ok(answer) => work.take(answer),
+            Ok(answer) => {
+                work.take(answer);
+                work.card = work.card.take().or_else(|| self.card_provider(owner, work));
+            }
             Err(error) if error.code == ErrorCode::INTERNAL_ERROR => return Err(error),
             Err(error) => work.fail(&error),
         }
         Ok(())
+    }
+
+    /// For a host that renders the connect card and shows no link, the provider of the
+    /// sign-in the work's round waits on (read from the round's own state).
+    fn card_provider(&self, owner: &Principal, work: &Work) -> Option<ProviderId> {
+        let card_host = work.capabilities.apps && !work.capabilities.url_elicitation;
+        if !card_host || !work.waits_on_sign_in() {
+            return None;
+        }
+        let request = ToolRequest {
+            principal: owner,
+            tool: &work.tool,
+            arguments: &work.arguments,
+        };
+        let sealed = work.round_state()?;
+        StateClaims::open(&self.state.sealer, sealed, unix_now(), request)
+            .ok()
+            .map(|claims| claims.provider)
     }
 
     /// The task stored under `id_hash` of `owner`, opened; an unknown, expired or someone

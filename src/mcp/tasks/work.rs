@@ -11,7 +11,9 @@ use crate::identity::McpClient;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, CallResult, InputRequired};
+use crate::mcp::rounds::card::task_waits_on_card;
 use crate::mcp::rounds::{Patience, Retry};
+use crate::providers::ProviderId;
 use crate::tasks::TaskStatus;
 
 /// A task's work.
@@ -25,6 +27,10 @@ pub(super) struct Work {
     /// What the client declared on the call that made the task: its steps run as that call.
     pub capabilities: Capabilities,
     pub round: Option<Round>,
+    /// For a host that renders the connect card and shows no link: the provider its person
+    /// connects through the card, while the round waits on that sign-in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card: Option<ProviderId>,
     /// Rounds asked so far; each round's keys carry its number, so no key is asked twice.
     pub rounds: u32,
     pub end: Option<End>,
@@ -70,6 +76,7 @@ impl Work {
             client: client.map(McpClient::stored),
             capabilities,
             round: None,
+            card: None,
             rounds: 0,
             end: None,
         }
@@ -86,6 +93,8 @@ impl Work {
             (Some(End::Completed(_)), _) => TaskStatus::Completed,
             (Some(End::Failed(_)), _) => TaskStatus::Failed,
             (Some(End::Cancelled), _) => TaskStatus::Cancelled,
+            // The card, not the client, takes the person through the sign-in.
+            (None, Some(_)) if self.waits_on_card() => TaskStatus::Working,
             (None, Some(round)) if round.outstanding().next().is_some() => {
                 TaskStatus::InputRequired
             }
@@ -175,6 +184,26 @@ impl Work {
         })
     }
 
+    /// Whether the round is a sign-in its host makes through the card.
+    pub(super) fn waits_on_card(&self) -> bool {
+        self.card.is_some() && self.waits_on_sign_in()
+    }
+
+    /// The sign-in link of the round, if it asks for one.
+    fn sign_in_link(&self) -> Option<&str> {
+        let round = self.round.as_ref()?;
+        round
+            .asked
+            .values()
+            .find(|a| a.request["params"]["mode"] == "url")
+            .and_then(|a| a.request["params"]["url"].as_str())
+    }
+
+    /// The round's `requestState`, if it has one.
+    pub(super) fn round_state(&self) -> Option<&str> {
+        self.round.as_ref()?.request_state.as_deref()
+    }
+
     /// Whether every request of the round has its answer.
     pub(super) fn all_answered(&self) -> bool {
         self.round
@@ -214,6 +243,9 @@ impl Work {
 
     /// What a person reads of where the task stands.
     pub(super) fn status_message(&self) -> Option<String> {
+        if let (Some(provider), true) = (&self.card, self.waits_on_card()) {
+            return Some(task_waits_on_card(provider, self.sign_in_link()?));
+        }
         let round = self.round.as_ref()?;
         match round.outstanding().next() {
             Some((_, asked)) => asked.request["params"]["message"]
@@ -262,6 +294,31 @@ mod tests {
 
     fn work() -> Work {
         Work::new("list_invoices", Map::new(), None, Capabilities::default())
+    }
+
+    #[test]
+    fn a_card_hosts_sign_in_is_the_cards_to_make_and_the_task_says_so() {
+        let mut work = work();
+        work.ask(sign_in("https://g.example/connect/t1", "s1"));
+        assert_eq!(work.status(), TaskStatus::InputRequired, "a link client's");
+        work.card = Some("demo".parse().unwrap());
+        assert_eq!(
+            work.status(),
+            TaskStatus::Working,
+            "no link for a card host"
+        );
+        let message = work.status_message().unwrap();
+        assert!(
+            message.contains(r#"connect_account with {"provider":"demo"}"#),
+            "{message}"
+        );
+        assert!(
+            message.contains("https://g.example/connect/t1"),
+            "{message}"
+        );
+        work.take(CallAnswer::Complete(CallResult::text("5 invoices", false)));
+        assert_eq!(work.status(), TaskStatus::Completed);
+        assert_eq!(work.status_message(), None);
     }
 
     #[test]
