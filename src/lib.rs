@@ -21,7 +21,7 @@
 //! | shared state | [`state`] | the shared state every route and tool works with (the connections service among it) |
 //! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the `Host` names it answers to, the open-file limit |
 //! | services | [`connections`] | the connections service, built once from explicit parts, between the protocols and the stores: which grant a request means (a typed choice), the provider call made with a usable token (refreshed once across replicas), every change of a connection's life written with its event, the keep-alive scheduler, a confirmed disconnect with its revocation |
-//! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends) |
+//! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends); "a sign-in ended here" for what waits on one |
 //! | | [`grants`] | users' tokens as stored: sealed at rest, versioned, each write with its events in one store write; connection health; the keep-alive's due rows; key rotation; "grant landed" events, across replicas by PostgreSQL `LISTEN/NOTIFY` or Redis pub/sub |
 //! | | [`outbox`] | the transactional outbox: lifecycle events per webhook endpoint, claimed by one replica, signed (Standard Webhooks) and delivered with retries, each endpoint on its own; what waits is capped per endpoint |
 //! | | [`leases`] | exclusive leases in the store (single-flight refresh across replicas, single-use marks) |

@@ -175,6 +175,8 @@ pub enum Outcome {
     Refused,
     /// HTTP 5xx.
     Failed,
+    /// A task (`resultType: "task"`): the answer comes through `tasks/get`.
+    Task,
 }
 
 impl Outcome {
@@ -186,6 +188,7 @@ impl Outcome {
             Self::Streamed => "streamed",
             Self::Refused => "refused",
             Self::Failed => "failed",
+            Self::Task => "task",
         }
     }
 
@@ -193,6 +196,8 @@ impl Outcome {
     pub fn of_json(body: &[u8]) -> Self {
         if memfind(body, br#""resultType":"input_required""#) {
             Self::InputRequired
+        } else if memfind(body, br#""resultType":"task""#) {
+            Self::Task
         } else if memfind(body, br#""error":{"#) && !memfind(body, br#""result":"#) {
             Self::Error
         } else {

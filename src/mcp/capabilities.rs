@@ -37,6 +37,12 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// Whether a sign-in is asked as a round: the client shows its link, or it is a card host
+    /// that takes tasks (the round becomes a task that waits on the card, never shown to it).
+    pub(crate) fn takes_sign_in_round(&self) -> bool {
+        self.url_elicitation || (self.apps && self.tasks)
+    }
+
     /// From the members declared: whether `elicitation` is there, and its modes.
     pub(crate) fn new(elicitation: Option<(bool, bool)>, sampling: bool, roots: bool) -> Self {
         let (form, url) = elicitation.unwrap_or_default();

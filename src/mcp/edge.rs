@@ -192,8 +192,8 @@ impl Edge {
         let mut answer: BoxFuture<'static, Response> = Box::pin(async move {
             // Work the extension runs as a task: the task, at once.
             if let Some(job) = job {
-                return match tasks.run(Candidate::from(&call), job).await {
-                    Ok(task) => jsonrpc::result_response(&reply_to, &task, Outcome::InputRequired),
+                return match tasks.run(Candidate::for_job(&call), job).await {
+                    Ok(task) => jsonrpc::result_response(&reply_to, &task, Outcome::Task),
                     Err(error) => jsonrpc::error_response(&reply_to, &error),
                 };
             }
@@ -201,9 +201,7 @@ impl Edge {
                 // A round, for a client that takes tasks: the task instead.
                 (Ok(CallAnswer::InputRequired(round)), Some(candidate)) => {
                     match tasks.create(candidate, round).await {
-                        Ok(task) => {
-                            jsonrpc::result_response(&reply_to, &task, Outcome::InputRequired)
-                        }
+                        Ok(task) => jsonrpc::result_response(&reply_to, &task, Outcome::Task),
                         Err(error) => jsonrpc::error_response(&reply_to, &error),
                     }
                 }

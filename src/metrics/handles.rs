@@ -7,13 +7,14 @@ use metrics::{Counter, Histogram};
 use super::{KNOWN_METHODS, MCP_DURATION, MCP_REQUESTS, Outcome};
 
 /// Every `Outcome`, in declaration order: `outcome as usize` indexes it.
-const OUTCOMES: [Outcome; 6] = [
+const OUTCOMES: [Outcome; 7] = [
     Outcome::Complete,
     Outcome::InputRequired,
     Outcome::Error,
     Outcome::Streamed,
     Outcome::Refused,
     Outcome::Failed,
+    Outcome::Task,
 ];
 
 /// The series of one method label.

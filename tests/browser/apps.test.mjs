@@ -169,6 +169,9 @@ test('a host that takes tasks gets one that waits on the card and completes as t
   assert.equal(waiting.status, 'working', 'the card, not the host, takes the person through');
   assert.equal(waiting.inputRequests, undefined, 'no link request for a host that shows none');
   assert.match(waiting.statusMessage, /connect_account with \{"provider":"demo"\}/);
+  const again = await call('tasks/get', { taskId: made.taskId });
+  assert.equal(again.statusMessage, waiting.statusMessage, 'the same link at every poll');
+  assert.equal(again.lastUpdatedAt, waiting.lastUpdatedAt, 'a poll changes nothing');
 
   const { page, context, card, problems } = await showCard(base);
   await card.getByRole('button', { name: 'Connect Demo Billing' }).click();

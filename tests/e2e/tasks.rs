@@ -127,6 +127,13 @@ async fn a_sign_in_runs_as_a_task_its_client_polls(store: &[String]) {
             .await,
         1.0
     );
+    let answered_with_a_task = [("method", "tools/call"), ("outcome", "task")];
+    assert_eq!(
+        server
+            .counter("grantry_mcp_requests_total", &answered_with_a_task)
+            .await,
+        1.0
+    );
     assert_eq!(
         server
             .counter("grantry_tasks_total", &[("event", "completed")])

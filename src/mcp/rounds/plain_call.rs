@@ -80,8 +80,8 @@ impl<'a> PlainCall<'a> {
         }) else {
             return self.first_round(outcome, capabilities);
         };
-        // Capabilities are declared per request: a retry must declare URL elicitation too.
-        if !capabilities.url_elicitation {
+        // Capabilities are declared per request: a retry must declare them too.
+        if !capabilities.takes_sign_in_round() {
             return self.first_round(outcome, capabilities);
         }
         self.after_sign_in(&claims, retry.patience, capabilities)
@@ -160,10 +160,7 @@ impl<'a> PlainCall<'a> {
                 card::card_result(self.state, self.principal, &provider, result),
             )),
             ToolOutcome::NeedsConnection { provider, reason } => {
-                // A card host that takes tasks: the round becomes a task that waits on the
-                // card (`crate::mcp::tasks`), never shown to the host as a link.
-                let card_task = capabilities.apps && capabilities.tasks;
-                if !capabilities.url_elicitation && !card_task {
+                if !capabilities.takes_sign_in_round() {
                     return self.without_url_elicitation(&provider, reason, capabilities);
                 }
                 let wanted = sign_in::Wanted::to_read(&provider, reason);
@@ -232,6 +229,8 @@ impl<'a> PlainCall<'a> {
                 let no_rounds = Capabilities {
                     url_elicitation: false,
                     form_elicitation: false,
+                    // Nor tasks: a sign-in is the card's for a host that renders it.
+                    tasks: false,
                     ..capabilities
                 };
                 return self.first_round(outcome, no_rounds).map(LegacyAnswer::Done);

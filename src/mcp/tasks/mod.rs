@@ -19,7 +19,8 @@ mod wire;
 mod work;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
@@ -75,17 +76,16 @@ pub(crate) struct Candidate {
 }
 
 impl Candidate {
-    /// For a first call of one of grantry's tools, in this era, from a client that declared
-    /// the extension on it: its round becomes a task.
+    /// For a call of one of grantry's tools, in this era, from a client that declared the
+    /// extension on it: its round becomes a task.
     pub(crate) fn of(call: &ToolCall) -> Option<Self> {
-        let first = call.retry.request_state.is_none();
         let own = matches!(call.tool, Listed::Own(_));
-        (own && call.capabilities.tasks && first && matches!(call.era, Era::Modern(_)))
-            .then(|| Self::from(call))
+        (own && call.capabilities.tasks && matches!(call.era, Era::Modern(_)))
+            .then(|| Self::for_job(call))
     }
 
     /// For a call whose work runs as a task (see [`Dispatch::background`]).
-    pub(crate) fn from(call: &ToolCall) -> Self {
+    pub(crate) fn for_job(call: &ToolCall) -> Self {
         Self {
             principal: call.principal.clone(),
             client: call.client.clone(),
@@ -115,14 +115,21 @@ pub(crate) struct Tasks {
 }
 
 impl Tasks {
-    /// The service, following the sign-ins that end on this replica.
+    /// The service, following the sign-ins that end on this replica (when built inside a
+    /// runtime, as a serving process is; a router built without one, as the fuzz targets
+    /// build it, has its tasks step at their polls only).
     pub(crate) fn start(state: AppState, dispatch: Arc<Dispatch>) -> Arc<Self> {
         let tasks = Arc::new(Self {
             state,
             dispatch,
             running: Mutex::new(HashMap::new()),
         });
-        tasks.clone().follow_sign_ins();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(Self::follow_sign_ins(
+                Arc::downgrade(&tasks),
+                tasks.state.sign_ins_ended.listen(),
+            ));
+        }
         tasks
     }
 
@@ -158,7 +165,19 @@ impl Tasks {
             call.capabilities,
         );
         let (id, task) = self.insert(call.principal.clone(), &work).await?;
-        let running = tokio::spawn(job);
+        // No one could read its answer past the task's time to live: it stops there.
+        let lifetime = Duration::from_millis(
+            u64::try_from(task.expires_at_ms - task.created_at_ms).unwrap_or_default(),
+        );
+        let running = tokio::spawn(async move {
+            tokio::time::timeout(lifetime, job)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(RpcError::internal(
+                        "the tool ran past its task's time to live",
+                    ))
+                })
+        });
         self.running_jobs()
             .insert(task.id_hash.clone(), running.abort_handle());
         let (tasks, id_hash) = (self.clone(), task.id_hash.clone());
@@ -243,22 +262,22 @@ impl Tasks {
     }
 
     /// Steps, as each sign-in ends on this replica, its person's tasks waiting on one: a
-    /// task completes when its grant lands, not at its client's next poll.
-    fn follow_sign_ins(self: Arc<Self>) {
-        let mut ended = self.state.sign_ins_ended.listen();
-        tokio::spawn(async move {
-            loop {
-                match ended.recv().await {
-                    Ok(principal) => {
-                        let tasks = self.clone();
-                        tokio::spawn(async move { tasks.step_open(&principal).await });
-                    }
-                    // Those missed step at their next poll.
-                    Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => return,
+    /// task completes when its grant lands, not at its client's next poll. Holds the
+    /// service weakly, so it ends with the state it was built from.
+    async fn follow_sign_ins(tasks: Weak<Self>, mut ended: broadcast::Receiver<Principal>) {
+        loop {
+            match ended.recv().await {
+                Ok(principal) => {
+                    let Some(tasks) = tasks.upgrade() else {
+                        return;
+                    };
+                    tokio::spawn(async move { tasks.step_open(&principal).await });
                 }
+                // Those missed step at their next poll.
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => return,
             }
-        });
+        }
     }
 
     /// Looks, for each of `owner`'s tasks waiting on a sign-in, whether it ended.
@@ -376,7 +395,7 @@ impl Tasks {
         match self.dispatch.call(call).await {
             Ok(answer) => {
                 work.take(answer);
-                work.card = work.card.take().or_else(|| self.card_provider(owner, work));
+                work.card = self.card_provider(owner, work);
             }
             Err(error) if error.code == ErrorCode::INTERNAL_ERROR => return Err(error),
             Err(error) => work.fail(&error),

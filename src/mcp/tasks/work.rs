@@ -19,7 +19,7 @@ use crate::tasks::TaskStatus;
 /// A task's work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(super) struct Work {
-    /// The tool's name (one of grantry's own).
+    /// The tool's name (one of grantry's own, or an extension's).
     pub tool: String,
     pub arguments: Map<String, Value>,
     /// The MCP client the call came through, as stored with a connection's use.
@@ -176,27 +176,22 @@ impl Work {
     /// Whether the round waits on a sign-in (a URL request): something that ends outside
     /// the client, so each poll looks how it stands.
     pub(super) fn waits_on_sign_in(&self) -> bool {
-        self.round.as_ref().is_some_and(|round| {
-            round
-                .asked
-                .values()
-                .any(|a| a.request["params"]["mode"] == "url")
-        })
+        self.url_request().is_some()
+    }
+
+    /// The round's URL request (its sign-in), if it has one.
+    fn url_request(&self) -> Option<&Value> {
+        let round = self.round.as_ref()?;
+        round
+            .asked
+            .values()
+            .map(|a| &a.request)
+            .find(|request| request["params"]["mode"] == "url")
     }
 
     /// Whether the round is a sign-in its host makes through the card.
     pub(super) fn waits_on_card(&self) -> bool {
         self.card.is_some() && self.waits_on_sign_in()
-    }
-
-    /// The sign-in link of the round, if it asks for one.
-    fn sign_in_link(&self) -> Option<&str> {
-        let round = self.round.as_ref()?;
-        round
-            .asked
-            .values()
-            .find(|a| a.request["params"]["mode"] == "url")
-            .and_then(|a| a.request["params"]["url"].as_str())
     }
 
     /// The round's `requestState`, if it has one.
@@ -244,7 +239,8 @@ impl Work {
     /// What a person reads of where the task stands.
     pub(super) fn status_message(&self) -> Option<String> {
         if let (Some(provider), true) = (&self.card, self.waits_on_card()) {
-            return Some(task_waits_on_card(provider, self.sign_in_link()?));
+            let link = self.url_request()?["params"]["url"].as_str()?;
+            return Some(task_waits_on_card(provider, link));
         }
         let round = self.round.as_ref()?;
         match round.outstanding().next() {
