@@ -10,7 +10,7 @@ use super::capabilities::Capabilities;
 use super::describe::TASKS_EXTENSION;
 use super::extension::{Extension, ExtensionCall, Job, TaskSupport};
 use super::jsonrpc::RpcError;
-use super::registry::Listed;
+use super::registry::{Listed, Registry};
 use super::request::{Era, ToolCall};
 use super::results::CallAnswer;
 use super::rounds::plain_call::{LegacyAnswer, PlainCall};
@@ -23,15 +23,16 @@ use crate::tools::{Mode, ToolError, ToolResult};
 pub(crate) struct Dispatch {
     state: AppState,
     extension: Extension,
-    /// How each of the extension's tools runs as a task.
+    /// How each listed tool runs as a task (grantry's own never do; their rounds may).
     task_support: HashMap<String, TaskSupport>,
 }
 
 impl Dispatch {
-    pub(crate) fn new(state: AppState, extension: Extension) -> Self {
-        let task_support = extension
+    /// With the tools `registry` lists, for how each runs as a task.
+    pub(crate) fn new(state: AppState, extension: Extension, registry: &Registry) -> Self {
+        let task_support = registry
+            .descriptions()
             .iter()
-            .flat_map(|e| e.tools())
             .map(|tool| (tool.name.clone(), tool.task_support()))
             .collect();
         Self {

@@ -192,7 +192,7 @@ impl Edge {
         let mut answer: BoxFuture<'static, Response> = Box::pin(async move {
             // Work the extension runs as a task: the task, at once.
             if let Some(job) = job {
-                return match tasks.run(Candidate::for_job(&call), job).await {
+                return match tasks.run(Candidate::new(&call), job).await {
                     Ok(task) => jsonrpc::result_response(&reply_to, &task, Outcome::Task),
                     Err(error) => jsonrpc::error_response(&reply_to, &error),
                 };

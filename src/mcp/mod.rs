@@ -73,7 +73,7 @@ pub fn router(state: AppState, extension: extension::Extension) -> Router<AppSta
     let added = extension.iter().flat_map(|e| e.tools()).collect();
     let registry = Arc::new(registry::Registry::new(added));
     let resources = apps::Resources::new(config);
-    let dispatch = Arc::new(dispatch::Dispatch::new(state.clone(), extension));
+    let dispatch = Arc::new(dispatch::Dispatch::new(state.clone(), extension, &registry));
     let handler = handler::McpHandler::new(
         dispatch.clone(),
         registry.clone(),

@@ -15,19 +15,18 @@
 //! A task answers its maker alone: another principal's `tasks/*` gets the same `-32602` as an
 //! unknown id, and the store keeps only the hash of the id.
 
+mod jobs;
+mod sign_ins;
 mod wire;
 mod work;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
-use tokio::sync::broadcast;
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::AbortHandle;
 
 use super::dispatch::Dispatch;
-use super::extension::Job;
 use super::jsonrpc::{ErrorCode, RpcError};
 use super::notify::Notifier;
 use super::registry::Listed;
@@ -36,13 +35,11 @@ use super::results::{CallAnswer, InputRequired};
 use crate::audit::Audit;
 use crate::identity::{McpClient, Principal};
 use crate::mcp::capabilities::Capabilities;
-use crate::mcp::rounds::request_state::{StateClaims, ToolRequest};
-use crate::providers::ProviderId;
 use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::tasks::{StoredTask, TaskId, TaskStatus};
 use crate::tools::{Tool, ToolError};
-use grantry_base::clock::{unix_now, unix_now_millis};
+use grantry_base::clock::unix_now_millis;
 use work::Work;
 
 /// How many times a change is tried against others changing the same task.
@@ -81,11 +78,12 @@ impl Candidate {
     pub(crate) fn of(call: &ToolCall) -> Option<Self> {
         let own = matches!(call.tool, Listed::Own(_));
         (own && call.capabilities.tasks && matches!(call.era, Era::Modern(_)))
-            .then(|| Self::for_job(call))
+            .then(|| Self::new(call))
     }
 
-    /// For a call whose work runs as a task (see [`Dispatch::background`]).
-    pub(crate) fn for_job(call: &ToolCall) -> Self {
+    /// What a task keeps of `call`: for a round of grantry's tools ([`Candidate::of`]), or
+    /// an extension's work run as a task (see [`Dispatch::background`]).
+    pub(crate) fn new(call: &ToolCall) -> Self {
         Self {
             principal: call.principal.clone(),
             client: call.client.clone(),
@@ -151,66 +149,6 @@ impl Tasks {
         Ok(wire::created(&id, &task, &work))
     }
 
-    /// Runs `job` (an extension's work) as a task, `working` until this replica finishes it;
-    /// `CreateTaskResult`, once the task is written.
-    pub(crate) async fn run(
-        self: &Arc<Self>,
-        call: Candidate,
-        job: Job,
-    ) -> Result<Value, RpcError> {
-        let work = Work::new(
-            call.tool.name(),
-            call.arguments,
-            call.client.as_ref(),
-            call.capabilities,
-        );
-        let (id, task) = self.insert(call.principal.clone(), &work).await?;
-        // No one could read its answer past the task's time to live: it stops there.
-        let lifetime = Duration::from_millis(
-            u64::try_from(task.expires_at_ms - task.created_at_ms).unwrap_or_default(),
-        );
-        let running = tokio::spawn(async move {
-            tokio::time::timeout(lifetime, job)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(RpcError::internal(
-                        "the tool ran past its task's time to live",
-                    ))
-                })
-        });
-        self.running_jobs()
-            .insert(task.id_hash.clone(), running.abort_handle());
-        let (tasks, id_hash) = (self.clone(), task.id_hash.clone());
-        tokio::spawn(async move { tasks.finish(&call.principal, &id_hash, running).await });
-        Ok(wire::created(&id, &task, &work))
-    }
-
-    /// Writes a job's answer into its task, unless the task ended meanwhile (cancelled).
-    async fn finish(
-        &self,
-        owner: &Principal,
-        id_hash: &str,
-        running: JoinHandle<Result<CallAnswer, RpcError>>,
-    ) {
-        let ended = running.await;
-        self.running_jobs().remove(id_hash);
-        let answer = match ended {
-            Ok(answer) => answer,
-            // Stopped by a cancel, which the task already says.
-            Err(stopped) if stopped.is_cancelled() => return,
-            Err(_) => Err(RpcError::internal("the tool failed while it ran")),
-        };
-        if let Err(e) = self.change(owner, id_hash, &Change::Finish(&answer)).await {
-            tracing::warn!(error = %e.message, "a finished job's task could not be written");
-        }
-    }
-
-    fn running_jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, AbortHandle>> {
-        self.running
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     /// Writes a new task for `work`, before its client hears of it.
     async fn insert(
         &self,
@@ -257,46 +195,6 @@ impl Tasks {
                     job.abort();
                 }
                 Ok(wire::acknowledged())
-            }
-        }
-    }
-
-    /// Steps, as each sign-in ends on this replica, its person's tasks waiting on one: a
-    /// task completes when its grant lands, not at its client's next poll. Holds the
-    /// service weakly, so it ends with the state it was built from.
-    async fn follow_sign_ins(tasks: Weak<Self>, mut ended: broadcast::Receiver<Principal>) {
-        loop {
-            match ended.recv().await {
-                Ok(principal) => {
-                    let Some(tasks) = tasks.upgrade() else {
-                        return;
-                    };
-                    tokio::spawn(async move { tasks.step_open(&principal).await });
-                }
-                // Those missed step at their next poll.
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => return,
-            }
-        }
-    }
-
-    /// Looks, for each of `owner`'s tasks waiting on a sign-in, whether it ended.
-    async fn step_open(&self, owner: &Principal) {
-        let open = self
-            .state
-            .tasks
-            .open_of(owner, unix_now_millis(), STEPPED_ON_SIGN_IN)
-            .await;
-        let open = match open {
-            Ok(open) => open,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot read the tasks waiting on a sign-in");
-                return;
-            }
-        };
-        for task in open {
-            if let Err(e) = self.change(owner, &task.id_hash, &Change::Look).await {
-                tracing::warn!(error = %e.message, "a task waiting on a sign-in did not step");
             }
         }
     }
@@ -395,30 +293,14 @@ impl Tasks {
         match self.dispatch.call(call).await {
             Ok(answer) => {
                 work.take(answer);
-                work.card = self.card_provider(owner, work);
+                if work.card.is_none() {
+                    work.card = self.card_provider(owner, work);
+                }
             }
             Err(error) if error.code == ErrorCode::INTERNAL_ERROR => return Err(error),
             Err(error) => work.fail(&error),
         }
         Ok(())
-    }
-
-    /// For a host that renders the connect card and shows no link, the provider of the
-    /// sign-in the work's round waits on (read from the round's own state).
-    fn card_provider(&self, owner: &Principal, work: &Work) -> Option<ProviderId> {
-        let card_host = work.capabilities.apps && !work.capabilities.url_elicitation;
-        if !card_host || !work.waits_on_sign_in() {
-            return None;
-        }
-        let request = ToolRequest {
-            principal: owner,
-            tool: &work.tool,
-            arguments: &work.arguments,
-        };
-        let sealed = work.round_state()?;
-        StateClaims::open(&self.state.sealer, sealed, unix_now(), request)
-            .ok()
-            .map(|claims| claims.provider)
     }
 
     /// The task stored under `id_hash` of `owner`, opened; an unknown, expired or someone

@@ -133,6 +133,8 @@ impl Work {
             return;
         }
         self.rounds += 1;
+        // A new round: whose sign-in the card makes, if any, is read again for it.
+        self.card = None;
         let number = self.rounds;
         self.round = Some(Round {
             request_state: next.request_state,
