@@ -312,12 +312,19 @@ def traces(args, work, servers):
         for label, server in instances.items():
             check_answer(server.name, "grant_http", server, body, hdr)
             wrk(server, body, hdr, connections, 1)
-        for _ in range(args.rounds):
-            for label, server in instances.items():
+        order = list(instances.items())
+        for round_ in range(args.rounds):
+            # Each round starts with the next instance: the one measured first in a round ran
+            # faster (the others' exporters still draining on the shared core), a bias a fixed
+            # order would give one instance every time.
+            shift = round_ % len(order)
+            for label, server in order[shift:] + order[:shift]:
                 cpu = server.cpu_seconds()
                 run = wrk(server, body, hdr, connections, args.seconds)
                 run["rps"] = run["requests"] / (run["duration_us"] / 1e6)
-                # Every thread of the process: the exporter's too.
+                # A second for the exporter to send what it still holds: counted in this
+                # instance's CPU (every thread of the process), not run beside the next.
+                time.sleep(1)
                 run["cpu_us"] = (server.cpu_seconds() - cpu) * 1e6 / max(run["requests"], 1)
                 runs[label].append(run)
                 print(f"  {server.name:28} {run['rps']:>9.0f}/s p50 {run['p50_us'] / 1000:.2f} ms"

@@ -352,7 +352,7 @@ pub struct ServeArgs {
     #[arg(long, env = "GRANTRY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
     /// Send OpenTelemetry traces (OTLP over HTTP, protobuf) to this collector: its base URL,
-    /// to which `/v1/traces` is added. Unset: off, unless the standard
+    /// after whose path `/v1/traces` is added. Unset: off, unless the standard
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set.
     #[arg(long, env = "GRANTRY_OTLP_ENDPOINT", value_name = "URL", value_parser = otlp_endpoint)]
     pub otlp_endpoint: Option<url::Url>,

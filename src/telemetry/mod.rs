@@ -1,6 +1,6 @@
 //! Traces: OpenTelemetry spans for each MCP request, tool call, sign-in step, store operation,
 //! provider request and webhook delivery, exported as OTLP over HTTP (protobuf) when an
-//! endpoint is configured ([`Traces::start`]), and nothing at all when it is not.
+//! endpoint is configured ([`Traces::start`], [`otlp`]), and nothing at all when it is not.
 //!
 //! Spans are made with the OpenTelemetry API itself, not as `tracing` spans bridged by
 //! `tracing-opentelemetry`: that bridge keeps every span in the subscriber's registry too and
@@ -15,6 +15,7 @@
 //! audit lines use (`enduser.pseudo.id`), a URL as its host.
 
 pub mod context;
+mod otlp;
 pub mod outbound;
 pub mod propagate;
 
@@ -23,7 +24,6 @@ use std::sync::OnceLock;
 
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer as _, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
-use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
 /// The tracer spans are made with, once traces are on.
@@ -102,7 +102,7 @@ pub enum Export {
     FromEnvironment,
 }
 
-/// The running export: spans batched and sent from the exporter's own thread.
+/// The running export: spans batched and sent from the SDK's batch thread ([`otlp`]).
 pub struct Traces {
     provider: SdkTracerProvider,
 }
@@ -110,18 +110,7 @@ pub struct Traces {
 impl Traces {
     /// Builds the exporter for `export`; spans are made from here on.
     pub fn start(export: &Export) -> Result<Self, String> {
-        let mut exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(Protocol::HttpBinary);
-        if let Export::Endpoint(base) = export {
-            let traces = base
-                .join("v1/traces")
-                .map_err(|e| format!("--otlp-endpoint: {e}"))?;
-            exporter = exporter.with_endpoint(traces.as_str());
-        }
-        let exporter = exporter
-            .build()
-            .map_err(|e| format!("the OTLP exporter: {e}"))?;
+        let exporter = otlp::Exporter::new(export)?;
         let resource = opentelemetry_sdk::Resource::builder()
             .with_service_name("grantry")
             .build();

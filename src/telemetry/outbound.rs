@@ -39,8 +39,9 @@ pub async fn send(
     let Some(span) = Traced::start(name, SpanKind::Client, attributes, &context::parent()) else {
         return client.execute(request).await;
     };
-    propagate::inject(span.context(), request.headers_mut());
-    request.headers_mut().remove("tracestate");
+    if let Some(traceparent) = propagate::traceparent(span.context()) {
+        request.headers_mut().insert("traceparent", traceparent);
+    }
     let answer = client.execute(request).await;
     match &answer {
         Ok(response) => {

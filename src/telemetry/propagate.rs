@@ -1,14 +1,17 @@
 //! W3C trace context in and out: the caller's `traceparent`/`tracestate`, from the MCP
 //! request's `_meta` (the MCP convention) or its HTTP headers, become a span's parent; a
-//! span's context goes out in the headers of a request grantry makes.
+//! span's `traceparent` goes out in the headers of a request grantry makes.
 
 use std::collections::HashMap;
 
 use opentelemetry::Context;
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::TraceContextExt;
-use opentelemetry_http::{HeaderExtractor, HeaderInjector};
+use opentelemetry::trace::{TraceContextExt, TraceFlags};
+use opentelemetry_http::HeaderExtractor;
+#[cfg(test)]
+use opentelemetry_http::HeaderInjector;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
+use reqwest::header::HeaderValue;
 
 /// The trace context a request carries in `_meta`.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
@@ -44,7 +47,64 @@ fn has_span(cx: &Context) -> bool {
     cx.span().span_context().is_valid()
 }
 
-/// Puts `cx`'s span context in `headers` (`traceparent`, `tracestate`), for the one it calls.
-pub fn inject(cx: &Context, headers: &mut http::HeaderMap) {
-    TraceContextPropagator::new().inject_context(cx, &mut HeaderInjector(headers));
+/// The W3C `traceparent` of `cx`'s span (`00-{trace}-{span}-{flags}`), for a request grantry
+/// makes; `None` without a valid span. Written here rather than by the SDK's propagator,
+/// which formats each part through `fmt` (4 k instructions a provider call) and adds a
+/// `tracestate` grantry does not pass on.
+pub fn traceparent(cx: &Context) -> Option<HeaderValue> {
+    let span = cx.span();
+    let context = span.span_context();
+    if !context.is_valid() {
+        return None;
+    }
+    let flags = context.trace_flags() & TraceFlags::SAMPLED;
+    let mut text = Vec::with_capacity(55);
+    text.extend_from_slice(b"00-");
+    hex(&mut text, &context.trace_id().to_bytes());
+    text.push(b'-');
+    hex(&mut text, &context.span_id().to_bytes());
+    text.push(b'-');
+    hex(&mut text, &[flags.to_u8()]);
+    HeaderValue::from_bytes(&text).ok()
+}
+
+fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)]);
+        out.push(DIGITS[usize::from(byte & 0xf)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::propagation::TextMapPropagator;
+    use opentelemetry::trace::{SpanContext, SpanId, TraceId, TraceState};
+
+    use super::*;
+
+    fn with_span(trace: u128, span: u64, flags: TraceFlags) -> Context {
+        let state = TraceState::from_key_value([("vendor", "x")]).unwrap();
+        let remote = SpanContext::new(TraceId::from(trace), SpanId::from(span), flags, true, state);
+        Context::new().with_remote_span_context(remote)
+    }
+
+    #[test]
+    fn the_traceparent_is_the_one_the_sdks_propagator_writes() {
+        for (trace, span, flags) in [
+            (1, 2, TraceFlags::SAMPLED),
+            (u128::MAX, u64::MAX, TraceFlags::NOT_SAMPLED),
+            (
+                0x0af7_6519_16cd_43dd_8448_eb21_1c80_319c,
+                0xb7ad_6b71_6920_3331,
+                TraceFlags::new(0xff),
+            ),
+        ] {
+            let cx = with_span(trace, span, flags);
+            let mut headers = http::HeaderMap::new();
+            TraceContextPropagator::new().inject_context(&cx, &mut HeaderInjector(&mut headers));
+            assert_eq!(traceparent(&cx).as_ref(), headers.get("traceparent"));
+        }
+        assert_eq!(traceparent(&Context::new()), None);
+    }
 }

@@ -40,6 +40,37 @@ fn bad_settings_are_named_at_start() {
 }
 
 #[test]
+fn trace_export_settings_grantry_cannot_honour_are_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = |variables: &[(&str, &str)]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_grantry"));
+        command
+            .args(["--data-dir", dir.path().to_str().unwrap()])
+            .env_remove("GRANTRY_KEYS")
+            .envs(variables.iter().copied());
+        let out = exit_of(&mut command);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let collector = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318");
+    let grpc = start(&[collector, ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+    assert!(
+        grpc.contains("OTEL_EXPORTER_OTLP_PROTOCOL") && grpc.contains("http/protobuf"),
+        "{grpc}"
+    );
+    let headers = [
+        collector,
+        ("OTEL_EXPORTER_OTLP_HEADERS", "bad key=s3cr3t-value"),
+    ];
+    let bad = start(&headers);
+    assert!(bad.contains("OTEL_EXPORTER_OTLP_HEADERS"), "{bad}");
+    assert!(
+        !bad.contains("s3cr3t-value"),
+        "a header's value is never shown: {bad}"
+    );
+}
+
+#[test]
 fn bad_webhook_endpoints_are_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let data = ["--data-dir", dir.path().to_str().unwrap()];

@@ -120,6 +120,7 @@ async fn a_sign_in_and_a_call_are_traced_through_the_store_and_the_provider() {
         "continues the caller's span"
     );
     assert_eq!(request["kind"], "SPAN_KIND_SERVER");
+    assert_eq!(request["resource"]["service.name"], "grantry");
     let dev = Principal {
         issuer: DEV_ISSUER.into(),
         subject: DEV_SUBJECT.into(),

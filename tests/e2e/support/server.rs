@@ -17,6 +17,9 @@ pub struct Server {
     shell_prefix: Option<String>,
 }
 
+/// What grantry logs once it holds its port (`program::run`).
+const LISTENING: &str = "grantry is listening";
+
 pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
@@ -92,8 +95,11 @@ async fn spawn(
         if let Ok(Some(_)) = child.try_wait() {
             break;
         }
+        // The port was free when picked, but another test's grantry may have taken it since:
+        // only a health check after our child says it listens is our child's answer.
+        let listening = log.lock().unwrap().contains(LISTENING);
         let up = client.get(format!("{base}/healthz")).send().await;
-        if up.is_ok_and(|r| r.status().is_success()) {
+        if listening && up.is_ok_and(|r| r.status().is_success()) {
             return Some((child, log));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
