@@ -3,49 +3,69 @@
 //! span of a tool call: it is the tool call's span), continuing the caller's trace from
 //! `_meta` or the headers.
 
+use std::borrow::Cow;
+
 use axum::body::Bytes;
 use axum::http::request::Parts;
 use opentelemetry::KeyValue;
 use opentelemetry::trace::SpanKind;
 
-use super::headers::{MCP_METHOD, MCP_NAME};
+use super::headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION};
 use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::telemetry::Traced;
 use crate::telemetry::propagate::{self, MetaContext};
 use grantry_base::header_value;
 
-/// What a span needs of a request's body: `_meta`'s trace context (borrowed where the JSON
-/// has no escapes; else the span goes without).
+/// What a span needs of a request's body: the method, a tool's name, `_meta`'s trace context
+/// (borrowed where the JSON has no escapes; else the span goes without).
 #[derive(Default, serde::Deserialize)]
 struct Head<'a> {
+    #[serde(default, borrow)]
+    method: Option<&'a str>,
     #[serde(default, borrow)]
     params: Params<'a>,
 }
 
 #[derive(Default, serde::Deserialize)]
 struct Params<'a> {
+    #[serde(default, borrow)]
+    name: Option<&'a str>,
     #[serde(rename = "_meta", default, borrow)]
     meta: Option<MetaContext<'a>>,
 }
 
 /// The span of one request to `/mcp` of this era, its parent the caller's context. Named by
-/// its `Mcp-Method` header among the methods grantry knows (else `other`) and, for
-/// `tools/call`, by its `Mcp-Name` if that is one of this server's tools: nothing a caller
-/// writes freely names a span. The routing headers, not the body: this era requires them,
-/// a body that says otherwise is refused, and reading the body a second time cost more
-/// than the span (BENCHMARKS.md, "Traces, fourth pass").
+/// its method among those grantry knows (else `other`) and, for `tools/call`, by the tool if
+/// it is one of this server's: nothing a caller writes freely names a span.
+///
+/// From revision 2026-07-28 on, the routing headers (`Mcp-Method`, `Mcp-Name`) name it: the
+/// revision requires them and refuses a body that says otherwise. The body is read a second
+/// time only for a request of an earlier revision, whose headers nobody checks, or for
+/// `_meta`'s trace context: that reading cost more than the span (BENCHMARKS.md, "Traces,
+/// fourth pass").
 pub(super) fn request(
     parts: &Parts,
     body: &Bytes,
     known_tool: impl Fn(&str) -> bool,
 ) -> Option<Traced> {
     let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let method = crate::metrics::method_label(header(&MCP_METHOD));
-    let tool = header(&MCP_NAME)
-        .filter(|_| method == "tools/call")
-        .and_then(|name| header_value::decode(name).ok())
-        .filter(|name| known_tool(name));
+    let checked = super::modern::checks_routing(header(&MCP_PROTOCOL_VERSION));
+    let traced = memchr::memmem::find(body, b"traceparent").is_some();
+    let head: Head<'_> = if checked && !traced {
+        Head::default()
+    } else {
+        // A body that is not JSON-RPC (a refusal to come) still gets its span.
+        serde_json::from_slice(body).unwrap_or_default()
+    };
+    let (method, tool) = if checked {
+        let name = header(&MCP_NAME).and_then(|name| header_value::decode(name).ok());
+        (header(&MCP_METHOD), name)
+    } else {
+        (head.method, head.params.name.map(Cow::Borrowed))
+    };
+    let method = crate::metrics::method_label(method);
+    let tool = tool.filter(|name| method == "tools/call" && known_tool(name));
     let mut attributes = vec![KeyValue::new("mcp.method.name", method)];
     let name = match tool {
         Some(tool) => {
@@ -56,15 +76,8 @@ pub(super) fn request(
         None => method.to_owned(),
     };
     attributes.extend(who(parts));
-    let parent = propagate::caller(meta_context(body).as_ref(), &parts.headers);
+    let parent = propagate::caller(head.params.meta.as_ref(), &parts.headers);
     Traced::start(name, SpanKind::Server, attributes, &parent)
-}
-
-/// `_meta`'s trace context, the body read for it only when it names one at all: most
-/// requests carry none.
-fn meta_context(body: &[u8]) -> Option<MetaContext<'_>> {
-    memchr::memmem::find(body, b"traceparent")?;
-    serde_json::from_slice::<Head<'_>>(body).ok()?.params.meta
 }
 
 /// The span of a legacy-era (2025-11-25) `tools/call`, made where rmcp hands the call over

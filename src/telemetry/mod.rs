@@ -105,12 +105,15 @@ pub enum Export {
 /// The running export: spans batched and sent from the SDK's batch thread ([`otlp`]).
 pub struct Traces {
     provider: SdkTracerProvider,
+    /// How long the last batch may take at exit: one post's time, and a second.
+    at_exit: std::time::Duration,
 }
 
 impl Traces {
     /// Builds the exporter for `export`; spans are made from here on.
     pub fn start(export: &Export) -> Result<Self, String> {
         let exporter = otlp::Exporter::new(export)?;
+        let at_exit = exporter.timeout() + std::time::Duration::from_secs(1);
         let resource = opentelemetry_sdk::Resource::builder()
             .with_service_name("grantry")
             .build();
@@ -120,12 +123,12 @@ impl Traces {
             .build();
         // One process, one export: `serve` starts it once.
         let _ = TRACER.set(provider.tracer("grantry"));
-        Ok(Self { provider })
+        Ok(Self { provider, at_exit })
     }
 
     /// Sends what is still batched; at exit.
     pub fn shutdown(&self) {
-        if let Err(e) = self.provider.shutdown() {
+        if let Err(e) = self.provider.shutdown_with_timeout(self.at_exit) {
             tracing::warn!(error = %e, "traces not all exported at exit");
         }
     }

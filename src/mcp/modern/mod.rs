@@ -49,6 +49,12 @@ use headers::Routed;
 use meta::{KnownMetas, Meta};
 pub(crate) use origins::AllowedOrigins;
 
+/// Whether a request of `version` (its `MCP-Protocol-Version`) has its routing headers
+/// checked against its body: from revision 2026-07-28 on.
+pub(crate) fn checks_routing(version: Option<&str>) -> bool {
+    versions::is_modern(version)
+}
+
 /// What [`Modern::read`] made of a request.
 pub(crate) enum Read {
     /// A request of the legacy era: rmcp's.
@@ -324,7 +330,7 @@ impl Modern {
 
     /// The routing headers, required from this revision on.
     fn routing(&self, asked: &Asked<'_>, routed: &Routed<'_>) -> Result<(), RpcError> {
-        if !versions::is_modern(asked.version) {
+        if !checks_routing(asked.version) {
             return Ok(());
         }
         headers::check_routing(&asked.parts.headers, routed)

@@ -16,7 +16,6 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const PROTOCOL: &str = "http/protobuf";
 
 /// One collector, as resolved at start.
-#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Destination {
     /// Where spans are posted: the signal's URL as given, or a base URL with `/v1/traces`.
     pub url: reqwest::Url,
@@ -24,6 +23,16 @@ pub(super) struct Destination {
     pub headers: HeaderMap,
     /// How long one export may take.
     pub timeout: Duration,
+}
+
+/// The collector's host only: its URL may carry credentials, its headers do.
+impl std::fmt::Debug for Destination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Destination")
+            .field("collector", &self.url.host_str())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Destination {
@@ -47,29 +56,44 @@ impl Destination {
                 variable("OTEL_EXPORTER_OTLP_ENDPOINT").filter(|v| !v.trim().is_empty()),
             )?,
         };
+        // The flag names an OTLP/HTTP collector itself: a protocol set for other programs
+        // sharing the environment does not stop grantry.
         if let Some((name, protocol)) = either("OTEL_EXPORTER_OTLP_PROTOCOL")
-            && protocol != PROTOCOL
+            && matches!(export, Export::FromEnvironment)
+            && !protocol.eq_ignore_ascii_case(PROTOCOL)
         {
             return Err(format!(
                 "{name}: grantry exports {PROTOCOL} only, not {protocol:?}"
             ));
         }
         if let Some((name, compression)) = either("OTEL_EXPORTER_OTLP_COMPRESSION")
-            && compression != "none"
+            && !compression.eq_ignore_ascii_case("none")
         {
             return Err(format!(
                 "{name}: grantry sends traces uncompressed; {compression:?} is not supported"
             ));
+        }
+        for unsupported in ["CERTIFICATE", "CLIENT_KEY", "CLIENT_CERTIFICATE"] {
+            if let Some((name, _)) = either(&format!("OTEL_EXPORTER_OTLP_{unsupported}")) {
+                return Err(format!(
+                    "{name}: grantry verifies the collector with the system's roots and \
+                     presents no client certificate; unset it"
+                ));
+            }
         }
         let headers = match either("OTEL_EXPORTER_OTLP_HEADERS") {
             Some((name, list)) => headers(&list).map_err(|why| format!("{name}: {why}"))?,
             None => HeaderMap::new(),
         };
         let timeout = match either("OTEL_EXPORTER_OTLP_TIMEOUT") {
-            Some((name, millis)) => millis
-                .parse()
-                .map(Duration::from_millis)
-                .map_err(|_| format!("{name}: {millis:?} is not a whole number of milliseconds"))?,
+            Some((name, millis)) => match millis.parse() {
+                Ok(0) | Err(_) => {
+                    return Err(format!(
+                        "{name}: {millis:?} is not a positive whole number of milliseconds"
+                    ));
+                }
+                Ok(millis) => Duration::from_millis(millis),
+            },
             None => DEFAULT_TIMEOUT,
         };
         Ok(Self {
@@ -102,31 +126,33 @@ fn traces_under(base: &str, named: &str) -> Result<reqwest::Url, String> {
     Ok(url)
 }
 
+/// An http(s) URL; an error names the setting, never the URL (it may hold credentials).
 fn http_url(text: &str, named: &str) -> Result<reqwest::Url, String> {
-    let url =
-        reqwest::Url::parse(text).map_err(|e| format!("{named}: {text:?} is not a URL: {e}"))?;
+    let url = reqwest::Url::parse(text).map_err(|e| format!("{named}: not a URL: {e}"))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!("{named}: {text:?} is not an http or https URL"));
+        return Err(format!("{named}: not an http or https URL"));
     }
     Ok(url)
 }
 
 /// `key=value,key=value`, each value percent-decoded (the specification's format, W3C
-/// Baggage's): an entry that does not make a header is refused, naming only its key.
+/// Baggage's): an entry that does not make a header is refused by its place in the list
+/// (its text may be a credential written wrong). Values are marked sensitive.
 fn headers(list: &str) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
-    for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+    let entries = list.split(',').map(str::trim).filter(|e| !e.is_empty());
+    for (place, entry) in entries.enumerate().map(|(i, e)| (i + 1, e)) {
         let Some((key, value)) = entry.split_once('=') else {
-            return Err("an entry is not key=value".to_owned());
+            return Err(format!("entry {place} is not key=value"));
         };
-        let key = key.trim();
-        let name = HeaderName::from_bytes(key.as_bytes())
-            .map_err(|_| format!("{key:?} is not a header name"))?;
-        let value = percent_encoding::percent_decode_str(value.trim())
+        let name = HeaderName::from_bytes(key.trim().as_bytes())
+            .map_err(|_| format!("entry {place} does not start with a header name"))?;
+        let mut value = percent_encoding::percent_decode_str(value.trim())
             .decode_utf8()
             .ok()
             .and_then(|v| HeaderValue::from_str(&v).ok())
-            .ok_or_else(|| format!("the value of {key:?} is not a header value"))?;
+            .ok_or_else(|| format!("entry {place} has no valid header value"))?;
+        value.set_sensitive(true);
         headers.append(name, value);
     }
     Ok(headers)
@@ -206,46 +232,84 @@ mod tests {
 
     #[test]
     fn what_grantry_cannot_honour_is_refused_naming_the_variable() {
-        let flag = from_flag("http://c:4318");
-        for (variables, says) in [
+        let collector = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318");
+        for (variable, value, says) in [
             (
-                vec![("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc")],
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+                "grpc",
                 "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: grantry exports http/protobuf only",
             ),
             (
-                vec![("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")],
+                "OTEL_EXPORTER_OTLP_PROTOCOL",
+                "http/json",
                 "OTEL_EXPORTER_OTLP_PROTOCOL: grantry exports http/protobuf only",
             ),
             (
-                vec![("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")],
+                "OTEL_EXPORTER_OTLP_COMPRESSION",
+                "gzip",
                 "OTEL_EXPORTER_OTLP_COMPRESSION: grantry sends traces uncompressed",
             ),
             (
-                vec![("OTEL_EXPORTER_OTLP_TIMEOUT", "10s")],
-                "OTEL_EXPORTER_OTLP_TIMEOUT: \"10s\" is not a whole number",
+                "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+                "/etc/ca.pem",
+                "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: grantry verifies the collector",
             ),
             (
-                vec![("OTEL_EXPORTER_OTLP_HEADERS", "api-key")],
-                "OTEL_EXPORTER_OTLP_HEADERS: an entry is not key=value",
+                "OTEL_EXPORTER_OTLP_TIMEOUT",
+                "10s",
+                "OTEL_EXPORTER_OTLP_TIMEOUT: \"10s\" is not a positive whole number",
             ),
             (
-                vec![("OTEL_EXPORTER_OTLP_HEADERS", "bad key=secret-value")],
-                "OTEL_EXPORTER_OTLP_HEADERS: \"bad key\" is not a header name",
+                "OTEL_EXPORTER_OTLP_TIMEOUT",
+                "0",
+                "OTEL_EXPORTER_OTLP_TIMEOUT: \"0\" is not a positive whole number",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "x-tenant=acme,authorization:Basic secret-value",
+                "OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not key=value",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "bad secret-value=x",
+                "OTEL_EXPORTER_OTLP_HEADERS: entry 1 does not start with a header name",
             ),
         ] {
-            let refused = resolve(&flag, &variables).unwrap_err();
+            let refused =
+                resolve(&Export::FromEnvironment, &[collector, (variable, value)]).unwrap_err();
             assert!(refused.starts_with(says), "{refused}");
             assert!(!refused.contains("secret-value"), "{refused}");
         }
-        let env = [("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ftp://c/")];
-        let refused = resolve(&Export::FromEnvironment, &env).unwrap_err();
-        assert!(refused.contains("not an http or https URL"), "{refused}");
-        let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318")];
-        assert!(resolve(&Export::FromEnvironment, &env).is_err());
+    }
+
+    #[test]
+    fn endpoints_are_refused_without_being_shown_and_spellings_are_read_in_any_case() {
+        let collector = ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318");
+        for endpoint in ["ftp://user:secret-value@c/", "collector:4318"] {
+            let env = [("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", endpoint)];
+            let refused = resolve(&Export::FromEnvironment, &env).unwrap_err();
+            assert!(refused.contains("not an http or https URL"), "{refused}");
+            assert!(!refused.contains("secret-value"), "{refused}");
+        }
         let fine = [
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
-            ("OTEL_EXPORTER_OTLP_COMPRESSION", "none"),
+            collector,
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "HTTP/Protobuf"),
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "None"),
         ];
-        assert!(resolve(&flag, &fine).is_ok());
+        assert!(resolve(&Export::FromEnvironment, &fine).is_ok());
+        // The flag names an OTLP/HTTP collector: another program's protocol does not matter.
+        let grpc = [("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")];
+        assert!(resolve(&from_flag("http://c:4318"), &grpc).is_ok());
+    }
+
+    #[test]
+    fn header_values_and_credentials_in_the_url_are_never_shown() {
+        let env = [("OTEL_EXPORTER_OTLP_HEADERS", "authorization=secret-value")];
+        let resolved = resolve(&from_flag("http://user:secret-url@c:4318"), &env).unwrap();
+        let shown = format!("{resolved:?} {:?}", resolved.headers);
+        assert!(
+            !shown.contains("secret-value") && !shown.contains("secret-url"),
+            "{shown}"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! The span exporter: each batch the SDK's batch thread hands over is written as one OTLP
 //! protobuf request ([`encode`]) and posted to the collector ([`destination`]) with a
-//! blocking HTTP client, on that thread. A failed export is logged (without its headers)
-//! and its spans dropped: traces never hold back what grantry serves.
+//! blocking HTTP client, on that thread; tried again twice when the collector is unreachable
+//! or asks for it. A failed export is logged (without its headers) and its spans dropped:
+//! traces never hold back what grantry serves.
 //!
 //! Why not `opentelemetry-otlp`: it copies each span into intermediate message structs
 //! before encoding them, which cost more than making the spans (BENCHMARKS.md, "Traces,
@@ -14,11 +15,24 @@ mod encode;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
-use reqwest::header::CONTENT_TYPE;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 
 use self::destination::Destination;
 use self::encode::EncodedResource;
 use super::Export;
+
+/// How many times one batch is posted, at most.
+const ATTEMPTS: u32 = 3;
+/// The wait before the second post; doubled before the third.
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+/// The longest wait, whatever the collector's `Retry-After` says: the batch thread holds
+/// the next batches meanwhile.
+const LONGEST_WAIT: Duration = Duration::from_secs(5);
+/// Names the exporter to the collector, as the specification asks exporters to.
+const USER_AGENT: &str = concat!("grantry/", env!("CARGO_PKG_VERSION"), " OTel-OTLP-Exporter");
 
 /// Exports to one collector over OTLP/HTTP with protobuf bodies.
 pub(super) struct Exporter {
@@ -32,8 +46,11 @@ impl Exporter {
     /// outside any async runtime (the blocking client runs one of its own).
     pub(super) fn new(export: &Export) -> Result<Self, String> {
         let destination = Destination::resolve(export, |name| std::env::var(name).ok())?;
+        // reqwest's client panics on its own thread without one (idempotent).
+        grantry_base::net::install_tls_provider();
         let client = reqwest::blocking::Client::builder()
             .timeout(destination.timeout)
+            .user_agent(USER_AGENT)
             .build()
             .map_err(|e| format!("the OTLP exporter's HTTP client: {e}"))?;
         Ok(Self {
@@ -43,11 +60,34 @@ impl Exporter {
         })
     }
 
+    /// How long one post may take.
+    pub(super) fn timeout(&self) -> Duration {
+        self.destination.timeout
+    }
+
     fn collector(&self) -> &str {
         self.destination.url.host_str().unwrap_or_default()
     }
 
-    fn post(&self, body: Vec<u8>) -> Result<(), String> {
+    /// Posts `body`, again after a short wait when the collector was unreachable or asked
+    /// for it (429, 502, 503, 504: the specification's retryable answers), at most
+    /// [`ATTEMPTS`] times. A timeout is not tried again: it already took the whole budget.
+    fn send(&self, body: Bytes) -> Result<(), String> {
+        let mut attempt = 1;
+        loop {
+            match self.post(body.clone()) {
+                Ok(()) => return Ok(()),
+                Err(failure) if failure.retry && attempt < ATTEMPTS => {
+                    let backoff = FIRST_BACKOFF * 2_u32.pow(attempt - 1);
+                    std::thread::sleep(failure.after.unwrap_or(backoff).min(LONGEST_WAIT));
+                    attempt += 1;
+                }
+                Err(failure) => return Err(failure.why),
+            }
+        }
+    }
+
+    fn post(&self, body: Bytes) -> Result<(), Failure> {
         let response = self
             .client
             .post(self.destination.url.clone())
@@ -55,16 +95,36 @@ impl Exporter {
             .header(CONTENT_TYPE, "application/x-protobuf")
             .body(body)
             .send()
-            .map_err(|e| e.without_url().to_string())?;
+            .map_err(|e| Failure {
+                why: grantry_base::net::transport_reason(&e),
+                retry: e.is_connect(),
+                after: None,
+            })?;
         let status = response.status();
+        let after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok())
+            .map(Duration::from_secs);
         // Read to the end, so the connection is kept for the next batch.
         let _ = response.bytes();
         if status.is_success() {
-            Ok(())
-        } else {
-            Err(format!("the collector answered {status}"))
+            return Ok(());
         }
+        Err(Failure {
+            why: format!("the collector answered {status}"),
+            retry: matches!(status.as_u16(), 429 | 502 | 503 | 504),
+            after,
+        })
     }
+}
+
+/// Why one post failed, and whether to try again (after how long, if the collector said).
+struct Failure {
+    why: String,
+    retry: bool,
+    after: Option<Duration>,
 }
 
 /// The collector's host only: its URL may carry credentials, its headers do.
@@ -78,8 +138,8 @@ impl std::fmt::Debug for Exporter {
 
 impl SpanExporter for Exporter {
     async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
-        let body = encode::request(&self.resource, &batch);
-        self.post(body).map_err(|why| {
+        let body = Bytes::from(encode::request(&self.resource, &batch));
+        self.send(body).map_err(|why| {
             tracing::warn!(
                 collector = self.collector(),
                 spans = batch.len(),
@@ -92,5 +152,77 @@ impl SpanExporter for Exporter {
 
     fn set_resource(&mut self, resource: &Resource) {
         self.resource = encode::encoded_resource(resource);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::telemetry::Export;
+
+    /// A collector answering each post with the next of `statuses` (the last one from then
+    /// on); what it was posted, in order.
+    fn collector(statuses: &'static [u16]) -> (Export, Arc<Mutex<Vec<Vec<u8>>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let posted = Arc::new(Mutex::new(Vec::new()));
+        let seen = posted.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let mut reader = BufReader::new(stream.unwrap());
+                while let Some(body) = read_post(&mut reader) {
+                    let mut seen = seen.lock().unwrap();
+                    seen.push(body);
+                    let status = statuses[(seen.len() - 1).min(statuses.len() - 1)];
+                    let answer = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n");
+                    reader.get_mut().write_all(answer.as_bytes()).unwrap();
+                }
+            }
+        });
+        (Export::Endpoint(url.parse().unwrap()), posted)
+    }
+
+    fn read_post(reader: &mut BufReader<std::net::TcpStream>) -> Option<Vec<u8>> {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).ok()? == 0 {
+                return None;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).ok()?;
+        Some(body)
+    }
+
+    #[test]
+    fn a_batch_is_posted_again_while_the_collector_asks_and_not_after_a_refusal() {
+        for (statuses, posts, exported) in [
+            (&[503, 502, 200][..], 3, true),
+            (&[429][..], ATTEMPTS as usize, false),
+            (&[400][..], 1, false),
+            (&[200][..], 1, true),
+        ] {
+            let (export, posted) = collector(statuses);
+            let exporter = Exporter::new(&export).unwrap();
+            let body = Bytes::from_static(b"spans");
+            assert_eq!(exporter.send(body).is_ok(), exported, "{statuses:?}");
+            let posted = posted.lock().unwrap();
+            assert_eq!(posted.len(), posts, "{statuses:?}");
+            assert!(
+                posted.iter().all(|p| p == b"spans"),
+                "the same batch each time"
+            );
+        }
     }
 }
