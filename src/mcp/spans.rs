@@ -49,21 +49,7 @@ pub(super) fn request(
     body: &Bytes,
     known_tool: impl Fn(&str) -> bool,
 ) -> Option<Traced> {
-    let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let checked = super::modern::checks_routing(header(&MCP_PROTOCOL_VERSION));
-    let traced = memchr::memmem::find(body, b"traceparent").is_some();
-    let head: Head<'_> = if checked && !traced {
-        Head::default()
-    } else {
-        // A body that is not JSON-RPC (a refusal to come) still gets its span.
-        serde_json::from_slice(body).unwrap_or_default()
-    };
-    let (method, tool) = if checked {
-        let name = header(&MCP_NAME).and_then(|name| header_value::decode(name).ok());
-        (header(&MCP_METHOD), name)
-    } else {
-        (head.method, head.params.name.map(Cow::Borrowed))
-    };
+    let (method, tool, meta) = called(parts, body);
     let method = crate::metrics::method_label(method);
     let tool = tool.filter(|name| method == "tools/call" && known_tool(name));
     let mut attributes = vec![KeyValue::new("mcp.method.name", method)];
@@ -76,8 +62,36 @@ pub(super) fn request(
         None => method.to_owned(),
     };
     attributes.extend(who(parts));
-    let parent = propagate::caller(head.params.meta.as_ref(), &parts.headers);
+    let parent = propagate::caller(meta.as_ref(), &parts.headers);
     Traced::start(name, SpanKind::Server, attributes, &parent)
+}
+
+/// The method and name a request calls, as the routing headers give them where this
+/// revision checks them, else as its body does; `_meta`'s trace context, if the body names one.
+fn called<'a>(
+    parts: &'a Parts,
+    body: &'a [u8],
+) -> (
+    Option<&'a str>,
+    Option<Cow<'a, str>>,
+    Option<MetaContext<'a>>,
+) {
+    let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let checked = super::modern::checks_routing(header(&MCP_PROTOCOL_VERSION));
+    let traced = memchr::memmem::find(body, b"traceparent").is_some();
+    let head: Head<'_> = if checked && !traced {
+        Head::default()
+    } else {
+        // A body that is not JSON-RPC (a refusal to come) still gets its span.
+        serde_json::from_slice(body).unwrap_or_default()
+    };
+    let meta = head.params.meta;
+    if checked {
+        let name = header(&MCP_NAME).and_then(|name| header_value::decode(name).ok());
+        (header(&MCP_METHOD), name, meta)
+    } else {
+        (head.method, head.params.name.map(Cow::Borrowed), meta)
+    }
 }
 
 /// The span of a legacy-era (2025-11-25) `tools/call`, made where rmcp hands the call over
@@ -121,5 +135,49 @@ pub(super) fn answered(span: &Traced, status: u16, outcome: Outcome) {
     span.set(KeyValue::new("grantry.outcome", outcome.label()));
     if status >= 500 {
         span.failed();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(version: &str) -> Parts {
+        let request = axum::http::Request::builder()
+            .header("mcp-protocol-version", version)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "list_invoices")
+            .body(())
+            .unwrap();
+        request.into_parts().0
+    }
+
+    const BODY: &[u8] =
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"void_invoice"}}"#;
+
+    #[test]
+    fn checked_routing_headers_name_the_call_and_unchecked_ones_do_not() {
+        let modern = parts("2026-07-28");
+        let (method, tool, meta) = called(&modern, BODY);
+        assert_eq!(
+            (method, tool.as_deref()),
+            (Some("tools/call"), Some("list_invoices"))
+        );
+        assert!(meta.is_none());
+        // An earlier revision's headers are not checked against the body: the body names it.
+        let earlier = parts("2025-11-25");
+        let (method, tool, _) = called(&earlier, BODY);
+        assert_eq!(
+            (method, tool.as_deref()),
+            (Some("tools/list"), Some("void_invoice"))
+        );
+    }
+
+    #[test]
+    fn the_body_is_read_for_a_trace_context_in_meta() {
+        let body = br#"{"method":"tools/call","params":{"_meta":{"traceparent":"00-ab-cd-01"}}}"#;
+        let modern = parts("2026-07-28");
+        let (_, _, meta) = called(&modern, body);
+        assert_eq!(meta.and_then(|m| m.traceparent), Some("00-ab-cd-01"));
     }
 }

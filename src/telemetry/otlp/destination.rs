@@ -51,10 +51,7 @@ impl Destination {
         };
         let url = match export {
             Export::Endpoint(base) => traces_under(base.as_str(), "--otlp-endpoint")?,
-            Export::FromEnvironment => endpoint_from(
-                variable("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").filter(|v| !v.trim().is_empty()),
-                variable("OTEL_EXPORTER_OTLP_ENDPOINT").filter(|v| !v.trim().is_empty()),
-            )?,
+            Export::FromEnvironment => endpoint_from(either("OTEL_EXPORTER_OTLP_ENDPOINT"))?,
         };
         // The flag names an OTLP/HTTP collector itself: a protocol set for other programs
         // sharing the environment does not stop grantry.
@@ -104,16 +101,17 @@ impl Destination {
     }
 }
 
-/// The traces URL from the variables: the signal's own as it is, else the general one with
-/// `/v1/traces`.
-fn endpoint_from(traces: Option<String>, general: Option<String>) -> Result<reqwest::Url, String> {
-    const TRACES: &str = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
-    match (traces, general) {
-        (Some(url), _) => http_url(url.trim(), TRACES),
-        (None, Some(base)) => traces_under(base.trim(), "OTEL_EXPORTER_OTLP_ENDPOINT"),
-        (None, None) => Err(format!(
-            "{TRACES} or OTEL_EXPORTER_OTLP_ENDPOINT: neither names a collector"
-        )),
+/// The traces URL from the variable that named it: the signal's own as it is, the general
+/// one with `/v1/traces`.
+fn endpoint_from(named: Option<(String, String)>) -> Result<reqwest::Url, String> {
+    match named {
+        Some((name, url)) if name.contains("_TRACES_") => http_url(&url, &name),
+        Some((name, base)) => traces_under(&base, &name),
+        None => Err(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT: \
+                     neither names a collector"
+                .to_owned(),
+        ),
     }
 }
 

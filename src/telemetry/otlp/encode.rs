@@ -15,11 +15,7 @@ use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SpanData;
 
-/// Protobuf wire types.
-const VARINT: u32 = 0;
-const FIXED64: u32 = 1;
-const LEN: u32 = 2;
-const FIXED32: u32 = 5;
+use super::protobuf::{FIXED64, Writer};
 
 /// OTLP's `SpanFlags`: the span context says whether its parent is remote, and whether it is.
 const HAS_IS_REMOTE: u32 = 0x100;
@@ -40,7 +36,7 @@ pub(super) fn encoded_resource(resource: &Resource) -> EncodedResource {
         out.message(1, |out| key_value(out, key.as_str(), value));
     }
     EncodedResource {
-        resource: out.0,
+        resource: out.into_bytes(),
         schema_url: resource.schema_url().map(str::to_owned),
     }
 }
@@ -48,7 +44,7 @@ pub(super) fn encoded_resource(resource: &Resource) -> EncodedResource {
 /// The request that exports `spans`, grouped by instrumentation scope in the order scopes
 /// first appear.
 pub(super) fn request(resource: &EncodedResource, spans: &[SpanData]) -> Vec<u8> {
-    let mut out = Writer(Vec::with_capacity(256 * spans.len() + 64));
+    let mut out = Writer::with_capacity(256 * spans.len() + 64);
     out.message(1, |out| {
         out.message(1, |out| out.raw(&resource.resource));
         for scope in scopes(spans) {
@@ -56,7 +52,7 @@ pub(super) fn request(resource: &EncodedResource, spans: &[SpanData]) -> Vec<u8>
         }
         out.string(3, resource.schema_url.as_deref().unwrap_or_default());
     });
-    out.0
+    out.into_bytes()
 }
 
 /// The distinct scopes of `spans`, in order (a process has one or a few).
@@ -172,7 +168,7 @@ fn key_value(out: &mut Writer, key: &str, value: &Value) {
 /// An `AnyValue`'s one member: written even when it is zero, as a oneof is.
 fn any_value(out: &mut Writer, value: &Value) {
     match value {
-        Value::String(text) => out.string_always(1, text.as_str()),
+        Value::String(text) => out.oneof_string(1, text.as_str()),
         Value::Bool(flag) => out.varint_field(2, u64::from(*flag)),
         Value::I64(number) => out.varint_field(3, u64::from_ne_bytes(number.to_ne_bytes())),
         Value::F64(number) => {
@@ -181,115 +177,24 @@ fn any_value(out: &mut Writer, value: &Value) {
         }
         Value::Array(array) => out.message(5, |out| array_values(out, array)),
         // `Value` may grow; a kind this code does not know is sent as its text.
-        other => out.string_always(1, &other.to_string()),
+        other => out.oneof_string(1, &other.to_string()),
     }
 }
 
 fn array_values(out: &mut Writer, array: &Array) {
-    let mut each = |value: Value| out.message(1, |out| any_value(out, &value));
     match array {
-        Array::Bool(values) => values.iter().for_each(|v| each(Value::Bool(*v))),
-        Array::I64(values) => values.iter().for_each(|v| each(Value::I64(*v))),
-        Array::F64(values) => values.iter().for_each(|v| each(Value::F64(*v))),
-        Array::String(values) => values.iter().for_each(|v| each(Value::String(v.clone()))),
-        other => each(Value::String(other.to_string().into())),
+        Array::Bool(values) => values.iter().for_each(|v| element(out, &Value::Bool(*v))),
+        Array::I64(values) => values.iter().for_each(|v| element(out, &Value::I64(*v))),
+        Array::F64(values) => values.iter().for_each(|v| element(out, &Value::F64(*v))),
+        Array::String(values) => values
+            .iter()
+            .for_each(|v| out.message(1, |out| out.oneof_string(1, v.as_str()))),
+        other => element(out, &Value::String(other.to_string().into())),
     }
 }
 
-/// `value` as a protobuf varint: its bytes, and how many of them it takes.
-fn varint(mut value: u64) -> ([u8; 10], usize) {
-    let (mut bytes, mut size) = ([0_u8; 10], 0);
-    while value >= 0x80 {
-        bytes[size] = (value as u8) | 0x80;
-        value >>= 7;
-        size += 1;
-    }
-    bytes[size] = value as u8;
-    (bytes, size + 1)
-}
-
-/// Protobuf, written forward into one buffer. Fields at their default value are left out, as
-/// proto3 does.
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn raw(&mut self, bytes: &[u8]) {
-        self.0.extend_from_slice(bytes);
-    }
-
-    fn varint(&mut self, value: u64) {
-        let (bytes, size) = varint(value);
-        self.raw(&bytes[..size]);
-    }
-
-    fn key(&mut self, field: u32, wire_type: u32) {
-        self.varint(u64::from((field << 3) | wire_type));
-    }
-
-    fn varint_field(&mut self, field: u32, value: u64) {
-        self.key(field, VARINT);
-        self.varint(value);
-    }
-
-    fn uint(&mut self, field: u32, value: u64) {
-        if value != 0 {
-            self.varint_field(field, value);
-        }
-    }
-
-    fn fixed64(&mut self, field: u32, value: u64) {
-        if value != 0 {
-            self.key(field, FIXED64);
-            self.raw(&value.to_le_bytes());
-        }
-    }
-
-    fn fixed32(&mut self, field: u32, value: u32) {
-        if value != 0 {
-            self.key(field, FIXED32);
-            self.raw(&value.to_le_bytes());
-        }
-    }
-
-    fn bytes(&mut self, field: u32, bytes: &[u8]) {
-        if !bytes.is_empty() {
-            self.string_always_bytes(field, bytes);
-        }
-    }
-
-    fn string(&mut self, field: u32, text: &str) {
-        self.bytes(field, text.as_bytes());
-    }
-
-    fn string_always(&mut self, field: u32, text: &str) {
-        self.string_always_bytes(field, text.as_bytes());
-    }
-
-    fn string_always_bytes(&mut self, field: u32, bytes: &[u8]) {
-        self.key(field, LEN);
-        self.varint(bytes.len() as u64);
-        self.raw(bytes);
-    }
-
-    /// A nested message (always written, even empty, as a set message field is): a byte is
-    /// kept for its length and the body written after it; a body of 128 bytes or more, whose
-    /// length takes more bytes, is moved along to make room.
-    fn message(&mut self, field: u32, body: impl FnOnce(&mut Self)) {
-        self.key(field, LEN);
-        self.0.push(0);
-        let start = self.0.len();
-        body(self);
-        let length = self.0.len() - start;
-        if length < 0x80 {
-            self.0[start - 1] = length as u8;
-            return;
-        }
-        let (prefix, size) = varint(length as u64);
-        self.0.resize(self.0.len() + size - 1, 0);
-        self.0.copy_within(start..start + length, start + size - 1);
-        self.0[start - 1..start - 1 + size].copy_from_slice(&prefix[..size]);
-    }
+fn element(out: &mut Writer, value: &Value) {
+    out.message(1, |out| any_value(out, value));
 }
 
 #[cfg(test)]

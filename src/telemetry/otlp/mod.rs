@@ -11,13 +11,14 @@
 
 mod destination;
 mod encode;
+mod protobuf;
 
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use std::time::Duration;
 
 use bytes::Bytes;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 
 use self::destination::Destination;
@@ -127,11 +128,11 @@ struct Failure {
     after: Option<Duration>,
 }
 
-/// The collector's host only: its URL may carry credentials, its headers do.
+/// As its destination shows itself: the collector's host, never its headers.
 impl std::fmt::Debug for Exporter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Exporter")
-            .field("collector", &self.collector())
+            .field("destination", &self.destination)
             .finish_non_exhaustive()
     }
 }
