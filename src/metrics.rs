@@ -132,10 +132,14 @@ fn describe() {
         SESSIONS_OPENED,
         "Legacy-era (2025-11-25) MCP sessions opened by initialize"
     );
-    metrics::describe_counter!(TASKS, "MCP tasks by event: created, ended, expired");
+    metrics::describe_counter!(
+        TASKS,
+        "MCP tasks by event: created, ended, expired, over_cap"
+    );
 }
 
-/// A task event: `created`, `completed`, `failed`, `cancelled`, `expired`.
+/// A task event: `created`, `completed`, `failed`, `cancelled`, `expired`; `over_cap`, a
+/// round answered as a round because its person's open tasks were at their cap.
 pub fn task(event: &'static str, count: u64) {
     metrics::counter!(TASKS, "event" => event).increment(count);
 }

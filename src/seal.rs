@@ -37,6 +37,9 @@ pub const KEY_LEN: usize = 32;
 pub const MAX_SEALED_LEN: usize = 4096;
 /// Largest sealed value kept at rest (provider tokens can be long JWTs).
 pub const MAX_STORED_SEALED_LEN: usize = 64 * 1024;
+/// Largest sealed task kept at rest: it holds its tool's whole answer (a page of invoices),
+/// which a provider's answer of up to 1 MiB can make.
+pub const MAX_STORED_TASK_LEN: usize = 2 * 1024 * 1024;
 /// Clock leeway for `iat` / `exp` checks, in seconds (replicas' clocks differ a little).
 pub const CLOCK_LEEWAY_SECS: i64 = 60;
 
@@ -58,7 +61,11 @@ pub enum Purpose {
     DemoCode,
     DemoAccessToken,
     DemoRefreshToken,
-    TaskWork,
+    /// A task's work, kept at rest under its id's hash.
+    StoredTask,
+    /// A task's work as earlier builds sealed it, bound to the public URL: opened only, for
+    /// the tasks they left (a task lives ten minutes by default); a later release drops it.
+    TaskWorkBoundToUrl,
 }
 
 impl Purpose {
@@ -78,7 +85,8 @@ impl Purpose {
             Purpose::DemoCode => "demo-code",
             Purpose::DemoAccessToken => "demo-access-token",
             Purpose::DemoRefreshToken => "demo-refresh-token",
-            Purpose::TaskWork => "task-work",
+            Purpose::StoredTask => "stored-task",
+            Purpose::TaskWorkBoundToUrl => "task-work",
         }
     }
 
@@ -86,12 +94,18 @@ impl Purpose {
     /// a changed public URL must not orphan every stored grant. Values handed to clients and
     /// browsers bind the audience, so another deployment sharing a key cannot replay them.
     fn binds_audience(self) -> bool {
-        !matches!(self, Purpose::StoredGrant | Purpose::FlowSecret)
+        !matches!(
+            self,
+            Purpose::StoredGrant | Purpose::FlowSecret | Purpose::StoredTask
+        )
     }
 
-    fn max_len(self) -> usize {
+    /// The longest value of this purpose that opens. [`Sealer::seal_bytes`] seals any length:
+    /// a caller sealing what it does not bound checks this before it keeps the value.
+    pub fn max_len(self) -> usize {
         match self {
             Purpose::StoredGrant | Purpose::FlowSecret => MAX_STORED_SEALED_LEN,
+            Purpose::StoredTask | Purpose::TaskWorkBoundToUrl => MAX_STORED_TASK_LEN,
             _ => MAX_SEALED_LEN,
         }
     }

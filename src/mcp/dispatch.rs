@@ -12,12 +12,12 @@ use super::extension::{Extension, ExtensionCall, Job, TaskSupport};
 use super::jsonrpc::RpcError;
 use super::registry::{Listed, Registry};
 use super::request::{Era, ToolCall};
-use super::results::CallAnswer;
+use super::results::{CallAnswer, CallResult};
 use super::rounds::plain_call::{LegacyAnswer, PlainCall};
 use super::rounds::{self};
 use crate::audit::Audit;
 use crate::state::AppState;
-use crate::tools::{Mode, ToolError, ToolResult};
+use crate::tools::{Mode, Tool, ToolError, ToolResult};
 
 /// Built once at start; shared by every call.
 pub(crate) struct Dispatch {
@@ -68,6 +68,12 @@ impl Dispatch {
         if let Some(refusal) = self.refusal(&call).await? {
             return Ok(refusal.into());
         }
+        let answer = self.own(tool, call).await?;
+        Ok(kept_to_schema(tool, answer))
+    }
+
+    /// Runs a call of one of grantry's own tools, in its era.
+    async fn own(&self, tool: Tool, call: ToolCall) -> Result<CallAnswer, RpcError> {
         let state = &self.state;
         let ToolCall {
             principal,
@@ -171,5 +177,55 @@ impl Dispatch {
             state: &self.state,
             era: &call.era,
         }
+    }
+}
+
+/// A tool with an output schema answers valid structured content or a tool error: the SDKs
+/// refuse a plain text answer of such a tool as a broken server. Every path is built so
+/// (`tests/interop/test_output_schemas.py` walks them); one that is not, a bug, becomes a
+/// tool error here rather than an exception in the client, and says so in the log.
+fn kept_to_schema(tool: Tool, answer: CallAnswer) -> CallAnswer {
+    let CallAnswer::Complete(result) = &answer else {
+        return answer;
+    };
+    if result.is_error || result.structured_content.is_some() || !tool.has_output_schema() {
+        return answer;
+    }
+    tracing::error!(
+        tool = tool.name(),
+        "a tool with an output schema answered without structured content; sent as a tool error"
+    );
+    CallAnswer::Complete(CallResult {
+        is_error: true,
+        ..result.clone()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_with_an_output_schema_never_answers_plain_text_as_a_success() {
+        let text = |is_error| CallAnswer::Complete(CallResult::text("words", is_error));
+        let kept = kept_to_schema(Tool::ListInvoices, text(false));
+        let CallAnswer::Complete(result) = &kept else {
+            panic!("complete");
+        };
+        assert!(result.is_error, "made a tool error");
+        assert_eq!(kept_to_schema(Tool::ListInvoices, text(true)), text(true));
+        assert_eq!(
+            kept_to_schema(Tool::CreateInvoice, text(false)),
+            text(false),
+            "no output schema: text is its answer"
+        );
+        let structured = CallAnswer::Complete(CallResult {
+            structured_content: Some(serde_json::json!({"invoices": []})),
+            ..CallResult::text("none", false)
+        });
+        assert_eq!(
+            kept_to_schema(Tool::ListInvoices, structured.clone()),
+            structured
+        );
     }
 }

@@ -38,7 +38,7 @@ use super::legacy::{self, Opening, Sessions, Streams};
 use super::modern::{self, Modern, Read};
 use super::registry::{Listed, Registry};
 use super::results::CallAnswer;
-use super::tasks::{Candidate, Tasks};
+use super::tasks::{Candidate, Made, Refused, Tasks};
 use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::server::Tracked;
@@ -129,10 +129,14 @@ impl Edge {
         };
         let response = match self.modern.read(&parts, &bytes) {
             Read::Answered(response) => response,
-            Read::Task(request, to) => match self.tasks.answer(*request).await {
-                Ok(answer) => jsonrpc::result_response(&to, &answer, Outcome::Complete),
-                Err(error) => jsonrpc::error_response(&to, &error),
-            },
+            Read::Task(request, to) => {
+                let gate = |tool: &Listed| self.scope_refusal(&parts, Some(tool));
+                match self.tasks.answer(*request, &gate).await {
+                    Ok(answer) => jsonrpc::result_response(&to, &answer, Outcome::Complete),
+                    Err(Refused::Rpc(error)) => jsonrpc::error_response(&to, &error),
+                    Err(Refused::Gate(refusal)) => refusal,
+                }
+            }
             Read::Call(call) => match self.scope_refusal(&parts, Some(&call.call.tool)) {
                 Some(refusal) => refusal,
                 None => self.held(*call).await,
@@ -201,7 +205,13 @@ impl Edge {
                 // A round, for a client that takes tasks: the task instead.
                 (Ok(CallAnswer::InputRequired(round)), Some(candidate)) => {
                     match tasks.create(candidate, round).await {
-                        Ok(task) => jsonrpc::result_response(&reply_to, &task, Outcome::Task),
+                        Ok(Made::Task(task)) => {
+                            jsonrpc::result_response(&reply_to, &task, Outcome::Task)
+                        }
+                        Ok(Made::Round(round)) => {
+                            let answer = CallAnswer::InputRequired(round);
+                            jsonrpc::result_response(&reply_to, &answer, answer.outcome())
+                        }
                         Err(error) => jsonrpc::error_response(&reply_to, &error),
                     }
                 }

@@ -192,9 +192,46 @@ fn values_at_rest_survive_a_new_public_url_and_others_do_not() {
             .unwrap(),
         b"tokens"
     );
+    let task = before.seal_bytes(Purpose::StoredTask, b"row", b"work");
+    assert_eq!(
+        after
+            .open_bytes(Purpose::StoredTask, b"row", &task)
+            .unwrap(),
+        b"work",
+        "a task's work is kept at rest too"
+    );
     let state = before.seal_bytes(Purpose::RequestState, b"", b"state");
     assert_eq!(
         after.open_bytes(Purpose::RequestState, b"", &state),
         Err(OpenError::Forged)
+    );
+}
+
+#[test]
+fn what_a_task_may_keep_opens_again_and_more_is_refused() {
+    let s = sealer(&[[1; KEY_LEN]]);
+    // A dozen invoices' answer is far past what a client may hand back.
+    let answer = vec![b'x'; 64 * 1024];
+    let kept = s.seal_bytes(Purpose::StoredTask, b"row", &answer);
+    assert!(kept.len() > MAX_SEALED_LEN);
+    assert_eq!(
+        s.open_bytes(Purpose::StoredTask, b"row", &kept).unwrap(),
+        answer
+    );
+    let too_long = format!("g1.{}", "A".repeat(Purpose::StoredTask.max_len()));
+    assert_eq!(
+        s.open_bytes(Purpose::StoredTask, b"row", &too_long),
+        Err(OpenError::TooLong)
+    );
+    // What earlier builds sealed, bound to the URL, still opens as that purpose alone.
+    let earlier = s.seal_bytes(Purpose::TaskWorkBoundToUrl, b"row", b"work");
+    assert_eq!(
+        s.open_bytes(Purpose::StoredTask, b"row", &earlier),
+        Err(OpenError::Forged)
+    );
+    assert_eq!(
+        s.open_bytes(Purpose::TaskWorkBoundToUrl, b"row", &earlier)
+            .unwrap(),
+        b"work"
     );
 }

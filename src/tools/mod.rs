@@ -149,6 +149,12 @@ impl Tool {
         spec
     }
 
+    /// Whether `tools/list` shows an output schema for it: then every answer that is not a
+    /// tool error carries structured content.
+    pub(crate) fn has_output_schema(self) -> bool {
+        self.spec().output_schema.is_some()
+    }
+
     /// Runs a plain tool; a tool with rounds is refused (the `mcp` layer drives those).
     pub(crate) async fn run(self, call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         match self {

@@ -130,6 +130,7 @@ async fn two_organisations_are_two_connections(store: &[String]) {
         )
         .await;
     assert_eq!(declined.result()["resultType"], "complete");
+    assert_eq!(declined.result()["isError"], true, "{}", declined.raw);
     assert!(declined.result()["structuredContent"].is_null());
 
     // A client that cannot show a form gets the list to choose from; nothing changes.

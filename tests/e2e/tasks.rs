@@ -370,3 +370,67 @@ async fn any_replica_serves_any_task_step(store: &[String]) {
     assert_eq!(invoices.len(), 5);
 }
 on_shared_stores!(any_replica_serves_any_task_step);
+
+/// A task keeps its tool's whole answer and hands it back at every poll, however far past
+/// what a client may hand back (4 096 characters) it is: here a page of 30 invoices with
+/// long names, read through a task that asked which of two accounts to use.
+async fn a_large_answer_opens_again_at_every_poll(store: &[String]) {
+    let server = Server::start(&crate::support::servers::as_strs(store)).await;
+    let mcp = Mcp::new(server.mcp_url());
+    connect_demo(&mcp).await;
+    crate::adapters::grant_write_access(&mcp, "demo").await;
+    for n in 0..25 {
+        let name = format!(
+            "Customer {n:02} {}",
+            "with a long registered name ".repeat(6)
+        );
+        let invoice = json!({"provider": "demo", "email": "ap@acme.example",
+            "customer_name": name.trim_end(), "amount": 10 + n, "currency": "EUR",
+            "due_date": "2099-01-31"});
+        let made = mcp
+            .call_tool("create_invoice", invoice, url_and_form())
+            .await;
+        assert_eq!(made.result()["isError"], false, "{}", made.raw);
+    }
+    // A second account: the call must ask which, so it becomes a task.
+    let card = mcp
+        .call_tool("connect_account", json!({}), url_and_form())
+        .await;
+    let link = card.result()["_meta"]["grantry/connect"]["url"]
+        .as_str()
+        .unwrap();
+    Browser::new()
+        .sign_in_as(link, "bob")
+        .await
+        .assert_connected();
+
+    let id = invoices_task(&mcp).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (key, request) = asked(&get(&mcp, &id).await);
+    let options = &request["params"]["requestedSchema"]["properties"]["account"];
+    let busy = options["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|option| !option["title"].as_str().unwrap().contains("bob"))
+        .unwrap_or_else(|| panic!("{request}"))["const"]
+        .clone();
+    update(
+        &mcp,
+        &id,
+        json!({ &key: {"action": "accept", "content": {"account": busy}} }),
+    )
+    .await;
+    for _ in 0..2 {
+        let done = get(&mcp, &id).await;
+        assert_eq!(done["status"], "completed", "{done}");
+        let result = &done["result"];
+        assert_eq!(result["isError"], false, "{done}");
+        let invoices = result["structuredContent"]["invoices"].as_array().unwrap();
+        assert_eq!(invoices.len(), 30, "five seeded, 25 made");
+        assert!(done.to_string().len() > 4 * 4096, "far past a client's cap");
+    }
+}
+on_every_store!(a_large_answer_opens_again_at_every_poll);

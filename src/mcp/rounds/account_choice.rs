@@ -187,9 +187,13 @@ async fn ambiguous<'a>(call: &Call<'a>) -> Result<Option<(&'a Provider, Vec<Acco
     )
 }
 
-/// The answer to a declined or cancelled choice.
+/// The answer to a declined or cancelled choice: a tool error, as a declined sign-in is
+/// (a tool with an output schema answers its structured content or an error).
 pub(super) fn declined() -> ToolResult {
-    ToolResult::text("No account was chosen, so nothing was done.")
+    ToolResult::error(
+        "No account was chosen, so nothing was done. To use one, call again with `account` \
+         naming it.",
+    )
 }
 
 /// The answer for a client that cannot ask the person: the accounts, to name one.

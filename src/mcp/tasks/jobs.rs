@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::task::{AbortHandle, JoinHandle};
 
 use super::work::Work;
-use super::{Candidate, Change, Tasks, wire};
+use super::{Candidate, Change, Tasks, checked_when_moved, wire};
 use crate::identity::Principal;
 use crate::mcp::extension::Job;
 use crate::mcp::jsonrpc::RpcError;
@@ -24,13 +24,13 @@ impl Tasks {
         call: Candidate,
         job: Job,
     ) -> Result<Value, RpcError> {
-        let work = Work::new(
+        let mut work = Work::new(
             call.tool.name(),
             call.arguments,
             call.client.as_ref(),
             call.capabilities,
         );
-        let (id, task) = self.insert(call.principal.clone(), &work).await?;
+        let (id, task) = self.insert(call.principal.clone(), &mut work).await?;
         // No one could read its answer past the task's time to live: it stops there.
         let lifetime = Duration::from_millis(
             u64::try_from(task.expires_at_ms - task.created_at_ms).unwrap_or_default(),
@@ -66,8 +66,15 @@ impl Tasks {
             Err(stopped) if stopped.is_cancelled() => return,
             Err(_) => Err(RpcError::internal("the tool failed while it ran")),
         };
-        if let Err(e) = self.change(owner, id_hash, &Change::Finish(&answer)).await {
-            tracing::warn!(error = %e.message, "a finished job's task could not be written");
+        let finish = Change::Finish(&answer);
+        if let Err(e) = self
+            .change(owner, id_hash, &finish, &checked_when_moved)
+            .await
+        {
+            tracing::warn!(
+                error = e.describe(),
+                "a finished job's task could not be written"
+            );
         }
     }
 

@@ -38,7 +38,7 @@ use crate::mcp::capabilities::Capabilities;
 use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::tasks::{StoredTask, TaskId, TaskStatus};
-use crate::tools::{Tool, ToolError};
+use crate::tools::ToolError;
 use grantry_base::clock::unix_now_millis;
 use work::Work;
 
@@ -48,6 +48,10 @@ const ATTEMPTS: usize = 3;
 /// How many of a person's waiting tasks one ended sign-in steps at once; any others step
 /// at their next poll.
 const STEPPED_ON_SIGN_IN: usize = 16;
+
+/// How many tasks one person may have open (working or waiting on them) at once; past it a
+/// round is answered as a round. Ended tasks are bounded by the rate limit and their life.
+pub(crate) const MAX_OPEN_PER_PERSON: usize = 64;
 
 /// A `tasks/*` request, read by the edge.
 pub(crate) struct TaskRequest {
@@ -94,6 +98,49 @@ impl Candidate {
     }
 }
 
+/// Why a `tasks/*` request got no JSON-RPC answer of its own.
+pub(crate) enum Refused {
+    /// A JSON-RPC error (an unknown task, the store).
+    Rpc(RpcError),
+    /// The HTTP answer the edge's gate gave: the request's token may not run the task's tool.
+    Gate(axum::response::Response),
+}
+
+impl From<RpcError> for Refused {
+    fn from(error: RpcError) -> Self {
+        Self::Rpc(error)
+    }
+}
+
+/// What the request at hand may run, asked of each task's tool before the task is stepped
+/// or shown: `None` lets it go on, a response refuses it (the scopes' 403). A task runs its
+/// call with the token of the request that moves it, as a `tools/call` would.
+pub(crate) type Gate<'a> = &'a (dyn Fn(&Listed) -> Option<axum::response::Response> + Sync);
+
+/// The gate of a step that no request makes (a job's end, a sign-in's end): the call goes on
+/// with the authority of the request that made or last answered its task, checked then.
+fn checked_when_moved(_: &Listed) -> Option<axum::response::Response> {
+    None
+}
+
+impl Refused {
+    /// What a log line may say of it.
+    fn describe(&self) -> &str {
+        match self {
+            Refused::Rpc(error) => &error.message,
+            Refused::Gate(_) => "the request may not run the task's tool",
+        }
+    }
+}
+
+/// What a call's round became.
+pub(crate) enum Made {
+    /// `CreateTaskResult`.
+    Task(Value),
+    /// The round itself, to answer as it is.
+    Round(InputRequired),
+}
+
 /// What a change does to a task.
 enum Change<'a> {
     /// `tasks/get`: a sign-in round looks whether it ended.
@@ -131,12 +178,28 @@ impl Tasks {
         tasks
     }
 
-    /// Makes `call`'s round a task, written before its answer: `CreateTaskResult`.
+    /// Makes `call`'s round a task, written before its answer: `CreateTaskResult`. A person
+    /// with [`MAX_OPEN_PER_PERSON`] tasks open already gets the round as it is (the server
+    /// alone decides whether a call becomes a task, and the client takes rounds too).
     pub(crate) async fn create(
         &self,
         call: Candidate,
         round: InputRequired,
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Made, RpcError> {
+        let open = self
+            .state
+            .tasks
+            .open_of(&call.principal, unix_now_millis(), MAX_OPEN_PER_PERSON)
+            .await
+            .map_err(store_failed)?;
+        if open.len() >= MAX_OPEN_PER_PERSON {
+            tracing::info!(
+                principal = %call.principal.tag(),
+                "a person's open tasks are at their cap: the round is answered as it is"
+            );
+            crate::metrics::task("over_cap", 1);
+            return Ok(Made::Round(round));
+        }
         let mut work = Work::new(
             call.tool.name(),
             call.arguments,
@@ -145,15 +208,15 @@ impl Tasks {
         );
         work.ask(round);
         work.card = self.card_provider(&call.principal, &work);
-        let (id, task) = self.insert(call.principal, &work).await?;
-        Ok(wire::created(&id, &task, &work))
+        let (id, task) = self.insert(call.principal, &mut work).await?;
+        Ok(Made::Task(wire::created(&id, &task, &work)))
     }
 
     /// Writes a new task for `work`, before its client hears of it.
     async fn insert(
         &self,
         principal: Principal,
-        work: &Work,
+        work: &mut Work,
     ) -> Result<(TaskId, StoredTask), RpcError> {
         let id = TaskId::generate();
         let now = unix_now_millis();
@@ -175,22 +238,30 @@ impl Tasks {
         Ok((id, task))
     }
 
-    /// The answer to a `tasks/*` request.
-    pub(crate) async fn answer(&self, request: TaskRequest) -> Result<Value, RpcError> {
+    /// The answer to a `tasks/*` request. `tasks/get` and `tasks/update` run (or show what
+    /// ran) the task's call, so `gate` must let the request run its tool; a cancel runs
+    /// nothing and needs only to be the task's owner's.
+    pub(crate) async fn answer(
+        &self,
+        request: TaskRequest,
+        gate: Gate<'_>,
+    ) -> Result<Value, Refused> {
         let id = TaskId::parse(&request.task_id).map_err(|_| unknown())?;
         let (owner, id_hash) = (&request.principal, &id.hash());
         match &request.method {
             TaskMethod::Get => {
-                let (task, work) = self.change(owner, id_hash, &Change::Look).await?;
+                let (task, work) = self.change(owner, id_hash, &Change::Look, gate).await?;
                 Ok(wire::detailed(&id, &task, &work))
             }
             TaskMethod::Update(responses) => {
-                self.change(owner, id_hash, &Change::Answer(responses))
+                self.change(owner, id_hash, &Change::Answer(responses), gate)
                     .await?;
                 Ok(wire::acknowledged())
             }
             TaskMethod::Cancel => {
-                self.change(owner, id_hash, &Change::Cancel).await?;
+                // Stops the call; the owner may always do that.
+                self.change(owner, id_hash, &Change::Cancel, &checked_when_moved)
+                    .await?;
                 if let Some(job) = self.running_jobs().remove(id_hash.as_str()) {
                     job.abort();
                 }
@@ -200,15 +271,20 @@ impl Tasks {
     }
 
     /// Applies `change` to the task and writes it, again from the stored one while another
-    /// replica changes it first; the task as it then stands.
+    /// replica changes it first; the task as it then stands. Nothing changes, and nothing is
+    /// shown, unless `gate` lets the request run the task's tool.
     async fn change(
         &self,
         owner: &Principal,
         id_hash: &str,
         change: &Change<'_>,
-    ) -> Result<(StoredTask, Work), RpcError> {
+        gate: Gate<'_>,
+    ) -> Result<(StoredTask, Work), Refused> {
         for _ in 0..ATTEMPTS {
             let (task, mut work) = self.find(owner, id_hash).await?;
+            if let Some(refusal) = gate(&work.listed()) {
+                return Err(Refused::Gate(refusal));
+            }
             if task.status.is_terminal() {
                 return Ok((task, work));
             }
@@ -217,10 +293,11 @@ impl Tasks {
             if work == before {
                 return Ok((task, work));
             }
+            let sealed = self.seal(&task.id_hash, &mut work);
             let next = StoredTask {
                 status: work.status(),
                 updated_at_ms: unix_now_millis().max(task.updated_at_ms),
-                sealed: self.seal(&task.id_hash, &work),
+                sealed,
                 ..task.clone()
             };
             if self
@@ -240,7 +317,7 @@ impl Tasks {
                 ));
             }
         }
-        self.find(owner, id_hash).await
+        Ok(self.find(owner, id_hash).await?)
     }
 
     async fn apply(
@@ -276,15 +353,10 @@ impl Tasks {
     /// One step: the call retried with the round's state and answers. A failure that may
     /// pass (the store) leaves the task as it was, for a later step.
     async fn step(&self, owner: &Principal, work: &mut Work) -> Result<(), RpcError> {
-        // One of grantry's own, or else the extension's (which refuses a name it lacks).
-        let tool = Tool::ALL
-            .into_iter()
-            .find(|t| t.name() == work.tool)
-            .map_or_else(|| Listed::Added(work.tool.as_str().into()), Listed::Own);
         let call = ToolCall {
             principal: owner.clone(),
             client: work.client(),
-            tool,
+            tool: work.listed(),
             arguments: work.arguments.clone(),
             retry: work.retry(),
             capabilities: work.capabilities,
@@ -314,21 +386,37 @@ impl Tasks {
             .map_err(store_failed)?
             .filter(|task| task.principal == *owner && !task.is_expired(unix_now_millis()))
             .ok_or_else(unknown)?;
-        let plain = self
-            .state
-            .sealer
-            .open_bytes(Purpose::TaskWork, task.id_hash.as_bytes(), &task.sealed)
+        let (sealer, binding) = (&self.state.sealer, task.id_hash.as_bytes());
+        let plain = sealer
+            .open_bytes(Purpose::StoredTask, binding, &task.sealed)
+            .or_else(|_| sealer.open_bytes(Purpose::TaskWorkBoundToUrl, binding, &task.sealed))
             .map_err(|_| RpcError::internal("a stored task does not open with the key ring"))?;
         let work = serde_json::from_slice(&plain)
             .map_err(|_| RpcError::internal("a stored task is not readable"))?;
         Ok((task, work))
     }
 
-    fn seal(&self, id_hash: &str, work: &Work) -> String {
+    /// `work` sealed to be kept. Work too large to open again (a tool's answer of megabytes)
+    /// ends instead with a tool error that says so, and that is what is kept.
+    fn seal(&self, id_hash: &str, work: &mut Work) -> String {
+        let sealed = self.seal_as_is(id_hash, work);
+        if sealed.len() <= Purpose::StoredTask.max_len() {
+            return sealed;
+        }
+        tracing::warn!(
+            tool = %work.tool,
+            sealed_bytes = sealed.len(),
+            "a task's answer is too large to keep; the task ends with a tool error"
+        );
+        work.too_large(sealed.len(), Purpose::StoredTask.max_len());
+        self.seal_as_is(id_hash, work)
+    }
+
+    fn seal_as_is(&self, id_hash: &str, work: &Work) -> String {
         let plain = serde_json::to_vec(work).expect("a task's work serializes");
         self.state
             .sealer
-            .seal_bytes(Purpose::TaskWork, id_hash.as_bytes(), &plain)
+            .seal_bytes(Purpose::StoredTask, id_hash.as_bytes(), &plain)
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Weak;
 use tokio::sync::broadcast;
 
 use super::work::Work;
-use super::{Change, STEPPED_ON_SIGN_IN, Tasks};
+use super::{Change, STEPPED_ON_SIGN_IN, Tasks, checked_when_moved};
 use crate::identity::Principal;
 use crate::mcp::rounds::request_state::{StateClaims, ToolRequest};
 use crate::providers::ProviderId;
@@ -51,8 +51,12 @@ impl Tasks {
             }
         };
         for task in open {
-            if let Err(e) = self.change(owner, &task.id_hash, &Change::Look).await {
-                tracing::warn!(error = %e.message, "a task waiting on a sign-in did not step");
+            let look = self.change(owner, &task.id_hash, &Change::Look, &checked_when_moved);
+            if let Err(e) = look.await {
+                tracing::warn!(
+                    error = e.describe(),
+                    "a task waiting on a sign-in did not step"
+                );
             }
         }
     }

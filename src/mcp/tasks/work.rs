@@ -10,11 +10,13 @@ use serde_json::{Map, Value};
 use crate::identity::McpClient;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
+use crate::mcp::registry::Listed;
 use crate::mcp::results::{CallAnswer, CallResult, InputRequired};
 use crate::mcp::rounds::card::task_waits_on_card;
 use crate::mcp::rounds::{Patience, Retry};
 use crate::providers::ProviderId;
 use crate::tasks::TaskStatus;
+use crate::tools::Tool;
 
 /// A task's work.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,6 +84,15 @@ impl Work {
         }
     }
 
+    /// The tool, as a call names it: one of grantry's own, or else the extension's (which
+    /// refuses a name it lacks).
+    pub(super) fn listed(&self) -> Listed {
+        Tool::ALL
+            .into_iter()
+            .find(|t| t.name() == self.tool)
+            .map_or_else(|| Listed::Added(self.tool.as_str().into()), Listed::Own)
+    }
+
     /// The client as a call names it.
     pub(super) fn client(&self) -> Option<McpClient> {
         self.client.as_deref().and_then(McpClient::from_stored)
@@ -144,6 +155,19 @@ impl Work {
                 .collect(),
             answers: BTreeMap::new(),
         });
+    }
+
+    /// Ends the work with a tool error, in place of an answer too large to keep: sealed, it
+    /// came to `sealed` bytes, over `cap`. What only further steps needed goes with it.
+    pub(super) fn too_large(&mut self, sealed: usize, cap: usize) {
+        self.arguments.clear();
+        let message = format!(
+            "The tool ran, but its answer is too large for a task to keep ({} KiB, at most {} \
+             KiB). Ask for less at a time (a narrower status, one account).",
+            sealed / 1024,
+            cap / 1024
+        );
+        self.complete(CallResult::text(message, true));
     }
 
     /// The call failed as a request.
@@ -384,5 +408,21 @@ mod tests {
         let mut cancelled = self::work();
         cancelled.cancel();
         assert_eq!(cancelled.status(), TaskStatus::Cancelled);
+    }
+
+    #[test]
+    fn an_answer_too_large_to_keep_ends_as_a_tool_error_that_says_so() {
+        let mut work = work();
+        work.arguments.insert("status".into(), json!("all"));
+        work.ask(sign_in("https://g/connect/a", "s1"));
+        work.too_large(3 * 1024 * 1024, 2 * 1024 * 1024);
+        assert_eq!(work.status(), TaskStatus::Completed);
+        assert!(work.arguments.is_empty() && work.round.is_none());
+        let Some(End::Completed(result)) = &work.end else {
+            panic!("completed");
+        };
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("3072 KiB, at most 2048 KiB"), "{text}");
     }
 }

@@ -4,6 +4,7 @@
 
 mod browser;
 mod connections;
+mod doors;
 mod no_person;
 mod scopes;
 

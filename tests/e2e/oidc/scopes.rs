@@ -10,7 +10,7 @@ use crate::support::mcp::{Answer, url_and_form};
 use crate::support::oidc::{access_token_with_scope, provider, user};
 use crate::support::{Mcp, Server};
 
-const SCOPES: [&str; 6] = [
+pub(super) const SCOPES: [&str; 6] = [
     "--oidc-scopes",
     "invoices",
     "--oidc-read-scopes",
@@ -33,7 +33,7 @@ async fn token(server: &Server, scope: &str) -> String {
 }
 
 /// The answer is the step-up challenge naming `scope`; no JSON-RPC answer, nothing ran.
-fn assert_step_up(answer: &Answer, server: &Server, scope: &str) {
+pub(super) fn assert_step_up(answer: &Answer, server: &Server, scope: &str) {
     assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.raw);
     let challenge = answer.headers["www-authenticate"].to_str().unwrap();
     assert_eq!(

@@ -152,9 +152,33 @@ impl LegacySession {
             .await
     }
 
+    /// As [`Self::call_answering`], the answers sent by `answerer` (the same session as
+    /// another token uses it).
+    pub async fn call_answered_by(
+        &self,
+        answerer: &LegacySession,
+        name: &str,
+        arguments: Value,
+        reply: impl Fn(&Value) -> Value,
+    ) -> (Vec<Value>, Value) {
+        self.call_answering_through(answerer, name, arguments, |q| Some(reply(q)))
+            .await
+    }
+
     /// As [`Self::call_answering`]; a `None` reply leaves the question unanswered.
     pub async fn call_maybe_answering(
         &self,
+        name: &str,
+        arguments: Value,
+        reply: impl Fn(&Value) -> Option<Value>,
+    ) -> (Vec<Value>, Value) {
+        self.call_answering_through(self, name, arguments, reply)
+            .await
+    }
+
+    async fn call_answering_through(
+        &self,
+        answerer: &LegacySession,
         name: &str,
         arguments: Value,
         reply: impl Fn(&Value) -> Option<Value>,
@@ -172,7 +196,7 @@ impl LegacySession {
                 let Some(result) = reply(&message["params"]) else {
                     continue;
                 };
-                let status = self
+                let status = answerer
                     .post(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
                     .await
                     .status();
