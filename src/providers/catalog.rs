@@ -295,7 +295,8 @@ fn choose_default(
     match (ids.next(), ids.next()) {
         (Some(only), None) => Ok(only.clone()),
         (None, _) => Err(CatalogError(
-            "no providers: enable the demo provider or give one a client_id with --providers"
+            "no providers: turn the demo provider on with --demo true (GRANTRY_DEMO=true; it is \
+             off under --identity oidc), or give a provider a client_id in the --providers file"
                 .into(),
         )),
         (Some(_), Some(_)) => Err(CatalogError(

@@ -194,3 +194,13 @@ fn api_key_entries_are_offered_once_named_and_a_site_template_needs_a_site_field
     let err = Catalog::build(None, parse(plain_http), no_env, &[]).unwrap_err();
     assert!(err.0.contains("plain http"), "{err}");
 }
+
+#[test]
+fn no_provider_at_all_names_the_flag_that_turns_the_demo_on() {
+    let refused = Catalog::build(None, CatalogFile::default(), no_env, &[]).unwrap_err();
+    let said = refused.to_string();
+    assert!(
+        said.contains("--demo true") && said.contains("--providers"),
+        "{said}"
+    );
+}
