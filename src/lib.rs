@@ -29,6 +29,7 @@
 //! | | [`sessions`] | legacy-era (2025-11-25) MCP sessions in the store, bound to their opener, so any replica serves them; a bounded number per opener |
 //! | | [`audit`] | audit events: hashed ids, never a secret |
 //! | | [`tasks`] | MCP tasks (the Tasks extension) as stored: under the hash of their id, bound to their principal, each change a compare-and-set on their version; swept when their time to live ends |
+//! | | [`replicas`] | the replicas serving one store, each as it records itself (public URL, keys, listen address), refreshed while it runs; the rule a starting replica must agree with the live ones by |
 //! | | [`blocklist`] | the MCP clients an operator refused the use of connections to, re-read by each replica every few seconds |
 //! | identity | [`identity`] | who is calling: the principal `(issuer, subject)`, whether a person is behind its token, and the token's scopes; `dev`, or `oidc` (bearer tokens, browser login, session cookie) |
 //! | settings | [`config`] | every option declared once (flag, variable, TOML key, default), typed and checked at start |
@@ -74,6 +75,7 @@ pub mod outbox;
 pub mod program;
 pub mod providers;
 pub(crate) mod quota;
+pub mod replicas;
 pub mod seal;
 pub mod server;
 pub mod sessions;
@@ -208,14 +210,29 @@ fn loggable_path(path: &str) -> &str {
     }
 }
 
-async fn ready(State(state): State<AppState>) -> impl IntoResponse {
-    match state.flows.ping().await {
-        Ok(()) => (StatusCode::OK, "ready"),
-        Err(e) => {
-            tracing::warn!(error = %e, "not ready");
-            (StatusCode::SERVICE_UNAVAILABLE, "store unavailable")
-        }
+/// How long a value this replica could not open keeps it out of service: a balancer stops
+/// sending it requests it would fail, and it comes back once none has been met for this long.
+const UNOPENABLE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Ready: the store answers, and nothing this replica met in it lately named a key its ring
+/// lacks (its keys differ from the replica that sealed it: not an outage, so said apart).
+async fn ready(State(state): State<AppState>) -> (StatusCode, String) {
+    if let Err(e) = state.flows.ping().await {
+        tracing::warn!(error = %e, "not ready");
+        return (StatusCode::SERVICE_UNAVAILABLE, "store unavailable".into());
     }
+    if let Some(key_id) = state.sealer.unopenable_key_within(UNOPENABLE_WINDOW) {
+        tracing::warn!(
+            key_id,
+            "not ready: the store holds values this replica cannot open"
+        );
+        let said = format!(
+            "cannot open what the store holds: values sealed under key {key_id}, which this \
+             replica's key ring (GRANTRY_KEYS) lacks\n"
+        );
+        return (StatusCode::SERVICE_UNAVAILABLE, said);
+    }
+    (StatusCode::OK, "ready".into())
 }
 
 async fn serve_metrics(State(state): State<AppState>) -> impl IntoResponse {

@@ -65,6 +65,10 @@ async fn run(config: Config, extension: Extension) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("--listen (GRANTRY_LISTEN): cannot listen on {listen}: {e}"))?;
+    let listening = listener.local_addr().unwrap_or(listen);
+    let membership = crate::startup::join_replicas(&state, listening)
+        .await
+        .map_err(|e| e.to_string())?;
     let settings = crate::server::Settings {
         limits: state.config.connections.clone(),
         max_connections: state
@@ -82,6 +86,7 @@ async fn run(config: Config, extension: Extension) -> Result<(), String> {
         );
     }
     tracing::info!(
+        listen = %listening,
         mcp = %state.config.mcp_url(),
         demo = state.config.demo,
         store = %state.config.store,
@@ -105,6 +110,7 @@ async fn run(config: Config, extension: Extension) -> Result<(), String> {
         shutdown_signal(),
     )
     .await;
+    membership.leave().await;
     tracing::info!("grantry stopped");
     Ok(())
 }

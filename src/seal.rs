@@ -12,6 +12,8 @@
 //! prefix, alphabet, known key id) run before any decryption.
 
 use std::fmt;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -141,6 +143,10 @@ struct Timed<T> {
 pub struct Sealer {
     ring: KeyRing,
     audience: String,
+    /// The last value kept at rest that named a key the ring lacks: the store holds what
+    /// this replica cannot open (`/readyz` says so). Values from clients do not count: anyone
+    /// can send one naming any key.
+    unopenable: Mutex<Option<(String, Instant)>>,
 }
 
 impl fmt::Debug for Sealer {
@@ -157,7 +163,25 @@ impl Sealer {
         Self {
             ring,
             audience: audience.into(),
+            unopenable: Mutex::new(None),
         }
+    }
+
+    /// The id of the key a value kept at rest named, which the ring lacks, if one was met
+    /// within `window`.
+    pub fn unopenable_key_within(&self, window: Duration) -> Option<String> {
+        let met = self.unopenable.lock().unwrap_or_else(|p| p.into_inner());
+        met.as_ref()
+            .filter(|(_, at)| at.elapsed() < window)
+            .map(|(key_id, _)| key_id.clone())
+    }
+
+    /// The id of the key `sealed` names, in hex, if it has the shape of a sealed value.
+    pub fn key_id_of(sealed: &str) -> Option<String> {
+        let body = sealed.strip_prefix(PREFIX)?;
+        let head = body.get(..8)?;
+        let raw = URL_SAFE_NO_PAD.decode(head).ok()?;
+        Some(keys::hex_id(raw.get(..KEY_ID_LEN)?))
     }
 
     pub fn key_ring(&self) -> &KeyRing {
@@ -242,7 +266,13 @@ impl Sealer {
             return Err(OpenError::Malformed);
         }
         let (key_id, rest) = raw.split_at(KEY_ID_LEN);
-        let key = self.ring.find(key_id).ok_or(OpenError::UnknownKey)?;
+        let Some(key) = self.ring.find(key_id) else {
+            if !purpose.binds_audience() {
+                let met = (keys::hex_id(key_id), Instant::now());
+                *self.unopenable.lock().unwrap_or_else(|p| p.into_inner()) = Some(met);
+            }
+            return Err(OpenError::UnknownKey);
+        };
         let (nonce_bytes, ciphertext) = rest.split_at(NONCE_LEN);
         let nonce = XNonce::try_from(nonce_bytes).map_err(|_| OpenError::Malformed)?;
         let aad = self.aad(key_id, purpose, binding);

@@ -41,6 +41,8 @@ pub struct Inner {
     pub blocklist: Blocklist,
     /// MCP tasks (see [`crate::tasks`]).
     pub tasks: Arc<dyn crate::tasks::TaskBackend>,
+    /// The records of the replicas on this store (see [`crate::replicas`]).
+    pub replicas: Arc<dyn crate::replicas::ReplicaBackend>,
     pub demo: Option<DemoProvider>,
     /// Places for requests held open, shared fairly by principal (keyed by the principal's
     /// tag): retries waiting for a sign-in, and legacy-era GET streams.

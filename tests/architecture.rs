@@ -30,6 +30,7 @@ const LAYERS: &[&[&str]] = &[
         "audit",
         "blocklist",
         "tasks",
+        "replicas",
         "outbox",
     ],
     &["identity"],

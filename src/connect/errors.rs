@@ -121,6 +121,13 @@ impl PageError {
                 "error-misconfigured-title",
                 "error-misconfigured-body",
             ),
+            // Not an outage: this replica cannot open what the store holds (its keys differ
+            // from the other replicas'), which only the operator mends.
+            PageError::Store(StoreError::Unopenable { .. }) => (
+                S::INTERNAL_SERVER_ERROR,
+                "error-unopenable-title",
+                "error-unopenable-body",
+            ),
             PageError::Store(_) => (
                 S::SERVICE_UNAVAILABLE,
                 "error-unavailable-title",

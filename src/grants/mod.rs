@@ -270,7 +270,7 @@ impl Grants {
         let plain = self
             .sealer
             .open_bytes(Purpose::StoredGrant, &key.binding(), &row.tokens_sealed)
-            .map_err(|e| corrupt(e.to_string()))?;
+            .map_err(|e| unopened(key, &row.tokens_sealed, e))?;
         let tokens: TokenSet =
             serde_json::from_slice(&plain).map_err(|e| corrupt(e.to_string()))?;
         let state =
@@ -319,7 +319,7 @@ impl Grants {
             let plain = self
                 .sealer
                 .open_bytes(Purpose::StoredGrant, &key.binding(), &row.tokens_sealed)
-                .map_err(|e| StoreError::Corrupt(format!("grant {}: {e}", key.tag())))?;
+                .map_err(|e| unopened(&key, &row.tokens_sealed, e))?;
             let mut next = row.clone();
             next.tokens_sealed =
                 self.sealer
@@ -347,5 +347,17 @@ pub fn connection_id(key: &GrantKey, stored: &str) -> ConnectionId {
         ConnectionId::stored(format!("conn_{}", &key.tag()[..22]))
     } else {
         ConnectionId::stored(stored.to_owned())
+    }
+}
+
+/// Why a grant's sealed tokens did not open: under a key this replica lacks (the replicas'
+/// keys differ), or else a damaged record.
+fn unopened(key: &GrantKey, sealed: &str, error: crate::seal::OpenError) -> StoreError {
+    match (error, Sealer::key_id_of(sealed)) {
+        (crate::seal::OpenError::UnknownKey, Some(key_id)) => StoreError::Unopenable {
+            what: format!("grant {}", key.tag()),
+            key_id,
+        },
+        (error, _) => StoreError::Corrupt(format!("grant {}: {error}", key.tag())),
     }
 }

@@ -148,13 +148,24 @@ impl RpcError {
 }
 
 /// A tool call that cannot be served as asked: `-32602` for the caller's mistakes, `-32603`
-/// (retryable) when the store is down.
+/// (retryable) when the store is down, `-32603` (not retryable) when this replica cannot open
+/// what the store holds.
 impl From<ToolError> for RpcError {
     fn from(error: ToolError) -> Self {
         match error {
             ToolError::UnknownTool(name) => Self::invalid_params(format!("Unknown tool: {name}")),
             ToolError::InvalidArguments(message) => {
                 Self::invalid_params(format!("Invalid arguments: {message}"))
+            }
+            ToolError::Store(e @ crate::store::StoreError::Unopenable { .. }) => {
+                crate::metrics::store_error("unopenable");
+                tracing::error!(error = %e, "a stored value does not open on this replica");
+                Self::internal(
+                    "grantry cannot open what it stored for this account on this replica: its \
+                     replicas' sealing keys differ. An operator must give every replica the \
+                     same GRANTRY_KEYS; retrying does not help",
+                )
+                .with_data(serde_json::json!({"retryable": false}))
             }
             ToolError::Store(e) => {
                 crate::metrics::store_error("mcp");

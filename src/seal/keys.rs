@@ -41,7 +41,7 @@ impl fmt::Debug for KeyRing {
     }
 }
 
-fn hex_id(id: &[u8]) -> String {
+pub(super) fn hex_id(id: &[u8]) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -1,12 +1,13 @@
-//! The key ring at start: from `GRANTRY_KEYS`, or the data directory's own key (generated on
-//! first start, 0600; one others may read is refused), and the check that no grant is sealed
-//! under a key the ring no longer holds.
+//! The key ring at start: from `GRANTRY_KEYS`, or, on SQLite, the data directory's own key
+//! (generated on first start, 0600; one others may read is refused); and the check that no
+//! grant is sealed under a key the ring no longer holds.
 
 use std::path::Path;
 
 use super::StartError;
 use crate::config::Config;
 use crate::seal::{KeyRing, Sealer};
+use crate::store::StoreUrl;
 
 /// The data directory, made (or kept) private to grantry's user.
 pub(super) fn prepare_data_dir(dir: &Path) -> Result<(), StartError> {
@@ -45,12 +46,17 @@ pub(super) async fn check_no_key_retired_in_use(
 
 const KEY_FILE: &str = "sealing.key";
 
-/// Keys from configuration, or the data directory's own key (generated on first start).
+/// Keys from configuration, or (on SQLite, one replica) the data directory's own key,
+/// generated on first start. A shared store needs keys given: each replica would otherwise
+/// make its own, and none could open what the others sealed.
 pub(super) fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
     if let Some(keys) = &config.keys {
         return KeyRing::from_encoded(keys).map_err(|e| StartError::Keys(e.to_string()));
     }
     let path = config.data_dir.join(KEY_FILE);
+    if !matches!(config.store, StoreUrl::Sqlite(_)) {
+        return Err(keys_required(&config.store, &path));
+    }
     let encoded = match std::fs::read_to_string(&path) {
         Ok(text) => {
             check_key_file_mode(&path, config.allow_readable_key_file)?;
@@ -61,8 +67,8 @@ pub(super) fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
             write_private(&path, &key)?;
             tracing::warn!(
                 path = %path.display(),
-                "no sealing key configured: generated one and saved it with mode 0600; \
-                 replicas must share keys, so set GRANTRY_KEYS when you run more than one"
+                "no sealing key configured: generated one and saved it with mode 0600 (a shared \
+                 store needs GRANTRY_KEYS given to every replica)"
             );
             key
         }
@@ -75,6 +81,26 @@ pub(super) fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
     };
     let keys: Vec<&str> = encoded.lines().filter(|l| !l.trim().is_empty()).collect();
     KeyRing::from_encoded(&keys).map_err(|e| StartError::Keys(format!("{}: {e}", path.display())))
+}
+
+/// The refusal of a shared store without `--keys`, pointing at the key this data directory
+/// already holds, if any (its grants may be sealed with it).
+fn keys_required(store: &StoreUrl, key_file: &Path) -> StartError {
+    let held = if key_file.exists() {
+        format!(
+            " {} holds the key this data directory sealed with before: if grants in this \
+             store were sealed with it, put its contents first in GRANTRY_KEYS.",
+            key_file.display()
+        )
+    } else {
+        String::new()
+    };
+    StartError::Keys(format!(
+        "--keys (GRANTRY_KEYS) is required with the shared store {store}: every replica needs \
+         the same key ring, and a key generated in the data directory serves a single SQLite \
+         replica. Run `grantry keys generate` and give its output to every replica and to \
+         the operators' commands.{held}"
+    ))
 }
 
 /// A key file others may read is refused, as SSH refuses such a private key: whoever reads

@@ -4,8 +4,10 @@
 //! routes as one [`AppState`].
 
 mod keys;
+mod membership;
 mod stores;
 
+pub use membership::join_replicas;
 pub use stores::{Stores, open_stores, open_stores_with};
 
 use std::sync::Arc;
@@ -35,6 +37,9 @@ pub enum StartError {
     Keys(String),
     #[error("{0}")]
     Identity(#[from] crate::identity::DiscoveryError),
+    /// This replica's settings differ from a live replica's on the same store.
+    #[error("{0}")]
+    Disagrees(crate::replicas::Disagreement),
 }
 
 /// Builds the state: opens the store, loads the keys and the provider catalog, starts the
@@ -78,6 +83,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         outbox_wake: wake,
         blocklist: Blocklist::new(stores.blocklist),
         tasks: stores.tasks,
+        replicas: stores.replicas,
         demo,
         held: crate::quota::Quota::new(
             config.max_held_retries,

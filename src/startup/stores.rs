@@ -1,6 +1,6 @@
 //! The backends of one `--store` URL: each concern's (flows, grants, rate-limit counters,
-//! leases, legacy sessions, the outbox, the blocklist, tasks, the grant-event bus) on one pool or
-//! connection.
+//! leases, legacy sessions, the outbox, the blocklist, tasks, the replicas' records, the
+//! grant-event bus) on one pool or connection.
 
 use std::sync::Arc;
 
@@ -36,6 +36,11 @@ use crate::outbox::{
     redis::RedisOutbox,
     sql::{PostgresOutbox, SqliteOutbox},
 };
+use crate::replicas::{
+    ReplicaBackend,
+    redis::RedisReplicas,
+    sql::{PostgresReplicas, SqliteReplicas},
+};
 use crate::sessions::{
     SessionBackend,
     redis::RedisSessions,
@@ -67,6 +72,8 @@ pub struct Stores {
     pub blocklist: Arc<dyn BlocklistBackend>,
     /// MCP tasks, readable by every replica.
     pub tasks: Arc<dyn TaskBackend>,
+    /// The replicas serving the store, each as it records itself.
+    pub replicas: Arc<dyn ReplicaBackend>,
 }
 
 /// Opens the store, brings its schema up to date, and builds every backend on it. Redis keys
@@ -98,6 +105,7 @@ async fn sqlite(url: &str) -> Result<Stores, StoreError> {
         sessions: Arc::new(SqliteSessions::new(pool.clone())),
         blocklist: Arc::new(SqliteBlocklist::new(pool.clone())),
         tasks: Arc::new(SqliteTasks::new(pool.clone())),
+        replicas: Arc::new(SqliteReplicas::new(pool.clone())),
         outbox: Arc::new(SqliteOutbox::new(pool.clone(), pool)),
         bus: None,
     })
@@ -113,6 +121,7 @@ async fn postgres(url: &str) -> Result<Stores, StoreError> {
         sessions: Arc::new(PostgresSessions::new(pool.clone())),
         blocklist: Arc::new(PostgresBlocklist::new(pool.clone())),
         tasks: Arc::new(PostgresTasks::new(pool.clone())),
+        replicas: Arc::new(PostgresReplicas::new(pool.clone())),
         outbox: Arc::new(PostgresOutbox::new(
             pool.clone(),
             store::postgres_relaxed_pool(url)?,
@@ -135,6 +144,7 @@ async fn redis(url: &str, prefix: &str, replication: Replication) -> Result<Stor
         sessions: Arc::new(RedisSessions::new(conn.clone(), prefix)),
         blocklist: Arc::new(RedisBlocklist::new(conn.clone(), prefix)),
         tasks: Arc::new(RedisTasks::new(conn.clone(), prefix, replication)),
+        replicas: Arc::new(RedisReplicas::new(conn.clone(), prefix)),
         bus: Some(Arc::new(RedisBus::new(conn, prefix))),
     })
 }

@@ -54,6 +54,13 @@ pub enum StoreError {
     Unavailable(String),
     #[error("store holds an unreadable record: {0}")]
     Corrupt(String),
+    /// A value sealed under a key this replica's ring lacks: the replicas' keys differ, which
+    /// no retry mends (not an outage).
+    #[error(
+        "{what} is sealed under key {key_id}, which this replica's key ring (--keys, \
+         GRANTRY_KEYS) lacks: give every replica the same keys"
+    )]
+    Unopenable { what: String, key_id: String },
     /// A write too few replicas acknowledged in time (`--redis-min-replicas`): it may be
     /// lost in a failover, so nobody is told it was made.
     #[error("store did not confirm the write: {0}")]

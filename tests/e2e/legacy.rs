@@ -381,7 +381,7 @@ async fn a_session_moves_between_replicas(store_args: &[&str]) {
     let mut args = vec!["--keys", key.as_str()];
     args.extend_from_slice(store_args);
     let a = Server::start(&args).await;
-    let b = Server::start(&args).await;
+    let b = Server::start_beside(&a, &args).await;
     let on_a = LegacySession::open(&a.mcp_url(), None, url_and_form()).await;
     let on_b = on_a.as_seen_by(&b.mcp_url(), None);
     let tools = on_b.request("tools/list", json!({})).await;

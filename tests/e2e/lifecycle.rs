@@ -234,7 +234,7 @@ async fn an_event_outlives_the_replica_that_wrote_it(store: &[String]) {
     connect(&first, &Mcp::new(first.mcp_url()), "xero").await;
     first.kill();
     s.receiver.set_down(false).await;
-    let _second = Server::start(&servers::as_strs(&s.args)).await;
+    let _second = Server::start_beside(&first, &servers::as_strs(&s.args)).await;
     // If the first was killed in the middle of an attempt, its claim lapses first (45 s).
     let events = s.receiver.wait_for(1, Duration::from_secs(60)).await;
     assert_eq!(events[0]["type"], "connection.created");
@@ -427,7 +427,7 @@ async fn an_endpoint_no_longer_configured_has_its_deliveries_parked(store: &[Str
     let at = s.args.iter().position(|a| a == "--webhook-url").unwrap();
     let mut args = s.args.clone();
     args.drain(at..at + 2);
-    let second = Server::start(&servers::as_strs(&args)).await;
+    let second = Server::start_beside(&first, &servers::as_strs(&args)).await;
     let mut listed = String::new();
     for _ in 0..100 {
         listed = events_command(&second, &["list", "--status", "parked"]);
@@ -462,10 +462,11 @@ async fn the_keepalive_refreshes_each_window_once(store: &[String]) {
     let mut args = s.args.clone();
     args.extend(["--keepalive-interval".into(), "1".into()]);
     let flags = servers::as_strs(&args);
+    let first = Server::start(&flags).await;
     let replicas = [
-        Server::start(&flags).await,
-        Server::start(&flags).await,
-        Server::start(&flags).await,
+        Server::start_beside(&first, &flags).await,
+        Server::start_beside(&first, &flags).await,
+        first,
     ];
     connect(&replicas[0], &Mcp::new(replicas[0].mcp_url()), "xero").await;
     let connected = std::time::Instant::now();

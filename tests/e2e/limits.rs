@@ -56,7 +56,7 @@ async fn replicas_share_the_limit(store: &[&str]) {
     let mut args = store.to_vec();
     args.extend(["--keys", &key, "--rate-mcp-principal", "4"]);
     let a = Server::start(&args).await;
-    let b = Server::start(&args).await;
+    let b = Server::start_beside(&a, &args).await;
     with_room_in_the_window(15).await;
     let flushed = grantry::limits::FLUSH_EVERY * 3;
     for server in [&a, &a, &b, &b] {

@@ -11,6 +11,7 @@ mod support;
 mod accounts;
 mod adapters;
 mod admin;
+mod agreement;
 mod api_keys;
 mod apps;
 mod attribution;

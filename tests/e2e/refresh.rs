@@ -28,7 +28,7 @@ async fn two_replicas(
     let mut args = servers::as_strs(store);
     args.extend(["--providers", catalog.to_str().unwrap(), "--keys", &key]);
     let a = Server::start(&args).await;
-    let b = Server::start(&args).await;
+    let b = Server::start_beside(&a, &args).await;
     connect(&a, &Mcp::new(a.mcp_url()), provider).await;
     assert_eq!(
         fake.counters.refreshes.load(Ordering::SeqCst),

@@ -67,6 +67,7 @@ async fn a_redis_that_could_lose_grants_is_refused_unless_allowed() {
             .args(["--listen", "127.0.0.1:18123", "--data-dir"])
             .arg(dir.path())
             .args(["--store", &servers::redis_url()])
+            .args(["--keys", &grantry::seal::generate_key()])
             .env_remove("GRANTRY_ALLOW_VOLATILE_STORE"),
     );
     assert_eq!(out.status.code(), Some(1));
@@ -213,7 +214,8 @@ async fn postgres_without_synchronous_commit_is_refused_unless_allowed() {
         Command::new(env!("CARGO_BIN_EXE_grantry"))
             .args(["--listen", "127.0.0.1:18124", "--data-dir"])
             .arg(dir.path())
-            .args(["--store", url]),
+            .args(["--store", url])
+            .args(["--keys", &grantry::seal::generate_key()]),
     );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

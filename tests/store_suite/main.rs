@@ -17,6 +17,7 @@ mod keys;
 mod leases;
 mod lifecycle;
 mod outbox;
+mod replicas;
 mod replication;
 mod sessions;
 mod tasks;

@@ -6,7 +6,7 @@
 //! | [`clock`] | wall-clock time in unix seconds and milliseconds |
 //! | [`header_value`] | MCP header values, plain or `=?base64?…?=` (SEP-2243) |
 //! | [`private_files`] | directories (0700) and files (0600) only their user may read |
-//! | [`net`] | loopback names, the TLS provider, a transport error's words without its URL |
+//! | [`net`] | loopback names, the TLS provider, a transport error's words without its URL, this machine's name |
 //! | [`random_id`] | a 128-bit random id |
 
 pub mod clock;

@@ -35,6 +35,17 @@ pub fn transport_reason(error: &reqwest::Error) -> String {
     }
 }
 
+/// This machine's name as the kernel knows it (a container's is its own), for an operator
+/// telling replicas apart; `unknown host` where it cannot be read.
+pub fn host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|path| std::fs::read_to_string(path).ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unknown host".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

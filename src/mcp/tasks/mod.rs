@@ -390,7 +390,7 @@ impl Tasks {
         let plain = sealer
             .open_bytes(Purpose::StoredTask, binding, &task.sealed)
             .or_else(|_| sealer.open_bytes(Purpose::TaskWorkBoundToUrl, binding, &task.sealed))
-            .map_err(|_| RpcError::internal("a stored task does not open with the key ring"))?;
+            .map_err(|e| unopened(&task.sealed, e))?;
         let work = serde_json::from_slice(&plain)
             .map_err(|_| RpcError::internal("a stored task is not readable"))?;
         Ok((task, work))
@@ -417,6 +417,18 @@ impl Tasks {
         self.state
             .sealer
             .seal_bytes(Purpose::StoredTask, id_hash.as_bytes(), &plain)
+    }
+}
+
+/// Why a stored task did not open: under a key this replica lacks (named, as the store's
+/// is), or a damaged record.
+fn unopened(sealed: &str, error: crate::seal::OpenError) -> RpcError {
+    match (error, crate::seal::Sealer::key_id_of(sealed)) {
+        (crate::seal::OpenError::UnknownKey, Some(key_id)) => {
+            let what = "a task".to_owned();
+            ToolError::Store(crate::store::StoreError::Unopenable { what, key_id }).into()
+        }
+        _ => RpcError::internal("a stored task is not readable"),
     }
 }
 

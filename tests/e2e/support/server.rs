@@ -25,14 +25,39 @@ pub fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
-/// `command` with what every test's grantry is given: the port, the data directory, `args`,
-/// and the secrets the test catalogs and endpoints name.
+/// The key ring of a test's grantry on a shared store that names none (a shared store needs
+/// one given): one key for the whole test run, so that replicas agree.
+fn shared_store_keys() -> &'static str {
+    static KEYS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let key = grantry::seal::generate_key();
+        super::leaks::record("sealing key", [key.as_str()]);
+        key
+    })
+}
+
+/// Whether `args` run grantry on PostgreSQL or Redis without naming its keys.
+fn shared_store_without_keys(args: &[String]) -> bool {
+    let store = args
+        .iter()
+        .position(|a| a == "--store")
+        .and_then(|at| args.get(at + 1));
+    let shared = store.is_some_and(|url| !url.starts_with("sqlite:"));
+    shared && !args.iter().any(|a| a == "--keys")
+}
+
+/// `command` with what every test's grantry is given: the port, the data directory, `args`
+/// (and the test run's keys, on a shared store whose keys they do not name), and the
+/// secrets the test catalogs and endpoints name.
 fn with_test_settings<'c>(
     command: &'c mut Command,
     port: u16,
     data_dir: &std::path::Path,
     args: &[String],
 ) -> &'c mut Command {
+    if shared_store_without_keys(args) {
+        command.arg("--keys").arg(shared_store_keys());
+    }
     command
         .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
@@ -124,6 +149,10 @@ pub fn refusal(args: &[&str]) -> std::process::Output {
     if !args.contains(&"--data-dir") {
         command.arg("--data-dir").arg(data_dir.path());
     }
+    let owned: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    if shared_store_without_keys(&owned) {
+        command.arg("--keys").arg(shared_store_keys());
+    }
     command
         .args(args)
         .env_remove("GRANTRY_KEYS")
@@ -174,6 +203,14 @@ impl Server {
     /// Starts grantry with `args` added to the defaults (demo on, SQLite in a temp dir).
     pub async fn start(args: &[&str]) -> Server {
         Self::start_limited(None, args).await
+    }
+
+    /// Starts another replica of `first`'s deployment with `args` (the same store and keys,
+    /// as the caller gives them): it serves `first`'s public URL, as replicas must.
+    pub async fn start_beside(first: &Server, args: &[&str]) -> Server {
+        let mut args = args.to_vec();
+        args.extend(["--public-url", first.base.as_str()]);
+        Self::start(&args).await
     }
 
     /// Starts grantry from a shell, after `prefix` (e.g. `ulimit -n 400`, `umask 022`).
