@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -27,16 +26,12 @@ async function startProvider() {
   return { issuer: JSON.parse(line).issuer, stop: () => child.kill() };
 }
 
-const freePort = () => new Promise((resolve) => {
-  const server = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = server.address();
-    server.close(() => resolve(port));
-  });
-});
-
-/** mcp-remote on `url`, its callback on `port`: JSON-RPC over its stdio, and its person. */
-function startProxy(url, port) {
-  const child = spawn(process.execPath, [proxy, url, String(port), '--host', '127.0.0.1'], {
+/** mcp-remote on `url`: JSON-RPC over its stdio, and its person. Its callback port is its own
+ * choice, as when a desktop client starts it: it binds the port its sign-in uses (one derived
+ * from the URL, else the next that is free) and holds it meanwhile. A port found free here and
+ * let go could be another process's by the time it binds it, and given one it only fails. */
+function startProxy(url) {
+  const child = spawn(process.execPath, [proxy, url, '--host', '127.0.0.1'], {
     stdio: ['pipe', 'pipe', 'pipe'],
     // Its tokens in a scratch folder; it opens no browser (the person below follows the link).
     env: { ...process.env, MCP_REMOTE_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'grantry-mcp-remote-')), BROWSER: 'true' },
@@ -70,7 +65,7 @@ test('mcp-remote authorizes at the issuer, then relays the sign-in, legacy era',
     ['--identity', 'oidc', '--oidc-issuer', provider.issuer, '--oidc-client-id', 'grantry', '--demo', 'true'],
     { GRANTRY_OIDC_CLIENT_SECRET: 'grantry-secret' },
   );
-  const remote = startProxy(grantry.mcpUrl, await freePort());
+  const remote = startProxy(grantry.mcpUrl);
   try {
     const initialized = remote.request('initialize', {
       protocolVersion: '2025-11-25',

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { freePort, launchChromium, startGrantry, stopAll } from './support.mjs';
+import { launchChromium, startGrantry, stopAll } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'apps');
@@ -33,12 +33,14 @@ before(async () => {
   const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>host</title></head>`
     + `<body style="margin:0;padding:12px;background:#eef0f4">`
     + `<script>${bundle.outputFiles[0].text}</script></body></html>`;
-  const port = await freePort();
+  // Port 0: the system picks a free one, held from then on (one found free and let go could
+  // be another process's by the time the page is served).
   hostServer = createServer((_, response) => {
     response.writeHead(200, { 'content-type': 'text/html' });
     response.end(page);
-  }).listen(port, '127.0.0.1');
-  hostUrl = `http://127.0.0.1:${port}/`;
+  });
+  await new Promise((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
+  hostUrl = `http://127.0.0.1:${hostServer.address().port}/`;
 });
 
 after(async () => {

@@ -21,30 +21,46 @@ BINARY = os.environ.get("GRANTRY_BIN", str(Path(__file__).resolve().parents[2] /
 
 
 def free_port() -> int:
+    """A port free when picked, and only then: whatever binds it must check it got it."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+# What grantry logs once it listens: a start waits for it in the log of the process it began,
+# so another test's server on the same port is never taken for this one.
+LISTENING = "grantry is listening"
+# That line whatever GRANTRY_LOG says (the agents stage quiets grantry with `warn`): the
+# directive enables that event alone, the one with this field.
+_LISTENING_DIRECTIVE = "grantry::program[{max_connections_per_address}]=info"
+
+
+def announcing(env: dict[str, str]) -> dict[str, str]:
+    """`env` with GRANTRY_LOG (or RUST_LOG, else grantry's default, which has it) letting the
+    line grantry logs once it listens through."""
+    level = env.get("GRANTRY_LOG") or env.get("RUST_LOG")
+    return {**env, "GRANTRY_LOG": f"{level},{_LISTENING_DIRECTIVE}"} if level else env
+
+
 class Grantry:
     def __init__(self, extra_args: list[str], port: int | None = None, env: dict[str, str] | None = None):
-        self.data_dir = tempfile.TemporaryDirectory()
-        self.port = port or free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        # Kept for the leak search when it runs (at trace level), else beside the data.
-        self.log_path = leaks.log_path("interop") or Path(self.data_dir.name) / "grantry.log"
-        self.log_file = open(self.log_path, "w")
-        env = {
+        env = announcing({
             **{k: v for k, v in os.environ.items() if k != "GRANTRY_KEYS"},
             **leaks.trace_env(),
             **(env or {}),
-        }
-        self.process = subprocess.Popen(
-            [BINARY, "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir.name, *extra_args],
-            stdout=subprocess.DEVNULL,
-            stderr=self.log_file,
-            env=env,
-        )
+        })
+        # A free port is free only when picked: when another process binds it first, grantry
+        # exits naming the address, and starts again on a new port (a port the caller chose is
+        # kept, and the start fails).
+        attempts = 5
+        for attempt in range(1, attempts + 1):
+            self._launch(extra_args, port or free_port(), env)
+            if self._listening():
+                break
+            log = self.log()
+            self.stop()
+            if port is not None or attempt == attempts or "cannot listen on" not in log:
+                raise RuntimeError(f"grantry did not start:\n{log}")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
@@ -52,15 +68,43 @@ class Grantry:
                     return
             except httpx2.HTTPError:
                 time.sleep(0.05)
+        log = self.log()
         self.stop()
-        raise RuntimeError(f"grantry did not start:\n{self.log_path.read_text()}")
+        raise RuntimeError(f"grantry did not start:\n{log}")
+
+    def _launch(self, extra_args: list[str], port: int, env: dict[str, str]) -> None:
+        """Starts grantry on `port`; "{port}" in an argument is that port."""
+        self.data_dir = tempfile.TemporaryDirectory()
+        self.port = port
+        self.base = f"http://127.0.0.1:{self.port}"
+        # Kept for the leak search when it runs (at trace level), else beside the data.
+        self.log_path = leaks.log_path("interop") or Path(self.data_dir.name) / "grantry.log"
+        self.log_file = open(self.log_path, "w")
+        args = [arg.replace("{port}", str(port)) for arg in extra_args]
+        self.process = subprocess.Popen(
+            [BINARY, "--listen", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir.name, *args],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log_file,
+            env=env,
+        )
+
+    def _listening(self) -> bool:
+        """Whether the process started says it listens (within 10 s), and still runs."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return False
+            if LISTENING in self.log():
+                return True
+            time.sleep(0.05)
+        return False
 
     @property
     def mcp_url(self) -> str:
         return f"{self.base}/mcp"
 
     def log(self) -> str:
-        return self.log_path.read_text()
+        return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
         self.process.terminate()
@@ -141,10 +185,11 @@ def first_form(response: httpx2.Response) -> tuple[str, dict[str, str]]:
     return str(response.url.join(parser.action)), parser.fields
 
 
-async def sign_in(link: str, approve: bool = True) -> httpx2.Response:
-    """Opens the connect link like a person: Continue, then Approve (or Deny) at the provider.
-    Returns the last page, after every redirect was followed. Every secret on the way (the
-    link's ticket, codes, states, cookies) is kept for the leak search."""
+async def sign_in(link: str, approve: bool = True, user: str | None = None) -> httpx2.Response:
+    """Opens the connect link like a person: Continue, then Approve (or Deny) at the provider,
+    as the demo user `user` when given (each name is an account of its own). Returns the last
+    page, after every redirect was followed. Every secret on the way (the link's ticket, codes,
+    states, cookies) is kept for the leak search."""
     leaks.record_url(link)
     async with httpx2.AsyncClient(follow_redirects=True, timeout=30) as browser:
         connect = await browser.get(link)
@@ -154,6 +199,8 @@ async def sign_in(link: str, approve: bool = True) -> httpx2.Response:
         assert consent.status_code == 200 and "Authorize" in consent.text, consent.text
         action, fields = first_form(consent)
         fields["decision"] = "approve" if approve else "deny"
+        if user is not None:
+            fields["user"] = user
         final = await browser.post(action, data=fields)
         for seen in [*consent.history, consent, *final.history, final]:
             leaks.record_url(str(seen.url))

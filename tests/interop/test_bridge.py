@@ -387,8 +387,17 @@ def test_a_link_that_is_not_safe_to_open_is_refused_and_nothing_is_opened(tmp_pa
     assert_call_refused(Bridge(tmp_path, server.url), server, "did not open the sign-in link")
 
 
-def test_a_server_that_is_down_gets_clear_errors_and_the_bridge_keeps_running(tmp_path):
-    bridge = Bridge(tmp_path, f"http://127.0.0.1:{free_port()}/mcp")
+@pytest.fixture
+def unserved_port():
+    """A loopback port bound and never listened on, held for the test: a connection to it is
+    refused, and no other process can serve it meanwhile (as one found free and let go could)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
+
+
+def test_a_server_that_is_down_gets_clear_errors_and_the_bridge_keeps_running(tmp_path, unserved_port):
+    bridge = Bridge(tmp_path, f"http://127.0.0.1:{unserved_port}/mcp")
 
     async def main():
         async with Client(bridge.params, mode="legacy", cache=None) as client:
@@ -422,23 +431,41 @@ def test_closing_stdin_ends_the_bridge_cleanly(grantry):
     assert bridge.stdout.read() == b""
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether process `pid` holds the socket listening on loopback `port` (Linux's /proc), not
+    merely whether something answers there."""
+    sockets = set()
+    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
+        for line in table.read_text().splitlines()[1:] if table.exists() else []:
+            fields = line.split()  # sl, local address, remote address, state, ..., inode
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                sockets.add(f"socket:[{fields[9]}]")
+    try:
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}") in sockets for fd in os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return False  # it exited
+
+
 class SeedServer:
     """The seed article's billing example (bench/python/seed_billing.py) on the Python SDK's
     server: the bridge against a server that is not grantry."""
 
     def __init__(self, granted: bool):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
         script = Path(__file__).resolve().parents[2] / "bench/python/seed_billing.py"
         env = {**os.environ, "BENCH_GRANTED": "1" if granted else "0"}
-        self.process = subprocess.Popen([sys.executable, str(script), f"127.0.0.1:{self.port}"], env=env)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+        # A free port is free only when picked, and the seed binds it after a second or two of
+        # imports: when another process took it meanwhile the seed exits, and starts again on a
+        # new port. Ready once the process started holds the port (its log says nothing then).
+        for _ in range(5):
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}/mcp"
+            self.process = subprocess.Popen([sys.executable, str(script), f"127.0.0.1:{self.port}"], env=env)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and self.process.poll() is None:
+                if listens(self.process.pid, self.port):
                     return
-            time.sleep(0.1)
-        self.stop()
+                time.sleep(0.1)
+            self.stop()
         raise RuntimeError("the seed server did not start")
 
     def stop(self):

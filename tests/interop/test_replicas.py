@@ -20,7 +20,7 @@ import mcp.types as types
 from mcp import Client
 
 from balancer import Balancer
-from conftest import Grantry, first_form, free_port
+from conftest import Grantry, first_form
 
 CI = os.environ.get("CI") == "true"
 
@@ -67,11 +67,12 @@ def test_any_replica_serves_any_step(shared_store):
     ring = key.stdout.strip()
     assert ring, key.stderr
     # Every replica announces the same public URL (a load balancer's); the test then talks to
-    # each replica directly. Server-to-server calls to the demo provider go to A's port.
-    ports = [free_port() for _ in range(3)]
-    public = f"http://127.0.0.1:{ports[0]}"
-    common = ["--keys", ring, "--public-url", public, "--retry-hold", "20", *shared_store]
-    a, b, c = (Grantry(common, port=port) for port in ports)
+    # each replica directly. Server-to-server calls to the demo provider go to A's port: A's
+    # own URL (its port is the one it started on), then given to B and C.
+    common = ["--keys", ring, "--retry-hold", "20", *shared_store]
+    a = Grantry([*common, "--public-url", "http://127.0.0.1:{port}"])
+    public = a.base
+    b, c = (Grantry([*common, "--public-url", public]) for _ in range(2))
     try:
         callbacks_on_c: list[int] = []
 
@@ -109,10 +110,13 @@ def test_any_replica_serves_any_step(shared_store):
 def test_the_replica_that_issued_the_link_dies_and_nothing_is_lost(shared_store):
     ring = subprocess.run([os.environ.get("GRANTRY_BIN", ""), "keys", "generate"], capture_output=True, text=True)
     ring = ring.stdout.strip()
-    ports = [free_port() for _ in range(3)]
-    balancer = Balancer(ports)
+    # The balancer first (its URL is the replicas' public URL), told their ports once they
+    # listen: each starts on a port of its own finding.
+    balancer = Balancer([])
     common = ["--keys", ring, "--public-url", balancer.base, "--retry-hold", "20", *shared_store]
-    replicas = {port: Grantry(common, port=port) for port in ports}
+    replicas = {replica.port: replica for replica in (Grantry(common) for _ in range(3))}
+    ports = list(replicas)
+    balancer.backends.extend(ports)
     try:
         killed: list[int] = []
 
