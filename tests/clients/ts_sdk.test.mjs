@@ -1,12 +1,12 @@
 // The official TypeScript SDK client (v2, @modelcontextprotocol/client) against the real
-// grantry, in its default legacy mode and in the modern one: the whole sign-in flow, and a
-// confirmation round.
+// grantry, in its default legacy mode and in the modern one: the whole sign-in flow, a
+// confirmation round, and the account choice's refusals with two accounts connected.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { assertConnected, signIn, startGrantry } from './support.mjs';
+import { assertConnected, signIn, startGrantry, walk } from './support.mjs';
 
 const ERAS = {
   legacy: undefined, // the SDK's default: plain `initialize`
@@ -109,4 +109,63 @@ test('TypeScript SDK client in auto mode picks the modern era', async () => {
   } finally {
     grantry.stop();
   }
+});
+
+// Two demo accounts connected, and list_invoices named none: the modern era asks which with a
+// form. A declined or cancelled choice must be an error result (isError: true): with the tool's
+// output schema listed (tools/list first), the SDK rejects a non-error answer that has no
+// structuredContent with a ProtocolError, so callTool must resolve.
+describe('TypeScript SDK client, modern era, two accounts and the account choice refused', () => {
+  let grantry;
+  before(async () => {
+    grantry = await startGrantry();
+    const { client } = await connect(grantry, 'modern', async (params) => {
+      assert.equal(params.mode, 'url', 'only the first sign-in is asked');
+      assertConnected(await walk(params.url, { user: 'alice' }));
+      return { action: 'accept' };
+    });
+    assert.notEqual((await client.callTool({ name: 'list_invoices', arguments: {} })).isError, true);
+    const card = await client.callTool({ name: 'connect_account', arguments: {} });
+    assertConnected(await walk(card._meta['grantry/connect'].url, { user: 'bob' }));
+    const listed = await client.callTool({ name: 'list_connections', arguments: {} });
+    assert.deepEqual(listed.structuredContent.connections.map((c) => c.account), ['alice', 'bob']);
+    await client.close();
+  });
+  after(() => grantry.stop());
+
+  for (const [action, done] of [['decline', 'declined'], ['cancel', 'cancelled']]) {
+    test(`a ${done} choice resolves with isError: true, which the SDK takes`, async () => {
+      const { client, asked } = await connect(grantry, 'modern', () => ({ action }));
+      const { tools } = await client.listTools();
+      assert.ok(tools.find((t) => t.name === 'list_invoices').outputSchema, 'the SDK validates against it');
+      const result = await client
+        .callTool({ name: 'list_invoices', arguments: {} })
+        .catch((error) => assert.fail(`the SDK rejected grantry's answer: ${error}`));
+      assert.equal(result.isError, true, JSON.stringify(result));
+      assert.equal(result.structuredContent, undefined);
+      assert.match(result.content[0].text, /No account was chosen, so nothing was done/);
+      assert.deepEqual(
+        asked.map((params) => [params.mode ?? 'form', Object.keys(params.requestedSchema.properties)]),
+        [['form', ['account']]],
+        'asked which account, once',
+      );
+      await client.close();
+    });
+  }
+
+  test('a client with URL elicitation and no forms is told the accounts in an error result', async () => {
+    const client = new Client(
+      { name: 'grantry-interop', version: '1' },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: ERAS.modern },
+    );
+    client.setRequestHandler('elicitation/create', async (request) => assert.fail(`asked: ${JSON.stringify(request.params)}`));
+    await client.connect(new StreamableHTTPClientTransport(new URL(grantry.mcpUrl)));
+    await client.listTools();
+    const result = await client
+      .callTool({ name: 'list_invoices', arguments: {} })
+      .catch((error) => assert.fail(`the SDK rejected grantry's answer: ${error}`));
+    assert.equal(result.isError, true, JSON.stringify(result));
+    assert.match(result.content[0].text, /alice \(id alice\), bob \(id bob\)/);
+    await client.close();
+  });
 });
