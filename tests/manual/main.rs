@@ -1,12 +1,15 @@
 //! The README and the manual under `docs/` read as a book: the README stays a front door
 //! (under 15 KB), every page's headings nest in order, every relative link and anchor leads
-//! somewhere, every page of the manual is reachable from the README, and every command it
-//! shows is run by a test or a stage ([`commands`]).
+//! somewhere, every page of the manual is reachable from the README, and every shell block
+//! it shows runs here as written ([`recipes`]) or is marked with why it cannot
+//! ([`blocks`]; the grantry commands of those still parse, [`commands`]).
 
 // Test scaffolding, not product: an unwrap that fails is the run's failure.
 #![allow(clippy::unwrap_used, unreachable_pub)]
 
+mod blocks;
 mod commands;
+mod recipes;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
