@@ -4,10 +4,10 @@
 //! of its nodes would lose an acknowledged write in a crash. Every refusal names the node.
 
 use redis::cluster_routing::{MultipleNodeRoutingInfo, RoutingInfo};
-use redis::{RedisError, Value};
+use redis::{IntoConnectionInfo, RedisError, Value};
 
 use super::RedisConn;
-use super::sentinel::address;
+use super::sentinel::{address, sentinel_addrs};
 use super::topology::{SentinelSetup, Topology};
 use crate::store::StoreError;
 
@@ -62,10 +62,15 @@ async fn cluster_nodes(nodes: &[String]) -> Result<(), StoreError> {
 
 async fn sentinels(setup: &SentinelSetup) -> Result<(), StoreError> {
     let mut known = None;
-    for (host, port) in &setup.sentinels {
-        let node = format!("{host}:{port}");
-        let scheme = if setup.tls { "rediss" } else { "redis" };
-        let client = redis::Client::open(format!("{scheme}://{node}/"))?;
+    let nodes = setup.sentinels.iter().map(|(host, port)| format!("{host}:{port}"));
+    for (node, addr) in nodes.zip(sentinel_addrs(setup)) {
+        // With the sentinels' own password, as the client that follows the primary asks them.
+        let mut settings = redis::RedisConnectionInfo::default();
+        if let Some(password) = &setup.sentinel_password {
+            settings = settings.set_password(password);
+        }
+        let info = addr.into_connection_info()?.set_redis_settings(settings);
+        let client = redis::Client::open(info)?;
         let Ok(mut conn) = client.get_multiplexed_async_connection().await else {
             continue;
         };

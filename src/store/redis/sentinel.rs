@@ -171,8 +171,9 @@ fn refused_by_replica(error: &RedisError) -> bool {
     error.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
 }
 
-fn client(setup: &SentinelSetup) -> Result<SentinelClient, RedisError> {
-    let sentinels = setup.sentinels.iter().map(|(host, port)| {
+/// The address of each sentinel `setup` names (IPv6 without its brackets).
+pub(super) fn sentinel_addrs(setup: &SentinelSetup) -> impl Iterator<Item = ConnectionAddr> + '_ {
+    setup.sentinels.iter().map(|(host, port)| {
         let host = host
             .trim_start_matches('[')
             .trim_end_matches(']')
@@ -187,7 +188,11 @@ fn client(setup: &SentinelSetup) -> Result<SentinelClient, RedisError> {
         } else {
             ConnectionAddr::Tcp(host, *port)
         }
-    });
+    })
+}
+
+fn client(setup: &SentinelSetup) -> Result<SentinelClient, RedisError> {
+    let sentinels = sentinel_addrs(setup);
     let mut builder =
         SentinelClientBuilder::new(sentinels, &setup.master, SentinelServerType::Master)?
             .set_client_to_redis_db(setup.db);
