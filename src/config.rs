@@ -9,6 +9,7 @@ pub mod events;
 mod file;
 mod identity;
 mod options;
+mod unechoed;
 mod values;
 pub(crate) mod webhooks;
 

@@ -80,6 +80,13 @@ fn check(options: &Command, key: &str, text: &str) -> Result<(), String> {
             let detail = match std::error::Error::source(&e) {
                 Some(cause) => cause.to_string(),
                 None if !possible.is_empty() => format!("must be one of {}", possible.join(", ")),
+                // An option whose values may carry a password refuses without a cause, in
+                // words of its own that do not repeat the value: nor does this.
+                None if e.kind() == clap::error::ErrorKind::ValueValidation => {
+                    let said = e.to_string();
+                    let said = said.trim().trim_start_matches("error: ").to_owned();
+                    return format!("`{key}`: {said}");
+                }
                 None => e.kind().to_string(),
             };
             format!("`{key}` = `{text}`: {detail}")

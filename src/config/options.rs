@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args};
 
+use super::unechoed::{Unechoed, parsed};
 use super::values::{
     ClaimMatch, CommaList, Origin, ProxyRange, PublicUrl, Scope, at_least_one, per_minute, seconds,
 };
@@ -39,7 +40,8 @@ pub struct ServeArgs {
     pub listen: SocketAddr,
     /// URL where users and clients reach grantry; links and the OAuth redirect URI are built
     /// from it [default: http:// + the listen address].
-    #[arg(long, env = "GRANTRY_PUBLIC_URL", value_name = "URL")]
+    #[arg(long, env = "GRANTRY_PUBLIC_URL", value_name = "URL",
+          value_parser = Unechoed(parsed::<PublicUrl>))]
     pub public_url: Option<PublicUrl>,
     /// Directory for the embedded SQLite store and a generated key.
     #[arg(
@@ -56,7 +58,8 @@ pub struct ServeArgs {
         env = "GRANTRY_STORE",
         value_name = "URL",
         hide_env_values = true,
-        hide_default_value = true
+        hide_default_value = true,
+        value_parser = Unechoed(parsed::<StoreUrl>)
     )]
     pub store: Option<StoreUrl>,
     /// Prefix of every key grantry writes to a Redis store.
@@ -290,7 +293,8 @@ pub struct ServeArgs {
     /// http to a loopback address). Each endpoint's Standard Webhooks secret (`whsec_…`; two,
     /// space-separated, while rotating) is read from GRANTRY_WEBHOOK_SECRET_{NAME} only
     /// [default: none: no events are queued].
-    #[arg(long, env = "GRANTRY_WEBHOOK_URL", value_name = "NAME=URL")]
+    #[arg(long, env = "GRANTRY_WEBHOOK_URL", value_name = "NAME=URL",
+          value_parser = Unechoed(parsed::<CommaList<EndpointTarget>>))]
     pub webhook_url: Option<CommaList<EndpointTarget>>,
     /// Seconds between a webhook delivery's attempts, comma-separated; after the last one a
     /// delivery is parked (`grantry events retry` sends it again). A 4xx other than 408 and
@@ -341,7 +345,8 @@ pub struct ServeArgs {
     pub brand_color: Option<Color>,
     /// Where people get help, linked at the foot of every page (http or https, without a user
     /// name or password) [default: no link].
-    #[arg(long, env = "GRANTRY_SUPPORT_URL", value_name = "URL", value_parser = support_url)]
+    #[arg(long, env = "GRANTRY_SUPPORT_URL", value_name = "URL",
+          value_parser = Unechoed(support_url))]
     pub support_url: Option<url::Url>,
     /// The language of the messages MCP clients show people (the protocol carries no locale),
     /// and of pages when the browser asks for none grantry speaks: en, de or fr.
@@ -354,7 +359,8 @@ pub struct ServeArgs {
     /// Send OpenTelemetry traces (OTLP over HTTP, protobuf) to this collector: its base URL,
     /// after whose path `/v1/traces` is added. Unset: off, unless the standard
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set.
-    #[arg(long, env = "GRANTRY_OTLP_ENDPOINT", value_name = "URL", value_parser = otlp_endpoint)]
+    #[arg(long, env = "GRANTRY_OTLP_ENDPOINT", value_name = "URL",
+          value_parser = Unechoed(otlp_endpoint))]
     pub otlp_endpoint: Option<url::Url>,
 }
 
@@ -375,7 +381,7 @@ fn brand_color(text: &str) -> Result<Color, String> {
 }
 
 fn support_url(text: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(text).map_err(|e| format!("`{text}` is not a URL: {e}"))?;
+    let url = url::Url::parse(text).map_err(|e| format!("not a URL: {e}"))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err("must be an http or https URL".into());
     }

@@ -295,3 +295,35 @@ fn the_manual_documents_every_option_with_its_variable_and_default() {
         }
     }
 }
+
+#[test]
+fn a_refused_url_is_named_and_never_repeated() {
+    let cases = [
+        ("--otlp-endpoint", "ftp://alice:hunter2@collector:4318"),
+        ("--store", "mysql://alice:hunter2@db/grantry"),
+        ("--public-url", "https://alice:hunter2@g.example"),
+        ("--webhook-url", "ops=https://alice:hunter2@hooks.example"),
+        ("--support-url", "https://alice:hunter2@help.example"),
+    ];
+    for (flag, value) in cases {
+        let said = resolve(&[flag, value]).unwrap_err();
+        assert!(said.contains(flag), "{flag}: {said}");
+        assert!(
+            !said.contains("hunter2"),
+            "{flag} repeats the value: {said}"
+        );
+    }
+    // Taken, it is not shown either where the settings are.
+    let taken = resolve(&["--otlp-endpoint", "http://alice:hunter2@collector:4318"]).unwrap();
+    assert!(!format!("{taken:?}").contains("hunter2"));
+    // From a file, too.
+    let said = with_file(
+        "otlp_endpoint = \"ftp://alice:hunter2@collector:4318\"\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        said.contains("--otlp-endpoint") && !said.contains("hunter2"),
+        "{said}"
+    );
+}

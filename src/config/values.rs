@@ -42,7 +42,7 @@ impl FromStr for PublicUrl {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let url = Url::parse(text).map_err(|e| format!("`{text}` is not a URL: {e}"))?;
+        let url = Url::parse(text).map_err(|e| format!("not a URL: {e}"))?;
         if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
             return Err("must be an http or https URL".into());
         }

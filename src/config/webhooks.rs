@@ -58,7 +58,7 @@ impl FromStr for EndpointTarget {
     fn from_str(text: &str) -> Result<Self, String> {
         let (name, url) = text
             .split_once('=')
-            .ok_or_else(|| format!("`{text}` is not NAME=URL"))?;
+            .ok_or_else(|| "an endpoint is not NAME=URL".to_owned())?;
         let name: EndpointName = name.trim().parse()?;
         let url = Url::parse(url.trim()).map_err(|e| format!("{}: not a URL: {e}", name.0))?;
         let loopback = grantry_base::net::is_loopback(&url);

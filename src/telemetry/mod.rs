@@ -93,13 +93,25 @@ pub fn store_span(
     Traced::start(name, SpanKind::Client, attributes, &context::parent())
 }
 
-/// Where traces go.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where traces go. Its `Debug` shows the collector's host, never a password in its URL.
+#[derive(Clone, PartialEq, Eq)]
 pub enum Export {
     /// A collector's base URL (`/v1/traces` is added).
     Endpoint(url::Url),
     /// The standard `OTEL_EXPORTER_OTLP_*` variables, read by the exporter.
     FromEnvironment,
+}
+
+impl std::fmt::Debug for Export {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Export::Endpoint(url) => f
+                .debug_tuple("Endpoint")
+                .field(&url.host_str().unwrap_or_default())
+                .finish(),
+            Export::FromEnvironment => f.write_str("FromEnvironment"),
+        }
+    }
 }
 
 /// The running export: spans batched and sent from the SDK's batch thread ([`otlp`]).
