@@ -5,6 +5,7 @@
 //! those to every user of the machine).
 
 use std::io::Read as _;
+use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
@@ -114,15 +115,27 @@ impl BridgeArgs {
 
 /// A client secret; `Debug` never shows it.
 #[derive(Clone, Debug)]
-pub struct ClientSecret(SecretString);
+pub struct ClientSecret {
+    secret: SecretString,
+    /// Why the file it came from is a worry (others may read it), said once logging runs.
+    readable_by_others: Option<String>,
+}
 
 impl ClientSecret {
     pub fn new(secret: String) -> Self {
-        Self(secret.into())
+        Self {
+            secret: secret.into(),
+            readable_by_others: None,
+        }
     }
 
     pub fn expose(&self) -> &str {
-        self.0.expose_secret()
+        self.secret.expose_secret()
+    }
+
+    /// A warning for the log, if the file it came from is readable by others.
+    pub fn file_warning(&self) -> Option<&str> {
+        self.readable_by_others.as_deref()
     }
 }
 
@@ -149,10 +162,17 @@ fn server_url(text: &str) -> Result<Url, String> {
 
 fn secret_file(path: &str) -> Result<ClientSecret, String> {
     let failed = |e: std::io::Error| format!("cannot read {path}: {e}");
+    // Looked at before it is opened: opening a FIFO waits for a writer, for ever.
+    if !std::fs::metadata(path).map_err(failed)?.is_file() {
+        return Err(format!("{path} is not a regular file"));
+    }
     let file = std::fs::File::open(path).map_err(failed)?;
     if !file.metadata().map_err(failed)?.is_file() {
         return Err(format!("{path} is not a regular file"));
     }
+    let readable_by_others = grantry_base::private_files::readable_by_others(Path::new(path))
+        .map_err(failed)?
+        .map(|mode| format!("{path} is readable by group or others (mode {mode:o})"));
     let mut text = String::new();
     file.take(MAX_SECRET_BYTES + 1)
         .read_to_string(&mut text)
@@ -164,7 +184,10 @@ fn secret_file(path: &str) -> Result<ClientSecret, String> {
     if secret.is_empty() {
         return Err(format!("{path} is empty"));
     }
-    Ok(ClientSecret::new(secret.to_owned()))
+    Ok(ClientSecret {
+        readable_by_others,
+        ..ClientSecret::new(secret.to_owned())
+    })
 }
 
 /// A Client ID Metadata Document's URL: https, with a path, nothing else in it.
@@ -219,6 +242,37 @@ mod tests {
         let device = secret_file("/dev/zero").unwrap_err();
         assert_eq!(device, "/dev/zero is not a regular file");
         assert!(secret_file(dir.path().to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("secret");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let path = fifo.to_str().unwrap().to_owned();
+        let (said, heard) = std::sync::mpsc::channel();
+        std::thread::spawn(move || said.send(secret_file(&path)));
+        let refused = heard
+            .recv_timeout(Duration::from_secs(5))
+            .expect("answers at once, without a writer");
+        assert!(refused.unwrap_err().ends_with("is not a regular file"));
+    }
+
+    #[test]
+    fn a_secret_file_others_may_read_is_used_with_a_warning() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        std::fs::write(&path, "s3cret").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let private = secret_file(path.to_str().unwrap()).unwrap();
+        assert_eq!(private.file_warning(), None);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let open = secret_file(path.to_str().unwrap()).unwrap();
+        assert_eq!(open.expose(), "s3cret");
+        let warning = open.file_warning().unwrap();
+        assert!(warning.contains("mode 644"), "{warning}");
     }
 
     #[test]

@@ -124,9 +124,13 @@ fn connect_upstream(args: &BridgeArgs) -> Upstream {
 }
 
 fn client_choice(args: &BridgeArgs) -> auth::Choice {
+    let secret = args.client_id.as_ref().and_then(|_| args.client_secret());
+    if let Some(worry) = secret.as_ref().and_then(|s| s.file_warning()) {
+        tracing::warn!("{worry}: whoever can read it can act as this client; chmod 600 it");
+    }
     auth::Choice {
         client_id: args.client_id.clone(),
-        secret: args.client_id.as_ref().and_then(|_| args.client_secret()),
+        secret,
         metadata_url: args.client_metadata_url.clone(),
     }
 }

@@ -80,7 +80,11 @@ impl TokenCache {
         let _ = std::fs::remove_file(&partial);
         grantry_base::private_files::private_file(&partial)?;
         let mut file = std::fs::OpenOptions::new().write(true).open(&partial)?;
-        file.write_all(&serde_json::to_vec(tokens).map_err(std::io::Error::other)?)?;
+        let kept = Tokens {
+            client: tokens.client.to_keep(),
+            ..tokens.clone()
+        };
+        file.write_all(&serde_json::to_vec(&kept).map_err(std::io::Error::other)?)?;
         file.sync_all()?;
         std::fs::rename(&partial, &self.path)
     }
@@ -135,5 +139,52 @@ mod tests {
         assert!(!format!("{tokens:?}").contains("secret"));
         std::fs::write(cache.path(), b"{not json").unwrap();
         assert!(cache.load().is_none());
+    }
+
+    #[test]
+    fn a_configured_secret_is_not_kept_and_the_configuration_of_now_applies() {
+        use super::super::client::Choice;
+        use crate::args::ClientSecret;
+        let dir = tempfile::tempdir().unwrap();
+        let server = Url::parse("https://connector.example.com/mcp").unwrap();
+        let cache = TokenCache::new(dir.path(), &server);
+        let choice = |id: &str, secret: &str| Choice {
+            client_id: Some(id.into()),
+            secret: Some(ClientSecret::new(secret.into())),
+            metadata_url: None,
+        };
+        let post = serde_json::json!({"client_id": "c",
+            "token_endpoint_auth_method": "client_secret_post"});
+        let configured = serde_json::from_value::<Client>(post)
+            .unwrap()
+            .into_chosen(&choice("c", "secret-before"))
+            .unwrap();
+        let tokens = Tokens {
+            client: configured,
+            token_endpoint: Url::parse("https://id.example.com/token").unwrap(),
+            resource: server.to_string(),
+            access_token: "access".into(),
+            refresh_token: Some("refresh".into()),
+            expires_at: None,
+            scope: None,
+        };
+        cache.store(&tokens).unwrap();
+        let on_disk = std::fs::read_to_string(cache.path()).unwrap();
+        assert!(!on_disk.contains("secret-before"), "{on_disk}");
+
+        // The secret file rotated: the kept tokens refresh with the new secret.
+        let kept = cache.load().unwrap().client;
+        let rotated = kept
+            .clone()
+            .into_chosen(&choice("c", "secret-after"))
+            .unwrap();
+        let form = rotated
+            .token_request(&super::super::fake::http(), &tokens.token_endpoint, &[])
+            .build()
+            .unwrap();
+        let sent = String::from_utf8_lossy(form.body().unwrap().as_bytes().unwrap()).into_owned();
+        assert!(sent.contains("secret-after"), "{sent}");
+        // Another client configured now: the kept tokens are not its.
+        assert!(kept.into_chosen(&choice("other", "s")).is_none());
     }
 }

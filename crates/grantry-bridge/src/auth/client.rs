@@ -44,14 +44,19 @@ impl AuthMethod {
     }
 }
 
-/// The client of one authorization, kept with its tokens (for refreshes).
+/// The client of one authorization, kept with its tokens (for refreshes). A secret the user
+/// configured is not kept: it is the configuration's, read at each start (a rotated file
+/// reaches the next refresh); one a registration returned lives only here.
 #[derive(Clone, Serialize, Deserialize)]
 pub(crate) struct Client {
     pub(crate) client_id: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     client_secret: Option<String>,
     #[serde(default)]
     token_endpoint_auth_method: AuthMethod,
+    /// Whether `client_secret` is the configured one.
+    #[serde(skip)]
+    configured: bool,
 }
 
 impl std::fmt::Debug for Client {
@@ -73,7 +78,33 @@ impl Client {
             client_id,
             client_secret: None,
             token_endpoint_auth_method: AuthMethod::None,
+            configured: false,
         }
+    }
+
+    /// The client as a cache file keeps it: without a configured secret.
+    pub(super) fn to_keep(&self) -> Self {
+        Self {
+            client_secret: self.client_secret.clone().filter(|_| !self.configured),
+            ..self.clone()
+        }
+    }
+
+    /// This cached client, if it is still the one `choice` names, with `choice`'s secret
+    /// (the configuration's, as it is now); `None` when the user now names another client.
+    pub(super) fn into_chosen(self, choice: &Choice) -> Option<Self> {
+        let Some(chosen) = &choice.client_id else {
+            return Some(self);
+        };
+        if *chosen != self.client_id {
+            return None;
+        }
+        let secret = choice.secret.as_ref().map(|s| s.expose().to_owned());
+        Some(Self {
+            configured: secret.is_some(),
+            client_secret: secret,
+            ..self
+        })
     }
 
     /// A token request to `endpoint` with `form`, as this client.
@@ -131,6 +162,7 @@ pub(super) async fn client(
             client_id: client_id.clone(),
             client_secret: Some(secret.expose().to_owned()),
             token_endpoint_auth_method: secret_method(&endpoints.auth_methods),
+            configured: true,
         });
     }
     match &choice.metadata_url {
@@ -224,6 +256,7 @@ fn registered(client_id: &str, answer: &Value, wanted: AuthMethod) -> Result<Cli
         client_id: client_id.to_owned(),
         client_secret: secret.filter(|_| method != AuthMethod::None),
         token_endpoint_auth_method: method,
+        configured: false,
     })
 }
 

@@ -95,7 +95,12 @@ impl Authorizer {
         open_with: Option<String>,
     ) -> Self {
         let cache = TokenCache::new(cache_dir, &server);
-        let tokens = std::sync::Mutex::new(cache.load());
+        // Kept tokens serve only the client configured now, with its secret as it is now.
+        let kept = cache.load().and_then(|tokens| {
+            let client = tokens.client.clone().into_chosen(&choice)?;
+            Some(Tokens { client, ..tokens })
+        });
+        let tokens = std::sync::Mutex::new(kept);
         let sign_in = SignIn {
             http,
             server,
