@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use opentelemetry::Context;
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::{TraceContextExt, TraceFlags};
+use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceState};
 use opentelemetry_http::HeaderExtractor;
 #[cfg(test)]
 use opentelemetry_http::HeaderInjector;
@@ -37,10 +37,47 @@ pub fn caller(meta: Option<&MetaContext<'_>>, headers: &http::HeaderMap) -> Cont
         .filter(has_span)
         .unwrap_or_else(|| propagator.extract(&HeaderExtractor(headers)));
     if has_span(&parent) {
-        parent
+        with_bounded_state(parent)
     } else {
         Context::new()
     }
+}
+
+/// How long a caller's `tracestate` may be as grantry keeps it: the W3C Trace Context's
+/// floor for what a vendor propagates. It rides on every span of the request, and on to the
+/// collector: a caller must not make every span kilobytes larger.
+const MAX_TRACE_STATE: usize = 512;
+/// Members longer than this go first when a `tracestate` is cut (W3C Trace Context).
+const LONG_MEMBER: usize = 128;
+
+/// `cx` with its remote span's `tracestate` cut to [`MAX_TRACE_STATE`] as the W3C Trace
+/// Context says to cut one: members over [`LONG_MEMBER`] characters first, then from the
+/// end.
+fn with_bounded_state(cx: Context) -> Context {
+    let span = cx.span().span_context().clone();
+    let header = span.trace_state().header();
+    if header.len() <= MAX_TRACE_STATE {
+        return cx;
+    }
+    let mut kept = Vec::new();
+    let mut length = 0;
+    for member in header.split(',').filter(|m| m.len() <= LONG_MEMBER) {
+        let added = member.len() + usize::from(!kept.is_empty());
+        if length + added > MAX_TRACE_STATE {
+            break;
+        }
+        length += added;
+        kept.extend(member.split_once('='));
+    }
+    let state = TraceState::from_key_value(kept).unwrap_or_default();
+    let bounded = SpanContext::new(
+        span.trace_id(),
+        span.span_id(),
+        span.trace_flags(),
+        true,
+        state,
+    );
+    Context::new().with_remote_span_context(bounded)
 }
 
 fn has_span(cx: &Context) -> bool {
@@ -79,7 +116,7 @@ fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
 #[cfg(test)]
 mod tests {
     use opentelemetry::propagation::TextMapPropagator;
-    use opentelemetry::trace::{SpanContext, SpanId, TraceId, TraceState};
+    use opentelemetry::trace::{SpanId, TraceId};
 
     use super::*;
 
@@ -87,6 +124,35 @@ mod tests {
         let state = TraceState::from_key_value([("vendor", "x")]).unwrap();
         let remote = SpanContext::new(TraceId::from(trace), SpanId::from(span), flags, true, state);
         Context::new().with_remote_span_context(remote)
+    }
+
+    #[test]
+    fn a_long_tracestate_is_cut_as_the_w3c_says_and_a_short_one_kept() {
+        let parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        let state_of = |state: &str| {
+            let meta = MetaContext {
+                traceparent: Some(parent),
+                tracestate: Some(state),
+            };
+            caller(Some(&meta), &http::HeaderMap::new())
+                .span()
+                .span_context()
+                .trace_state()
+                .header()
+        };
+        assert_eq!(state_of("a=1,b=2"), "a=1,b=2");
+        let long = format!("long={}", "x".repeat(200));
+        let members: Vec<String> = (0..32)
+            .map(|n| format!("v{n:02}={}", "y".repeat(40)))
+            .collect();
+        let sent = format!("{long},{}", members.join(","));
+        assert!(sent.len() > 1500);
+        let kept = state_of(&sent);
+        assert!(kept.len() <= MAX_TRACE_STATE, "{} characters", kept.len());
+        assert!(!kept.contains("long="), "the long member goes first");
+        assert!(kept.starts_with("v00="), "then from the end: {kept}");
+        let expected: Vec<&str> = members.iter().map(String::as_str).take(11).collect();
+        assert_eq!(kept, expected.join(","));
     }
 
     #[test]
