@@ -434,3 +434,24 @@ async fn a_large_answer_opens_again_at_every_poll(store: &[String]) {
     }
 }
 on_every_store!(a_large_answer_opens_again_at_every_poll);
+
+/// A task is kept at rest, not bound to the public URL: after the deployment moves to
+/// another one, its poll still answers the task (no JSON-RPC error), and the sign-in it
+/// waited on, whose link named the old URL, ends it as `failed` with that round's `-32602`.
+#[tokio::test]
+async fn a_task_outlives_a_new_public_url_and_says_why_it_cannot_go_on() {
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let id = invoices_task(&mcp).await["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (key, _) = asked(&get(&mcp, &id).await);
+    update(&mcp, &id, json!({ &key: {"action": "accept"} })).await;
+    let moved = server.base.replace("127.0.0.1", "localhost");
+    let server = server.restart_adding(&["--public-url", &moved]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let ended = get(&mcp, &id).await;
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert_eq!(ended["error"]["code"], -32602, "{ended}");
+}

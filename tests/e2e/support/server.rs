@@ -266,7 +266,13 @@ impl Server {
 
     /// Kills the process (SIGKILL) and starts a new one on the same port, data directory and
     /// arguments: what a crash and a restart look like.
-    pub async fn restart(mut self) -> Server {
+    pub async fn restart(self) -> Server {
+        self.restart_adding(&[]).await
+    }
+
+    /// As [`Self::restart`], with `more` arguments after the first ones (a setting changed).
+    pub async fn restart_adding(mut self, more: &[&str]) -> Server {
+        self.args.extend(more.iter().map(|a| a.to_string()));
         let _ = self.child.kill();
         let _ = self.child.wait();
         super::leaks::keep_log(self.port, &self.log());
