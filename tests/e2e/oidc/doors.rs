@@ -21,18 +21,19 @@ const READ: &str = "invoices invoices:read";
 
 /// One person with three tokens: one that may write, one that may only read, and one with
 /// only what every request needs; and a browser logged in to grantry as them.
-struct Person {
+pub(super) struct Person {
     name: String,
+    server: String,
     browser: Browser,
-    writer: Mcp,
-    reader: Mcp,
+    pub(super) writer: Mcp,
+    pub(super) reader: Mcp,
     bare: Mcp,
     writer_token: String,
     reader_token: String,
 }
 
 impl Person {
-    async fn new(server: &Server, name: &str) -> Self {
+    pub(super) async fn new(server: &Server, name: &str) -> Self {
         let name = user(name);
         let token = |scope: &'static str| {
             let (issuer, name, resource) =
@@ -44,6 +45,7 @@ impl Person {
         let bare_token = token("openid invoices").await;
         Person {
             name,
+            server: server.mcp_url(),
             browser: Browser::new(),
             writer: Mcp::with_bearer(server.mcp_url(), writer_token.clone()),
             reader: Mcp::with_bearer(server.mcp_url(), reader_token.clone()),
@@ -51,6 +53,13 @@ impl Person {
             writer_token,
             reader_token,
         }
+    }
+
+    /// A client of theirs with a token of `scope`.
+    pub(super) async fn token_with(&self, scope: &str) -> Mcp {
+        let issuer = &provider().issuer;
+        let token = access_token_with_scope(issuer, &self.name, &self.server, "test-client", scope);
+        Mcp::with_bearer(self.server.clone(), token.await)
     }
 
     /// Signs in at `link` in the person's browser (logging in to grantry the first time).
@@ -61,7 +70,7 @@ impl Person {
     }
 
     /// The demo connected, with write access granted (incremental consent).
-    async fn connect_demo_for_writing(&self) {
+    pub(super) async fn connect_demo_for_writing(&self) {
         let listed = self
             .writer
             .call_tool("list_invoices", json!({}), url_and_form());

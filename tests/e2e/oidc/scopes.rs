@@ -4,6 +4,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use super::doors::Person;
 use super::oidc_server;
 use crate::support::legacy::LegacySession;
 use crate::support::mcp::{Answer, url_and_form};
@@ -61,6 +62,8 @@ async fn a_tool_that_writes_asks_a_reading_token_to_step_up_in_both_eras() {
         .call_tool("create_invoice", draft.clone(), url_and_form())
         .await;
     assert_step_up(&write, &server, "invoices invoices:write");
+    // disconnect_account needs no scope of its own here (no --oidc-manage-scopes): it runs,
+    // and says there is nothing to disconnect.
     let disconnect = mcp
         .call_tool(
             "disconnect_account",
@@ -68,11 +71,10 @@ async fn a_tool_that_writes_asks_a_reading_token_to_step_up_in_both_eras() {
             url_and_form(),
         )
         .await;
-    assert_eq!(
-        disconnect.status,
-        StatusCode::OK,
-        "no scope of its own: {}",
-        disconnect.raw
+    let said = disconnect.result()["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("not connected") || said.contains("No "),
+        "{said}"
     );
 
     let legacy = LegacySession::open(&server.mcp_url(), Some(&reader), url_and_form()).await;
@@ -81,8 +83,10 @@ async fn a_tool_that_writes_asks_a_reading_token_to_step_up_in_both_eras() {
         &server,
         "invoices invoices:write",
     );
+    // What it may do runs: a sign-in asked for, as a legacy call gets it.
     let listed = legacy.call_tool("list_invoices", json!({})).await;
-    assert_ne!(listed.status, StatusCode::FORBIDDEN, "{}", listed.raw);
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.raw);
+    assert_eq!(listed.error_code(), -32042, "{}", listed.raw);
 
     // After the step-up: the token holds both, and the call runs (its first form round).
     let writer = token(&server, "invoices:read invoices:write").await;
@@ -98,6 +102,67 @@ async fn a_tool_that_writes_asks_a_reading_token_to_step_up_in_both_eras() {
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;
     assert_step_up(&read, &server, "invoices invoices:read");
+}
+
+/// With the account connected for writing, a refused call would have written: the invoices
+/// the demo made stay as they were, and the same call with the scope makes one.
+#[tokio::test]
+async fn a_refused_write_writes_nothing_and_the_same_call_with_the_scope_does() {
+    let server = oidc_server(&SCOPES).await;
+    let ed = Person::new(&server, "scopes-ed").await;
+    ed.connect_demo_for_writing().await;
+    let invoice = json!({"provider": "demo", "email": "ap@acme.example",
+        "customer_name": "Acme GmbH", "amount": 12, "currency": "EUR",
+        "due_date": "2099-01-31"});
+    let made = || async {
+        server.demo_stats().await["invoices_created"]
+            .as_u64()
+            .unwrap()
+    };
+    let before = made().await;
+    let refused = ed
+        .reader
+        .call_tool("create_invoice", invoice.clone(), url_and_form())
+        .await;
+    assert_step_up(&refused, &server, "invoices invoices:write");
+    assert_eq!(made().await, before, "nothing ran");
+    let done = ed
+        .writer
+        .call_tool("create_invoice", invoice, url_and_form())
+        .await;
+    assert_eq!(done.result()["isError"], false, "{}", done.raw);
+    assert_eq!(made().await, before + 1);
+}
+
+/// `--oidc-manage-scopes`: disconnecting asks for its own scope, named in the step-up; the
+/// connection stays until a token with it asks.
+#[tokio::test]
+async fn disconnecting_needs_the_manage_scope_when_one_is_set() {
+    let mut flags = SCOPES.to_vec();
+    flags.extend(["--oidc-manage-scopes", "invoices:manage"]);
+    let server = oidc_server(&flags).await;
+    let fay = Person::new(&server, "scopes-fay").await;
+    fay.connect_demo_for_writing().await;
+    let disconnect = json!({"provider": "demo"});
+    let refused = fay
+        .writer
+        .call_tool("disconnect_account", disconnect.clone(), url_and_form())
+        .await;
+    assert_step_up(&refused, &server, "invoices invoices:manage");
+    let still = fay.writer.connections().await;
+    assert_eq!(still["connections"].as_array().unwrap().len(), 1, "{still}");
+    let asked = fay
+        .token_with("openid invoices invoices:read invoices:manage")
+        .await
+        .call_tool("disconnect_account", disconnect, url_and_form())
+        .await;
+    assert_eq!(asked.status, StatusCode::OK, "{}", asked.raw);
+    assert_eq!(
+        asked.result()["resultType"],
+        "input_required",
+        "its confirmation: {}",
+        asked.raw
+    );
 }
 
 #[tokio::test]
