@@ -2,6 +2,7 @@
 //! show no link (both eras, on the wire as written), the demo's users as accounts, the link
 //! in `-32042`'s message, and a sign-in link a client accepted but showed nobody.
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -407,20 +408,24 @@ async fn a_connection_that_needs_renewing_is_reconnected_through_the_card() {
     let link = card.result()["_meta"]["grantry/connect"]["url"]
         .as_str()
         .unwrap();
+    let redeemed = || fake.counters.code_redemptions.load(Ordering::SeqCst);
+    let codes_before = redeemed();
     let browser = Browser::new();
     let authorize = browser.continue_at(link).await;
     let callback = browser.get(&authorize).await.location().unwrap();
     assert_eq!(browser.get(&callback).await.status, StatusCode::SEE_OTHER);
+    assert_eq!(redeemed(), codes_before + 1, "a new sign-in at Xero");
 
-    let seen = mcp.call_tool("connection_status", xero, apps()).await;
+    let seen = mcp
+        .call_tool("connection_status", xero.clone(), apps())
+        .await;
     let after = &seen.result()["structuredContent"]["connections"][0];
     assert_eq!(after["state"], "active", "{}", seen.raw);
     assert_eq!(
         after["connection_id"], before["connection_id"],
         "the same connection"
     );
-    assert!(
-        after["signed_in_at"].as_i64() >= shown["connections"][0]["signed_in_at"].as_i64(),
-        "signed in again"
-    );
+    // Renewed for real: Xero, which refused every earlier token, takes the new one.
+    let listed = mcp.call_tool("list_invoices", xero, apps()).await;
+    assert_eq!(listed.result()["isError"], false, "{}", listed.raw);
 }

@@ -20,6 +20,8 @@ use crate::support::{Browser, Mcp};
 pub struct Person {
     pub name: String,
     pub token: String,
+    /// When their page said "connected", in seconds since the start.
+    pub connected_at: f64,
 }
 
 /// What the load saw.
@@ -65,10 +67,15 @@ pub async fn worker(target: &Target, worker: usize, record: &Record) {
         n += 1;
         let name = crate::support::oidc::user(&format!("w{worker}n{n}"));
         let token = access_token(&provider().issuer, &name, &target.mcp_url(), "test-client").await;
-        let person = Person { name, token };
+        let mut person = Person {
+            name,
+            token,
+            connected_at: 0.0,
+        };
         match within(sign_in(target, &person)).await {
             Ok(()) => {
                 record.succeeded(target.started);
+                person.connected_at = target.started.elapsed().as_secs_f64();
                 record.connected.lock().unwrap().push(person.clone());
             }
             Err(why) => {
