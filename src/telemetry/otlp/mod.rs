@@ -165,26 +165,45 @@ mod tests {
     use super::*;
     use crate::telemetry::Export;
 
+    /// What a fake collector was posted, in order.
+    type Posted = Arc<Mutex<Vec<Vec<u8>>>>;
+
     /// A collector answering each post with the next of `statuses` (the last one from then
     /// on); what it was posted, in order.
-    fn collector(statuses: &'static [u16]) -> (Export, Arc<Mutex<Vec<Vec<u8>>>>) {
+    fn collector(statuses: &'static [u16]) -> (Export, Posted) {
+        let (export, posted, _) = collector_asking(statuses, None);
+        (export, posted)
+    }
+
+    /// As [`collector`], a refusal carrying `Retry-After: retry_after` when given; also when
+    /// each post came.
+    fn collector_asking(
+        statuses: &'static [u16],
+        retry_after: Option<&'static str>,
+    ) -> (Export, Posted, Arc<Mutex<Vec<std::time::Instant>>>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let posted = Arc::new(Mutex::new(Vec::new()));
-        let seen = posted.clone();
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let (seen, when) = (posted.clone(), times.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let mut reader = BufReader::new(stream.unwrap());
                 while let Some(body) = read_post(&mut reader) {
+                    when.lock().unwrap().push(std::time::Instant::now());
                     let mut seen = seen.lock().unwrap();
                     seen.push(body);
                     let status = statuses[(seen.len() - 1).min(statuses.len() - 1)];
-                    let answer = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n");
+                    let asked = match retry_after {
+                        Some(after) if status >= 400 => format!("retry-after: {after}\r\n"),
+                        _ => String::new(),
+                    };
+                    let answer = format!("HTTP/1.1 {status} X\r\n{asked}content-length: 0\r\n\r\n");
                     reader.get_mut().write_all(answer.as_bytes()).unwrap();
                 }
             }
         });
-        (Export::Endpoint(url.parse().unwrap()), posted)
+        (Export::Endpoint(url.parse().unwrap()), posted, times)
     }
 
     fn read_post(reader: &mut BufReader<std::net::TcpStream>) -> Option<Vec<u8>> {
@@ -204,6 +223,32 @@ mod tests {
         let mut body = vec![0; length];
         reader.read_exact(&mut body).ok()?;
         Some(body)
+    }
+
+    #[test]
+    fn a_retry_waits_as_long_as_the_collector_asks_and_no_longer_than_the_cap() {
+        let gap = |retry_after: &'static str| {
+            let (export, _, times) = collector_asking(&[503, 200], Some(retry_after));
+            Exporter::new(&export)
+                .unwrap()
+                .send(Bytes::from_static(b"spans"))
+                .unwrap();
+            let times = times.lock().unwrap();
+            times[1] - times[0]
+        };
+        let asked = gap("1");
+        assert!(asked >= Duration::from_secs(1), "waited {asked:?}, not 1 s");
+        assert!(asked < Duration::from_secs(3), "waited {asked:?}");
+        let capped = gap("60");
+        assert!(capped >= LONGEST_WAIT, "waited {capped:?}");
+        assert!(
+            capped < LONGEST_WAIT + Duration::from_secs(2),
+            "waited {capped:?}"
+        );
+        // A date, which grantry does not read, waits the backoff instead.
+        let dated = gap("Wed, 21 Oct 2099 07:28:00 GMT");
+        assert!(dated < Duration::from_secs(1), "waited {dated:?}");
+        assert!(dated >= FIRST_BACKOFF);
     }
 
     #[test]
