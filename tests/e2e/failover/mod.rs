@@ -14,6 +14,7 @@
 //! `GRANTRY_FAILOVER_SECONDS=300 cargo test --test e2e failover -- --ignored --nocapture`.
 //! Each run prints its figures.
 
+mod following;
 mod load;
 mod topology;
 
