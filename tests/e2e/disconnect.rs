@@ -59,15 +59,12 @@ async fn nothing_is_removed_without_a_confirmation(store: &[String]) {
     std::fs::write(&catalog, fake.catalog("xero")).unwrap();
     let key = grantry::seal::generate_key();
     // Replicas of one deployment: one key ring, one public URL (here replica A's).
-    let port_a = crate::support::server::free_port();
-    let public_url = format!("http://127.0.0.1:{port_a}");
     let mut args = servers::as_strs(store);
     args.extend(["--providers", catalog.to_str().unwrap(), "--keys", &key]);
-    args.extend(["--public-url", &public_url]);
     // The spec's answer to a client that cannot confirm (the default's is in accounts.rs).
     args.extend(["--no-url-elicitation", "spec"]);
-    let a = Server::start_on(port_a, &args).await;
-    let b = Server::start(&args).await;
+    let a = Server::start(&args).await;
+    let b = Server::start_beside(&a, &args).await;
     let mcp_a = Mcp::new(a.mcp_url());
     let mcp_b = Mcp::new(b.mcp_url());
     connect(&a, &mcp_a, "xero").await;

@@ -315,12 +315,10 @@ async fn a_form_answered_on_another_replica_finishes_the_creation() {
         return;
     };
     let key = grantry::seal::generate_key();
-    let port_a = crate::support::server::free_port();
-    let public_url = format!("http://127.0.0.1:{port_a}");
     let mut args = servers::as_strs(&store);
-    args.extend(["--keys", &key, "--public-url", &public_url]);
-    let a = Server::start_on(port_a, &args).await;
-    let b = Server::start(&args).await;
+    args.extend(["--keys", &key]);
+    let a = Server::start(&args).await;
+    let b = Server::start_beside(&a, &args).await;
     let on_a = Mcp::new(a.mcp_url());
     let (link, state, input) = on_a.first_round().await;
     Browser::new().sign_in(&link, true).await;

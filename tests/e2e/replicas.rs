@@ -10,30 +10,23 @@ use crate::support::{Browser, Mcp, Server, servers};
 /// Starts three replicas on `store_args`, all with the balancer's URL as public URL.
 pub(crate) async fn replicas(store_args: &[&str]) -> (Balancer, Vec<Server>) {
     let key = grantry::seal::generate_key();
-    // The balancer needs the replicas' ports and the replicas need its URL: pick the
-    // replicas' ports first, start the balancer, then the replicas.
-    let ports: Vec<u16> = (0..3)
-        .map(|_| {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        })
-        .collect();
-    let balancer = Balancer::start(ports.iter().map(|p| format!("127.0.0.1:{p}")).collect()).await;
+    // The replicas need the balancer's URL, and the balancer their ports: it starts first,
+    // and learns each replica's port once that replica listens.
+    let balancer = Balancer::start(Vec::new()).await;
+    let mut args = vec![
+        "--keys",
+        key.as_str(),
+        "--public-url",
+        balancer.base.as_str(),
+        "--retry-hold",
+        "10",
+    ];
+    args.extend_from_slice(store_args);
     let mut servers = Vec::new();
-    for port in &ports {
-        let mut args = vec![
-            "--keys",
-            key.as_str(),
-            "--public-url",
-            balancer.base.as_str(),
-            "--retry-hold",
-            "10",
-        ];
-        args.extend_from_slice(store_args);
-        servers.push(Server::start_on(*port, &args).await);
+    for _ in 0..3 {
+        let server = Server::start(&args).await;
+        balancer.add(server.base.trim_start_matches("http://"));
+        servers.push(server);
     }
     (balancer, servers)
 }

@@ -1,7 +1,7 @@
 //! The whole sign-in on the shared stores, PostgreSQL and Redis, and what grantry asks of a
 //! Redis before it trusts it with grants.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -56,6 +56,11 @@ async fn sign_in_on_redis() {
     sign_in_survives_a_restart(&servers::as_strs(&args)).await;
 }
 
+/// A listen address for a grantry that must refuse to start (it never binds it).
+fn listen() -> String {
+    format!("127.0.0.1:{}", crate::support::server::free_port())
+}
+
 #[tokio::test]
 async fn a_redis_that_could_lose_grants_is_refused_unless_allowed() {
     if !servers::redis_available().await {
@@ -64,7 +69,7 @@ async fn a_redis_that_could_lose_grants_is_refused_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let out = crate::support::server::exit_of(
         Command::new(env!("CARGO_BIN_EXE_grantry"))
-            .args(["--listen", "127.0.0.1:18123", "--data-dir"])
+            .args(["--listen", &listen(), "--data-dir"])
             .arg(dir.path())
             .args(["--store", &servers::redis_url()])
             .args(["--keys", &grantry::seal::generate_key()])
@@ -81,38 +86,13 @@ async fn a_redis_that_could_lose_grants_is_refused_unless_allowed() {
 
 #[tokio::test]
 async fn a_durable_redis_is_accepted() {
-    let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let spawned = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .args(["--appendonly", "yes", "--appendfsync", "always"])
-        .args(["--maxmemory-policy", "noeviction", "--dir"])
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .spawn();
-    let Ok(mut redis) = spawned else {
-        servers::skip("redis-server", "not installed");
+    let Some(redis) = crate::faults::redis::OwnRedis::start() else {
         return;
     };
-    let url = format!("redis://127.0.0.1:{port}");
-    let server = Server::start(&["--store", &url]).await;
+    let server = Server::start(&["--store", &redis.url()]).await;
     assert!(!server.settled_log().await.contains("may lose grants"));
     let answer = Mcp::new(server.mcp_url()).first_round().await;
     assert!(answer.0.contains("/connect/"));
-    drop(server);
-    let _ = redis.kill();
-    let _ = redis.wait();
 }
 
 /// Two replicas behind one public URL: the retry is held on A while the browser's sign-in,
@@ -212,7 +192,7 @@ async fn postgres_without_synchronous_commit_is_refused_unless_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let out = crate::support::server::exit_of(
         Command::new(env!("CARGO_BIN_EXE_grantry"))
-            .args(["--listen", "127.0.0.1:18124", "--data-dir"])
+            .args(["--listen", &listen(), "--data-dir"])
             .arg(dir.path())
             .args(["--store", url])
             .args(["--keys", &grantry::seal::generate_key()]),

@@ -185,16 +185,11 @@ async fn retiring_a_key_in_use_is_refused_until_rewrapped() {
 
     // A grant sealed under k1. (The same port throughout: the demo provider's tokens are
     // bound to its issuer, which is the public URL.)
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let server = Server::start_on(port, &["--store", &store, "--keys", &k1]).await;
+    let mut server = Server::start(&["--store", &store, "--keys", &k1]).await;
     let mcp = crate::support::Mcp::new(server.mcp_url());
     let (link, _, _) = mcp.first_round().await;
     crate::support::Browser::new().sign_in(&link, true).await;
-    drop(server);
+    server.kill();
 
     // k1 dropped from the ring while a grant uses it: refused, with the count.
     let out = grantry(&["--store", &store, "--keys", &k2, "--data-dir", &data]);
@@ -242,7 +237,9 @@ async fn retiring_a_key_in_use_is_refused_until_rewrapped() {
     // Now k1 can go: grantry starts on k2 alone, and the grant is under k2. (Listing invoices
     // is not the check here: the demo provider seals its own tokens with the same ring, so its
     // k1 tokens end with k1, as a real provider's would not.)
-    let server = Server::start_on(port, &["--store", &store, "--keys", &k2]).await;
+    let server = server
+        .restart_with(&["--store", &store, "--keys", &k2])
+        .await;
     drop(server);
     let status = grantry(&[
         "keys",

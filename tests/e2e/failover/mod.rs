@@ -96,10 +96,7 @@ async fn watch_one(replica: usize, base: String, started: Instant, until: Instan
 /// Three replicas on `store`, oidc identity, the fake providers; behind one balancer.
 async fn replicas(store: &str, extra: &[&str], catalog: &str) -> (Balancer, Vec<Server>) {
     let key = grantry::seal::generate_key();
-    let ports: Vec<u16> = (0..3)
-        .map(|_| crate::support::server::free_port())
-        .collect();
-    let balancer = Balancer::start(ports.iter().map(|p| format!("127.0.0.1:{p}")).collect()).await;
+    let balancer = Balancer::start(Vec::new()).await;
     let mut args = oidc::grantry_args(&provider().issuer);
     args.extend(
         [
@@ -126,8 +123,10 @@ async fn replicas(store: &str, extra: &[&str], catalog: &str) -> (Balancer, Vec<
     args.extend(extra.iter().map(|a| a.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut servers = Vec::new();
-    for port in ports {
-        servers.push(Server::start_on(port, &args).await);
+    for _ in 0..3 {
+        let server = Server::start(&args).await;
+        balancer.add(server.base.trim_start_matches("http://"));
+        servers.push(server);
     }
     (balancer, servers)
 }

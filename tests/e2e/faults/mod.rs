@@ -3,7 +3,7 @@
 //! else.
 
 mod postgres;
-mod redis;
+pub(crate) mod redis;
 
 use std::time::Duration;
 

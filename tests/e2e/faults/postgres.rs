@@ -35,18 +35,20 @@ impl OwnPostgres {
             .status()
             .unwrap();
         assert!(status.success());
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let pg = OwnPostgres { bin, dir, port };
+        let mut pg = OwnPostgres { bin, dir, port: 0 };
         pg.as_postgres(
             "initdb",
             &["-A", "trust", "-U", "postgres", "-D", &pg.data()],
         );
-        pg.resume();
-        Some(pg)
+        // Below the ephemeral range, so that no one takes it while the server is down; and
+        // on another one if another test's server took it first.
+        for _ in 0..5 {
+            pg.port = crate::support::ports::stable_port();
+            if pg.start_on_port().is_ok() {
+                return Some(pg);
+            }
+        }
+        panic!("PostgreSQL did not start on any of five ports");
     }
 
     fn data(&self) -> String {
@@ -58,27 +60,42 @@ impl OwnPostgres {
     }
 
     fn as_postgres(&self, program: &str, args: &[&str]) {
+        if let Err(why) = self.try_as_postgres(program, args) {
+            panic!("{why}");
+        }
+    }
+
+    fn try_as_postgres(&self, program: &str, args: &[&str]) -> Result<(), String> {
         let out = Command::new("runuser")
             .args(["-u", "postgres", "--"])
             .arg(self.bin.join(program))
             .args(args)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(format!(
             "{program}: {}",
             String::from_utf8_lossy(&out.stderr)
-        );
+        ))
     }
 
+    /// Starts (again) on its port; it must: a restart takes back the port it had.
     fn resume(&self) {
+        if let Err(why) = self.start_on_port() {
+            panic!("{why}");
+        }
+    }
+
+    fn start_on_port(&self) -> Result<(), String> {
         let options = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1",
             self.port,
             self.dir.path().display()
         );
         let log = self.dir.path().join("log").display().to_string();
-        self.as_postgres(
+        self.try_as_postgres(
             "pg_ctl",
             &[
                 "-D",
@@ -90,7 +107,7 @@ impl OwnPostgres {
                 "-w",
                 "start",
             ],
-        );
+        )
     }
 
     /// `pg_ctl stop -m immediate`: the server dies without a checkpoint, as in a crash.

@@ -15,34 +15,55 @@ use crate::support::{Browser, Mcp, Server, servers};
 /// The port is below Linux's ephemeral range (32768 and up): while this Redis is down, no
 /// other test's `bind(0)` and no outgoing connection can take it, so the Redis that comes
 /// back is this one.
-struct OwnRedis {
+pub(crate) struct OwnRedis {
     port: u16,
     dir: tempfile::TempDir,
     child: Option<Child>,
 }
 
+/// How a start of redis-server went.
+enum Started {
+    Ours,
+    /// Another server answers on the port: ours could not take it.
+    PortTaken,
+    NotInstalled,
+}
+
 impl OwnRedis {
-    fn start() -> Option<OwnRedis> {
-        let port = loop {
-            let port = 20_000 + rand::random::<u16>() % 12_000;
-            if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-                break port;
+    /// A durable redis-server of the caller's own; `None` (the test says it skipped) without
+    /// redis-server. Another test's server on the port picked: again, on another.
+    pub(crate) fn start() -> Option<OwnRedis> {
+        for _ in 0..5 {
+            let mut redis = OwnRedis {
+                port: crate::support::ports::stable_port(),
+                dir: tempfile::tempdir().unwrap(),
+                child: None,
+            };
+            match redis.run() {
+                Started::Ours => return Some(redis),
+                Started::NotInstalled => return None,
+                Started::PortTaken => redis.crash(),
             }
-        };
-        let mut redis = OwnRedis {
-            port,
-            dir: tempfile::tempdir().unwrap(),
-            child: None,
-        };
-        redis.resume().then_some(redis)
+        }
+        panic!("redis-server did not start on any of five ports");
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
-    /// Starts (again) on the same port and data directory; false if redis-server is missing.
+    /// Starts again on the same port and data directory: the port it had is taken back (no
+    /// other test picks below the ephemeral range while it is down).
     fn resume(&mut self) -> bool {
+        match self.run() {
+            Started::Ours => true,
+            Started::NotInstalled => false,
+            Started::PortTaken => panic!("redis-server lost port {} on its restart", self.port),
+        }
+    }
+
+    /// Starts redis-server on the port and data directory.
+    fn run(&mut self) -> Started {
         let spawned = Command::new("redis-server")
             .args([
                 "--port",
@@ -65,15 +86,16 @@ impl OwnRedis {
             .spawn();
         let Ok(child) = spawned else {
             servers::skip("redis-server", "not installed");
-            return false;
+            return Started::NotInstalled;
         };
         let child = self.child.insert(child);
         for _ in 0..100 {
-            // Listening, and ours: a redis-server that could not listen has exited.
-            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok()
-                && child.try_wait().unwrap().is_none()
-            {
-                return true;
+            // Listening, and ours: the server answering is the process just started.
+            if crate::support::ports::redis_is(self.port, child.id()) {
+                return Started::Ours;
+            }
+            if child.try_wait().unwrap().is_some() {
+                return Started::PortTaken;
             }
             std::thread::sleep(Duration::from_millis(20));
         }

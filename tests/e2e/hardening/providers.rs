@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::mcp::url_and_form;
-use crate::support::server::{free_port, refusal};
+use crate::support::server::refusal;
 use crate::support::{Browser, Mcp, Server};
 
 fn catalog(text: &str) -> tempfile::NamedTempFile {
@@ -55,10 +55,8 @@ async fn metadata_server() -> String {
 async fn pkce_off_is_logged_and_metadata_advertising_s256_gets_pkce_anyway() {
     // Two entries for grantry's own demo provider (which refuses a code request without
     // PKCE), both `pkce = "off"`: one with metadata that lists S256.
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
     let metadata = metadata_server().await;
-    let entry = |id: &str, metadata: &str| {
+    let entry = |base: &str, id: &str, metadata: &str| {
         format!(
             "[providers.{id}]\nauthorize_url = \"{base}/demo/authorize\"\n\
              token_url = \"{base}/demo/token\"\napi_base = \"{base}/demo/api\"\n\
@@ -67,14 +65,28 @@ async fn pkce_off_is_logged_and_metadata_advertising_s256_gets_pkce_anyway() {
              pkce = \"off\"\nadapter = \"demo\"\n{metadata}"
         )
     };
-    let text = format!(
-        "default = \"metadata\"\n{}{}",
-        entry("metadata", &format!("metadata_url = \"{metadata}\"\n")),
-        // No metadata where RFC 8414 or OpenID Connect would put it for this issuer.
-        entry("plain", "metadata_url = \"http://127.0.0.1:9/none\"\n"),
-    );
-    let file = catalog(&text);
-    let server = Server::start_on(port, &["--providers", file.path().to_str().unwrap()]).await;
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let path = file.path().to_str().unwrap().to_owned();
+    // The catalog names grantry's own port: written anew for each port a start tries.
+    let server = Server::start_naming_itself(|base| {
+        let text = format!(
+            "default = \"metadata\"\n{}{}",
+            entry(
+                base,
+                "metadata",
+                &format!("metadata_url = \"{metadata}\"\n")
+            ),
+            // No metadata where RFC 8414 or OpenID Connect would put it for this issuer.
+            entry(
+                base,
+                "plain",
+                "metadata_url = \"http://127.0.0.1:9/none\"\n"
+            ),
+        );
+        std::fs::write(&path, text).unwrap();
+        vec!["--providers".to_owned(), path.clone()]
+    })
+    .await;
     let log = server.settled_log().await;
     assert!(
         log.contains("provider=metadata") && log.contains("advertises S256: PKCE is used"),

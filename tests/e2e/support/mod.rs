@@ -15,6 +15,7 @@ pub mod oidc;
 pub mod operator;
 pub mod otlp;
 pub mod person;
+pub mod ports;
 pub mod server;
 pub mod webhooks;
 pub use grantry_test_servers as servers;

@@ -20,9 +20,9 @@ pub struct Server {
 /// What grantry logs once it holds its port (`program::run`).
 const LISTENING: &str = "grantry is listening";
 
+/// A port for a grantry of a test: below the ephemeral range (see [`super::ports`]).
 pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+    super::ports::stable_port()
 }
 
 /// The key ring of a test's grantry on a shared store that names none (a shared store needs
@@ -219,11 +219,25 @@ impl Server {
     }
 
     async fn start_limited(shell_prefix: Option<&str>, args: &[&str]) -> Server {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        Self::start_shaped(shell_prefix, |_| args.clone()).await
+    }
+
+    /// Starts grantry with the arguments `args_for` gives for its base URL (a catalog or a
+    /// public URL that names grantry's own port): on a new port, and arguments, at each try.
+    pub async fn start_naming_itself(args_for: impl Fn(&str) -> Vec<String>) -> Server {
+        Self::start_shaped(None, args_for).await
+    }
+
+    async fn start_shaped(
+        shell_prefix: Option<&str>,
+        args_for: impl Fn(&str) -> Vec<String>,
+    ) -> Server {
         install_tls_provider();
         let data_dir = tempfile::tempdir().unwrap();
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         for _attempt in 0..5 {
             let port = free_port();
+            let args = args_for(&format!("http://127.0.0.1:{port}"));
             if let Some((child, log)) = spawn(port, data_dir.path(), &args, shell_prefix).await {
                 return Server {
                     child,
@@ -245,25 +259,6 @@ impl Server {
         let _ = self.child.wait();
     }
 
-    /// Starts grantry on a given free `port` (for replicas that must know each other's ports).
-    pub async fn start_on(port: u16, args: &[&str]) -> Server {
-        install_tls_provider();
-        let data_dir = tempfile::tempdir().unwrap();
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let (child, log) = spawn(port, data_dir.path(), &args, None)
-            .await
-            .expect("grantry starts");
-        Server {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            data_dir,
-            log,
-            port,
-            args,
-            shell_prefix: None,
-        }
-    }
-
     /// Kills the process (SIGKILL) and starts a new one on the same port, data directory and
     /// arguments: what a crash and a restart look like.
     pub async fn restart(self) -> Server {
@@ -271,8 +266,20 @@ impl Server {
     }
 
     /// As [`Self::restart`], with `more` arguments after the first ones (a setting changed).
-    pub async fn restart_adding(mut self, more: &[&str]) -> Server {
-        self.args.extend(more.iter().map(|a| a.to_string()));
+    pub async fn restart_adding(self, more: &[&str]) -> Server {
+        let mut args = self.args.clone();
+        args.extend(more.iter().map(|a| a.to_string()));
+        self.restart_as(args).await
+    }
+
+    /// As [`Self::restart`], with `args` in place of the first ones.
+    pub async fn restart_with(self, args: &[&str]) -> Server {
+        self.restart_as(args.iter().map(|a| a.to_string()).collect())
+            .await
+    }
+
+    async fn restart_as(mut self, args: Vec<String>) -> Server {
+        self.args = args;
         let _ = self.child.kill();
         let _ = self.child.wait();
         super::leaks::keep_log(self.port, &self.log());
