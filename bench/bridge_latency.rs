@@ -31,12 +31,18 @@ fn main() {
     let rounds: usize = args.next().map_or(5, |a| a.parse().unwrap());
     grantry::providers::http::install_tls_provider();
     let data = tempfile::tempdir().unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = start_grantry(&binary, port, data.path());
+    // A port picked is free when picked: should another process take it first, grantry
+    // exits and starts again on another.
+    let (mut server, port) = (0..5)
+        .find_map(|_| {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            start_grantry(&binary, port, data.path()).map(|child| (child, port))
+        })
+        .expect("grantry did not start on any of five ports");
     let url = format!("http://127.0.0.1:{port}/mcp");
     let mut bridge = Bridge::start(&binary, &url);
     let direct = Direct::new(&url);
@@ -55,7 +61,8 @@ fn main() {
     server.wait().unwrap();
 }
 
-fn start_grantry(binary: &str, port: u16, data: &std::path::Path) -> Child {
+/// grantry on `port`, once it answers there; `None` if it exited (its port was taken).
+fn start_grantry(binary: &str, port: u16, data: &std::path::Path) -> Option<Child> {
     let mut child = Command::new(binary)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         // The rate limits would refuse a benchmark's thousands of calls a minute.
@@ -73,8 +80,12 @@ fn start_grantry(binary: &str, port: u16, data: &std::path::Path) -> Child {
         .unwrap();
     let health = format!("http://127.0.0.1:{port}/healthz");
     for _ in 0..200 {
-        if is_healthy(&health) {
-            return child;
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        // Healthy and still ours: one that lost its port has exited by now.
+        if is_healthy(&health) && child.try_wait().unwrap().is_none() {
+            return Some(child);
         }
         std::thread::sleep(Duration::from_millis(50));
     }
