@@ -62,7 +62,10 @@ async fn cluster_nodes(nodes: &[String]) -> Result<(), StoreError> {
 
 async fn sentinels(setup: &SentinelSetup) -> Result<(), StoreError> {
     let mut known = None;
-    let nodes = setup.sentinels.iter().map(|(host, port)| format!("{host}:{port}"));
+    let nodes = setup
+        .sentinels
+        .iter()
+        .map(|(host, port)| format!("{host}:{port}"));
     for (node, addr) in nodes.zip(sentinel_addrs(setup)) {
         // With the sentinels' own password, as the client that follows the primary asks them.
         let mut settings = redis::RedisConnectionInfo::default();
