@@ -2,20 +2,27 @@
 //! every store, against a running grantry: two people (real OpenID Connect logins, from
 //! tests/oidc) each with connections at three providers (the fakes, which record each
 //! revocation), a webhook receiver for the lifecycle events, and a dump of the store read
-//! without grantry (support::dump) to show an erased person left nothing behind.
+//! without grantry (support::dump) to show an erased person left nothing behind. What the
+//! commands print: nothing on standard error when all went well (no store notice), a line
+//! saying a list is empty, and a reader that closed the pipe early (`| head`) ends them
+//! quietly.
 
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use crate::adapters::connect;
 use crate::support::dump::store_text;
 use crate::support::fake_providers::Fake;
 use crate::support::legacy;
 use crate::support::oidc::provider;
-use crate::support::operator::{json_of, list, oidc_server, refused};
+use crate::support::operator::{
+    into_closed_pipe, json_of, list, messages, no_notice, oidc_server, refused,
+};
 use crate::support::person::Person;
 use crate::support::webhooks::Receiver;
+use crate::support::{Mcp, Server};
 use grantry::grants::GrantKey;
 
 const PROVIDERS: [&str; 3] = ["quickbooks", "stripe", "xero"];
@@ -33,6 +40,32 @@ fn markers(person: &Person) -> Vec<String> {
         markers.push(GrantKey::sole(&principal, &at.parse().unwrap()).owner_tag());
     }
     markers
+}
+
+/// The command's standard output and standard error, once it succeeded with no notice.
+fn said(output: &std::process::Output) -> (String, String) {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stdout}{stderr}");
+    no_notice(&stderr);
+    (stdout, stderr)
+}
+
+/// Asserts a command written into a pipe its reader closed ended quietly: exit 0, no panic,
+/// no message.
+fn ended_quietly(closed: &std::process::Output, command: &[&str]) {
+    let stderr = String::from_utf8_lossy(&closed.stderr);
+    assert!(
+        closed.status.success(),
+        "{command:?}: {:?}: {stderr}",
+        closed.status
+    );
+    no_notice(&stderr);
+    assert_eq!(
+        messages(&stderr),
+        Vec::<&str>::new(),
+        "{command:?}: {stderr}"
+    );
 }
 
 fn revoked_at(fake: &Fake) -> Vec<String> {
@@ -77,6 +110,7 @@ async fn operators_list_revoke_and_forget_people(store: &[String]) {
     );
     assert_eq!(list(&server, &["--provider", "xero"]).await.len(), 2);
     assert!(list(&server, &["--state", "needs_reauth"]).await.is_empty());
+    the_output_is_quiet_and_an_empty_list_says_so(&server).await;
 
     // Bad input: a clear message and exit code, and nothing changes.
     let nobody = ["--user", &provider().issuer, "nobody-at-all"];
@@ -221,4 +255,78 @@ async fn operators_list_revoke_and_forget_people(store: &[String]) {
     }
 }
 
-on_every_store!(operators_list_revoke_and_forget_people);
+/// A listing, in text: every connection on standard output and nothing on standard error (no
+/// notice of the store's, on any store); an empty one says so on standard error, and its JSON
+/// is `[]`. Into a pipe its reader closed (`--json | head`), the command ends quietly.
+async fn the_output_is_quiet_and_an_empty_list_says_so(server: &Server) {
+    let (stdout, stderr) = said(&server.operator(&["connections", "list"]).await);
+    assert_eq!(stdout.lines().count(), 6, "{stdout}");
+    assert_eq!(
+        messages(&stderr),
+        Vec::<&str>::new(),
+        "nothing but the list"
+    );
+
+    let none = ["connections", "list", "--state", "needs_reauth"];
+    let (stdout, stderr) = said(&server.operator(&none).await);
+    assert_eq!(stdout, "");
+    assert_eq!(messages(&stderr), ["grantry: no connection matches"]);
+    let none = json_of(&server.operator(&[&none[..], &["--json"]].concat()).await);
+    assert_eq!(none, json!([]));
+
+    let command = ["connections", "list", "--json"];
+    ended_quietly(&into_closed_pipe(server, &command).await, &command);
+}
+
+/// On a grantry with nothing in it, each list says it is empty (on standard error: standard
+/// output stays the result, and `--json`'s is `[]`), and results written into a pipe whose
+/// reader is gone end the command quietly, with exit 0.
+#[tokio::test]
+async fn empty_lists_say_so_and_a_closed_pipe_ends_quietly() {
+    let (fake, receiver) = (Fake::start().await, Receiver::start());
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("providers.toml");
+    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
+    let mut args = vec![
+        "--providers".to_owned(),
+        catalog.to_str().unwrap().to_owned(),
+    ];
+    args.extend(receiver.flags(&["hooks"], "1,1,1"));
+    let server = Server::start(&crate::support::servers::as_strs(&args)).await;
+    let empty = [
+        (
+            vec!["connections", "list"],
+            "grantry: no connections are stored",
+        ),
+        (vec!["clients", "list"], "grantry: no clients are blocked"),
+        (vec!["events", "list"], "grantry: no webhook deliveries"),
+        (
+            vec!["events", "list", "--status", "parked"],
+            "grantry: no parked webhook deliveries",
+        ),
+    ];
+    for (command, note) in empty {
+        let (stdout, stderr) = said(&server.operator(&command).await);
+        assert_eq!(stdout, "", "{command:?}");
+        assert_eq!(messages(&stderr), [note], "{command:?}: {stderr}");
+    }
+    for command in [
+        ["connections", "list", "--json"],
+        ["clients", "list", "--json"],
+    ] {
+        assert_eq!(json_of(&server.operator(&command).await), json!([]));
+    }
+
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    let events = server.operator(&["events", "list"]).await;
+    assert!(String::from_utf8_lossy(&events.stdout).contains("connection.created"));
+    for command in [
+        &["connections", "list", "--json"][..],
+        &["connections", "list"],
+        &["clients", "list", "--json"],
+        &["events", "list"],
+        &["keys", "status"],
+    ] {
+        ended_quietly(&into_closed_pipe(&server, command).await, command);
+    }
+}

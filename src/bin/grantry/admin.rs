@@ -45,8 +45,18 @@ pub(crate) fn connections(command: ConnectionsCommand) -> ExitCode {
                     provider: args.provider.as_deref().map(provider).transpose()?,
                     state: args.state.as_deref().and_then(State::parse),
                 };
+                let filtered =
+                    filter.user.is_some() || filter.provider.is_some() || filter.state.is_some();
                 let listed = admin.list(&filter).await?;
                 print_list(&listed, args.output);
+                if listed.is_empty() && !args.output.json {
+                    let what = if filtered {
+                        "no connection matches"
+                    } else {
+                        "no connections are stored"
+                    };
+                    eprintln!("grantry: {what}");
+                }
                 Ok(())
             }
             ConnectionsCommand::Revoke(args) => {
@@ -87,17 +97,17 @@ pub(crate) fn users(command: UsersCommand) -> ExitCode {
         confirm(args.confirm, &what, &lines(&listed))?;
         let forgotten = admin.forget(&user).await?;
         if args.output.json {
-            println!("{}", to_json(&forgotten));
+            out!("{}", to_json(&forgotten));
         } else {
             print_revoked(&forgotten.connections, args.output);
-            println!("sign-in attempts removed: {}", forgotten.sign_in_attempts);
-            println!("legacy sessions removed: {}", forgotten.legacy_sessions);
-            println!("rate counters removed: {}", forgotten.rate_counters);
-            println!(
+            out!("sign-in attempts removed: {}", forgotten.sign_in_attempts);
+            out!("legacy sessions removed: {}", forgotten.legacy_sessions);
+            out!("rate counters removed: {}", forgotten.rate_counters);
+            out!(
                 "webhook deliveries removed: {}",
                 forgotten.webhook_deliveries
             );
-            println!("MCP tasks removed: {}", forgotten.tasks);
+            out!("MCP tasks removed: {}", forgotten.tasks);
         }
         kept_fails(&forgotten.connections)
     })
@@ -126,11 +136,14 @@ pub(crate) fn clients(command: ClientsCommand) -> ExitCode {
             ClientsCommand::List(args) => {
                 let blocked = admin.blocked().await?;
                 if args.output.json {
-                    println!("{}", to_json(&blocked));
+                    out!("{}", to_json(&blocked));
                     return Ok(());
                 }
                 for each in &blocked {
-                    println!("{} blocked={}", each.client_id, each.blocked_at);
+                    out!("{} blocked={}", each.client_id, each.blocked_at);
+                }
+                if blocked.is_empty() {
+                    eprintln!("grantry: no clients are blocked");
                 }
                 Ok(())
             }
@@ -153,9 +166,9 @@ fn client_id(args: &ClientArgs) -> Result<&str, Failure> {
 fn print_change(args: &ClientArgs, done: &str) {
     if args.output.json {
         let change = serde_json::json!({"client_id": args.client_id, "result": done});
-        println!("{}", to_json(&change));
+        out!("{}", to_json(&change));
     } else {
-        println!("{}: {done}", args.client_id);
+        out!("{}: {done}", args.client_id);
     }
 }
 
@@ -250,21 +263,21 @@ fn kept_fails(done: &[Revoked]) -> Result<(), Failure> {
 
 fn print_list(listed: &[Listed], output: Output) {
     if output.json {
-        println!("{}", to_json(&listed));
+        out!("{}", to_json(&listed));
         return;
     }
     for each in listed {
-        println!("{}", line(each));
+        out!("{}", line(each));
     }
 }
 
 fn print_revoked(done: &[Revoked], output: Output) {
     if output.json {
-        println!("{}", to_json(&done));
+        out!("{}", to_json(&done));
         return;
     }
     for each in done {
-        println!("{}: {}", line(&each.connection), each.outcome.describe());
+        out!("{}: {}", line(&each.connection), each.outcome.describe());
     }
 }
 

@@ -68,6 +68,17 @@ pub async fn list(server: &Server, filter: &[&str]) -> Vec<Value> {
         .clone()
 }
 
+/// The command run with its standard output a pipe whose reader is already gone (`| head`
+/// that read nothing): its exit status and standard error once it exits.
+pub async fn into_closed_pipe(server: &Server, command: &[&str]) -> std::process::Output {
+    let mut command = server.operator_command(command);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    command.stdout(writer).stderr(std::process::Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || command.output());
+    output.await.unwrap().unwrap()
+}
+
 /// Asserts the command ended with `code`, saying `says` on standard error.
 pub fn refused(output: &std::process::Output, code: i32, says: &str) {
     let stderr = String::from_utf8_lossy(&output.stderr);
