@@ -4,8 +4,8 @@
 //! revocation), a webhook receiver for the lifecycle events, and a dump of the store read
 //! without grantry (support::dump) to show an erased person left nothing behind. What the
 //! commands print: nothing on standard error when all went well (no store notice), a line
-//! saying a list is empty, and a reader that closed the pipe early (`| head`) ends them
-//! quietly.
+//! saying a list is empty, the URL a revocation that failed tried, and a reader that closed
+//! the pipe early (`| head`) ends them quietly.
 
 use std::time::Duration;
 
@@ -21,6 +21,7 @@ use crate::support::operator::{
     into_closed_pipe, json_of, list, messages, no_notice, oidc_server, refused,
 };
 use crate::support::person::Person;
+use crate::support::server::free_port;
 use crate::support::webhooks::Receiver;
 use crate::support::{Mcp, Server};
 use grantry::grants::GrantKey;
@@ -77,7 +78,7 @@ fn revoked_at(fake: &Fake) -> Vec<String> {
 async fn operators_list_revoke_and_forget_people(store: &[String]) {
     let fake = Fake::start().await;
     let receiver = Receiver::start();
-    let (server, _catalog) = oidc_server(store, &fake, &receiver).await;
+    let (server, catalog) = oidc_server(store, &fake, &receiver).await;
     let (alice, bob) = (
         Person::new(&server, "alice").await,
         Person::new(&server, "bob").await,
@@ -253,6 +254,7 @@ async fn operators_list_revoke_and_forget_people(store: &[String]) {
             "`{marker}` is still in the store:\n{dump}"
         );
     }
+    a_failed_revocation_names_the_url_tried(&server, &fake, catalog.path(), &bob).await;
 }
 
 /// A listing, in text: every connection on standard output and nothing on standard error (no
@@ -277,6 +279,61 @@ async fn the_output_is_quiet_and_an_empty_list_says_so(server: &Server) {
     let command = ["connections", "list", "--json"];
     ended_quietly(&into_closed_pipe(server, &command).await, &command);
 }
+
+/// A revocation whose provider cannot be reached: the connection is removed, and the output
+/// names the revocation URL tried (without the query its entry carries, and no token).
+async fn a_failed_revocation_names_the_url_tried(
+    server: &Server,
+    fake: &Fake,
+    catalog: &std::path::Path,
+    bob: &Person,
+) {
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let providers = catalog.join("providers.toml");
+    let entries = std::fs::read_to_string(&providers).unwrap();
+    let entries = entries
+        .replace(
+            &format!("{}/stripe/oauth/revoke", fake.base),
+            &format!("{dead}/stripe/oauth/revoke?audience=ops"),
+        )
+        .replace(
+            &format!("{}/quickbooks/oauth/revoke", fake.base),
+            &format!("{dead}/quickbooks/oauth/revoke?audience=ops"),
+        );
+    std::fs::write(&providers, entries).unwrap();
+    let tokens = fake.issued_tokens();
+    assert!(!tokens.is_empty(), "Bob's tokens are known");
+
+    let revoke = [&["connections", "revoke", "--yes"][..], &bob.user_flag()].concat();
+    let stripe = [&revoke[..], &["--provider", "stripe"]].concat();
+    let (stdout, stderr) = said(&server.operator(&stripe).await);
+    let tried = format!(
+        "removed; the provider could not be reached (provider unreachable or timed out: \
+         connection failed); tried {dead}/stripe/oauth/revoke\n"
+    );
+    assert!(stdout.ends_with(&tried), "{stdout}");
+    let quickbooks = [&revoke[..], &["--provider", "quickbooks", "--json"]].concat();
+    let output = server.operator(&quickbooks).await;
+    let done: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(done[0]["outcome"], "removed_unreachable", "{done}");
+    assert_eq!(
+        done[0]["revocation_url"],
+        format!("{dead}/quickbooks/oauth/revoke"),
+        "{done}"
+    );
+    let everything = format!("{stdout}{stderr}{done}");
+    assert!(!everything.contains("audience=ops"), "{everything}");
+    for token in tokens {
+        assert!(!everything.contains(&token), "a token in {everything}");
+    }
+    assert_eq!(
+        list(server, &bob.user_flag()).await.len(),
+        1,
+        "xero is left"
+    );
+}
+
+on_every_store!(operators_list_revoke_and_forget_people);
 
 /// On a grantry with nothing in it, each list says it is empty (on standard error: standard
 /// output stays the result, and `--json`'s is `[]`), and results written into a pipe whose
