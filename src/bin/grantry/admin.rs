@@ -7,7 +7,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-use grantry::admin::{Admin, AdminError, Filter, Listed, Revoked, describe};
+use grantry::admin::{Admin, AdminError, Filter, Listed, Revoked, SeenAs, describe};
 use grantry::config::ServeArgs;
 use grantry::config::admin::{
     ClientArgs, ClientsCommand, Confirm, ConnectionsCommand, Output, UsersCommand,
@@ -119,10 +119,15 @@ pub(crate) fn clients(command: ClientsCommand) -> ExitCode {
         match command {
             ClientsCommand::Block(args) => {
                 let id = client_id(&args)?;
+                let warning = blocks_nothing(id, admin.seen_as(id).await?);
+                if let Some(warning) = &warning {
+                    eprintln!("grantry: warning: {warning}");
+                }
                 let what = format!("refuse the MCP client `{id}` the use of every connection");
                 confirm(args.confirm, &what, &[])?;
                 let newly = admin.block(id).await?;
-                print_change(&args, if newly { "blocked" } else { "already blocked" });
+                let done = if newly { "blocked" } else { "already blocked" };
+                print_change(&args, done, warning.as_deref());
                 Ok(())
             }
             ClientsCommand::Unblock(args) => {
@@ -130,7 +135,7 @@ pub(crate) fn clients(command: ClientsCommand) -> ExitCode {
                 let what = format!("let the MCP client `{id}` use connections again");
                 confirm(args.confirm, &what, &[])?;
                 admin.unblock(id).await?;
-                print_change(&args, "unblocked");
+                print_change(&args, "unblocked", None);
                 Ok(())
             }
             ClientsCommand::List(args) => {
@@ -163,9 +168,33 @@ fn client_id(args: &ClientArgs) -> Result<&str, Failure> {
     Ok(id)
 }
 
-fn print_change(args: &ClientArgs, done: &str) {
+/// What `clients block` warns of a block sure to refuse nobody.
+fn blocks_nothing(id: &str, seen: SeenAs) -> Option<String> {
+    let why = match seen {
+        SeenAs::Verified | SeenAs::Unseen => return None,
+        SeenAs::DeclaredOnly => format!(
+            "`{id}` is only known as a name an MCP client gave itself (unverified): blocks match \
+             verified client ids only, so this blocks nothing. `grantry connections list` shows \
+             the client each connection was last used through; block one it shows without \
+             \"(unverified)\""
+        ),
+        SeenAs::NoneVerified => format!(
+            "this grantry verifies no MCP client (`--identity dev`: `{id}` can only be a name a \
+             client gave itself): blocks match verified client ids only, so this blocks \
+             nothing. Under `--identity oidc`, `grantry connections list` shows the verified \
+             id each connection was last used through"
+        ),
+    };
+    Some(why)
+}
+
+/// The result on standard output; with `--json`, a `warning` given on standard error too.
+fn print_change(args: &ClientArgs, done: &str, warning: Option<&str>) {
     if args.output.json {
-        let change = serde_json::json!({"client_id": args.client_id, "result": done});
+        let mut change = serde_json::json!({"client_id": args.client_id, "result": done});
+        if let Some(warning) = warning {
+            change["warning"] = warning.into();
+        }
         out!("{}", to_json(&change));
     } else {
         out!("{}: {done}", args.client_id);
