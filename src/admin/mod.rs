@@ -13,7 +13,7 @@ mod forget;
 mod revoke;
 mod view;
 
-pub use clients::BlockedView;
+pub use clients::{BlockedView, SeenAs};
 pub use forget::Forgotten;
 pub use revoke::{Outcome, Revoked};
 pub use view::Listed;
@@ -78,6 +78,9 @@ pub struct Admin {
     pub outbox: Arc<dyn OutboxBackend>,
     pub blocklist: Arc<dyn BlocklistBackend>,
     pub tasks: Arc<dyn TaskBackend>,
+    /// Whether calls name a verified MCP client (`oidc` identity); under `dev`, none does,
+    /// so a block refuses nobody.
+    pub verifies_clients: bool,
 }
 
 impl Admin {

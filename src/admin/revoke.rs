@@ -21,8 +21,12 @@ pub enum Outcome {
     RemovedNotOffered,
     /// Removed; the provider refused the revocation with this status.
     RemovedRefused { status: u16 },
-    /// Removed; the provider could not be reached (or failed).
-    RemovedUnreachable,
+    /// Removed; the provider could not be reached (or failed): the URL tried (without
+    /// credentials or query) and what went wrong.
+    RemovedUnreachable {
+        revocation_url: String,
+        error: String,
+    },
     /// Removed; an API key, which stays valid at the provider until deleted there.
     RemovedKeyForgotten,
     /// Removed; its provider is no longer configured, so it was not revoked there.
@@ -41,7 +45,12 @@ impl Outcome {
             Disconnected::Removed(Revocation::Confirmed) => Self::Revoked,
             Disconnected::Removed(Revocation::NotOffered) => Self::RemovedNotOffered,
             Disconnected::Removed(Revocation::Refused(status)) => Self::RemovedRefused { status },
-            Disconnected::Removed(Revocation::Unreachable) => Self::RemovedUnreachable,
+            Disconnected::Removed(Revocation::Unreachable { url, error }) => {
+                Self::RemovedUnreachable {
+                    revocation_url: url,
+                    error,
+                }
+            }
             Disconnected::Removed(Revocation::KeyForgotten) => Self::RemovedKeyForgotten,
             Disconnected::Gone => Self::Gone,
             Disconnected::Busy | Disconnected::Changed | Disconnected::Updated => Self::Kept,
@@ -61,7 +70,14 @@ impl Outcome {
             Self::RemovedRefused { status } => {
                 format!("removed; the provider refused the revocation (HTTP {status})")
             }
-            Self::RemovedUnreachable => "removed; the provider could not be reached".into(),
+            Self::RemovedUnreachable {
+                revocation_url,
+                error,
+            } => {
+                format!(
+                    "removed; the provider could not be reached ({error}); tried {revocation_url}"
+                )
+            }
             Self::RemovedKeyForgotten => {
                 "removed; an API key stays valid at the provider until deleted there".into()
             }
@@ -158,5 +174,31 @@ impl Admin {
             .disconnect(key, provider, grant.signed_in_at(), EndedBy::Operator)
             .await?;
         Ok(Outcome::of(done))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_provider_is_reported_with_the_url_tried() {
+        let outcome = Outcome::RemovedUnreachable {
+            revocation_url: "https://idp.example/oauth/revoke".into(),
+            error: "provider unreachable or timed out: timed out".into(),
+        };
+        assert_eq!(
+            outcome.describe(),
+            "removed; the provider could not be reached (provider unreachable or timed out: \
+             timed out); tried https://idp.example/oauth/revoke"
+        );
+        assert_eq!(
+            serde_json::to_value(&outcome).unwrap(),
+            serde_json::json!({
+                "outcome": "removed_unreachable",
+                "revocation_url": "https://idp.example/oauth/revoke",
+                "error": "provider unreachable or timed out: timed out",
+            })
+        );
     }
 }

@@ -61,8 +61,12 @@ pub(crate) enum Revocation {
     NotOffered,
     /// It answered with this 4xx.
     Refused(u16),
-    /// It could not be reached, or failed (5xx).
-    Unreachable,
+    /// It could not be reached, or failed (5xx): the URL tried, as
+    /// [`revocation::shown`] writes it (no credentials, no query), and what went wrong.
+    Unreachable {
+        url: String,
+        error: String,
+    },
     /// An API key: nothing to revoke; grantry forgot it, and it works at the provider until
     /// the person deletes it there.
     KeyForgotten,
@@ -156,12 +160,18 @@ async fn end_account_alone(
     Some(match ended {
         Ok(()) => Revocation::Confirmed,
         Err(e) => {
-            tracing::warn!(provider = %provider.id, error = %e, "ending one account failed");
+            let url = adapters::disconnect_account_url(&api)
+                .map(|url| revocation::shown(&url))
+                .unwrap_or_default();
+            tracing::warn!(provider = %provider.id, %url, error = %e, "ending one account failed");
             match e {
                 ApiError::Unauthorized => Revocation::Refused(401),
                 ApiError::Forbidden => Revocation::Refused(403),
                 ApiError::Rejected(status) => Revocation::Refused(status),
-                _ => Revocation::Unreachable,
+                _ => Revocation::Unreachable {
+                    url,
+                    error: e.to_string(),
+                },
             }
         }
     })
@@ -190,10 +200,14 @@ async fn revoke(
         Ok(true) => Revocation::Confirmed,
         Ok(false) => Revocation::NotOffered,
         Err(e) => {
-            tracing::warn!(provider = %provider.id, error = %e, "revocation failed");
+            let url = revocation::revoke_url(provider).unwrap_or_default();
+            tracing::warn!(provider = %provider.id, %url, error = %e, "revocation failed");
             match e {
                 OutboundError::Status(status) if status < 500 => Revocation::Refused(status),
-                _ => Revocation::Unreachable,
+                _ => Revocation::Unreachable {
+                    url,
+                    error: e.to_string(),
+                },
             }
         }
     }
@@ -216,7 +230,7 @@ impl Disconnected {
             Self::Removed(Revocation::Confirmed) => "disconnect-confirmed",
             Self::Removed(Revocation::NotOffered) => "disconnect-not-offered",
             Self::Removed(Revocation::Refused(_)) => "disconnect-refused",
-            Self::Removed(Revocation::Unreachable) => "disconnect-unreachable",
+            Self::Removed(Revocation::Unreachable { .. }) => "disconnect-unreachable",
             Self::Removed(Revocation::KeyForgotten) => "disconnect-key-forgotten",
         };
         let status = match self {
@@ -241,9 +255,11 @@ mod tests {
         let said = |d: Disconnected| d.message(Lang::En, "grantry", "Xero");
         assert!(said(Disconnected::Removed(Revocation::Confirmed)).contains("confirmed"));
         assert!(said(Disconnected::Removed(Revocation::Refused(400))).contains("refused"));
-        assert!(
-            said(Disconnected::Removed(Revocation::Unreachable)).contains("could not be reached")
-        );
+        let unreachable = Revocation::Unreachable {
+            url: "https://idp.example/revoke".into(),
+            error: "timed out".into(),
+        };
+        assert!(said(Disconnected::Removed(unreachable)).contains("could not be reached"));
         assert!(said(Disconnected::Removed(Revocation::NotOffered)).contains("offers no way"));
         assert!(
             said(Disconnected::Removed(Revocation::KeyForgotten))

@@ -6,6 +6,26 @@ use super::http::{OutboundError, transport_reason};
 use super::oauth::TokenSet;
 use crate::telemetry::outbound::{self, Peer};
 
+/// The URL a revocation at `provider` is sent to, as [`shown`] writes it; `None` where it
+/// offers none.
+pub(crate) fn revoke_url(provider: &Provider) -> Option<String> {
+    let url = provider.oauth()?.revoke_url.as_ref()?;
+    Some(shown(url))
+}
+
+/// `url` for an operator or a log line: without user name, password, query or fragment,
+/// which may carry a credential (a token goes in the query of a `revoke_body = "query"`
+/// revocation).
+pub(crate) fn shown(url: &url::Url) -> String {
+    let mut shown = url.clone();
+    // A URL that cannot have credentials has none to remove.
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
+}
+
 /// Asks the provider to revoke `token` (RFC 7009, or the provider's own shape). `Ok(false)`:
 /// the provider has no revocation endpoint (an API key has none: disconnecting forgets it). A 200 (RFC 7009 also for unknown tokens) is
 /// success; anything else is an error the caller reports.
@@ -85,4 +105,18 @@ pub(crate) fn revoke_in_background(http: &reqwest::Client, provider: &Provider, 
         }
     };
     tokio::spawn(crate::telemetry::context::carried(revoking));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_url_keeps_where_it_goes_and_drops_what_may_be_a_credential() {
+        let url = url::Url::parse("https://app:secret@idp.example:8443/oauth/revoke?token=t0k#f")
+            .unwrap();
+        assert_eq!(shown(&url), "https://idp.example:8443/oauth/revoke");
+        let plain = url::Url::parse("http://127.0.0.1:9/revoke").unwrap();
+        assert_eq!(shown(&plain), "http://127.0.0.1:9/revoke");
+    }
 }

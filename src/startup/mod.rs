@@ -206,6 +206,7 @@ pub async fn admin(config: &Config) -> Result<Admin, StartError> {
         outbox: stores.outbox,
         blocklist: stores.blocklist,
         tasks: stores.tasks,
+        verifies_clients: config.identity == crate::config::IdentityMode::Oidc,
     })
 }
 

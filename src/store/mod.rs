@@ -81,10 +81,25 @@ pub async fn postgres_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(10)
         .acquire_timeout(ACQUIRE_TIMEOUT)
-        .connect_with(options)
+        .connect_with(options.clone())
         .await?;
-    sqlx::migrate!("migrations/postgres").run(&pool).await?;
+    migrate_postgres(&options).await?;
     Ok(pool)
+}
+
+/// Brings the schema up to date on a connection of its own, which hears the server's
+/// warnings and errors but not its notices: sqlx creates its bookkeeping table with `IF NOT
+/// EXISTS` on every start, and PostgreSQL's notice that it already exists would otherwise be
+/// logged by every replica's start and every operator's command.
+async fn migrate_postgres(options: &sqlx::postgres::PgConnectOptions) -> Result<(), StoreError> {
+    use sqlx::Connection as _;
+    let quiet = options
+        .clone()
+        .options([("client_min_messages", "warning")]);
+    let mut conn = sqlx::PgConnection::connect_with(&quiet).await?;
+    sqlx::migrate!("migrations/postgres").run(&mut conn).await?;
+    conn.close().await?;
+    Ok(())
 }
 
 /// Two PostgreSQL connections, opened when first used, whose commits do not wait for the

@@ -2,20 +2,28 @@
 //! every store, against a running grantry: two people (real OpenID Connect logins, from
 //! tests/oidc) each with connections at three providers (the fakes, which record each
 //! revocation), a webhook receiver for the lifecycle events, and a dump of the store read
-//! without grantry (support::dump) to show an erased person left nothing behind.
+//! without grantry (support::dump) to show an erased person left nothing behind. What the
+//! commands print: nothing on standard error when all went well (no store notice), a line
+//! saying a list is empty, the URL a revocation that failed tried, and a reader that closed
+//! the pipe early (`| head`) ends them quietly.
 
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use crate::adapters::connect;
 use crate::support::dump::store_text;
 use crate::support::fake_providers::Fake;
 use crate::support::legacy;
 use crate::support::oidc::provider;
-use crate::support::operator::{json_of, list, oidc_server, refused};
+use crate::support::operator::{
+    into_closed_pipe, json_of, list, messages, no_notice, oidc_server, refused,
+};
 use crate::support::person::Person;
+use crate::support::server::free_port;
 use crate::support::webhooks::Receiver;
+use crate::support::{Mcp, Server};
 use grantry::grants::GrantKey;
 
 const PROVIDERS: [&str; 3] = ["quickbooks", "stripe", "xero"];
@@ -35,6 +43,46 @@ fn markers(person: &Person) -> Vec<String> {
     markers
 }
 
+/// Waits (up to 10 s) until the store holds `text`, read without grantry (support::dump).
+async fn until_stored(server: &Server, text: &str) {
+    for _ in 0..100 {
+        if store_text(server).await.contains(text) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "`{text}` never reached the store:\n{}",
+        store_text(server).await
+    );
+}
+
+/// The command's standard output and standard error, once it succeeded with no notice.
+fn said(output: &std::process::Output) -> (String, String) {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stdout}{stderr}");
+    no_notice(&stderr);
+    (stdout, stderr)
+}
+
+/// Asserts a command written into a pipe its reader closed ended quietly: exit 0, no panic,
+/// no message.
+fn ended_quietly(closed: &std::process::Output, command: &[&str]) {
+    let stderr = String::from_utf8_lossy(&closed.stderr);
+    assert!(
+        closed.status.success(),
+        "{command:?}: {:?}: {stderr}",
+        closed.status
+    );
+    no_notice(&stderr);
+    assert_eq!(
+        messages(&stderr),
+        Vec::<&str>::new(),
+        "{command:?}: {stderr}"
+    );
+}
+
 fn revoked_at(fake: &Fake) -> Vec<String> {
     let mut at = fake.counters.revoked_at.lock().unwrap().clone();
     at.sort();
@@ -44,7 +92,7 @@ fn revoked_at(fake: &Fake) -> Vec<String> {
 async fn operators_list_revoke_and_forget_people(store: &[String]) {
     let fake = Fake::start().await;
     let receiver = Receiver::start();
-    let (server, _catalog) = oidc_server(store, &fake, &receiver).await;
+    let (server, catalog) = oidc_server(store, &fake, &receiver).await;
     let (alice, bob) = (
         Person::new(&server, "alice").await,
         Person::new(&server, "bob").await,
@@ -77,6 +125,7 @@ async fn operators_list_revoke_and_forget_people(store: &[String]) {
     );
     assert_eq!(list(&server, &["--provider", "xero"]).await.len(), 2);
     assert!(list(&server, &["--state", "needs_reauth"]).await.is_empty());
+    the_output_is_quiet_and_an_empty_list_says_so(&server).await;
 
     // Bad input: a clear message and exit code, and nothing changes.
     let nobody = ["--user", &provider().issuer, "nobody-at-all"];
@@ -162,7 +211,12 @@ async fn operators_list_revoke_and_forget_people(store: &[String]) {
         alice.mcp.connections().await["connections"].is_array(),
         "a counted request"
     );
-    tokio::time::sleep(grantry::limits::FLUSH_EVERY * 3).await;
+    // Her counter is in the store (what `forget` reads and removes). A count a replica still
+    // holds in memory would write it again after the erasure (docs/operations.md: it lasts to
+    // the end of the minute), so the replica is restarted: the one running holds none of hers.
+    let counter = grantry::limits::principal_counter(&alice.principal()).0;
+    until_stored(&server, &counter).await;
+    let server = server.restart().await;
     let forget = [
         &["users", "forget", "--yes", "--json"][..],
         &alice.user_flag(),
@@ -219,6 +273,136 @@ async fn operators_list_revoke_and_forget_people(store: &[String]) {
             "`{marker}` is still in the store:\n{dump}"
         );
     }
+    a_failed_revocation_names_the_url_tried(&server, &fake, catalog.path(), &bob).await;
+}
+
+/// A listing, in text: every connection on standard output and nothing on standard error (no
+/// notice of the store's, on any store); an empty one says so on standard error, and its JSON
+/// is `[]`. Into a pipe its reader closed (`--json | head`), the command ends quietly.
+async fn the_output_is_quiet_and_an_empty_list_says_so(server: &Server) {
+    let (stdout, stderr) = said(&server.operator(&["connections", "list"]).await);
+    assert_eq!(stdout.lines().count(), 6, "{stdout}");
+    assert_eq!(
+        messages(&stderr),
+        Vec::<&str>::new(),
+        "nothing but the list"
+    );
+
+    let none = ["connections", "list", "--state", "needs_reauth"];
+    let (stdout, stderr) = said(&server.operator(&none).await);
+    assert_eq!(stdout, "");
+    assert_eq!(messages(&stderr), ["grantry: no connection matches"]);
+    let none = json_of(&server.operator(&[&none[..], &["--json"]].concat()).await);
+    assert_eq!(none, json!([]));
+
+    let command = ["connections", "list", "--json"];
+    ended_quietly(&into_closed_pipe(server, &command).await, &command);
+}
+
+/// A revocation whose provider cannot be reached: the connection is removed, and the output
+/// names the revocation URL tried (without the query its entry carries, and no token).
+async fn a_failed_revocation_names_the_url_tried(
+    server: &Server,
+    fake: &Fake,
+    catalog: &std::path::Path,
+    bob: &Person,
+) {
+    let dead = format!("http://127.0.0.1:{}", free_port());
+    let providers = catalog.join("providers.toml");
+    let entries = std::fs::read_to_string(&providers).unwrap();
+    let entries = entries
+        .replace(
+            &format!("{}/stripe/oauth/revoke", fake.base),
+            &format!("{dead}/stripe/oauth/revoke?audience=ops"),
+        )
+        .replace(
+            &format!("{}/quickbooks/oauth/revoke", fake.base),
+            &format!("{dead}/quickbooks/oauth/revoke?audience=ops"),
+        );
+    std::fs::write(&providers, entries).unwrap();
+    let tokens = fake.issued_tokens();
+    assert!(!tokens.is_empty(), "Bob's tokens are known");
+
+    let revoke = [&["connections", "revoke", "--yes"][..], &bob.user_flag()].concat();
+    let stripe = [&revoke[..], &["--provider", "stripe"]].concat();
+    let (stdout, stderr) = said(&server.operator(&stripe).await);
+    let tried = format!(
+        "removed; the provider could not be reached (provider unreachable or timed out: \
+         connection failed); tried {dead}/stripe/oauth/revoke\n"
+    );
+    assert!(stdout.ends_with(&tried), "{stdout}");
+    let quickbooks = [&revoke[..], &["--provider", "quickbooks", "--json"]].concat();
+    let output = server.operator(&quickbooks).await;
+    let done: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(done[0]["outcome"], "removed_unreachable", "{done}");
+    assert_eq!(
+        done[0]["revocation_url"],
+        format!("{dead}/quickbooks/oauth/revoke"),
+        "{done}"
+    );
+    let everything = format!("{stdout}{stderr}{done}");
+    assert!(!everything.contains("audience=ops"), "{everything}");
+    for token in tokens {
+        assert!(!everything.contains(&token), "a token in {everything}");
+    }
+    assert_eq!(
+        list(server, &bob.user_flag()).await.len(),
+        1,
+        "xero is left"
+    );
 }
 
 on_every_store!(operators_list_revoke_and_forget_people);
+
+/// On a grantry with nothing in it, each list says it is empty (on standard error: standard
+/// output stays the result, and `--json`'s is `[]`), and results written into a pipe whose
+/// reader is gone end the command quietly, with exit 0.
+#[tokio::test]
+async fn empty_lists_say_so_and_a_closed_pipe_ends_quietly() {
+    let (fake, receiver) = (Fake::start().await, Receiver::start());
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("providers.toml");
+    std::fs::write(&catalog, fake.catalog("xero")).unwrap();
+    let mut args = vec![
+        "--providers".to_owned(),
+        catalog.to_str().unwrap().to_owned(),
+    ];
+    args.extend(receiver.flags(&["hooks"], "1,1,1"));
+    let server = Server::start(&crate::support::servers::as_strs(&args)).await;
+    let empty = [
+        (
+            vec!["connections", "list"],
+            "grantry: no connections are stored",
+        ),
+        (vec!["clients", "list"], "grantry: no clients are blocked"),
+        (vec!["events", "list"], "grantry: no webhook deliveries"),
+        (
+            vec!["events", "list", "--status", "parked"],
+            "grantry: no parked webhook deliveries",
+        ),
+    ];
+    for (command, note) in empty {
+        let (stdout, stderr) = said(&server.operator(&command).await);
+        assert_eq!(stdout, "", "{command:?}");
+        assert_eq!(messages(&stderr), [note], "{command:?}: {stderr}");
+    }
+    for command in [
+        ["connections", "list", "--json"],
+        ["clients", "list", "--json"],
+    ] {
+        assert_eq!(json_of(&server.operator(&command).await), json!([]));
+    }
+
+    connect(&server, &Mcp::new(server.mcp_url()), "xero").await;
+    let events = server.operator(&["events", "list"]).await;
+    assert!(String::from_utf8_lossy(&events.stdout).contains("connection.created"));
+    for command in [
+        &["connections", "list", "--json"][..],
+        &["connections", "list"],
+        &["clients", "list", "--json"],
+        &["events", "list"],
+        &["keys", "status"],
+    ] {
+        ended_quietly(&into_closed_pipe(&server, command).await, command);
+    }
+}

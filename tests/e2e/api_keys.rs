@@ -139,6 +139,11 @@ async fn a_key_is_checked_then_stored_sealed_and_forgotten_on_disconnect(store: 
         "billed and past_due: {open}"
     );
 
+    let connection = only_connection_id(&mcp).await;
+    assert!(
+        store_holds(&server, store, &connection).await,
+        "the search finds what the key's row holds in the clear (its connection id)"
+    );
     assert!(
         !store_holds(&server, store, PADDLE_KEY).await,
         "the key is sealed at rest"
@@ -276,6 +281,13 @@ async fn each_chargebee_site_is_its_own_connection_named_by_the_site_typed() {
         .collect();
     accounts.sort();
     assert_eq!(accounts, [acme, globex], "{listed}");
+    for connection in listed["connections"].as_array().unwrap() {
+        let id = connection["connection_id"].as_str().unwrap();
+        assert!(
+            store_holds(&server, &[], id).await,
+            "the search finds the rows' connection ids, stored in the clear: {id}"
+        );
+    }
     assert!(!store_holds(&server, &[], acme_key).await);
     assert!(!store_holds(&server, &[], globex_key).await);
 }
@@ -333,7 +345,22 @@ async fn a_key_form_body_past_16_kib_is_refused_unread() {
     assert_eq!(connections(&mcp).await, 0);
 }
 
-/// Whether any store row or value holds `needle` as it is: the SQLite files of the data
+/// The id of the MCP client's user's one connection.
+async fn only_connection_id(mcp: &Mcp) -> String {
+    let listed = mcp.connections().await;
+    assert_eq!(
+        listed["connections"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    listed["connections"][0]["connection_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Whether any store row or value holds `needle` as it is (a test that it holds none must
+/// first show that it finds one: see the positive controls beside each use): the SQLite files of the data
 /// directory, every PostgreSQL row of the database, every Redis value under the prefix.
 async fn store_holds(server: &Server, store: &[String], needle: &str) -> bool {
     match store.get(1).map(String::as_str) {

@@ -4,7 +4,8 @@
 //! (`opaque-client`). The client each use came through is told apart on `/connections`, in
 //! `grantry connections list` and in the signed lifecycle events; a blocked client's calls
 //! get a tool error while the connections stay and the other client goes on working. In `dev`
-//! identity the name a client declares is kept, marked unverified.
+//! identity the name a client declares is kept, marked unverified, and blocking it warns that
+//! it blocks nothing, which a replica that reads the block shows.
 
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 use crate::adapters::connect;
 use crate::support::fake_providers::Fake;
 use crate::support::mcp::Mcp;
-use crate::support::operator::{json_of, list, oidc_server, refused};
+use crate::support::operator::{json_of, list, messages, oidc_server, refused};
 use crate::support::person::{Person, completes, list_invoices};
 use crate::support::webhooks::Receiver;
 use crate::support::{Browser, Server, legacy};
@@ -127,6 +128,11 @@ async fn bad_input_blocks_nothing(server: &Server) {
     refused(&never_blocked, 3, "not blocked");
     let blocked = server.operator(&["clients", "list", "--json"]).await;
     assert_eq!(json_of(&blocked), json!([]));
+    let blocked = server.operator(&["clients", "list"]).await;
+    assert!(blocked.status.success());
+    assert_eq!(String::from_utf8_lossy(&blocked.stdout), "");
+    let stderr = String::from_utf8_lossy(&blocked.stderr);
+    assert_eq!(messages(&stderr), ["grantry: no clients are blocked"]);
 }
 
 /// Blocking the opaque client: its calls are refused, saying why; nothing is disconnected,
@@ -137,6 +143,7 @@ async fn a_blocked_client_is_refused(server: &Server, alice: &Person, opaque: &M
         .await;
     let done = json_of(&done);
     assert_eq!(done["result"], "blocked", "{done}");
+    assert!(done.get("warning").is_none(), "a verified id: {done}");
     let refusal = until(opaque, "xero", is_tool_error).await;
     let why = refusal["content"][0]["text"].as_str().unwrap();
     assert!(
@@ -224,11 +231,43 @@ async fn a_declared_name_is_kept_and_marked_unverified() {
         "{page}"
     );
 
-    // A declared name cannot be blocked into refusing anything: only verified ids count.
+    // A declared name cannot be blocked into refusing anything: only verified ids count,
+    // and under `dev` identity none is, which the command says.
     let blocked = server
-        .operator(&["clients", "block", "grantry-e2e", "--yes"])
+        .operator(&["clients", "block", "grantry-e2e-legacy", "--yes"])
         .await;
-    assert!(blocked.status.success());
-    tokio::time::sleep(grantry::blocklist::REREAD_EVERY).await;
+    let stderr = String::from_utf8_lossy(&blocked.stderr);
+    assert!(blocked.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&blocked.stdout),
+        "grantry-e2e-legacy: blocked\n"
+    );
+    let warning = messages(&stderr).join("\n");
+    assert!(
+        warning.starts_with("grantry: warning: this grantry verifies no MCP client"),
+        "{stderr}"
+    );
+    assert!(warning.contains("so this blocks nothing"), "{stderr}");
+    let declared = ["clients", "block", "grantry-e2e", "--yes", "--json"];
+    let declared = server.operator(&declared).await;
+    let said: Value = serde_json::from_slice(&declared.stdout).unwrap();
+    assert_eq!(said["result"], "blocked", "{said}");
+    assert!(
+        said["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("blocks nothing")),
+        "{said}"
+    );
+    let listed = json_of(&server.operator(&["clients", "list", "--json"]).await);
+    assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
+
+    // A replica started now has no copy of the list: the first call that consults it reads
+    // the store, which holds both blocks. Both clients' calls still complete.
+    let server = server.restart().await;
     assert!(completes(&list_invoices(&mcp, "xero").await));
+    let session = legacy::LegacySession::open(&server.mcp_url(), None, json!({})).await;
+    let answer = session
+        .call_tool("list_invoices", json!({"provider": "xero"}))
+        .await;
+    assert_eq!(answer.result()["isError"], false, "{}", answer.raw);
 }

@@ -7,7 +7,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-use grantry::admin::{Admin, AdminError, Filter, Listed, Revoked, describe};
+use grantry::admin::{Admin, AdminError, Filter, Listed, Revoked, SeenAs, describe};
 use grantry::config::ServeArgs;
 use grantry::config::admin::{
     ClientArgs, ClientsCommand, Confirm, ConnectionsCommand, Output, UsersCommand,
@@ -45,8 +45,18 @@ pub(crate) fn connections(command: ConnectionsCommand) -> ExitCode {
                     provider: args.provider.as_deref().map(provider).transpose()?,
                     state: args.state.as_deref().and_then(State::parse),
                 };
+                let filtered =
+                    filter.user.is_some() || filter.provider.is_some() || filter.state.is_some();
                 let listed = admin.list(&filter).await?;
                 print_list(&listed, args.output);
+                if listed.is_empty() && !args.output.json {
+                    let what = if filtered {
+                        "no connection matches"
+                    } else {
+                        "no connections are stored"
+                    };
+                    eprintln!("grantry: {what}");
+                }
                 Ok(())
             }
             ConnectionsCommand::Revoke(args) => {
@@ -87,17 +97,17 @@ pub(crate) fn users(command: UsersCommand) -> ExitCode {
         confirm(args.confirm, &what, &lines(&listed))?;
         let forgotten = admin.forget(&user).await?;
         if args.output.json {
-            println!("{}", to_json(&forgotten));
+            out!("{}", to_json(&forgotten));
         } else {
             print_revoked(&forgotten.connections, args.output);
-            println!("sign-in attempts removed: {}", forgotten.sign_in_attempts);
-            println!("legacy sessions removed: {}", forgotten.legacy_sessions);
-            println!("rate counters removed: {}", forgotten.rate_counters);
-            println!(
+            out!("sign-in attempts removed: {}", forgotten.sign_in_attempts);
+            out!("legacy sessions removed: {}", forgotten.legacy_sessions);
+            out!("rate counters removed: {}", forgotten.rate_counters);
+            out!(
                 "webhook deliveries removed: {}",
                 forgotten.webhook_deliveries
             );
-            println!("MCP tasks removed: {}", forgotten.tasks);
+            out!("MCP tasks removed: {}", forgotten.tasks);
         }
         kept_fails(&forgotten.connections)
     })
@@ -109,10 +119,15 @@ pub(crate) fn clients(command: ClientsCommand) -> ExitCode {
         match command {
             ClientsCommand::Block(args) => {
                 let id = client_id(&args)?;
+                let warning = blocks_nothing(id, admin.seen_as(id).await?);
+                if let Some(warning) = &warning {
+                    eprintln!("grantry: warning: {warning}");
+                }
                 let what = format!("refuse the MCP client `{id}` the use of every connection");
                 confirm(args.confirm, &what, &[])?;
                 let newly = admin.block(id).await?;
-                print_change(&args, if newly { "blocked" } else { "already blocked" });
+                let done = if newly { "blocked" } else { "already blocked" };
+                print_change(&args, done, warning.as_deref());
                 Ok(())
             }
             ClientsCommand::Unblock(args) => {
@@ -120,17 +135,20 @@ pub(crate) fn clients(command: ClientsCommand) -> ExitCode {
                 let what = format!("let the MCP client `{id}` use connections again");
                 confirm(args.confirm, &what, &[])?;
                 admin.unblock(id).await?;
-                print_change(&args, "unblocked");
+                print_change(&args, "unblocked", None);
                 Ok(())
             }
             ClientsCommand::List(args) => {
                 let blocked = admin.blocked().await?;
                 if args.output.json {
-                    println!("{}", to_json(&blocked));
+                    out!("{}", to_json(&blocked));
                     return Ok(());
                 }
                 for each in &blocked {
-                    println!("{} blocked={}", each.client_id, each.blocked_at);
+                    out!("{} blocked={}", each.client_id, each.blocked_at);
+                }
+                if blocked.is_empty() {
+                    eprintln!("grantry: no clients are blocked");
                 }
                 Ok(())
             }
@@ -150,12 +168,36 @@ fn client_id(args: &ClientArgs) -> Result<&str, Failure> {
     Ok(id)
 }
 
-fn print_change(args: &ClientArgs, done: &str) {
+/// What `clients block` warns of a block sure to refuse nobody.
+fn blocks_nothing(id: &str, seen: SeenAs) -> Option<String> {
+    let why = match seen {
+        SeenAs::Verified | SeenAs::Unseen => return None,
+        SeenAs::DeclaredOnly => format!(
+            "`{id}` is only known as a name an MCP client gave itself (unverified): blocks match \
+             verified client ids only, so this blocks nothing. `grantry connections list` shows \
+             the client each connection was last used through; block one it shows without \
+             \"(unverified)\""
+        ),
+        SeenAs::NoneVerified => format!(
+            "this grantry verifies no MCP client (`--identity dev`: `{id}` can only be a name a \
+             client gave itself): blocks match verified client ids only, so this blocks \
+             nothing. Under `--identity oidc`, `grantry connections list` shows the verified \
+             id each connection was last used through"
+        ),
+    };
+    Some(why)
+}
+
+/// The result on standard output; with `--json`, a `warning` given on standard error too.
+fn print_change(args: &ClientArgs, done: &str, warning: Option<&str>) {
     if args.output.json {
-        let change = serde_json::json!({"client_id": args.client_id, "result": done});
-        println!("{}", to_json(&change));
+        let mut change = serde_json::json!({"client_id": args.client_id, "result": done});
+        if let Some(warning) = warning {
+            change["warning"] = warning.into();
+        }
+        out!("{}", to_json(&change));
     } else {
-        println!("{}: {done}", args.client_id);
+        out!("{}: {done}", args.client_id);
     }
 }
 
@@ -250,21 +292,21 @@ fn kept_fails(done: &[Revoked]) -> Result<(), Failure> {
 
 fn print_list(listed: &[Listed], output: Output) {
     if output.json {
-        println!("{}", to_json(&listed));
+        out!("{}", to_json(&listed));
         return;
     }
     for each in listed {
-        println!("{}", line(each));
+        out!("{}", line(each));
     }
 }
 
 fn print_revoked(done: &[Revoked], output: Output) {
     if output.json {
-        println!("{}", to_json(&done));
+        out!("{}", to_json(&done));
         return;
     }
     for each in done {
-        println!("{}: {}", line(&each.connection), each.outcome.describe());
+        out!("{}: {}", line(&each.connection), each.outcome.describe());
     }
 }
 

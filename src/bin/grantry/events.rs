@@ -41,8 +41,17 @@ async fn act(
                 status: args.status.as_deref().and_then(|s| s.parse().ok()),
                 limit: args.limit,
             };
-            for d in outbox.list(&filter).await? {
-                println!(
+            let listed = outbox.list(&filter).await?;
+            if listed.is_empty() {
+                let status = args
+                    .status
+                    .as_deref()
+                    .map(|s| format!("{s} "))
+                    .unwrap_or_default();
+                eprintln!("grantry: no {status}webhook deliveries");
+            }
+            for d in listed {
+                out!(
                     "{}  {:<26} {:<16} {:<9} attempts={} at={} {}",
                     d.event_id,
                     d.event_type,
@@ -56,12 +65,12 @@ async fn act(
         }
         EventsCommand::Retry(args) => {
             let n = outbox.retry_parked(args.event.as_deref(), now).await?;
-            println!("{n} parked deliveries queued again");
+            out!("{n} parked deliveries queued again");
         }
         EventsCommand::Replay(args) => {
             let since = now - i64::from(args.since_hours) * 3600;
             let n = outbox.replay(since, now).await?;
-            println!("{n} delivered deliveries queued again (same webhook-id)");
+            out!("{n} delivered deliveries queued again (same webhook-id)");
         }
     }
     Ok(())

@@ -43,7 +43,7 @@ where
 pub(crate) fn status(args: ServeArgs) -> ExitCode {
     with_grants(args, |grants| async move {
         let ring = grants.key_ids();
-        println!("keys in the ring (the first seals): {}", ring.join(", "));
+        out!("keys in the ring (the first seals): {}", ring.join(", "));
         for (id, count) in grants.key_usage().await.map_err(|e| e.to_string())? {
             let id = if id.is_empty() {
                 "(unknown)".to_owned()
@@ -55,7 +55,7 @@ pub(crate) fn status(args: ServeArgs) -> ExitCode {
             } else {
                 "  <- not in the ring"
             };
-            println!("{count:>8} grant(s) sealed under {id}{note}");
+            out!("{count:>8} grant(s) sealed under {id}{note}");
         }
         Ok(())
     })
@@ -78,7 +78,7 @@ pub(crate) fn rewrap(args: ServeArgs) -> ExitCode {
                 return Err("rewrap is not making progress".into());
             }
         }
-        println!("re-sealed {total} grant(s) under the first key");
+        out!("re-sealed {total} grant(s) under the first key");
         Ok(())
     })
 }

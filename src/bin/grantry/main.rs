@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use grantry::config::{Cli, Command, KeysCommand, ServeArgs};
 use grantry::store::StoreUrl;
 
+#[macro_use]
+mod output;
 mod admin;
 mod events;
 mod keys;
@@ -19,7 +21,7 @@ fn main() -> ExitCode {
     let cli = Cli::load();
     match cli.command {
         Some(Command::Keys(KeysCommand::Generate)) => {
-            println!("{}", grantry::seal::generate_key());
+            out!("{}", grantry::seal::generate_key());
             ExitCode::SUCCESS
         }
         Some(Command::Keys(KeysCommand::Status(args))) => keys::status(*args),
@@ -57,7 +59,7 @@ fn migrate(args: ServeArgs) -> ExitCode {
     ));
     match opened {
         Ok(_) => {
-            println!("store {} is up to date", config.store);
+            out!("store {} is up to date", config.store);
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -151,6 +151,14 @@ pub(crate) async fn disconnect_account(api: &Api<'_>) -> Option<Result<(), ApiEr
     }
 }
 
+/// Where [`disconnect_account`] asks (Xero's connections API), for saying which URL failed.
+pub(crate) fn disconnect_account_url(api: &Api<'_>) -> Option<url::Url> {
+    match api.provider.adapter {
+        AdapterKind::Xero => http_json::endpoint(&api.base().ok()?, &["connections"]).ok(),
+        _ => None,
+    }
+}
+
 /// Normalizes a page of raw invoices and keeps those `filter` admits (for providers whose
 /// API cannot filter by our statuses itself).
 /// `normalize` gives `None` for an invoice it cannot place (a status grantry does not know):

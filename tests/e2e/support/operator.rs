@@ -26,11 +26,36 @@ pub async fn oidc_server(
     (Server::start(&servers::as_strs(&args)).await, dir)
 }
 
-/// The command's standard output as JSON, once it succeeded.
+/// The command's standard output as JSON, once it succeeded saying nothing else on standard
+/// error: no message of its own, and no notice among its log lines (see [`no_notice`]).
 pub fn json_of(output: &std::process::Output) -> Value {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
+    no_notice(&stderr);
+    assert_eq!(messages(&stderr), Vec::<&str>::new(), "{stderr}");
     serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The lines of a command's standard error that are its own words, not log lines (which
+/// begin with their time): `grantry: …`.
+pub fn messages(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|line| !line.starts_with(|c: char| c.is_ascii_digit()))
+        .collect()
+}
+
+/// Asserts standard error holds no notice of the store driver's (sqlx: PostgreSQL's "relation
+/// already exists" of each start's migration, say). What an operator's command does log under
+/// the default filter stays: its audit lines, the settings' own warnings (a provider's `pkce
+/// = "off"`), errors.
+pub fn no_notice(stderr: &str) {
+    for line in stderr.lines() {
+        assert!(
+            !line.contains("sqlx"),
+            "a store notice on standard error: {line}\n{stderr}"
+        );
+    }
 }
 
 /// `grantry connections list --json` with `filter`.
@@ -41,6 +66,17 @@ pub async fn list(server: &Server, filter: &[&str]) -> Vec<Value> {
         .as_array()
         .unwrap()
         .clone()
+}
+
+/// The command run with its standard output a pipe whose reader is already gone (`| head`
+/// that read nothing): its exit status and standard error once it exits.
+pub async fn into_closed_pipe(server: &Server, command: &[&str]) -> std::process::Output {
+    let mut command = server.operator_command(command);
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    command.stdout(writer).stderr(std::process::Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || command.output());
+    output.await.unwrap().unwrap()
 }
 
 /// Asserts the command ended with `code`, saying `says` on standard error.

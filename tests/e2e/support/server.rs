@@ -297,15 +297,26 @@ impl Server {
     }
 
     /// An operator's command (`connections list`, `users forget --yes`, …) run with this
-    /// server's settings and store, with standard input closed: its output once it exits.
-    /// It is waited for off the test's runtime, which keeps serving the fakes it may call.
+    /// server's settings and store, with standard input closed and the default log filter
+    /// (what an operator sees): its output once it exits. It is waited for off the test's
+    /// runtime, which keeps serving the fakes it may call.
     pub async fn operator(&self, command: &[&str]) -> std::process::Output {
-        let mut operator = Command::new(env!("CARGO_BIN_EXE_grantry"));
-        operator.args(command).stdin(Stdio::null());
-        with_test_settings(&mut operator, self.port, self.data_dir.path(), &self.args);
+        let mut operator = self.operator_command(command);
         tokio::task::spawn_blocking(move || exit_of(&mut operator))
             .await
             .unwrap()
+    }
+
+    /// The command [`Server::operator`] runs, for a test that wires its output itself.
+    pub fn operator_command(&self, command: &[&str]) -> Command {
+        let mut operator = Command::new(env!("CARGO_BIN_EXE_grantry"));
+        operator
+            .args(command)
+            .stdin(Stdio::null())
+            .env_remove("GRANTRY_LOG")
+            .env_remove("RUST_LOG");
+        with_test_settings(&mut operator, self.port, self.data_dir.path(), &self.args);
+        operator
     }
 
     /// The arguments it was started with.
