@@ -9,6 +9,7 @@
 
 mod blocks;
 mod commands;
+mod passwords;
 mod recipes;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -24,72 +24,17 @@ use std::time::{Duration, Instant};
 
 use super::blocks::{Block, Marker, expected_rows, shell};
 use super::commands::{command_lines, concrete, every_command, grantry_command, program};
+use super::passwords::{password_makers, url_templates};
 use super::root;
 
 /// How long one block may take (a first install of the test OpenID provider included).
 const DEADLINE: Duration = Duration::from_secs(300);
 
 /// The `grantry` on a recipe's `PATH`.
-const GRANTRY: &str = r#"#!/usr/bin/env bash
-# grantry as the manual's recipes meet it (tests/manual/recipes.rs): serving (no command, or
-# `serve`) starts in the background and returns once /readyz answers; anything else is the
-# binary itself.
-set -euo pipefail
-real='@REAL@'
-logs='@LOGS@'
-case "${1:-}" in
-  "" | serve | -*) ;;
-  *) exec "$real" "$@" ;;
-esac
-for a in "$@"; do
-  case "$a" in -h | --help | -V | --version) exec "$real" "$@" ;; esac
-done
-listen="${GRANTRY_LISTEN:-127.0.0.1:8080}"
-previous=
-for a in "$@"; do
-  [ "$previous" != --listen ] || listen="$a"
-  case "$a" in --listen=*) listen="${a#--listen=}" ;; esac
-  previous="$a"
-done
-port="${listen##*:}"
-if (: </dev/tcp/127.0.0.1/"$port") 2>/dev/null; then
-  echo "127.0.0.1:$port" >>"$logs/busy"
-  echo "grantry: 127.0.0.1:$port is taken by something else" >&2
-  exit 75
-fi
-log="$logs/grantry-$port.log"
-"$real" "$@" >"$log" 2>&1 &
-pid=$!
-for _ in $(seq 600); do
-  if curl -sf -o /dev/null "http://127.0.0.1:$port/readyz"; then exit 0; fi
-  if ! kill -0 "$pid" 2>/dev/null; then
-    echo "grantry on 127.0.0.1:$port exited before it was ready" | tee -a "$logs/failed" >&2
-    cat "$log" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-echo "grantry on 127.0.0.1:$port was not ready within a minute" | tee -a "$logs/failed" >&2
-cat "$log" >&2
-exit 1
-"#;
+const GRANTRY: &str = include_str!("wrappers/grantry");
 
 /// The `cargo` on a recipe's `PATH`.
-const CARGO: &str = r#"#!/usr/bin/env bash
-# cargo as the manual's recipes meet it (tests/manual/recipes.rs): `cargo run --release
-# [-- ARGS]` is `grantry ARGS`, the binary under test; nothing else is.
-set -euo pipefail
-if [ "${1:-}" = run ] && [ "${2:-}" = --release ]; then
-  shift 2
-  if [ $# -gt 0 ]; then
-    [ "$1" = -- ] || { echo "cargo run --release $*: only \`-- ARGS\` may follow" >&2; exit 2; }
-    shift
-  fi
-  exec grantry "$@"
-fi
-echo "cargo $*: the recipes run only \`cargo run --release [-- ARGS]\`" >&2
-exit 2
-"#;
+const CARGO: &str = include_str!("wrappers/cargo");
 
 /// The providers file a synopsis runs with: Xero, as the manual's examples name it.
 const PROVIDERS: &str =
@@ -461,106 +406,6 @@ fn every_shell_block_of_the_manual_runs_as_written() {
         rows.join("; ")
     ));
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
-}
-
-/// Each `NAME=$(…)` of a text whose NAME holds PASSWORD: the name and the command.
-fn password_makers(text: &str) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    for (at, _) in text.match_indices("$(") {
-        let before = text[..at].trim_end_matches('"');
-        let Some(before) = before.strip_suffix('=') else {
-            continue;
-        };
-        let name: String = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect::<Vec<char>>()
-            .into_iter()
-            .rev()
-            .collect();
-        let rest = &text[at + 2..];
-        let (mut depth, mut end) = (1, None);
-        for (i, c) in rest.char_indices() {
-            depth += match c {
-                '(' => 1,
-                ')' => -1,
-                _ => 0,
-            };
-            if depth == 0 {
-                end = Some(i);
-                break;
-            }
-        }
-        if name.contains("PASSWORD") {
-            found.push((name, rest[..end.unwrap()].to_owned()));
-        }
-    }
-    found
-}
-
-/// The `postgres://` URLs of a text that use the variable `name`, with `\u{1}` for it.
-fn url_templates(text: &str, name: &str) -> Vec<String> {
-    let mut text = text.to_owned();
-    while let Some(at) = text.find(&format!("${{{name}")) {
-        let end = at + text[at..].find('}').unwrap();
-        text.replace_range(at..=end, "\u{1}");
-    }
-    let text = text.replace(&format!("${name}"), "\u{1}");
-    text.match_indices("postgres://")
-        .map(|(at, _)| {
-            text[at..]
-                .split(|c: char| c.is_whitespace() || c == '"' || c == '\'')
-                .next()
-                .unwrap()
-                .to_owned()
-        })
-        .filter(|url| url.contains('\u{1}'))
-        .collect()
-}
-
-#[test]
-fn every_database_password_the_manual_makes_fits_in_its_url() {
-    let compose = std::fs::read_to_string(root().join("docker-compose.yml")).unwrap();
-    let mut sources: Vec<(String, String)> =
-        shell().into_iter().map(|b| (b.place(), b.text)).collect();
-    sources.push(("docker-compose.yml".to_owned(), compose.clone()));
-    let mut checked = 0;
-    for (place, text) in sources {
-        for (name, maker) in password_makers(&text) {
-            let mut templates = url_templates(&text, &name);
-            templates.extend(url_templates(&compose, &name));
-            assert!(
-                !templates.is_empty(),
-                "{place}: no postgres:// URL uses {name}"
-            );
-            let made = Command::new("bash")
-                .args(["-c", &format!("for _ in $(seq 100); do {maker}; done")])
-                .output()
-                .unwrap();
-            assert!(made.status.success(), "{place}: `{maker}`: {made:?}");
-            let values: Vec<&str> = std::str::from_utf8(&made.stdout).unwrap().lines().collect();
-            assert_eq!(values.len(), 100, "{place}: `{maker}` makes one line");
-            for template in &templates {
-                let plain = url::Url::parse(&template.replace('\u{1}', "x")).unwrap();
-                for value in &values {
-                    let url = template.replace('\u{1}', value);
-                    let parsed = url::Url::parse(&url).ok();
-                    let same = parsed.as_ref().is_some_and(|u| {
-                        u.password() == Some(value)
-                            && (u.host_str(), u.port(), u.path())
-                                == (plain.host_str(), plain.port(), plain.path())
-                    });
-                    assert!(
-                        same,
-                        "{place}: `{maker}` made {value:?}, which breaks {template:?}: {parsed:?}"
-                    );
-                }
-            }
-            checked += 1;
-        }
-    }
-    assert!(checked >= 2, "only {checked} password recipes found");
 }
 
 #[test]
