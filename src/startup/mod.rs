@@ -52,10 +52,13 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
     keys::check_no_key_retired_in_use(&sealer, stores.grants.as_ref()).await?;
     let http = crate::providers::http::client();
     let Offered {
-        catalog,
+        mut catalog,
         demo,
         upstream,
     } = offered_providers(&config, &sealer, &http).await?;
+    // Only a serving replica starts sign-ins: the operators' commands neither read the
+    // providers' metadata nor warn of their PKCE.
+    catalog.settle_pkce(&http).await;
     let identity = Identity::start(&config, http.clone()).await?;
     let limiter = Limiter::start(stores.counters, config.limits.clone());
     let settings = lifecycle_settings(&config);
@@ -141,12 +144,11 @@ async fn offered_providers(
     http: &reqwest::Client,
 ) -> Result<Offered, StartError> {
     let demo_base = format!("{}/demo", config.public_url);
-    let mut catalog = Catalog::load(
+    let catalog = Catalog::load(
         config.demo.then_some(demo_base.as_str()),
         config.providers_file.as_deref(),
         &config.allow_insecure_providers,
     )?;
-    catalog.settle_pkce(http).await;
     let demo = config.demo.then(|| {
         let demo_config = DemoConfig {
             access_token_ttl_secs: config.demo_token_ttl_secs,
