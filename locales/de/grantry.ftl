@@ -31,6 +31,12 @@ connect-key-unchecked = { $provider } war nicht erreichbar, um den Schlüssel zu
 
 connected-title = Konto verbunden
 connected-body = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück: Er macht von selbst weiter.
+connected-body-ask-again = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück und fragen Sie erneut: Er weiß noch nicht, dass Sie sich angemeldet haben.
+connected-body-card = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück und klicken Sie auf seiner Verbindungskarte auf „Weiter“.
+connected-body-page = Ihr { $provider }-Konto ist verbunden. Ihre Assistenten können es ab jetzt verwenden; Sie können diese Seite schließen.
+connected-body-unsaid = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück: Macht er nicht von selbst weiter, fragen Sie erneut.
+connected-provider = Anbieter
+connected-account = Konto
 connected-less-title = Verbunden, mit weniger Zugriff als erbeten
 connected-less-body = { $provider } hat weniger gewährt als erbeten, daher ist manches (etwa das Erstellen von Rechnungen) nicht möglich. Damit wurde nichts geschrieben. Um es zu erlauben, verbinden Sie sich erneut und gewähren Sie alles, wonach der Anbieter fragt.
 connected-unknown-provider = Abrechnungs

@@ -33,6 +33,12 @@ connect-key-unchecked = { $provider } could not be reached to check the key, so 
 
 connected-title = Account connected
 connected-body = Your { $provider } account is connected. Return to your assistant: it will continue on its own.
+connected-body-ask-again = Your { $provider } account is connected. Return to your assistant and ask it again: it does not know yet that you signed in.
+connected-body-card = Your { $provider } account is connected. Return to your assistant and press Continue on its connect card.
+connected-body-page = Your { $provider } account is connected. Your assistants can use it from now on; you can close this page.
+connected-body-unsaid = Your { $provider } account is connected. Return to your assistant: if it does not continue on its own, ask it again.
+connected-provider = Provider
+connected-account = Account
 connected-less-title = Connected, with less access than asked
 connected-less-body = { $provider } granted less than was asked for, so some things you asked for (such as creating invoices) cannot be done. Nothing was written with it. To allow them, connect again and grant everything the provider asks about.
 connected-unknown-provider = billing

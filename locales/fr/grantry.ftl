@@ -31,6 +31,12 @@ connect-key-unchecked = { $provider } n'a pas pu être joint pour vérifier la c
 
 connected-title = Compte connecté
 connected-body = Votre compte { $provider } est connecté. Revenez à votre assistant : il poursuivra de lui-même.
+connected-body-ask-again = Votre compte { $provider } est connecté. Revenez à votre assistant et redemandez-lui : il ne sait pas encore que vous vous êtes connecté.
+connected-body-card = Votre compte { $provider } est connecté. Revenez à votre assistant et appuyez sur Continuer sur sa carte de connexion.
+connected-body-page = Votre compte { $provider } est connecté. Vos assistants peuvent l'utiliser dès maintenant ; vous pouvez fermer cette page.
+connected-body-unsaid = Votre compte { $provider } est connecté. Revenez à votre assistant : s'il ne poursuit pas de lui-même, redemandez-lui.
+connected-provider = Fournisseur
+connected-account = Compte
 connected-less-title = Connecté, avec moins d'accès que demandé
 connected-less-body = { $provider } a accordé moins que ce qui était demandé : certaines actions (comme créer des factures) ne sont donc pas possibles. Rien n'a été écrit avec cet accès. Pour les autoriser, connectez-vous à nouveau et accordez tout ce que le fournisseur demande.
 connected-unknown-provider = de facturation

@@ -18,6 +18,7 @@ use super::pages::{self, ConfirmDisconnectPage, ConnectLink, ConnectionRow, Conn
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
 use crate::connections::{Connection, EndedBy};
+use crate::flows::Handout;
 use crate::grants::{Grant, State as Health};
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::identity::{Identity, McpClient, Principal};
@@ -105,7 +106,7 @@ fn connect_links(
 
 /// A fresh sign-in link for `principal` at `provider`.
 fn sign_in_link(state: &AppState, principal: &Principal, provider: &Provider, now: i64) -> String {
-    let ticket = Ticket::new(principal, &provider.id).seal(
+    let ticket = Ticket::new(principal, &provider.id, Handout::ConnectionsPage).seal(
         &state.sealer,
         now,
         state.config.request_state_ttl_secs,

@@ -12,6 +12,7 @@ mod admission;
 mod api_key;
 mod binding;
 mod callback;
+mod connected;
 mod connections;
 mod csrf;
 mod errors;
@@ -52,7 +53,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/connect/{ticket}/key", post(api_key::submit))
         .route("/oauth/callback", get(callback::handle))
         .route("/login/callback", get(login::callback))
-        .route("/connected", get(callback::connected))
+        .route("/connected", get(connected::show))
         .route(CONNECTIONS_PATH, get(connections::show))
         .route(
             "/connections/{id}/disconnect",

@@ -95,7 +95,21 @@ pub(crate) struct ConfirmDisconnectPage<'a> {
     pub connected_at: i64,
 }
 
-/// A one-message page: connected, expired, refused and the like.
+/// The page a finished sign-in lands on: what to do next, and the account connected.
+#[derive(Template)]
+#[template(path = "connected.html")]
+pub(crate) struct ConnectedPage<'a> {
+    pub title: &'a str,
+    /// That it is connected, and what the person does next.
+    pub body: &'a str,
+    pub provider_name: &'a str,
+    /// The account's name as the provider gave it, where the sign-in picked one.
+    pub account: Option<&'a str>,
+    /// The connections page.
+    pub manage: &'a str,
+}
+
+/// A one-message page: expired, refused and the like.
 #[derive(Template)]
 #[template(path = "message.html")]
 pub(crate) struct MessagePage<'a> {

@@ -120,6 +120,9 @@ async function signIn(url, user) {
   await page.fill('input[name=user]', user);
   await Promise.all([page.waitForURL(/\/connected/), page.click('button[value=approve]')]);
   assert.match(await page.textContent('h1'), /Account connected/);
+  // The card's link: its page sends the person back to the card, naming the account.
+  assert.match(await page.textContent('.next-step'), /press Continue on its connect card/);
+  assert.equal(await page.textContent('.account'), user);
   await context.close();
 }
 
@@ -206,11 +209,12 @@ test('a second account through the card, and nothing secret in what the card was
   const handed = JSON.stringify(await page.evaluate(() => window.handed));
   assert.ok(handed.includes('connection_id'), handed.slice(0, 300));
   assert.doesNotMatch(handed, /requestState|access_token|refresh_token|verifier|"ticket/i);
-  // The one sealed value it got is the connect link's ticket, which works only for its person.
+  // The sealed values it got are connect links' tickets (the card's, and the one in the words
+  // for a host that shows no card), which work only for their person.
   const sealed = new Set(handed.match(/g1\.[\w-]+/g));
   const links = new Set([...handed.matchAll(/\/connect\/(g1\.[\w-]+)/g)].map((m) => m[1]));
-  assert.equal(links.size, 1);
-  assert.deepEqual(sealed, links, 'no sealed value but the connect link');
+  assert.equal(links.size, 2);
+  assert.deepEqual(sealed, links, 'no sealed value but the connect links');
   assert.deepEqual(problems, []);
   await context.close();
 });

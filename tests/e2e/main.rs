@@ -18,6 +18,7 @@ mod attribution;
 mod brand_and_language;
 mod callback;
 mod connect_page;
+mod connected_page;
 mod connections;
 mod consent;
 mod disconnect;
