@@ -130,6 +130,7 @@ fn row(
         account: grant.tokens.account.map(|a| a.name),
         scopes: grant.tokens.scopes,
         healthy: grant.state == Health::Active,
+        broken: grant.state == Health::NeedsReauth,
         health,
         connected_since: rfc3339(grant.created_at),
         last_used: when(grant.used_at),

@@ -69,6 +69,8 @@ pub(crate) struct ConnectionRow {
     pub scopes: Vec<String>,
     /// Whether it works as it is (else `health` says what is wrong).
     pub healthy: bool,
+    /// Whether it cannot be used until the person reconnects it (marked beside its name).
+    pub broken: bool,
     pub health: String,
     pub connected_since: String,
     pub last_used: Option<String>,
