@@ -70,6 +70,23 @@ connections-no-longer-accepted = { $provider } akzeptiert den Zugriff von { $bra
 connections-no-such-title = Diese Verbindung gibt es nicht
 connections-no-such-body = Sie haben keine Verbindung mit dieser Kennung; vielleicht wurde sie bereits getrennt.
 
+## Datum und Uhrzeit (in UTC)
+
+date-time = { $day }. { $month } { $year }, { $time } UTC
+date-first-of-month = 1
+date-month-1 = Januar
+date-month-2 = Februar
+date-month-3 = März
+date-month-4 = April
+date-month-5 = Mai
+date-month-6 = Juni
+date-month-7 = Juli
+date-month-8 = August
+date-month-9 = September
+date-month-10 = Oktober
+date-month-11 = November
+date-month-12 = Dezember
+
 ## Trennen
 
 disconnect-title = { $name } trennen?

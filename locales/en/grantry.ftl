@@ -72,6 +72,24 @@ connections-no-longer-accepted = { $provider } no longer accepts { $brand }'s ac
 connections-no-such-title = No such connection
 connections-no-such-body = You have no connection with this id; it may have been disconnected already.
 
+## Dates and times, in UTC (a page does not know the reader's time zone); $day is the
+## day of the month (date-first-of-month on the first), $time hours:minutes
+
+date-time = { $day } { $month } { $year }, { $time } UTC
+date-first-of-month = 1
+date-month-1 = January
+date-month-2 = February
+date-month-3 = March
+date-month-4 = April
+date-month-5 = May
+date-month-6 = June
+date-month-7 = July
+date-month-8 = August
+date-month-9 = September
+date-month-10 = October
+date-month-11 = November
+date-month-12 = December
+
 ## Disconnecting
 
 disconnect-title = Disconnect { $name }?

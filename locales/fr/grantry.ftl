@@ -70,6 +70,23 @@ connections-no-longer-accepted = { $provider } n'accepte plus l'accès de { $bra
 connections-no-such-title = Connexion introuvable
 connections-no-such-body = Vous n'avez aucune connexion avec cet identifiant ; elle a peut-être déjà été déconnectée.
 
+## Dates et heures (en UTC)
+
+date-time = { $day } { $month } { $year } à { $time } UTC
+date-first-of-month = 1er
+date-month-1 = janvier
+date-month-2 = février
+date-month-3 = mars
+date-month-4 = avril
+date-month-5 = mai
+date-month-6 = juin
+date-month-7 = juillet
+date-month-8 = août
+date-month-9 = septembre
+date-month-10 = octobre
+date-month-11 = novembre
+date-month-12 = décembre
+
 ## Déconnexion
 
 disconnect-title = Déconnecter { $name } ?

@@ -12,6 +12,8 @@ use axum::http::header::{
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
+use crate::ui::Moment;
+
 /// The connect page: who connects which provider with which scopes, and a Continue button.
 #[derive(Template)]
 #[template(path = "connect.html")]
@@ -60,7 +62,8 @@ pub(crate) struct ConnectLink {
     pub href: String,
 }
 
-/// One connection as the connections page shows it (times in RFC 3339, UTC).
+/// One connection as the connections page shows it (times in the reader's words, and in
+/// RFC 3339 for `<time datetime>`).
 pub(crate) struct ConnectionRow {
     pub provider_name: String,
     pub account: Option<String>,
@@ -72,11 +75,11 @@ pub(crate) struct ConnectionRow {
     /// Whether it cannot be used until the person reconnects it (marked beside its name).
     pub broken: bool,
     pub health: String,
-    pub connected_since: String,
-    pub last_used: Option<String>,
+    pub connected_since: Moment,
+    pub last_used: Option<Moment>,
     /// The MCP client it was last used through, in the reader's words.
     pub used_by: Option<String>,
-    pub expires_at: Option<String>,
+    pub expires_at: Option<Moment>,
     /// A fresh connect link for the same provider: the same connection, signed in again.
     pub reconnect: String,
     /// Where its Disconnect asks first.
