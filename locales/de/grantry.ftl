@@ -6,6 +6,15 @@
 page-support = Brauchen Sie Hilfe? Support kontaktieren
 page-logo-alt = { $brand }
 
+## Die Startseite (/)
+
+home-title = MCP-Connector
+home-what = { $brand } ist ein MCP-Connector: Er lässt Ihre KI-Assistenten mit Ihren Abrechnungskonten arbeiten, sobald Sie diese hier verbinden. Er sieht Ihre Passwörter nie, und Sie können ein Konto jederzeit trennen.
+home-endpoint = URL des MCP-Servers
+home-providers = Konten, die er verbindet
+home-configure = Um ihn zu nutzen, fügen Sie die URL des MCP-Servers Ihrem Assistenten als entfernten (HTTP-)MCP-Server hinzu. Braucht er zum ersten Mal eines Ihrer Konten, gibt er Ihnen einen Link, um es zu verbinden.
+home-connections = Ihre Verbindungen ansehen und verwalten
+
 ## Die Verbindungsseite
 
 connect-title = { $provider } verbinden

@@ -8,6 +8,15 @@ page-support = Need help? Contact support
 page-logo-alt = { $brand }
 lang-probe-english-only = English only: this message tests the fallback to English.
 
+## The start page (/)
+
+home-title = MCP connector
+home-what = { $brand } is an MCP connector: it lets your AI assistants work with your billing accounts, once you connect them here. It never sees your passwords, and you can disconnect an account at any time.
+home-endpoint = MCP server URL
+home-providers = Accounts it connects
+home-configure = To use it, add the MCP server URL to your assistant as a remote (HTTP) MCP server. When it first needs one of your accounts, it gives you a link to connect it.
+home-connections = See and manage your connections
+
 ## The connect page
 
 connect-title = Connect { $provider }

@@ -6,6 +6,15 @@
 page-support = Besoin d'aide ? Contacter le support
 page-logo-alt = { $brand }
 
+## La page d'accueil (/)
+
+home-title = Connecteur MCP
+home-what = { $brand } est un connecteur MCP : il permet à vos assistants IA d'utiliser vos comptes de facturation, une fois que vous les avez connectés ici. Il ne voit jamais vos mots de passe, et vous pouvez déconnecter un compte à tout moment.
+home-endpoint = URL du serveur MCP
+home-providers = Comptes qu'il connecte
+home-configure = Pour l'utiliser, ajoutez l'URL du serveur MCP à votre assistant comme serveur MCP distant (HTTP). Lorsqu'il a besoin pour la première fois de l'un de vos comptes, il vous donne un lien pour le connecter.
+home-connections = Voir et gérer vos connexions
+
 ## La page de connexion
 
 connect-title = Connecter { $provider }

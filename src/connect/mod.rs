@@ -1,6 +1,6 @@
 //! The browser side of a sign-in: `GET/POST /connect/{ticket}`, `GET /oauth/callback` and the
-//! "connected" page; and `/connections`, where a person sees, reconnects and disconnects what
-//! they connected.
+//! "connected" page; `/connections`, where a person sees, reconnects and disconnects what
+//! they connected; and `/`, which says what this server is.
 //!
 //! The connect page checks that the person at the browser is the one the link was issued to,
 //! shows what is being connected, and only on Continue (a CSRF-protected POST) writes the flow
@@ -16,6 +16,7 @@ mod connected;
 mod connections;
 mod csrf;
 mod errors;
+mod home;
 mod login;
 mod page;
 pub(crate) mod pages;
@@ -46,6 +47,7 @@ const FORM_BODY_LIMIT: usize = 16 * 1024;
 pub fn router(state: AppState) -> Router<AppState> {
     let https = state.config.is_https();
     Router::new()
+        .route("/", get(home::show))
         .route(
             "/connect/{ticket}",
             get(page::show).post(page::continue_to_provider),

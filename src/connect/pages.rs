@@ -14,6 +14,17 @@ use axum::response::{Html, IntoResponse, Response};
 
 use crate::ui::Moment;
 
+/// `/`: what this server is, the URL to give an assistant, and the way to the connections.
+#[derive(Template)]
+#[template(path = "home.html")]
+pub(crate) struct HomePage<'a> {
+    /// The MCP endpoint, as a client is configured with it.
+    pub mcp_url: &'a str,
+    /// The providers it connects, by their display names.
+    pub providers: &'a [&'a str],
+    pub connections: &'a str,
+}
+
 /// The connect page: who connects which provider with which scopes, and a Continue button.
 #[derive(Template)]
 #[template(path = "connect.html")]

@@ -1,8 +1,8 @@
 // Every page a person meets, in each language grantry speaks, light and dark, checked by
-// axe-core (pinned) in headless Chromium: the connect page, the demo provider's consent, the
-// "connected" page, /connections, the disconnect confirmation, and an error page. Each must
-// have no axe violation, carry the reader's language, and fit a 360 px screen without
-// scrolling sideways. Screenshots of each page at 360 and 1280 px go to
+// axe-core (pinned) in headless Chromium: the start page (/), the connect page, the demo
+// provider's consent, the "connected" page, /connections, the disconnect confirmation, and an
+// error page. Each must have no axe violation, carry the reader's language, and fit a 360 px
+// screen without scrolling sideways. Screenshots of each page at 360 and 1280 px go to
 // $GRANTRY_SCREENSHOTS/pages (CI keeps the folder).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,6 +46,8 @@ async function walk(base, lang, scheme, label) {
   const first = await callListInvoices(base);
   const [, request] = Object.entries(first.inputRequests)[0];
 
+  await page.goto(`${base}/`);
+  await check(page, at('home'), lang);
   await page.goto(request.params.url);
   await check(page, at('connect'), lang);
   await Promise.all([page.waitForURL(/\/demo\/authorize/), page.click('button[type=submit]')]);

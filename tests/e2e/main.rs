@@ -25,6 +25,7 @@ mod disconnect;
 mod failover;
 mod faults;
 mod hardening;
+mod home_page;
 mod invoice_forms;
 mod legacy;
 mod lifecycle;
