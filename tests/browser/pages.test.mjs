@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callListInvoices, checkPage, launchChromium, startGrantry, stopAll } from './support.mjs';
+import {
+  callListInvoices, checkPage, launchChromium, startGrantry, stopAll, submitAndLoad,
+} from './support.mjs';
 
 const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'pages');
 let browser;
@@ -59,12 +61,8 @@ async function walk(base, lang, scheme, label) {
   await check(page, at('connections'), lang);
   await Promise.all([page.waitForURL(/\/disconnect$/), page.click('a[href$="/disconnect"]')]);
   await check(page, at('confirm-disconnect'), lang);
-  // The result page itself, not the confirmation still on screen: wait for the POST's answer.
-  await Promise.all([
-    page.waitForResponse((r) => r.request().method() === 'POST' && /\/disconnect$/.test(r.url())),
-    page.click('button[type=submit]'),
-  ]);
-  await page.waitForLoadState('load');
+  // The result page itself, not the confirmation still on screen.
+  await submitAndLoad(page, 'button[type=submit]', /\/disconnect$/);
   assert.match(await page.textContent('main'), disconnected[lang], `${label}: ${page.url()}`);
   await check(page, at('disconnected'), lang);
 
