@@ -113,7 +113,11 @@ async fn sign_in(base: &str, sealer: &Sealer) -> Result<Duration, String> {
         issuer: DEV_ISSUER.to_owned(),
         subject: DEV_SUBJECT.to_owned(),
     };
-    let ticket = Ticket::new(&principal, &"demo".parse().unwrap()).seal(sealer, unix_now(), 600);
+    let ticket = Ticket::new(&principal, &"demo".parse().unwrap(), Default::default()).seal(
+        sealer,
+        unix_now(),
+        600,
+    );
     let connect = link(&base.parse()?, &ticket);
     let page = get(&browser, &connect, StatusCode::OK).await?;
     let authorize = submit(&browser, &connect, &page, None).await?;

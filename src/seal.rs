@@ -68,6 +68,9 @@ pub enum Purpose {
     /// A task's work as earlier builds sealed it, bound to the public URL: opened only, for
     /// the tasks they left (a task lives ten minutes by default); a later release drops it.
     TaskWorkBoundToUrl,
+    /// What the "connected" page says of a sign-in that just ended: its account, and what the
+    /// person does next.
+    ConnectedPage,
 }
 
 impl Purpose {
@@ -89,6 +92,7 @@ impl Purpose {
             Purpose::DemoRefreshToken => "demo-refresh-token",
             Purpose::StoredTask => "stored-task",
             Purpose::TaskWorkBoundToUrl => "task-work",
+            Purpose::ConnectedPage => "connected-page",
         }
     }
 

@@ -6,6 +6,15 @@
 page-support = Brauchen Sie Hilfe? Support kontaktieren
 page-logo-alt = { $brand }
 
+## Die Startseite (/)
+
+home-title = MCP-Connector
+home-what = { $brand } ist ein MCP-Connector: Er lässt Ihre KI-Assistenten mit Ihren Abrechnungskonten arbeiten, sobald Sie diese hier verbinden. Er sieht Ihre Passwörter nie, und Sie können ein Konto jederzeit trennen.
+home-endpoint = URL des MCP-Servers
+home-providers = Konten, die er verbindet
+home-configure = Um ihn zu nutzen, fügen Sie die URL des MCP-Servers Ihrem Assistenten als entfernten (HTTP-)MCP-Server hinzu. Braucht er zum ersten Mal eines Ihrer Konten, gibt er Ihnen einen Link, um es zu verbinden.
+home-connections = Ihre Verbindungen ansehen und verwalten
+
 ## Die Verbindungsseite
 
 connect-title = { $provider } verbinden
@@ -31,6 +40,12 @@ connect-key-unchecked = { $provider } war nicht erreichbar, um den Schlüssel zu
 
 connected-title = Konto verbunden
 connected-body = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück: Er macht von selbst weiter.
+connected-body-ask-again = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück und fragen Sie erneut: Er weiß noch nicht, dass Sie sich angemeldet haben.
+connected-body-card = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück und klicken Sie auf seiner Verbindungskarte auf „Weiter“.
+connected-body-page = Ihr { $provider }-Konto ist verbunden. Ihre Assistenten können es ab jetzt verwenden; Sie können diese Seite schließen.
+connected-body-unsaid = Ihr { $provider }-Konto ist verbunden. Kehren Sie zu Ihrem Assistenten zurück: Macht er nicht von selbst weiter, fragen Sie erneut.
+connected-provider = Anbieter
+connected-account = Konto
 connected-less-title = Verbunden, mit weniger Zugriff als erbeten
 connected-less-body = { $provider } hat weniger gewährt als erbeten, daher ist manches (etwa das Erstellen von Rechnungen) nicht möglich. Damit wurde nichts geschrieben. Um es zu erlauben, verbinden Sie sich erneut und gewähren Sie alles, wonach der Anbieter fragt.
 connected-unknown-provider = Abrechnungs
@@ -59,9 +74,27 @@ connections-connect = { $provider } verbinden
 connections-working = Funktioniert
 connections-refresh-failing = Funktioniert, aber { $provider } hat auf die letzte Erneuerung nicht geantwortet; { $brand } versucht es erneut
 connections-needs-reauth = Bitte neu verbinden: { $why }
+connections-broken-mark = Muss neu verbunden werden
 connections-no-longer-accepted = { $provider } akzeptiert den Zugriff von { $brand } nicht mehr
 connections-no-such-title = Diese Verbindung gibt es nicht
 connections-no-such-body = Sie haben keine Verbindung mit dieser Kennung; vielleicht wurde sie bereits getrennt.
+
+## Datum und Uhrzeit (in UTC)
+
+date-time = { $day }. { $month } { $year }, { $time } UTC
+date-first-of-month = 1
+date-month-1 = Januar
+date-month-2 = Februar
+date-month-3 = März
+date-month-4 = April
+date-month-5 = Mai
+date-month-6 = Juni
+date-month-7 = Juli
+date-month-8 = August
+date-month-9 = September
+date-month-10 = Oktober
+date-month-11 = November
+date-month-12 = Dezember
 
 ## Trennen
 
@@ -139,6 +172,7 @@ mcp-grant-write = Erlauben Sie { $brand }, in Ihrem { $provider }-Konto Rechnung
 mcp-reconnect = Verbinden Sie Ihr { $provider }-Konto neu: { $why }.
 mcp-choose-account = Es sind mehrere { $provider }-Konten verbunden. Welches soll verwendet werden?
 mcp-choose-account-field = { $provider }-Konto
+mcp-choose-account-broken = { $account } (muss neu verbunden werden: Sie werden gebeten, sich erneut anzumelden)
 mcp-confirm-checkbox = Ankreuzen, um fortzufahren. Das lässt sich nicht rückgängig machen.
 mcp-void-title = Rechnung { $number } stornieren
 mcp-void-question = Rechnung { $invoice } stornieren? Das Stornieren lässt sich nicht rückgängig machen: Die Rechnung bleibt als storniert erhalten und kann nicht mehr bezahlt werden.

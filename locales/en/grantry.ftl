@@ -8,6 +8,15 @@ page-support = Need help? Contact support
 page-logo-alt = { $brand }
 lang-probe-english-only = English only: this message tests the fallback to English.
 
+## The start page (/)
+
+home-title = MCP connector
+home-what = { $brand } is an MCP connector: it lets your AI assistants work with your billing accounts, once you connect them here. It never sees your passwords, and you can disconnect an account at any time.
+home-endpoint = MCP server URL
+home-providers = Accounts it connects
+home-configure = To use it, add the MCP server URL to your assistant as a remote (HTTP) MCP server. When it first needs one of your accounts, it gives you a link to connect it.
+home-connections = See and manage your connections
+
 ## The connect page
 
 connect-title = Connect { $provider }
@@ -33,6 +42,12 @@ connect-key-unchecked = { $provider } could not be reached to check the key, so 
 
 connected-title = Account connected
 connected-body = Your { $provider } account is connected. Return to your assistant: it will continue on its own.
+connected-body-ask-again = Your { $provider } account is connected. Return to your assistant and ask it again: it does not know yet that you signed in.
+connected-body-card = Your { $provider } account is connected. Return to your assistant and press Continue on its connect card.
+connected-body-page = Your { $provider } account is connected. Your assistants can use it from now on; you can close this page.
+connected-body-unsaid = Your { $provider } account is connected. Return to your assistant: if it does not continue on its own, ask it again.
+connected-provider = Provider
+connected-account = Account
 connected-less-title = Connected, with less access than asked
 connected-less-body = { $provider } granted less than was asked for, so some things you asked for (such as creating invoices) cannot be done. Nothing was written with it. To allow them, connect again and grant everything the provider asks about.
 connected-unknown-provider = billing
@@ -61,9 +76,28 @@ connections-connect = Connect { $provider }
 connections-working = Working
 connections-refresh-failing = Working, but { $provider } did not answer the last refresh; { $brand } tries again
 connections-needs-reauth = Needs you to reconnect: { $why }
+connections-broken-mark = Needs reconnecting
 connections-no-longer-accepted = { $provider } no longer accepts { $brand }'s access
 connections-no-such-title = No such connection
 connections-no-such-body = You have no connection with this id; it may have been disconnected already.
+
+## Dates and times, in UTC (a page does not know the reader's time zone); $day is the
+## day of the month (date-first-of-month on the first), $time hours:minutes
+
+date-time = { $day } { $month } { $year }, { $time } UTC
+date-first-of-month = 1
+date-month-1 = January
+date-month-2 = February
+date-month-3 = March
+date-month-4 = April
+date-month-5 = May
+date-month-6 = June
+date-month-7 = July
+date-month-8 = August
+date-month-9 = September
+date-month-10 = October
+date-month-11 = November
+date-month-12 = December
 
 ## Disconnecting
 
@@ -141,6 +175,7 @@ mcp-grant-write = Allow { $brand } to create and change invoices in your { $prov
 mcp-reconnect = Reconnect your { $provider } account: { $why }.
 mcp-choose-account = Several { $provider } accounts are connected. Which one should be used?
 mcp-choose-account-field = { $provider } account
+mcp-choose-account-broken = { $account } (needs reconnecting: you will be asked to sign in again)
 mcp-confirm-checkbox = Tick to go ahead. This cannot be undone.
 mcp-void-title = Void invoice { $number }
 mcp-void-question = Void invoice { $invoice }? Voiding cannot be undone: the invoice stays on record as void and can no longer be paid.

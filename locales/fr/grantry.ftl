@@ -6,6 +6,15 @@
 page-support = Besoin d'aide ? Contacter le support
 page-logo-alt = { $brand }
 
+## La page d'accueil (/)
+
+home-title = Connecteur MCP
+home-what = { $brand } est un connecteur MCP : il permet à vos assistants IA d'utiliser vos comptes de facturation, une fois que vous les avez connectés ici. Il ne voit jamais vos mots de passe, et vous pouvez déconnecter un compte à tout moment.
+home-endpoint = URL du serveur MCP
+home-providers = Comptes qu'il connecte
+home-configure = Pour l'utiliser, ajoutez l'URL du serveur MCP à votre assistant comme serveur MCP distant (HTTP). Lorsqu'il a besoin pour la première fois de l'un de vos comptes, il vous donne un lien pour le connecter.
+home-connections = Voir et gérer vos connexions
+
 ## La page de connexion
 
 connect-title = Connecter { $provider }
@@ -31,6 +40,12 @@ connect-key-unchecked = { $provider } n'a pas pu être joint pour vérifier la c
 
 connected-title = Compte connecté
 connected-body = Votre compte { $provider } est connecté. Revenez à votre assistant : il poursuivra de lui-même.
+connected-body-ask-again = Votre compte { $provider } est connecté. Revenez à votre assistant et redemandez-lui : il ne sait pas encore que vous vous êtes connecté.
+connected-body-card = Votre compte { $provider } est connecté. Revenez à votre assistant et appuyez sur Continuer sur sa carte de connexion.
+connected-body-page = Votre compte { $provider } est connecté. Vos assistants peuvent l'utiliser dès maintenant ; vous pouvez fermer cette page.
+connected-body-unsaid = Votre compte { $provider } est connecté. Revenez à votre assistant : s'il ne poursuit pas de lui-même, redemandez-lui.
+connected-provider = Fournisseur
+connected-account = Compte
 connected-less-title = Connecté, avec moins d'accès que demandé
 connected-less-body = { $provider } a accordé moins que ce qui était demandé : certaines actions (comme créer des factures) ne sont donc pas possibles. Rien n'a été écrit avec cet accès. Pour les autoriser, connectez-vous à nouveau et accordez tout ce que le fournisseur demande.
 connected-unknown-provider = de facturation
@@ -59,9 +74,27 @@ connections-connect = Connecter { $provider }
 connections-working = Fonctionne
 connections-refresh-failing = Fonctionne, mais { $provider } n'a pas répondu au dernier renouvellement ; { $brand } réessaie
 connections-needs-reauth = À reconnecter : { $why }
+connections-broken-mark = À reconnecter
 connections-no-longer-accepted = { $provider } n'accepte plus l'accès de { $brand }
 connections-no-such-title = Connexion introuvable
 connections-no-such-body = Vous n'avez aucune connexion avec cet identifiant ; elle a peut-être déjà été déconnectée.
+
+## Dates et heures (en UTC)
+
+date-time = { $day } { $month } { $year } à { $time } UTC
+date-first-of-month = 1er
+date-month-1 = janvier
+date-month-2 = février
+date-month-3 = mars
+date-month-4 = avril
+date-month-5 = mai
+date-month-6 = juin
+date-month-7 = juillet
+date-month-8 = août
+date-month-9 = septembre
+date-month-10 = octobre
+date-month-11 = novembre
+date-month-12 = décembre
 
 ## Déconnexion
 
@@ -139,6 +172,7 @@ mcp-grant-write = Autorisez { $brand } à créer et modifier des factures dans v
 mcp-reconnect = Reconnectez votre compte { $provider } : { $why }.
 mcp-choose-account = Plusieurs comptes { $provider } sont connectés. Lequel utiliser ?
 mcp-choose-account-field = Compte { $provider }
+mcp-choose-account-broken = { $account } (à reconnecter : il vous sera demandé de vous connecter à nouveau)
 mcp-confirm-checkbox = Cochez pour continuer. C'est irréversible.
 mcp-void-title = Annuler la facture { $number }
 mcp-void-question = Annuler la facture { $invoice } ? L'annulation est irréversible : la facture reste enregistrée comme annulée et ne peut plus être payée.

@@ -6,14 +6,14 @@
 use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::header::LOCATION;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::errors::PageError;
 use super::pages::{self, KeyPage};
 use super::ticket::Ticket;
-use super::{admission, csrf};
+use super::{admission, connected, csrf};
 use crate::audit::Audit;
 use crate::connections::api_key::{ApiKey, KeyError};
 use crate::identity::Principal;
@@ -98,12 +98,18 @@ pub(super) async fn submit(
     };
     let stored = state
         .connections
-        .connect_with_key(&principal, provider, key, account, unix_now())
+        .connect_with_key(&principal, provider, key, account.clone(), unix_now())
         .await;
     match stored {
         Ok(()) => {
             state.sign_ins_ended.tell(&principal);
-            connected(&principal, provider)
+            let ended = connected::Ended {
+                provider: &provider.id,
+                account: account.as_ref(),
+                handout: ticket.handout,
+                less: false,
+            };
+            connected(&state, &principal, ended)
         }
         Err(KeyError::Refused) => {
             crate::metrics::sign_in(&provider.id, "key_refused");
@@ -135,18 +141,16 @@ fn site_account(form: &KeyForm, typed: &str) -> Result<Option<Account>, BadSite>
 }
 
 /// The key is stored: the same "connected" page as after an OAuth sign-in.
-fn connected(principal: &Principal, provider: &Provider) -> Response {
+fn connected(state: &AppState, principal: &Principal, ended: connected::Ended<'_>) -> Response {
     Audit {
         principal: Some(principal),
-        provider: Some(&provider.id),
+        provider: Some(ended.provider),
         flow_id: None,
         client: None,
     }
     .notice("grant.stored", "API key checked and stored");
-    crate::metrics::sign_in(&provider.id, "completed");
-    let location = format!("/connected?provider={}", provider.id);
-    let location =
-        HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
+    crate::metrics::sign_in(ended.provider, "completed");
+    let location = connected::location(&state.sealer, ended);
     (StatusCode::SEE_OTHER, [(LOCATION, location)]).into_response()
 }
 

@@ -5,24 +5,21 @@
 //! `iss` and `error=` are checked, all before the one and only token request. The grant is
 //! written (and acknowledged by the store) before the page says "connected".
 
-use axum::extract::{Query, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::header::LOCATION;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum_extra::extract::cookie::CookieJar;
-use serde::Deserialize;
 
 use super::errors::PageError;
 use super::redirect::{CallbackQuery, parse_query};
-use super::{account, binding, pages};
+use super::{account, binding, connected};
 use crate::audit::Audit;
 use crate::flows::{self, Claim, Flow, FlowStatus};
-use crate::identity::oidc::CONNECTIONS_PATH;
-use crate::providers::{OAuthClient, Provider, adapters, oauth, revocation};
+use crate::providers::{Account, OAuthClient, Provider, adapters, oauth, revocation};
 use crate::seal::Purpose;
 use crate::state::AppState;
 use crate::store::StoreError;
-use crate::ui;
 use grantry_base::clock::unix_now;
 
 pub(super) async fn handle(
@@ -53,18 +50,17 @@ pub(super) async fn handle(
     // whose tokens were dropped half-way would be lost for good.
     let https = state.config.is_https();
     let completion =
-        crate::telemetry::context::carried(complete_claimed(state, *flow, query, headers));
+        crate::telemetry::context::carried(complete_claimed(state.clone(), *flow, query, headers));
     match tokio::spawn(completion).await {
-        Ok(Ok((flow, granted))) => {
+        Ok(Ok((flow, signed_in))) => {
             let jar = jar.add(binding::removal(&flow.id, https));
-            let location = match granted {
-                Granted::AllAsked => format!("/connected?provider={}", flow.provider),
-                Granted::LessThanAsked => {
-                    format!("/connected?provider={}&granted=less", flow.provider)
-                }
+            let ended = connected::Ended {
+                provider: &flow.provider,
+                account: signed_in.account.as_ref(),
+                handout: flow.handout,
+                less: signed_in.granted == Granted::LessThanAsked,
             };
-            let location =
-                HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/connected"));
+            let location = connected::location(&state.sealer, ended);
             (StatusCode::SEE_OTHER, jar, [(LOCATION, location)]).into_response()
         }
         Ok(Err(error)) => error.into_response(),
@@ -72,6 +68,12 @@ pub(super) async fn handle(
             PageError::Store(StoreError::Unavailable(format!("callback task: {e}"))).into_response()
         }
     }
+}
+
+/// What a sign-in that stored its grant got: its account, and whether every scope asked.
+struct SignedIn {
+    granted: Granted,
+    account: Option<Account>,
 }
 
 /// Whether the provider granted every scope the sign-in asked for.
@@ -90,7 +92,7 @@ async fn complete_claimed(
     flow: Flow,
     query: CallbackQuery,
     headers: HeaderMap,
-) -> Result<(Flow, Granted), PageError> {
+) -> Result<(Flow, SignedIn), PageError> {
     let outcome = finish(&state, &flow, &query, &headers).await;
     let status = match &outcome {
         Ok(_) => FlowStatus::Connected,
@@ -119,7 +121,7 @@ async fn complete_claimed(
         tracing::warn!(error = %e, status = status.as_str(), "cannot record how the flow ended");
     }
     state.sign_ins_ended.tell(&flow.principal);
-    outcome.map(|granted| (flow, granted))
+    outcome.map(|signed_in| (flow, signed_in))
 }
 
 /// Everything after the claim, in order, each check before the one and only token request.
@@ -128,7 +130,7 @@ async fn finish(
     flow: &Flow,
     query: &CallbackQuery,
     headers: &HeaderMap,
-) -> Result<Granted, PageError> {
+) -> Result<SignedIn, PageError> {
     check_browser(state, flow, headers)?;
     let provider = state.catalog.get(&flow.provider).ok_or_else(|| {
         tracing::error!(provider = %flow.provider, "flow names a provider no longer in the catalog");
@@ -180,11 +182,16 @@ async fn finish(
     // Only an entry asking per level knows its scopes' names well enough to tell (Zoho, say,
     // names them otherwise in its answer).
     let lacking = provider.lacking(&requested, &tokens.scopes);
-    if lacking.is_empty() || !provider.asks_per_access() {
-        return Ok(Granted::AllAsked);
-    }
-    tracing::info!(provider = %provider.id, lacking = %lacking.join(" "), "the provider granted fewer scopes than asked");
-    Ok(Granted::LessThanAsked)
+    let granted = if lacking.is_empty() || !provider.asks_per_access() {
+        Granted::AllAsked
+    } else {
+        tracing::info!(provider = %provider.id, lacking = %lacking.join(" "), "the provider granted fewer scopes than asked");
+        Granted::LessThanAsked
+    };
+    Ok(SignedIn {
+        granted,
+        account: tokens.account.take(),
+    })
 }
 
 /// What the redirect says before anything is redeemed: RFC 9207 `iss`, then `error=`.
@@ -251,38 +258,6 @@ fn issuer_ok(provider: &Provider, oauth: &OAuthClient, iss: Option<&str>) -> boo
         }
         (None, _) => !oauth.iss_parameter_supported,
     }
-}
-
-#[derive(Deserialize)]
-pub(super) struct ConnectedQuery {
-    provider: Option<String>,
-    /// `less` when the provider granted fewer scopes than asked.
-    granted: Option<String>,
-}
-
-/// The clean page the callback redirects to (its URL carries no code or state).
-pub(super) async fn connected(
-    State(state): State<AppState>,
-    Query(q): Query<ConnectedQuery>,
-) -> Response {
-    let name = q
-        .provider
-        .as_deref()
-        .and_then(|id| state.catalog.get(id))
-        .map_or_else(
-            || ui::t("connected-unknown-provider"),
-            |p| p.display_name.clone(),
-        );
-    let (title, body) = match q.granted.as_deref() {
-        Some("less") => ("connected-less-title", "connected-less-body"),
-        _ => ("connected-title", "connected-body"),
-    };
-    pages::message_then(
-        StatusCode::OK,
-        &ui::t(title),
-        &ui::t_with(body, &[("provider", &name)]),
-        Some((CONNECTIONS_PATH, &ui::t("connected-manage"))),
-    )
 }
 
 #[cfg(test)]

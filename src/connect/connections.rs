@@ -18,10 +18,10 @@ use super::pages::{self, ConfirmDisconnectPage, ConnectLink, ConnectionRow, Conn
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
 use crate::connections::{Connection, EndedBy};
+use crate::flows::Handout;
 use crate::grants::{Grant, State as Health};
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::identity::{Identity, McpClient, Principal};
-use crate::outbox::rfc3339;
 use crate::providers::Provider;
 use crate::state::AppState;
 use crate::ui;
@@ -105,7 +105,7 @@ fn connect_links(
 
 /// A fresh sign-in link for `principal` at `provider`.
 fn sign_in_link(state: &AppState, principal: &Principal, provider: &Provider, now: i64) -> String {
-    let ticket = Ticket::new(principal, &provider.id).seal(
+    let ticket = Ticket::new(principal, &provider.id, Handout::ConnectionsPage).seal(
         &state.sealer,
         now,
         state.config.request_state_ttl_secs,
@@ -121,7 +121,7 @@ fn row(
     grant: Grant,
     now: i64,
 ) -> ConnectionRow {
-    let when = |at: i64| (at > 0).then(|| rfc3339(at));
+    let when = |at: i64| (at > 0).then(|| ui::moment(at));
     let health = health(provider, &grant);
     ConnectionRow {
         provider_name: provider.display_name.clone(),
@@ -129,11 +129,12 @@ fn row(
         account: grant.tokens.account.map(|a| a.name),
         scopes: grant.tokens.scopes,
         healthy: grant.state == Health::Active,
+        broken: grant.state == Health::NeedsReauth,
         health,
-        connected_since: rfc3339(grant.created_at),
+        connected_since: ui::moment(grant.created_at),
         last_used: when(grant.used_at),
         used_by: None,
-        expires_at: grant.health.hard_expires_at.map(rfc3339),
+        expires_at: grant.health.hard_expires_at.map(ui::moment),
         reconnect: sign_in_link(state, principal, provider, now),
         disconnect: format!("{CONNECTIONS_PATH}/{}/disconnect", grant.connection_id),
     }

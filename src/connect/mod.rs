@@ -1,6 +1,6 @@
 //! The browser side of a sign-in: `GET/POST /connect/{ticket}`, `GET /oauth/callback` and the
-//! "connected" page; and `/connections`, where a person sees, reconnects and disconnects what
-//! they connected.
+//! "connected" page; `/connections`, where a person sees, reconnects and disconnects what
+//! they connected; and `/`, which says what this server is.
 //!
 //! The connect page checks that the person at the browser is the one the link was issued to,
 //! shows what is being connected, and only on Continue (a CSRF-protected POST) writes the flow
@@ -12,9 +12,11 @@ mod admission;
 mod api_key;
 mod binding;
 mod callback;
+mod connected;
 mod connections;
 mod csrf;
 mod errors;
+mod home;
 mod login;
 mod page;
 pub(crate) mod pages;
@@ -45,6 +47,7 @@ const FORM_BODY_LIMIT: usize = 16 * 1024;
 pub fn router(state: AppState) -> Router<AppState> {
     let https = state.config.is_https();
     Router::new()
+        .route("/", get(home::show))
         .route(
             "/connect/{ticket}",
             get(page::show).post(page::continue_to_provider),
@@ -52,7 +55,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/connect/{ticket}/key", post(api_key::submit))
         .route("/oauth/callback", get(callback::handle))
         .route("/login/callback", get(login::callback))
-        .route("/connected", get(callback::connected))
+        .route("/connected", get(connected::show))
         .route(CONNECTIONS_PATH, get(connections::show))
         .route(
             "/connections/{id}/disconnect",

@@ -160,6 +160,7 @@ async fn start_flow(
         expires_at: now + FLOW_TTL_SECS,
         claimed_at: None,
         scopes,
+        handout: ticket.handout,
     };
     state.flows.insert(&flow).await?;
     Ok(Started {

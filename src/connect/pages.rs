@@ -12,6 +12,19 @@ use axum::http::header::{
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
+use crate::ui::Moment;
+
+/// `/`: what this server is, the URL to give an assistant, and the way to the connections.
+#[derive(Template)]
+#[template(path = "home.html")]
+pub(crate) struct HomePage<'a> {
+    /// The MCP endpoint, as a client is configured with it.
+    pub mcp_url: &'a str,
+    /// The providers it connects, by their display names.
+    pub providers: &'a [&'a str],
+    pub connections: &'a str,
+}
+
 /// The connect page: who connects which provider with which scopes, and a Continue button.
 #[derive(Template)]
 #[template(path = "connect.html")]
@@ -60,7 +73,8 @@ pub(crate) struct ConnectLink {
     pub href: String,
 }
 
-/// One connection as the connections page shows it (times in RFC 3339, UTC).
+/// One connection as the connections page shows it (times in the reader's words, and in
+/// RFC 3339 for `<time datetime>`).
 pub(crate) struct ConnectionRow {
     pub provider_name: String,
     pub account: Option<String>,
@@ -69,12 +83,14 @@ pub(crate) struct ConnectionRow {
     pub scopes: Vec<String>,
     /// Whether it works as it is (else `health` says what is wrong).
     pub healthy: bool,
+    /// Whether it cannot be used until the person reconnects it (marked beside its name).
+    pub broken: bool,
     pub health: String,
-    pub connected_since: String,
-    pub last_used: Option<String>,
+    pub connected_since: Moment,
+    pub last_used: Option<Moment>,
     /// The MCP client it was last used through, in the reader's words.
     pub used_by: Option<String>,
-    pub expires_at: Option<String>,
+    pub expires_at: Option<Moment>,
     /// A fresh connect link for the same provider: the same connection, signed in again.
     pub reconnect: String,
     /// Where its Disconnect asks first.
@@ -95,7 +111,21 @@ pub(crate) struct ConfirmDisconnectPage<'a> {
     pub connected_at: i64,
 }
 
-/// A one-message page: connected, expired, refused and the like.
+/// The page a finished sign-in lands on: what to do next, and the account connected.
+#[derive(Template)]
+#[template(path = "connected.html")]
+pub(crate) struct ConnectedPage<'a> {
+    pub title: &'a str,
+    /// That it is connected, and what the person does next.
+    pub body: &'a str,
+    pub provider_name: &'a str,
+    /// The account's name as the provider gave it, where the sign-in picked one.
+    pub account: Option<&'a str>,
+    /// The connections page.
+    pub manage: &'a str,
+}
+
+/// A one-message page: expired, refused and the like.
 #[derive(Template)]
 #[template(path = "message.html")]
 pub(crate) struct MessagePage<'a> {

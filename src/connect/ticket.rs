@@ -1,7 +1,8 @@
 //! The sign-in ticket: the sealed value in a connect link.
 //!
 //! Opaque to everyone but grantry: a 128-bit random id, the principal it was issued to, the
-//! provider, what the connection is for (reading, or writing too) and an expiry, sealed under
+//! provider, what the connection is for (reading, or writing too), how the link reached the
+//! person (what the "connected" page tells them to do next) and an expiry, sealed under
 //! purpose "sign-in ticket". It holds nothing readable, and it is useless on its own: the
 //! connect page still checks who is at the browser.
 
@@ -9,6 +10,7 @@ use crate::config::PublicUrl;
 use serde::{Deserialize, Serialize};
 
 use crate::access::Access;
+use crate::flows::Handout;
 use crate::identity::Principal;
 use crate::leases::LeaseBackend;
 use crate::providers::ProviderId;
@@ -23,21 +25,32 @@ pub struct Ticket {
     /// What the call that asked for the sign-in does: its provider scopes are asked for.
     #[serde(default, rename = "a")]
     pub access: Access,
+    /// How its link reached the person; a ticket sealed before this field was added says
+    /// nothing ([`Handout::Unsaid`]).
+    #[serde(default, rename = "h")]
+    pub handout: Handout,
 }
 
 impl Ticket {
-    /// A ticket for a connection that reads.
-    pub fn new(principal: &Principal, provider: &ProviderId) -> Self {
-        Self::for_access(principal, provider, Access::Read)
+    /// A ticket for a connection that reads, its link handed out as `handout` says.
+    pub fn new(principal: &Principal, provider: &ProviderId, handout: Handout) -> Self {
+        Self::for_access(principal, provider, Access::Read, handout)
     }
 
-    /// A ticket for a connection that serves calls with `access`.
-    pub fn for_access(principal: &Principal, provider: &ProviderId, access: Access) -> Self {
+    /// A ticket for a connection that serves calls with `access`, its link handed out as
+    /// `handout` says.
+    pub fn for_access(
+        principal: &Principal,
+        provider: &ProviderId,
+        access: Access,
+        handout: Handout,
+    ) -> Self {
         Self {
             id: random_id(),
             principal: principal.clone(),
             provider: provider.clone(),
             access,
+            handout,
         }
     }
 

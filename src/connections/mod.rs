@@ -58,12 +58,21 @@ pub(crate) enum AccountChoice {
     /// This one (absent if none is connected: using it asks to sign in).
     Found(ChosenGrant),
     /// Several are connected and the request named none: the person or the caller must say.
-    AskWhich(Vec<Account>),
+    AskWhich(Vec<Choosable>),
     /// The request named an account that is no single connected one.
     NoneNamed {
         named: String,
-        connected: Vec<Account>,
+        connected: Vec<Choosable>,
     },
+}
+
+/// A connected account to choose from, and whether its connection is broken: whoever offers
+/// it says so, since using it first asks the person to reconnect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Choosable {
+    pub account: Account,
+    /// Its connection needs a new sign-in before it can be used.
+    pub needs_reauth: bool,
 }
 
 /// The grant a request means, and the grant as the choice read it, if it read the store:
@@ -206,7 +215,14 @@ impl Connections {
         let accounts = || {
             grants
                 .iter()
-                .filter_map(|(_, g)| g.tokens.account.clone())
+                .filter_map(|(_, g)| {
+                    let account = g.tokens.account.clone()?;
+                    let needs_reauth = !g.is_usable();
+                    Some(Choosable {
+                        account,
+                        needs_reauth,
+                    })
+                })
                 .collect()
         };
         let chosen = match named {

@@ -74,6 +74,55 @@ impl FlowStatus {
     }
 }
 
+/// How a sign-in's connect link reached the person, which decides what the "connected" page
+/// tells them to do next. Carried by the sign-in ticket, then by the flow it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum Handout {
+    /// Shown by the client (a URL-mode round, or a task), whose call waits for the sign-in
+    /// and goes on by itself once it lands.
+    #[serde(rename = "w")]
+    Waits,
+    /// In words the model passed on (link mode, a link nobody opened): nothing waits, so the
+    /// person asks the assistant again.
+    #[serde(rename = "a")]
+    AskAgain,
+    /// Through the connect card (MCP Apps), which notices the sign-in and offers Continue.
+    #[serde(rename = "c")]
+    Card,
+    /// From the connections page: no assistant asked for it.
+    #[serde(rename = "p")]
+    ConnectionsPage,
+    /// Said no more precisely: a legacy-era `-32042` (whose client may or may not retry by
+    /// itself), or a ticket or flow from before handouts were recorded.
+    #[default]
+    #[serde(rename = "o")]
+    Unsaid,
+}
+
+impl Handout {
+    /// As the store keeps it (`""` for [`Handout::Unsaid`], what older rows hold).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Handout::Waits => "waits",
+            Handout::AskAgain => "ask_again",
+            Handout::Card => "card",
+            Handout::ConnectionsPage => "connections_page",
+            Handout::Unsaid => "",
+        }
+    }
+
+    /// As stored; anything unknown (a later build's) reads as [`Handout::Unsaid`].
+    pub fn parse(text: &str) -> Self {
+        match text {
+            "waits" => Handout::Waits,
+            "ask_again" => Handout::AskAgain,
+            "card" => Handout::Card,
+            "connections_page" => Handout::ConnectionsPage,
+            _ => Handout::Unsaid,
+        }
+    }
+}
+
 /// One sign-in attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flow {
@@ -95,6 +144,8 @@ pub struct Flow {
     pub claimed_at: Option<i64>,
     /// The provider scopes its authorize URL asked for.
     pub scopes: Vec<String>,
+    /// How its connect link reached the person.
+    pub handout: Handout,
 }
 
 impl Flow {

@@ -1,13 +1,13 @@
 //! A flow as the SQL backends read it back: plain columns, turned into a [`Flow`].
 
-use super::{Flow, FlowStatus};
+use super::{Flow, FlowStatus, Handout};
 use crate::access::scope_list;
 use crate::identity::Principal;
 use crate::store::StoreError;
 
 /// The columns every SQL backend selects, in this order.
 pub(super) const COLUMNS: &str = "id, ticket_id, principal_iss, principal_sub, provider, verifier_sealed, \
-     state_hash, binding_hash, status, created_at, expires_at, claimed_at, scopes";
+     state_hash, binding_hash, status, created_at, expires_at, claimed_at, scopes, handout";
 
 #[derive(sqlx::FromRow)]
 pub struct FlowRecord {
@@ -24,6 +24,7 @@ pub struct FlowRecord {
     expires_at: i64,
     claimed_at: Option<i64>,
     scopes: String,
+    handout: String,
 }
 
 impl TryFrom<FlowRecord> for Flow {
@@ -49,6 +50,7 @@ impl TryFrom<FlowRecord> for Flow {
             expires_at: r.expires_at,
             claimed_at: r.claimed_at,
             scopes: scope_list(&r.scopes),
+            handout: Handout::parse(&r.handout),
         })
     }
 }

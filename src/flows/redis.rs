@@ -106,6 +106,7 @@ fn flow_from_hash(mut h: HashMap<String, String>) -> Result<Flow, StoreError> {
         claimed_at: h.remove("claimed_at").map(number).transpose()?,
         verifier_sealed: h.remove("verifier_sealed"),
         scopes: crate::access::scope_list(&h.remove("scopes").unwrap_or_default()),
+        handout: super::Handout::parse(&h.remove("handout").unwrap_or_default()),
     })
 }
 
@@ -126,6 +127,7 @@ impl FlowBackend for RedisFlows {
             ("created_at", flow.created_at.to_string()),
             ("expires_at", flow.expires_at.to_string()),
             ("scopes", flow.scopes.join(" ")),
+            ("handout", flow.handout.as_str().to_owned()),
         ];
         if let Some(verifier) = &flow.verifier_sealed {
             fields.push(("verifier_sealed", verifier.clone()));

@@ -18,8 +18,8 @@ macro_rules! sql_flows {
                 let _span = crate::telemetry::store_span("flows insert", $system, "insert", "flows");
                 sqlx::query(
                     "INSERT INTO flows (id, ticket_id, principal_iss, principal_sub, provider, \
-                     verifier_sealed, state_hash, binding_hash, status, created_at, expires_at, scopes) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                     verifier_sealed, state_hash, binding_hash, status, created_at, expires_at, scopes, handout) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
                 )
                 .bind(&flow.id)
                 .bind(&flow.ticket_id)
@@ -33,6 +33,7 @@ macro_rules! sql_flows {
                 .bind(flow.created_at)
                 .bind(flow.expires_at)
                 .bind(flow.scopes.join(" "))
+                .bind(flow.handout.as_str())
                 .execute(&self.pool)
                 .await?;
                 Ok(())

@@ -242,7 +242,7 @@ pub(crate) enum ToolOutcome {
     /// asked which (the call is run again with it as `account`), or the caller told.
     ChooseAccount {
         provider: ProviderId,
-        accounts: Vec<crate::providers::Account>,
+        accounts: Vec<crate::connections::Choosable>,
     },
     /// The connect card for `provider`, with where its connections stand (`result`): the
     /// protocol adds the connect link and binds the result to the card.

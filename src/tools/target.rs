@@ -5,9 +5,9 @@
 use serde_json::{Value, json};
 
 use super::{Call, Step, Stop, ToolResult};
-use crate::connections::{AccountChoice, ChosenGrant};
+use crate::connections::{AccountChoice, Choosable, ChosenGrant};
 use crate::grants::ReauthReason;
-use crate::providers::{Account, Provider};
+use crate::providers::Provider;
 use crate::state::AppState;
 use crate::ui::Lang;
 
@@ -61,7 +61,7 @@ pub(crate) enum Chosen {
     /// This one (absent if none is connected: using it asks to sign in).
     Grant(ChosenGrant),
     /// Several are connected and the call named none: the person or the caller must say.
-    Ambiguous(Vec<Account>),
+    Ambiguous(Vec<Choosable>),
 }
 
 /// The grant a call uses at `provider`: as [`crate::connections::Connections::choose_account`] finds it; a name
@@ -122,11 +122,19 @@ pub(crate) fn account_property() -> Value {
 /// The longest `account` argument taken.
 pub(crate) const MAX_ACCOUNT_LEN: usize = 255;
 
-/// Names the connected accounts, for a caller to choose from with `account`.
-pub(crate) fn which_accounts(provider: &Provider, accounts: &[Account]) -> String {
+/// Names the connected accounts, for a caller to choose from with `account`; a broken one
+/// is said to be.
+pub(crate) fn which_accounts(provider: &Provider, accounts: &[Choosable]) -> String {
     let listed: Vec<String> = accounts
         .iter()
-        .map(|a| format!("{} (id {})", a.name, a.id))
+        .map(|c| {
+            let broken = if c.needs_reauth {
+                ", needs reconnecting: using it asks the user to sign in again"
+            } else {
+                ""
+            };
+            format!("{} (id {}{broken})", c.account.name, c.account.id)
+        })
         .collect();
     format!(
         "Connected {} accounts: {}; say which one with `account` (its name or id).",

@@ -1,5 +1,6 @@
 //! What a person reads: grantry's words in their language ([`lang`]: Fluent catalogs, English,
-//! German and French) under the deployment's brand ([`mod@brand`]).
+//! German and French), dates and times as their language writes them ([`when`]), under the
+//! deployment's brand ([`mod@brand`]).
 //!
 //! A page is rendered for one reader: the browser routes run each request inside
 //! [`for_reader`], and the templates read the reader's language and brand with [`t`],
@@ -8,12 +9,14 @@
 
 pub(crate) mod brand;
 pub(crate) mod lang;
+pub(crate) mod when;
 
 use std::future::Future;
 use std::sync::Arc;
 
 pub(crate) use brand::Brand;
 pub(crate) use lang::Lang;
+pub(crate) use when::Moment;
 
 /// Who a page is rendered for: their language, and the brand they see.
 #[derive(Debug, Clone, Default)]
@@ -44,6 +47,11 @@ pub(crate) fn t(key: &str) -> String {
 /// The message `key` with arguments, in the reader's language.
 pub(crate) fn t_with(key: &str, args: &[(&'static str, &str)]) -> String {
     reader().lang.t_with(key, args)
+}
+
+/// The moment `unix` (seconds) as the reader reads it.
+pub(crate) fn moment(unix: i64) -> Moment {
+    when::moment(reader().lang, unix)
 }
 
 /// The brand the reader sees.

@@ -120,7 +120,25 @@ async function signIn(url, user) {
   await page.fill('input[name=user]', user);
   await Promise.all([page.waitForURL(/\/connected/), page.click('button[value=approve]')]);
   assert.match(await page.textContent('h1'), /Account connected/);
+  // The card's link: its page sends the person back to the card, naming the account.
+  assert.match(await page.textContent('.next-step'), /press Continue on its connect card/);
+  assert.equal(await page.textContent('.account'), user);
   await context.close();
+}
+
+/** The card's frame has come to its content's height (the card told the host its size, and
+ * the host follows it: apps_host.mjs), and the card neither scrolls nor leaves space below. */
+async function fitsItsContent(page, card, label) {
+  let seen;
+  for (let tries = 0; tries < 50; tries++) {
+    const frame = (await page.locator('#app').boundingBox()).height;
+    const content = (await card.locator('body').boundingBox()).height;
+    const scrolls = await card.locator('html').evaluate((html) => html.scrollHeight > html.clientHeight);
+    seen = { frame, content, scrolls };
+    if (Math.abs(frame - Math.ceil(content)) <= 1 && !scrolls) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`${label}: the card's frame does not fit its content: ${JSON.stringify(seen)}`);
 }
 
 /** The message the card sent into the conversation, once it has. */
@@ -138,6 +156,7 @@ test('a host that renders apps connects an account through the card, and the cal
   const { page, context, card, problems } = await showCard(base);
   const connect = card.getByRole('button', { name: 'Connect Demo Billing' });
   await connect.waitFor();
+  await fitsItsContent(page, card, 'connect');
   await page.locator('#app').screenshot({ path: join(shots, 'connect-card-360.png') });
   await connect.click();
   const link = await openedLink(page);
@@ -148,9 +167,13 @@ test('a host that renders apps connects an account through the card, and the cal
   const go = card.getByRole('button', { name: 'Continue' });
   await go.waitFor({ timeout: 15000 });
   await card.getByText(/Demo Billing account alice is connected/).waitFor();
+  await fitsItsContent(page, card, 'connected');
   await page.locator('#app').screenshot({ path: join(shots, 'connect-card-connected-360.png') });
   await go.click();
   const message = await sentMessage(page);
+  // Shorter now (its button gone): the frame shrinks with it.
+  await card.getByText(/^Sent\./).waitFor();
+  await fitsItsContent(page, card, 'sent');
   assert.equal(message.role, 'user');
   assert.match(message.content[0].text, /connected my Demo Billing account alice/);
 
@@ -196,6 +219,7 @@ test('a second account through the card, and nothing secret in what the card was
 
   const { page, context, card, problems } = await showCard(base);
   await card.getByText('Demo Billing is connected.').waitFor();
+  await fitsItsContent(page, card, 'accounts');
   await page.locator('#app').screenshot({ path: join(shots, 'connect-card-accounts-360.png') });
   await card.getByRole('button', { name: 'Connect another account' }).click();
   await signIn(await openedLink(page), 'bob');
@@ -206,11 +230,12 @@ test('a second account through the card, and nothing secret in what the card was
   const handed = JSON.stringify(await page.evaluate(() => window.handed));
   assert.ok(handed.includes('connection_id'), handed.slice(0, 300));
   assert.doesNotMatch(handed, /requestState|access_token|refresh_token|verifier|"ticket/i);
-  // The one sealed value it got is the connect link's ticket, which works only for its person.
+  // The sealed values it got are connect links' tickets (the card's, and the one in the words
+  // for a host that shows no card), which work only for their person.
   const sealed = new Set(handed.match(/g1\.[\w-]+/g));
   const links = new Set([...handed.matchAll(/\/connect\/(g1\.[\w-]+)/g)].map((m) => m[1]));
-  assert.equal(links.size, 1);
-  assert.deepEqual(sealed, links, 'no sealed value but the connect link');
+  assert.equal(links.size, 2);
+  assert.deepEqual(sealed, links, 'no sealed value but the connect links');
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -1,15 +1,17 @@
 // Every page a person meets, in each language grantry speaks, light and dark, checked by
-// axe-core (pinned) in headless Chromium: the connect page, the demo provider's consent, the
-// "connected" page, /connections, the disconnect confirmation, and an error page. Each must
-// have no axe violation, carry the reader's language, and fit a 360 px screen without
-// scrolling sideways. Screenshots of each page at 360 and 1280 px go to
+// axe-core (pinned) in headless Chromium: the start page (/), the connect page, the demo
+// provider's consent, the "connected" page, /connections, the disconnect confirmation, and an
+// error page. Each must have no axe violation, carry the reader's language, and fit a 360 px
+// screen without scrolling sideways. Screenshots of each page at 360 and 1280 px go to
 // $GRANTRY_SCREENSHOTS/pages (CI keeps the folder).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callListInvoices, checkPage, launchChromium, startGrantry, stopAll } from './support.mjs';
+import {
+  callListInvoices, checkPage, launchChromium, startGrantry, stopAll, submitAndLoad,
+} from './support.mjs';
 
 const shots = join(process.env.GRANTRY_SCREENSHOTS ?? join(tmpdir(), 'grantry-screenshots'), 'pages');
 let browser;
@@ -46,6 +48,8 @@ async function walk(base, lang, scheme, label) {
   const first = await callListInvoices(base);
   const [, request] = Object.entries(first.inputRequests)[0];
 
+  await page.goto(`${base}/`);
+  await check(page, at('home'), lang);
   await page.goto(request.params.url);
   await check(page, at('connect'), lang);
   await Promise.all([page.waitForURL(/\/demo\/authorize/), page.click('button[type=submit]')]);
@@ -57,12 +61,8 @@ async function walk(base, lang, scheme, label) {
   await check(page, at('connections'), lang);
   await Promise.all([page.waitForURL(/\/disconnect$/), page.click('a[href$="/disconnect"]')]);
   await check(page, at('confirm-disconnect'), lang);
-  // The result page itself, not the confirmation still on screen: wait for the POST's answer.
-  await Promise.all([
-    page.waitForResponse((r) => r.request().method() === 'POST' && /\/disconnect$/.test(r.url())),
-    page.click('button[type=submit]'),
-  ]);
-  await page.waitForLoadState('load');
+  // The result page itself, not the confirmation still on screen.
+  await submitAndLoad(page, 'button[type=submit]', /\/disconnect$/);
   assert.match(await page.textContent('main'), disconnected[lang], `${label}: ${page.url()}`);
   await check(page, at('disconnected'), lang);
 

@@ -172,6 +172,24 @@ export async function callListInvoices(base, { token, ...extra } = {}) {
   return JSON.parse(json).result;
 }
 
+/**
+ * Clicks `selector` (a form's submit button) and waits for the page that answers the POST to a
+ * URL matching `path`: a new document, loaded. The document clicked in is marked first and the
+ * wait ends only once it is gone, so what is read next is the answer, never the page the
+ * button was on (whose `load` has long fired, so waiting for `load` alone can end at once).
+ * Returns the POST's response.
+ */
+export async function submitAndLoad(page, selector, path) {
+  await page.evaluate(() => { window.grantryOldDocument = true; });
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && path.test(r.url())),
+    page.click(selector),
+  ]);
+  await page.waitForFunction(() => !window.grantryOldDocument);
+  await page.waitForLoadState('load');
+  return response;
+}
+
 const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 /** axe-core's violations on the page as it is, as readable lines (its context must bypass CSP). */

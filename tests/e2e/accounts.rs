@@ -380,3 +380,93 @@ async fn write_access_is_asked_at_the_organisation_chosen_and_the_call_goes_on_t
         ]
     );
 }
+
+/// The heading of the connection to `account` on the connections page, as text.
+fn heading_of(body: &str, account: &str) -> String {
+    let at = body
+        .find(&format!("Xero: {account}"))
+        .unwrap_or_else(|| panic!("no {account} in {body}"));
+    let heading = &body[at..at + body[at..].find("</h2>").unwrap()];
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in heading.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text
+}
+
+/// An organisation whose connection needs a new sign-in is said to, in words, wherever the
+/// person or the model chooses among the accounts: the form's option, the list a client
+/// without forms gets, and the connections page (a mark beside its name, not colour alone).
+#[tokio::test]
+async fn a_broken_account_is_marked_wherever_accounts_are_chosen() {
+    let (server, fake, mcp) = connected_to_xero(&[]).await;
+    // Xero stops accepting the first organisation's grant; the next call finds out.
+    fake.revoke_everything();
+    let broke = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    assert_eq!(
+        broke.result()["resultType"],
+        "input_required",
+        "{}",
+        broke.raw
+    );
+    sign_in_from_page(
+        &server,
+        &fake,
+        "Connect another Xero account",
+        XERO_TENANTS[1].0,
+    )
+    .await;
+    let states: Vec<String> = mcp.connections().await["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["state"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(states, ["needs_reauth", "active"]);
+
+    let asked = mcp
+        .call_tool("list_invoices", json!({}), url_and_form())
+        .await;
+    let question = &asked.result()["inputRequests"]["account_choice"]["params"];
+    let offered: Vec<&str> = question["requestedSchema"]["properties"]["account"]["oneOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no choice: {}", asked.raw))
+        .iter()
+        .map(|o| o["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        offered,
+        [
+            &format!("{FIRST} (needs reconnecting: you will be asked to sign in again)"),
+            SECOND
+        ]
+    );
+
+    let without_form = json!({"elicitation": {"url": {}}});
+    let listed = mcp
+        .call_tool("list_invoices", json!({}), without_form)
+        .await;
+    let said = listed.result()["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains(&format!("{FIRST} (id tenant-1, needs reconnecting")),
+        "{said}"
+    );
+    assert!(said.contains(&format!("{SECOND} (id tenant-2)")), "{said}");
+
+    let page = Browser::new()
+        .get(&format!("{}/connections", server.base))
+        .await;
+    assert_eq!(
+        heading_of(&page.body, FIRST),
+        format!("Xero: {FIRST} ⚠ Needs reconnecting")
+    );
+    assert_eq!(heading_of(&page.body, SECOND), format!("Xero: {SECOND}"));
+}

@@ -114,7 +114,11 @@ async fn a_key_is_checked_then_stored_sealed_and_forgotten_on_disconnect(store: 
         .submit(&refused.form().with("api_key", PADDLE_KEY))
         .await;
     assert_eq!(stored.status, StatusCode::SEE_OTHER, "{}", stored.body);
-    assert_eq!(stored.location().unwrap(), "/connected?provider=paddle");
+    let landed = stored.location().unwrap();
+    assert!(
+        landed.starts_with("/connected?provider=paddle&receipt="),
+        "{landed}"
+    );
     let retry = mcp
         .retry(
             "list_invoices",

@@ -185,10 +185,11 @@ async fn a_host_with_the_card_is_sent_to_it_and_the_card_sees_the_sign_in() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert_eq!(
+    assert_ne!(
         link_in(&text(&card), &server),
         link,
-        "the same link in the words"
+        "a link of its own in the words: its page says to ask again, the card's to press \
+         Continue (tests/e2e/connected_page.rs)"
     );
     let status = || mcp.call_tool("connection_status", json!({"provider": "demo"}), apps());
     assert_eq!(
@@ -346,18 +347,25 @@ async fn a_sign_in_nobody_opened_is_answered_soon_with_its_link() {
     assert_eq!(retry.result()["isError"], true);
     let said = text(&retry);
     assert!(said.contains("has not opened"), "{said}");
-    assert_eq!(
-        link_in(&said, &server),
-        link,
-        "the same link, for the model to pass on"
+    let passed_on = link_in(&said, &server);
+    assert_ne!(
+        passed_on, link,
+        "a fresh link, for the model to pass on: nothing waits for it any more"
     );
     assert_eq!(server.count_rows("flows").await, 0);
     let counted = server
         .counter("grantry_sign_ins_total", &[("outcome", "link_not_opened")])
         .await;
     assert_eq!(counted, 1.0);
-    // The link still works: the person signs in, and the call asked again completes.
-    Browser::new().sign_in(&link, true).await.assert_connected();
+    // The link passed on works: the person signs in, is told to ask again, and the call
+    // asked again completes.
+    let signed_in = Browser::new().sign_in(&passed_on, true).await;
+    signed_in.assert_connected();
+    assert!(
+        signed_in.final_page.body.contains("ask it again"),
+        "{}",
+        signed_in.final_page.body
+    );
     let again = mcp
         .call_tool("list_invoices", json!({}), url_and_form())
         .await;

@@ -240,3 +240,106 @@ fn a_logo_that_is_no_image_or_too_large_and_a_light_colour_stop_the_start() {
     }
     assert!(!data.join("grantry.db").exists(), "nothing was written");
 }
+
+/// Each `<time datetime="…">…</time>` of a page: (what machines read, what people read).
+fn times(body: &str) -> Vec<(String, String)> {
+    body.split("<time datetime=\"")
+        .skip(1)
+        .map(|rest| {
+            let (datetime, rest) = rest.split_once("\">").unwrap();
+            let (text, _) = rest.split_once("</time>").unwrap();
+            (datetime.to_owned(), text.to_owned())
+        })
+        .collect()
+}
+
+/// An RFC 3339 time (`2026-12-05T14:03:09Z`) as a reader of `lang` reads it.
+fn as_read(lang: &str, datetime: &str) -> String {
+    let months = match lang {
+        "de" => [
+            "Januar",
+            "Februar",
+            "März",
+            "April",
+            "Mai",
+            "Juni",
+            "Juli",
+            "August",
+            "September",
+            "Oktober",
+            "November",
+            "Dezember",
+        ],
+        "fr" => [
+            "janvier",
+            "février",
+            "mars",
+            "avril",
+            "mai",
+            "juin",
+            "juillet",
+            "août",
+            "septembre",
+            "octobre",
+            "novembre",
+            "décembre",
+        ],
+        _ => [
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ],
+    };
+    let year = &datetime[..4];
+    let month = months[datetime[5..7].parse::<usize>().unwrap() - 1];
+    let day: u32 = datetime[8..10].parse().unwrap();
+    let time = &datetime[11..16];
+    match (lang, day) {
+        ("de", _) => format!("{day}. {month} {year}, {time} UTC"),
+        ("fr", 1) => format!("1er {month} {year} à {time} UTC"),
+        ("fr", _) => format!("{day} {month} {year} à {time} UTC"),
+        _ => format!("{day} {month} {year}, {time} UTC"),
+    }
+}
+
+#[tokio::test]
+async fn the_connections_page_writes_dates_as_its_reader_does() {
+    let server = Server::start(&[]).await;
+    let mcp = Mcp::new(server.mcp_url());
+    let (link, _) = sign_in_request(&mcp).await;
+    crate::support::Browser::new()
+        .sign_in(&link, true)
+        .await
+        .assert_connected();
+    // Used once: "last used" has a date too.
+    let used = mcp
+        .call_tool(
+            "list_invoices",
+            serde_json::json!({}),
+            crate::support::mcp::url_and_form(),
+        )
+        .await;
+    assert_eq!(used.result()["isError"], false, "{}", used.raw);
+    let connections = format!("{}/connections", server.base);
+    for lang in ["en", "de", "fr"] {
+        let (_, body) = page_in(&connections, Some(lang)).await;
+        let shown = times(&body);
+        assert_eq!(shown.len(), 2, "connected since and last used: {body}");
+        for (datetime, text) in shown {
+            assert!(
+                datetime.len() == 20 && datetime.ends_with('Z'),
+                "RFC 3339 for machines: {datetime}"
+            );
+            assert_eq!(text, as_read(lang, &datetime), "{lang}");
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! Flows: single-use claims under concurrency, expiry, status, the ticket index.
 
-use grantry::flows::{Claim, Flow, FlowStatus};
+use grantry::flows::{Claim, Flow, FlowStatus, Handout};
 use grantry::identity::Principal;
 use grantry::startup::Stores;
 
@@ -25,6 +25,7 @@ fn flow(id: &str, state_hash: &str, expires_at: i64) -> Flow {
         expires_at,
         claimed_at: None,
         scopes: vec!["invoices:read".into(), "invoices:write".into()],
+        handout: Handout::AskAgain,
     }
 }
 
@@ -53,6 +54,7 @@ async fn exactly_one_of_fifty_concurrent_claims_wins(stores: &Stores) {
                 assert_eq!(f.id, "f1");
                 assert_eq!(f.verifier_sealed.as_deref(), Some("g1.sealed"));
                 assert_eq!(f.scopes, ["invoices:read", "invoices:write"]);
+                assert_eq!(f.handout, Handout::AskAgain, "how its link was handed out");
                 won += 1;
             }
             Claim::AlreadyUsed(f) if f.status == FlowStatus::Redeeming => {

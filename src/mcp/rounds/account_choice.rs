@@ -14,11 +14,12 @@ use serde_json::{Map, Value, json};
 
 use super::Retry;
 use super::round_state;
+use crate::connections::Choosable;
 use crate::ids::AccountId;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
-use crate::providers::{Account, Provider};
+use crate::providers::Provider;
 use crate::seal::Purpose;
 use crate::tools::{self, Call, ToolError, ToolResult, target};
 use grantry_base::clock::unix_now;
@@ -61,12 +62,12 @@ pub(super) fn is_answer(responses: Option<&Map<String, Value>>) -> bool {
 pub(super) fn ask(
     call: &Call<'_>,
     provider: &Provider,
-    accounts: &[Account],
+    accounts: &[Choosable],
     now: i64,
 ) -> InputRequired {
     let claims = ChoiceClaims {
         binding: round_state::Binding::new(call),
-        offered: accounts.iter().map(|a| a.id.clone()).collect(),
+        offered: accounts.iter().map(|c| c.account.id.clone()).collect(),
     };
     let sealed =
         call.state
@@ -74,9 +75,18 @@ pub(super) fn ask(
             .seal_timed(Purpose::AccountChoice, b"", &claims, now, CHOICE_TTL_SECS);
     let lang = call.state.config.default_language;
     let name = provider.display_name.as_str();
+    // A broken account is marked in words: a form's options carry nothing else.
     let options: Vec<Value> = accounts
         .iter()
-        .map(|a| json!({"const": a.id, "title": a.name}))
+        .map(|c| {
+            let name = c.account.name.as_str();
+            let title = if c.needs_reauth {
+                lang.t_with("mcp-choose-account-broken", &[("account", name)])
+            } else {
+                name.to_owned()
+            };
+            json!({"const": c.account.id, "title": title})
+        })
         .collect();
     let form = Elicitation::Form {
         message: lang.t_with("mcp-choose-account", &[("provider", name)]),
@@ -170,7 +180,9 @@ pub(super) async fn before_rounds(
 }
 
 /// The provider and its accounts when the call names no account and several are connected.
-async fn ambiguous<'a>(call: &Call<'a>) -> Result<Option<(&'a Provider, Vec<Account>)>, ToolError> {
+async fn ambiguous<'a>(
+    call: &Call<'a>,
+) -> Result<Option<(&'a Provider, Vec<Choosable>)>, ToolError> {
     if call.arguments.contains_key("account") {
         return Ok(None);
     }
@@ -197,7 +209,7 @@ pub(super) fn declined() -> ToolResult {
 }
 
 /// The answer for a client that cannot ask the person: the accounts, to name one.
-pub(super) fn without_form(provider: &Provider, accounts: &[Account]) -> ToolResult {
+pub(super) fn without_form(provider: &Provider, accounts: &[Choosable]) -> ToolResult {
     ToolResult::error(format!(
         "Several {} accounts are connected and the call named none. {}",
         provider.display_name,

@@ -6,6 +6,7 @@
 use serde_json::{Map, json};
 
 use super::sign_in::{self, ConnectLink};
+use crate::flows::Handout;
 use crate::grants::ReauthReason;
 use crate::identity::Principal;
 use crate::mcp::apps::{CARD_URI, CONNECT_META};
@@ -15,17 +16,20 @@ use crate::providers::ProviderId;
 use crate::state::AppState;
 use crate::tools::{Tool, ToolResult};
 
-/// `connect_account`'s `result` with a fresh connect link: in `_meta` for the card, and in the
-/// words for a host that shows no card.
+/// `connect_account`'s `result` with fresh connect links: one in `_meta` for the card, and
+/// another in the words for a host that shows no card (its page tells the person to ask
+/// again, since no card waits for it).
 pub(crate) fn card_result(
     state: &AppState,
     principal: &Principal,
     provider: &ProviderId,
     mut result: ToolResult,
 ) -> CallResult {
-    let ConnectLink { url, expires_at } = sign_in::connect_link(state, principal, provider);
+    let ConnectLink { url, expires_at } =
+        sign_in::connect_link(state, principal, provider, Handout::Card);
+    let in_words = sign_in::connect_link(state, principal, provider, Handout::AskAgain).url;
     result.text = format!(
-        "{} If no card is shown, give the user this link (it works only for them): {url}",
+        "{} If no card is shown, give the user this link (it works only for them): {in_words}",
         result.text
     );
     let mut meta = Map::new();
@@ -49,7 +53,7 @@ pub(crate) fn show_the_card(
     provider: &ProviderId,
     reason: Option<ReauthReason>,
 ) -> ToolResult {
-    let link = sign_in::connect_link(state, principal, provider);
+    let link = sign_in::connect_link(state, principal, provider, Handout::AskAgain);
     let arguments = json!({"provider": provider});
     ToolResult::error(format!(
         "{} Call the tool {} with {arguments} to show the user a card with a Connect button, \

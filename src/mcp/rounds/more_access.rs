@@ -90,7 +90,9 @@ pub(super) async fn after_round<'s>(
         HoldEnd::StillPending => Gate::Answer(CallAnswer::InputRequired(sign_in::repeat_round(
             state, principal, &claims,
         ))),
-        HoldEnd::NeverOpened => Gate::Answer(sign_in::never_opened(state, &claims).into()),
+        HoldEnd::NeverOpened => {
+            Gate::Answer(sign_in::never_opened(state, principal, &claims).into())
+        }
     };
     Ok(Some(gate))
 }

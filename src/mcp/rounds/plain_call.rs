@@ -137,7 +137,9 @@ impl<'a> PlainCall<'a> {
                 self.principal,
                 claims,
             ))),
-            HoldEnd::NeverOpened => Ok(sign_in::never_opened(self.state, claims).into()),
+            HoldEnd::NeverOpened => {
+                Ok(sign_in::never_opened(self.state, self.principal, claims).into())
+            }
         }
     }
 

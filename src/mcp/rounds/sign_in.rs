@@ -16,6 +16,7 @@ pub(crate) use hold::{HoldEnd, SignInEnd, ended, hold};
 use super::request_state::{StateClaims, ToolRequest};
 use crate::access::Access;
 use crate::connect::ticket::{Ticket, link};
+use crate::flows::Handout;
 use crate::grants::ReauthReason;
 use crate::identity::Principal;
 use crate::ids::AccountId;
@@ -62,8 +63,12 @@ pub(crate) fn first_round(
 ) -> InputRequired {
     let now = unix_now();
     let (provider, access) = (wanted.provider, wanted.access);
-    let (ticket, sealed_ticket, expires_at) =
-        new_ticket(state, request.principal, provider, access, now);
+    let (ticket, sealed_ticket, expires_at) = new_ticket(
+        state,
+        request.principal,
+        (provider, access, Handout::Waits),
+        now,
+    );
     let mut claims = StateClaims::new(&ticket.id, &sealed_ticket, expires_at, provider, request);
     claims.access = access;
     claims.account = wanted.account.cloned();
@@ -79,7 +84,8 @@ pub(crate) fn link_for_person(
     wanted: Wanted<'_>,
 ) -> ToolResult {
     let (provider, reason) = (wanted.provider, wanted.reason);
-    let (_, sealed, _) = new_ticket(state, principal, provider, wanted.access, unix_now());
+    let handed = (provider, wanted.access, Handout::AskAgain);
+    let (_, sealed, _) = new_ticket(state, principal, handed, unix_now());
     let url = link(&state.config.public_url, &sealed);
     let what = if wanted.access.writes_at_provider() && reason.is_none() {
         let name = display_name(state, provider);
@@ -116,13 +122,15 @@ pub(crate) struct ConnectLink {
     pub expires_at: i64,
 }
 
-/// A fresh connect link. Nothing is written.
+/// A fresh connect link, to be handed out as `handout` says. Nothing is written.
 pub(crate) fn connect_link(
     state: &AppState,
     principal: &Principal,
     provider: &ProviderId,
+    handout: Handout,
 ) -> ConnectLink {
-    let (_, sealed, expires_at) = new_ticket(state, principal, provider, Access::Read, unix_now());
+    let handed = (provider, Access::Read, handout);
+    let (_, sealed, expires_at) = new_ticket(state, principal, handed, unix_now());
     ConnectLink {
         url: link(&state.config.public_url, &sealed),
         expires_at,
@@ -142,8 +150,8 @@ pub(crate) fn repeat_round(
     let now = unix_now();
     let mut claims = claims.clone();
     if claims.ticket_expires_at - now < RENEW_LINK_BEFORE_SECS {
-        let (ticket, sealed, expires_at) =
-            new_ticket(state, principal, &claims.provider, claims.access, now);
+        let handed = (&claims.provider, claims.access, Handout::Waits);
+        let (ticket, sealed, expires_at) = new_ticket(state, principal, handed, now);
         claims.sealed_ticket = sealed;
         claims.ticket_id = ticket.id;
         claims.ticket_expires_at = expires_at;
@@ -151,17 +159,16 @@ pub(crate) fn repeat_round(
     input_required(state, &claims, None, now)
 }
 
-/// A new sign-in ticket for `provider` (a connection serving `access`), sealed, and when it
-/// expires.
+/// A new sign-in ticket for `provider` (a connection serving `access`, its link handed out as
+/// `handout` says), sealed, and when it expires.
 fn new_ticket(
     state: &AppState,
     principal: &Principal,
-    provider: &ProviderId,
-    access: Access,
+    (provider, access, handout): (&ProviderId, Access, Handout),
     now: i64,
 ) -> (Ticket, String, i64) {
     let ttl = state.config.request_state_ttl_secs;
-    let ticket = Ticket::for_access(principal, provider, access);
+    let ticket = Ticket::for_access(principal, provider, access, handout);
     let sealed = ticket.seal(&state.sealer, now, ttl);
     (ticket, sealed, now + ttl)
 }
@@ -193,7 +200,9 @@ pub(crate) fn url_elicitation(
     wanted: Wanted<'_>,
 ) -> UrlElicitation {
     let (provider, access) = (wanted.provider, wanted.access);
-    let (ticket, sealed, _) = new_ticket(state, principal, provider, access, unix_now());
+    // Whether the client retries by itself once told the sign-in is done is its own affair.
+    let handed = (provider, access, Handout::Unsaid);
+    let (ticket, sealed, _) = new_ticket(state, principal, handed, unix_now());
     UrlElicitation {
         elicitation_id: ticket.id,
         provider: provider.clone(),
@@ -298,14 +307,21 @@ pub(crate) fn no_person_to_sign_in(
     ))
 }
 
-/// The answer when the link was never opened: the link again, for the model to give the
-/// person. Nothing was written.
-pub(crate) fn never_opened(state: &AppState, claims: &StateClaims) -> ToolResult {
+/// The answer when the link was never opened: a link for the model to give the person. A
+/// fresh one: the call ends here, so nothing waits for this sign-in, and its page tells the
+/// person to ask again. Nothing was written.
+pub(crate) fn never_opened(
+    state: &AppState,
+    principal: &Principal,
+    claims: &StateClaims,
+) -> ToolResult {
     let name = display_name(state, &claims.provider);
+    let handed = (&claims.provider, claims.access, Handout::AskAgain);
+    let (_, sealed, _) = new_ticket(state, principal, handed, unix_now());
     ToolResult::error(format!(
         "The user has not opened the sign-in page: the client did not show them the link. \
          Give the user this link to connect their {name} account (it works only for them), \
          then ask again once they say it is connected: {}",
-        link(&state.config.public_url, &claims.sealed_ticket)
+        link(&state.config.public_url, &sealed)
     ))
 }

@@ -23,6 +23,7 @@ async fn browser_routes_answer_only_to_grantrys_own_names() {
     let port = server.base.rsplit(':').next().unwrap().to_owned();
     let foreign = format!("rebound.attacker.example:{port}");
     let browser_routes = [
+        "/",
         "/connections",
         "/connect/anything",
         "/connected",

@@ -97,7 +97,8 @@ fn state_binds_principal_tool_arguments_and_expiry() {
 fn a_ticket_does_not_open_as_a_request_state() {
     let s = sealer();
     let alice = principal("alice");
-    let ticket = crate::connect::ticket::Ticket::new(&alice, &demo()).seal(&s, NOW, 600);
+    let ticket =
+        crate::connect::ticket::Ticket::new(&alice, &demo(), Default::default()).seal(&s, NOW, 600);
     assert!(
         StateClaims::open(&s, &ticket, NOW, req(&alice, "list_invoices", &Map::new())).is_err()
     );
