@@ -1,17 +1,16 @@
-// What the browser test files share: a free loopback port, Debian's Chromium, grantry and the
+// What the browser test files share: Debian's Chromium, grantry and the
 // OpenID Connect provider started (and stopped), and a tools/call of list_invoices as an MCP
 // 2026-07-28 client (optionally with a bearer token).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
-import { logTo, record, recordUrl, traceEnv } from '../leaks.mjs';
+import { spawnGrantry } from '../grantry.mjs';
+import { logTo, record, recordUrl } from '../leaks.mjs';
 
 const processes = [];
 
@@ -20,70 +19,15 @@ export const stopAll = () => {
   for (const child of processes) child.kill();
 };
 
-// What grantry logs once it listens: a start waits for it in what the process it began wrote,
-// so another test's server on the same port is never taken for this one.
-const LISTENING = 'grantry is listening';
-// That line whatever GRANTRY_LOG says: the directive enables that event alone, the one with
-// this field.
-const LISTENING_DIRECTIVE = 'grantry::program[{max_connections_per_address}]=info';
-
-function announcing(env) {
-  const level = env.GRANTRY_LOG || env.RUST_LOG;
-  return level ? { ...env, GRANTRY_LOG: `${level},${LISTENING_DIRECTIVE}` } : env;
-}
-
-/** Passes what `child` writes on stderr on to `log` (a file descriptor or 'ignore'); resolves
- * to whether it said it listens before it exited (within 10 s), and what it had written. */
-function listened(child, log) {
-  let said = '';
-  let settled = false;
-  return new Promise((resolve) => {
-    const settle = (listening) => {
-      if (!settled) resolve({ listening, said });
-      settled = true;
-      clearTimeout(timer);
-    };
-    const timer = setTimeout(() => settle(false), 10_000);
-    child.stderr.on('data', (chunk) => {
-      if (typeof log === 'number') writeSync(log, chunk);
-      if (settled) return;
-      said += chunk;
-      if (said.includes(LISTENING)) settle(true);
-    });
-    child.once('close', () => settle(false));
-  });
-}
-
 /**
  * Starts grantry (the demo provider, SQLite in a temp dir) with `args` after its listen
  * address and data directory, and `env` added; returns its base URL once it answers.
  */
 export async function startGrantry(args = [], env = {}) {
-  // A free port is free only when picked: when another process takes it first, grantry exits
-  // naming the address, and starts again on a new port.
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const dataDir = mkdtempSync(join(tmpdir(), 'grantry-browser-'));
-    const child = spawn(process.env.GRANTRY_BIN, ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, ...args], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: announcing({ ...process.env, ...traceEnv(), ...env }),
-    });
-    processes.push(child);
-    const { listening, said } = await listened(child, logTo('browser', 'ignore'));
-    if (!listening) {
-      child.kill();
-      if (attempt < 5 && said.includes('cannot listen on')) continue;
-      throw new Error(`grantry did not start:\n${said}`);
-    }
-    for (let i = 0; i < 100; i++) {
-      try {
-        if ((await fetch(`${base}/healthz`)).ok) return base;
-      } catch {}
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('grantry did not start');
-  }
+  const log = logTo('browser', 'ignore');
+  const { base, child } = await spawnGrantry(process.env.GRANTRY_BIN, { args, env, log, prefix: 'grantry-browser-' });
+  processes.push(child);
+  return base;
 }
 
 /** Starts the pinned OpenID Connect provider (installed by tests/oidc/install); its issuer. */
@@ -128,14 +72,6 @@ function watched(context) {
   });
   return context;
 }
-
-export const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 /** Calls list_invoices { status: 'all' } with `extra` params; returns the JSON-RPC result. */
 export async function callListInvoices(base, { token, ...extra } = {}) {
