@@ -1,7 +1,7 @@
 //! The replicas serving one store, each as it records itself: the public URL it serves, the
 //! key it seals with and the keys it opens with, where it listens. A replica writes its record
 //! when it starts, refreshes it every [`REFRESH_EVERY`] while it runs and removes it when it
-//! stops; a record not refreshed for [`LIVE_FOR`] is a replica that died.
+//! stops; a record not refreshed for [`LIVE_FOR_MS`] is a replica that died.
 //!
 //! Replicas of one store must agree: each opens what the others sealed (a grant, a task, a
 //! sign-in under way) and hands out links that any of them serves. [`disagreement`] is the
