@@ -214,21 +214,29 @@ fn loggable_path(path: &str) -> &str {
 /// sending it requests it would fail, and it comes back once none has been met for this long.
 const UNOPENABLE_WINDOW: Duration = Duration::from_secs(60);
 
-/// Ready: the store answers, and nothing this replica met in it lately named a key its ring
-/// lacks (its keys differ from the replica that sealed it: not an outage, so said apart).
+/// Ready: the store answers, this replica agrees with the live ones, and nothing it met in
+/// the store lately was sealed under a key another live replica holds and it lacks (a key
+/// every replica has retired is no reason to take this one out: all would go).
 async fn ready(State(state): State<AppState>) -> (StatusCode, String) {
     if let Err(e) = state.flows.ping().await {
         tracing::warn!(error = %e, "not ready");
         return (StatusCode::SERVICE_UNAVAILABLE, "store unavailable".into());
     }
-    if let Some(key_id) = state.sealer.unopenable_key_within(UNOPENABLE_WINDOW) {
+    let Some(membership) = state.membership.get() else {
+        return (StatusCode::OK, "ready".into());
+    };
+    if let Some(why) = membership.disagreement() {
+        return (StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n"));
+    }
+    let unopenable = state.sealer.unopenable_key_within(UNOPENABLE_WINDOW);
+    if let Some(key_id) = unopenable.filter(|key| membership.a_peer_holds(key)) {
         tracing::warn!(
             key_id,
             "not ready: the store holds values this replica cannot open"
         );
         let said = format!(
-            "cannot open what the store holds: values sealed under key {key_id}, which this \
-             replica's key ring (GRANTRY_KEYS) lacks\n"
+            "cannot open what the store holds: values sealed under key {key_id}, which another \
+             replica holds and this replica's key ring (GRANTRY_KEYS) lacks\n"
         );
         return (StatusCode::SERVICE_UNAVAILABLE, said);
     }

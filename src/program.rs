@@ -69,22 +69,7 @@ async fn run(config: Config, extension: Extension) -> Result<(), String> {
     let membership = crate::startup::join_replicas(&state, listening)
         .await
         .map_err(|e| e.to_string())?;
-    let settings = crate::server::Settings {
-        limits: state.config.connections.clone(),
-        max_connections: state
-            .config
-            .connections
-            .max_connections
-            .unwrap_or_else(|| crate::server::default_max_connections(files)),
-        trusted_proxies: state.config.limits.trusted_proxies.clone(),
-    };
-    if settings.max_connections as u64 > files.limit {
-        tracing::warn!(
-            max_connections = settings.max_connections,
-            open_file_limit = files.limit,
-            "--max-connections is above the open-file limit: accepting may fail before the cap"
-        );
-    }
+    let settings = server_settings(&state.config, files);
     tracing::info!(
         listen = %listening,
         mcp = %state.config.mcp_url(),
@@ -103,16 +88,41 @@ async fn run(config: Config, extension: Extension) -> Result<(), String> {
     crate::spawn_store_cleanup(state.clone());
     crate::startup::spawn_lifecycle(&state);
     crate::metrics::spawn_upkeep(state.metrics.clone());
+    // At the signal this replica leaves the others at once: it serves no new request, and a
+    // replica started in its place need not wait for it to drain.
+    let leaving = async move {
+        shutdown_signal().await;
+        membership.leave().await;
+    };
     crate::server::serve(
         listener,
         crate::app_with(state, extension),
         settings,
-        shutdown_signal(),
+        leaving,
     )
     .await;
-    membership.leave().await;
     tracing::info!("grantry stopped");
     Ok(())
+}
+
+/// The listener's settings: connection caps (by default within the open-file limit).
+fn server_settings(config: &Config, files: crate::server::OpenFiles) -> crate::server::Settings {
+    let settings = crate::server::Settings {
+        limits: config.connections.clone(),
+        max_connections: config
+            .connections
+            .max_connections
+            .unwrap_or_else(|| crate::server::default_max_connections(files)),
+        trusted_proxies: config.limits.trusted_proxies.clone(),
+    };
+    if settings.max_connections as u64 > files.limit {
+        tracing::warn!(
+            max_connections = settings.max_connections,
+            open_file_limit = files.limit,
+            "--max-connections is above the open-file limit: accepting may fail before the cap"
+        );
+    }
+    settings
 }
 
 /// Raises the open-file limit as far as the hard limit allows, and says what it is.

@@ -7,11 +7,13 @@
 //! sign-in under way) and hands out links that any of them serves. [`disagreement`] is the
 //! rule a starting replica is held to against the live ones.
 
+mod membership;
 pub(crate) mod redis;
 pub(crate) mod sql;
 
+pub use membership::{JoinError, Membership};
+
 use std::fmt;
-use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -25,8 +27,10 @@ pub const LIVE_FOR_MS: i64 = 30_000;
 /// Records older than this are removed by any replica's refresh (a replica that died).
 pub const FORGET_AFTER_MS: i64 = 24 * 3_600_000;
 
-/// One replica's record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One replica's record. Fields a later build adds must read as their default, so that
+/// records of both builds read during a rolling upgrade.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Replica {
     /// Random, one per process.
     pub id: String,
@@ -46,12 +50,6 @@ pub struct Replica {
 }
 
 impl Replica {
-    /// Whether `other` is this replica or an earlier process at the same address on the
-    /// same machine (one that died without removing its record): not a peer to agree with.
-    fn is_same_place(&self, other: &Replica) -> bool {
-        self.id == other.id || (self.host == other.host && self.listen == other.listen)
-    }
-
     /// Whether `other` started first (ties broken by id), so that of two replicas started
     /// at once with different settings exactly one is refused.
     fn started_after(&self, other: &Replica) -> bool {
@@ -59,12 +57,18 @@ impl Replica {
     }
 }
 
+/// A replica as a refusal names it. A replica that died (killed, not stopped) keeps its
+/// record for [`LIVE_FOR_MS`]: the refusal says when it was last seen.
 impl fmt::Display for Replica {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let seen = (grantry_base::clock::unix_now_millis() - self.seen_at_ms).max(0) / 1000;
         write!(
             f,
-            "the replica on {} listening on {}",
-            self.host, self.listen
+            "the replica on {} listening on {} (seen {seen} s ago; a replica that died without \
+             stopping counts for {} s after that)",
+            self.host,
+            self.listen,
+            LIVE_FOR_MS / 1000
         )
     }
 }
@@ -112,7 +116,7 @@ pub enum Disagreement {
 pub fn disagreement(me: &Replica, peers: &[Replica]) -> Option<Disagreement> {
     let earlier = peers
         .iter()
-        .filter(|peer| !me.is_same_place(peer) && me.started_after(peer));
+        .filter(|peer| peer.id != me.id && me.started_after(peer));
     for peer in earlier {
         let name = peer.to_string();
         if peer.public_url != me.public_url {
@@ -153,87 +157,23 @@ pub trait ReplicaBackend: Send + Sync {
     async fn remove_older(&self, before_ms: i64) -> Result<u64, StoreError>;
 }
 
-/// Why a replica was not let in.
-#[derive(Debug, thiserror::Error)]
-pub enum JoinError {
-    #[error("{0}")]
-    Store(#[from] StoreError),
-    #[error("{0}")]
-    Disagrees(#[from] Disagreement),
-}
-
-/// A replica among the others on its store, from its start until it leaves.
-pub struct Membership {
-    backend: Arc<dyn ReplicaBackend>,
-    me: Mutex<Replica>,
-}
-
-impl Membership {
-    /// Records `me` and checks it against the live replicas that started before it; one that
-    /// disagrees is refused, and its record removed. The record is written before the others
-    /// are read, so of two replicas started at once each sees the other.
-    pub async fn join(backend: Arc<dyn ReplicaBackend>, me: Replica) -> Result<Self, JoinError> {
-        backend.record(&me).await?;
-        let live = backend.seen_since(me.seen_at_ms - LIVE_FOR_MS).await;
-        let refusal = match live {
-            Ok(live) => disagreement(&me, &live).map(JoinError::from),
-            Err(e) => Some(e.into()),
-        };
-        if let Some(refusal) = refusal {
-            if let Err(e) = backend.remove(&me.id).await {
-                tracing::warn!(error = %e, "a refused replica's record stays until it ages out");
-            }
-            return Err(refusal);
-        }
-        Ok(Self {
-            backend,
-            me: Mutex::new(me),
-        })
-    }
-
-    /// Refreshes the record every [`REFRESH_EVERY`], and removes records of replicas dead
-    /// for [`FORGET_AFTER_MS`], until the membership is dropped.
-    pub fn spawn_refresh(self: &Arc<Self>) {
-        let membership = Arc::downgrade(self);
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(REFRESH_EVERY);
-            every.tick().await;
-            loop {
-                every.tick().await;
-                let Some(membership) = membership.upgrade() else {
-                    return;
-                };
-                if let Err(e) = membership.refresh().await {
-                    tracing::warn!(error = %e, "this replica's record was not refreshed");
-                }
-            }
-        });
-    }
-
-    async fn refresh(&self) -> Result<(), StoreError> {
-        let now = grantry_base::clock::unix_now_millis();
-        let me = {
-            let mut me = self.me.lock().unwrap_or_else(|p| p.into_inner());
-            me.seen_at_ms = now;
-            me.clone()
-        };
-        self.backend.record(&me).await?;
-        self.backend.remove_older(now - FORGET_AFTER_MS).await?;
-        Ok(())
-    }
-
-    /// Removes the record: this replica stops.
-    pub async fn leave(&self) {
-        let id = self.me.lock().unwrap_or_else(|p| p.into_inner()).id.clone();
-        if let Err(e) = self.backend.remove(&id).await {
-            tracing::warn!(error = %e, "this replica's record stays until it ages out");
-        }
-    }
-}
-
 /// A record as the stores keep it.
 fn encode(replica: &Replica) -> String {
     serde_json::to_string(replica).expect("a replica's record serializes")
+}
+
+/// The records of `texts` that read; one that does not (a damaged value, a build that
+/// wrote another shape) is said in the log and passed over: it must not keep every replica
+/// from starting.
+fn decode_each<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Replica> {
+    texts
+        .into_iter()
+        .filter_map(|text| {
+            decode(text)
+                .inspect_err(|e| tracing::warn!(error = %e, "a replica record does not read"))
+                .ok()
+        })
+        .collect()
 }
 
 fn decode(text: &str) -> Result<Replica, StoreError> {

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 
-use super::{Replica, ReplicaBackend, decode, encode};
+use super::{Replica, ReplicaBackend, decode, decode_each, encode};
 use crate::store::{RedisConn, StoreError};
 
 pub(crate) struct RedisReplicas {
@@ -19,13 +19,13 @@ impl RedisReplicas {
         }
     }
 
-    async fn all(&self) -> Result<Vec<Replica>, StoreError> {
+    /// Every record, by the id it is kept under.
+    async fn all(&self) -> Result<Vec<(String, String)>, StoreError> {
         let mut conn = self.conn.clone();
-        let records: Vec<String> = redis::cmd("HVALS")
+        Ok(redis::cmd("HGETALL")
             .arg(&self.key)
             .query_async(&mut conn)
-            .await?;
-        records.iter().map(|record| decode(record)).collect()
+            .await?)
     }
 }
 
@@ -43,9 +43,8 @@ impl ReplicaBackend for RedisReplicas {
     }
 
     async fn seen_since(&self, seen_since_ms: i64) -> Result<Vec<Replica>, StoreError> {
-        let mut live: Vec<Replica> = self
-            .all()
-            .await?
+        let all = self.all().await?;
+        let mut live: Vec<Replica> = decode_each(all.iter().map(|(_, record)| record.as_str()))
             .into_iter()
             .filter(|replica| replica.seen_at_ms >= seen_since_ms)
             .collect();
@@ -64,12 +63,16 @@ impl ReplicaBackend for RedisReplicas {
     }
 
     async fn remove_older(&self, before_ms: i64) -> Result<u64, StoreError> {
+        // Old records, and damaged ones (which no replica refreshes).
         let stale: Vec<String> = self
             .all()
             .await?
             .into_iter()
-            .filter(|replica| replica.seen_at_ms < before_ms)
-            .map(|replica| replica.id)
+            .filter(|(_, record)| match decode(record) {
+                Ok(replica) => replica.seen_at_ms < before_ms,
+                Err(_) => true,
+            })
+            .map(|(id, _)| id)
             .collect();
         if stale.is_empty() {
             return Ok(0);

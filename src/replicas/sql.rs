@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::{Replica, ReplicaBackend, decode, encode};
+use super::{Replica, ReplicaBackend, decode_each, encode};
 use crate::store::StoreError;
 
 macro_rules! sql_replicas {
@@ -31,7 +31,7 @@ macro_rules! sql_replicas {
                 .bind(seen_since_ms)
                 .fetch_all(&self.pool)
                 .await?;
-                rows.iter().map(|(record,)| decode(record)).collect()
+                Ok(decode_each(rows.iter().map(|(record,)| record.as_str())))
             }
 
             async fn remove(&self, id: &str) -> Result<(), StoreError> {

@@ -35,5 +35,6 @@ pub async fn join_replicas(
         })?;
     let membership = Arc::new(membership);
     membership.spawn_refresh();
+    let _ = state.membership.set(membership.clone());
     Ok(membership)
 }

@@ -87,6 +87,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         blocklist: Blocklist::new(stores.blocklist),
         tasks: stores.tasks,
         replicas: stores.replicas,
+        membership: std::sync::OnceLock::new(),
         demo,
         held: crate::quota::Quota::new(
             config.max_held_retries,

@@ -102,11 +102,13 @@ async fn a_replica_that_disagrees_is_refused_naming_the_setting(store: &[String]
 }
 on_shared_stores!(a_replica_that_disagrees_is_refused_naming_the_setting);
 
-/// A grant whose sealed tokens name a key this replica lacks (as one sealed by a replica
-/// with other keys would): the call is told the keys differ, not that the store is down,
-/// and `/readyz` takes the replica out of service naming the key.
+/// A grant whose sealed tokens name a key this replica lacks: the call is told the keys
+/// differ, not that the store is down. While no live replica holds that key (one every
+/// replica retired) this replica stays ready: taking it out would take all out. Once a live
+/// replica that started first seals with it, this one disagrees with it, and `/readyz` says
+/// so, naming the setting and the key, within a refresh.
 #[tokio::test]
-async fn a_value_under_a_key_this_replica_lacks_is_named_and_not_ready() {
+async fn a_value_under_a_key_this_replica_lacks_is_named_and_a_peer_holding_it_unreadies_it() {
     let server = Server::start(&[]).await;
     let mcp = Mcp::new(server.mcp_url());
     let (link, state, key) = mcp.first_round().await;
@@ -114,10 +116,6 @@ async fn a_value_under_a_key_this_replica_lacks_is_named_and_not_ready() {
     let accept = json!({ &key: {"action": "accept"} });
     let done = mcp.retry("list_invoices", json!({}), accept, &state).await;
     assert_eq!(done.result()["isError"], false, "{}", done.raw);
-    let ready = reqwest::get(format!("{}/readyz", server.base))
-        .await
-        .unwrap();
-    assert_eq!(ready.status(), StatusCode::OK);
 
     let path = server.data_dir.path().join("grantry.db");
     let mut db = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
@@ -145,14 +143,43 @@ async fn a_value_under_a_key_this_replica_lacks_is_named_and_not_ready() {
     assert!(message.contains("sealing keys differ"), "{message}");
     assert!(!message.contains("unavailable"), "not an outage: {message}");
     assert_eq!(error["data"]["retryable"], false);
-    let ready = reqwest::get(format!("{}/readyz", server.base))
-        .await
-        .unwrap();
-    assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
-    let said = ready.text().await.unwrap();
-    assert!(said.contains("key ffffffff"), "{said}");
     assert!(
         server.log().contains("sealed under key ffffffff"),
         "the log names it"
     );
+    assert_eq!(
+        readyz(&server).await.0,
+        StatusCode::OK,
+        "no replica holds it"
+    );
+
+    // A replica that started first and seals with that key.
+    let now = grantry_base::clock::unix_now_millis();
+    let peer = json!({"id": "peer", "host": "elsewhere", "listen": "10.0.0.9:8080",
+        "public_url": server.base, "sealing_key": "ffffffff", "key_ids": ["ffffffff"],
+        "started_at_ms": 0, "seen_at_ms": now + 60_000});
+    sqlx::query("INSERT INTO replicas (id, record, seen_at) VALUES ('peer', $1, $2)")
+        .bind(peer.to_string())
+        .bind(now + 60_000)
+        .execute(&mut db)
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(25);
+    let (status, said) = loop {
+        let (status, said) = readyz(&server).await;
+        if status != StatusCode::OK || std::time::Instant::now() > deadline {
+            break (status, said);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{said}");
+    assert!(said.contains("--keys (GRANTRY_KEYS)"), "{said}");
+    assert!(said.contains("ffffffff"), "{said}");
+}
+
+async fn readyz(server: &Server) -> (StatusCode, String) {
+    let answer = reqwest::get(format!("{}/readyz", server.base))
+        .await
+        .unwrap();
+    (answer.status(), answer.text().await.unwrap())
 }

@@ -189,7 +189,7 @@ async fn retiring_a_key_in_use_is_refused_until_rewrapped() {
     let mcp = crate::support::Mcp::new(server.mcp_url());
     let (link, _, _) = mcp.first_round().await;
     crate::support::Browser::new().sign_in(&link, true).await;
-    server.kill();
+    assert!(server.terminate().success(), "stopped as an operator would");
 
     // k1 dropped from the ring while a grant uses it: refused, with the count.
     let out = grantry(&["--store", &store, "--keys", &k2, "--data-dir", &data]);

@@ -261,27 +261,37 @@ impl Server {
 
     /// Kills the process (SIGKILL) and starts a new one on the same port, data directory and
     /// arguments: what a crash and a restart look like.
-    pub async fn restart(self) -> Server {
-        self.restart_adding(&[]).await
-    }
-
-    /// As [`Self::restart`], with `more` arguments after the first ones (a setting changed).
-    pub async fn restart_adding(self, more: &[&str]) -> Server {
-        let mut args = self.args.clone();
-        args.extend(more.iter().map(|a| a.to_string()));
+    pub async fn restart(mut self) -> Server {
+        self.kill();
+        let args = self.args.clone();
         self.restart_as(args).await
     }
 
-    /// As [`Self::restart`], with `args` in place of the first ones.
-    pub async fn restart_with(self, args: &[&str]) -> Server {
+    /// Stops the process (SIGTERM, as an operator would: it leaves the other replicas) and
+    /// starts it again with `more` arguments after the first ones: a setting changed.
+    pub async fn restart_adding(mut self, more: &[&str]) -> Server {
+        let mut args = self.args.clone();
+        args.extend(more.iter().map(|a| a.to_string()));
+        self.stop();
+        self.restart_as(args).await
+    }
+
+    /// As [`Self::restart_adding`], with `args` in place of the first ones.
+    pub async fn restart_with(mut self, args: &[&str]) -> Server {
+        self.stop();
         self.restart_as(args.iter().map(|a| a.to_string()).collect())
             .await
     }
 
+    /// Stops the process as an operator would, if it still runs.
+    fn stop(&mut self) {
+        if self.child.try_wait().unwrap().is_none() {
+            self.terminate();
+        }
+    }
+
     async fn restart_as(mut self, args: Vec<String>) -> Server {
         self.args = args;
-        let _ = self.child.kill();
-        let _ = self.child.wait();
         super::leaks::keep_log(self.port, &self.log());
         let (child, log) = spawn(
             self.port,
