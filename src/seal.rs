@@ -39,9 +39,9 @@ pub const KEY_LEN: usize = 32;
 pub const MAX_SEALED_LEN: usize = 4096;
 /// Largest sealed value kept at rest (provider tokens can be long JWTs).
 pub const MAX_STORED_SEALED_LEN: usize = 64 * 1024;
-/// Largest sealed task kept at rest: it holds its tool's whole answer (a page of invoices),
-/// which a provider's answer of up to 1 MiB can make.
-pub const MAX_STORED_TASK_LEN: usize = 2 * 1024 * 1024;
+/// Largest sealed task kept at rest: it holds its tool's whole answer (a page of invoices:
+/// tens of KiB), and a person may keep a hundred.
+pub const MAX_STORED_TASK_LEN: usize = 1024 * 1024;
 /// Clock leeway for `iat` / `exp` checks, in seconds (replicas' clocks differ a little).
 pub const CLOCK_LEEWAY_SECS: i64 = 60;
 

@@ -159,6 +159,8 @@ pub trait TaskBackend: Send + Sync {
         now_ms: i64,
         limit: usize,
     ) -> Result<Vec<StoredTask>, StoreError>;
+    /// How many of `principal`'s tasks are alive at `now_ms`, ended or not.
+    async fn live_count(&self, principal: &Principal, now_ms: i64) -> Result<u64, StoreError>;
     /// Removes tasks whose time to live ended before `before_ms`; returns how many.
     async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError>;
     /// Removes every task of `principal`; returns how many.

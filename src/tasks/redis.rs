@@ -230,6 +230,18 @@ impl TaskBackend for RedisTasks {
         Ok(open)
     }
 
+    async fn live_count(&self, principal: &Principal, now_ms: i64) -> Result<u64, StoreError> {
+        let _span = crate::telemetry::store_span("tasks live_count", "redis", "select", "tasks");
+        let mut conn = self.conn.clone();
+        let count: u64 = redis::cmd("ZCOUNT")
+            .arg(self.owner_key(principal))
+            .arg(format!("({now_ms}"))
+            .arg("+inf")
+            .query_async(&mut conn)
+            .await?;
+        Ok(count)
+    }
+
     async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError> {
         let mut conn = self.conn.clone();
         let id_hashes: Vec<String> = redis::cmd("ZRANGE")

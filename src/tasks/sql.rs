@@ -119,6 +119,20 @@ macro_rules! sql_tasks {
                 records.into_iter().map(StoredTask::try_from).collect()
             }
 
+            async fn live_count(&self, principal: &Principal, now_ms: i64) -> Result<u64, StoreError> {
+                let _span = crate::telemetry::store_span("tasks live_count", $system, "select", "tasks");
+                let count: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM tasks WHERE principal_iss = $1 AND principal_sub = $2 \
+                     AND expires_at > $3",
+                )
+                .bind(&principal.issuer)
+                .bind(&principal.subject)
+                .bind(now_ms)
+                .fetch_one(&self.pool)
+                .await?;
+                Ok(u64::try_from(count).unwrap_or_default())
+            }
+
             async fn delete_expired(&self, before_ms: i64) -> Result<u64, StoreError> {
                 let done = sqlx::query("DELETE FROM tasks WHERE expires_at < $1")
                     .bind(before_ms)

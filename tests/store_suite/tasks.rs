@@ -182,3 +182,25 @@ async fn a_persons_open_tasks_are_found_last_made_first(stores: &Stores) {
     );
 }
 for_each_backend!(a_persons_open_tasks_are_found_last_made_first);
+
+async fn a_persons_live_tasks_are_counted_ended_or_not(stores: &Stores) {
+    let tasks = &stores.tasks;
+    let open = task("erin", NOW);
+    let ended = StoredTask {
+        status: TaskStatus::Completed,
+        ..task("erin", NOW + 1)
+    };
+    let expired = task("erin", NOW - 2 * TTL);
+    for written in [&open, &ended, &expired, &task("frank", NOW)] {
+        tasks.insert(written).await.unwrap();
+    }
+    assert_eq!(tasks.live_count(&person("erin"), NOW).await.unwrap(), 2);
+    assert_eq!(tasks.live_count(&person("frank"), NOW).await.unwrap(), 1);
+    assert_eq!(tasks.live_count(&person("gus"), NOW).await.unwrap(), 0);
+    assert_eq!(
+        tasks.live_count(&person("erin"), NOW + TTL).await.unwrap(),
+        1,
+        "the first made has expired by then"
+    );
+}
+for_each_backend!(a_persons_live_tasks_are_counted_ended_or_not);

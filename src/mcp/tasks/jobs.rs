@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::task::{AbortHandle, JoinHandle};
 
 use super::work::Work;
-use super::{Candidate, Change, Tasks, checked_when_moved, wire};
+use super::{Candidate, Change, MAX_LIVE_PER_PERSON, Tasks, checked_when_moved, wire};
 use crate::identity::Principal;
 use crate::mcp::extension::Job;
 use crate::mcp::jsonrpc::RpcError;
@@ -24,6 +24,13 @@ impl Tasks {
         call: Candidate,
         job: Job,
     ) -> Result<Value, RpcError> {
+        if self.at_cap(&call.principal).await? {
+            return Err(RpcError::internal(format!(
+                "You have {MAX_LIVE_PER_PERSON} tasks already: wait for some to end, then call \
+                 again"
+            ))
+            .with_data(serde_json::json!({"retryable": true})));
+        }
         let mut work = Work::new(
             call.tool.name(),
             call.arguments,

@@ -49,9 +49,9 @@ const ATTEMPTS: usize = 3;
 /// at their next poll.
 const STEPPED_ON_SIGN_IN: usize = 16;
 
-/// How many tasks one person may have open (working or waiting on them) at once; past it a
-/// round is answered as a round. Ended tasks are bounded by the rate limit and their life.
-pub(crate) const MAX_OPEN_PER_PERSON: usize = 64;
+/// How many tasks one person may have alive at once, ended or not (each keeps up to
+/// [`crate::seal::MAX_STORED_TASK_LEN`]); past it a round is answered as a round.
+pub(crate) const MAX_LIVE_PER_PERSON: u64 = 100;
 
 /// A `tasks/*` request, read by the edge.
 pub(crate) struct TaskRequest {
@@ -179,25 +179,14 @@ impl Tasks {
     }
 
     /// Makes `call`'s round a task, written before its answer: `CreateTaskResult`. A person
-    /// with [`MAX_OPEN_PER_PERSON`] tasks open already gets the round as it is (the server
-    /// alone decides whether a call becomes a task, and the client takes rounds too).
+    /// with [`MAX_LIVE_PER_PERSON`] tasks already gets the round as it is (the server alone
+    /// decides whether a call becomes a task, and the client takes rounds too).
     pub(crate) async fn create(
         &self,
         call: Candidate,
         round: InputRequired,
     ) -> Result<Made, RpcError> {
-        let open = self
-            .state
-            .tasks
-            .open_of(&call.principal, unix_now_millis(), MAX_OPEN_PER_PERSON)
-            .await
-            .map_err(store_failed)?;
-        if open.len() >= MAX_OPEN_PER_PERSON {
-            tracing::info!(
-                principal = %call.principal.tag(),
-                "a person's open tasks are at their cap: the round is answered as it is"
-            );
-            crate::metrics::task("over_cap", 1);
+        if self.at_cap(&call.principal).await? {
             return Ok(Made::Round(round));
         }
         let mut work = Work::new(
@@ -210,6 +199,22 @@ impl Tasks {
         work.card = self.card_provider(&call.principal, &work);
         let (id, task) = self.insert(call.principal, &mut work).await?;
         Ok(Made::Task(wire::created(&id, &task, &work)))
+    }
+
+    /// Whether `principal` has as many tasks alive as a person may (then counted and
+    /// logged). Two calls at once may both pass: the cap bounds storage, not to the task.
+    async fn at_cap(&self, principal: &Principal) -> Result<bool, RpcError> {
+        let tasks = &self.state.tasks;
+        let live = tasks.live_count(principal, unix_now_millis());
+        if live.await.map_err(store_failed)? < MAX_LIVE_PER_PERSON {
+            return Ok(false);
+        }
+        tracing::info!(
+            principal = %principal.tag(),
+            "a person's tasks are at their cap: no task is made"
+        );
+        crate::metrics::task("over_cap", 1);
+        Ok(true)
     }
 
     /// Writes a new task for `work`, before its client hears of it.
@@ -390,10 +395,29 @@ impl Tasks {
         let plain = sealer
             .open_bytes(Purpose::StoredTask, binding, &task.sealed)
             .or_else(|_| sealer.open_bytes(Purpose::TaskWorkBoundToUrl, binding, &task.sealed))
-            .map_err(|e| unopened(&task.sealed, e))?;
+            .map_err(|e| self.unopened(&task.sealed, e))?;
         let work = serde_json::from_slice(&plain)
             .map_err(|_| RpcError::internal("a stored task is not readable"))?;
         Ok((task, work))
+    }
+
+    /// Why a stored task did not open. Under a key another live replica holds, this
+    /// replica's ring lacks it: named, as the store's would be (another replica may serve the
+    /// retry). Under a key no replica holds (retired while the task lived), it never opens
+    /// again: the task is gone. Else a damaged record.
+    fn unopened(&self, sealed: &str, error: crate::seal::OpenError) -> RpcError {
+        let Some(key_id) = crate::seal::Sealer::key_id_of(sealed)
+            .filter(|_| error == crate::seal::OpenError::UnknownKey)
+        else {
+            return RpcError::internal("a stored task is not readable");
+        };
+        let held = self.state.membership.get();
+        if held.is_some_and(|membership| membership.a_peer_holds(&key_id)) {
+            let what = "a task".to_owned();
+            return ToolError::Store(crate::store::StoreError::Unopenable { what, key_id }).into();
+        }
+        tracing::warn!(key_id, "a task sealed under a key no replica holds is gone");
+        unknown()
     }
 
     /// `work` sealed to be kept. Work too large to open again (a tool's answer of megabytes)
@@ -417,18 +441,6 @@ impl Tasks {
         self.state
             .sealer
             .seal_bytes(Purpose::StoredTask, id_hash.as_bytes(), &plain)
-    }
-}
-
-/// Why a stored task did not open: under a key this replica lacks (named, as the store's
-/// is), or a damaged record.
-fn unopened(sealed: &str, error: crate::seal::OpenError) -> RpcError {
-    match (error, crate::seal::Sealer::key_id_of(sealed)) {
-        (crate::seal::OpenError::UnknownKey, Some(key_id)) => {
-            let what = "a task".to_owned();
-            ToolError::Store(crate::store::StoreError::Unopenable { what, key_id }).into()
-        }
-        _ => RpcError::internal("a stored task is not readable"),
     }
 }
 
