@@ -107,7 +107,7 @@ pub struct Config {
     /// Of those, the most one principal may have.
     pub max_held_retries_per_principal: usize,
     /// Keys from configuration; `None` means "use or create the data directory's key".
-    pub keys: Option<Vec<String>>,
+    pub keys: Option<SealingKeys>,
     /// A data-directory key file others may read is only warned about.
     pub allow_readable_key_file: bool,
     pub request_state_ttl_secs: i64,
@@ -319,14 +319,24 @@ fn connections(args: &ServeArgs) -> ConnectionLimits {
     }
 }
 
+/// The sealing keys given (`--keys`), base64url; `Debug` says how many, never one.
+#[derive(Clone)]
+pub struct SealingKeys(pub Vec<String>);
+
+impl std::fmt::Debug for SealingKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SealingKeys({} keys)", self.0.len())
+    }
+}
+
 /// The configured sealing keys, each checked to be one.
-fn keys(args: &ServeArgs) -> Result<Option<Vec<String>>, ConfigError> {
+fn keys(args: &ServeArgs) -> Result<Option<SealingKeys>, ConfigError> {
     let Some(list) = &args.keys else {
         return Ok(None);
     };
     crate::seal::KeyRing::from_encoded(&list.0)
         .map_err(|e| bad("--keys (GRANTRY_KEYS)", e.to_string()))?;
-    Ok(Some(list.0.clone()))
+    Ok(Some(SealingKeys(list.0.clone())))
 }
 
 fn origins(list: Option<values::CommaList<Origin>>) -> Vec<String> {

@@ -66,9 +66,11 @@ fn check(options: &Command, key: &str, text: &str) -> Result<(), String> {
         .ok_or_else(|| {
             format!("`{key}` is not a setting (a key is a flag's name with `_` for `-`)")
         })?;
+    // The option alone, without its variable: a parse of all of them would read every
+    // GRANTRY_* variable too, and blame one of theirs on this key.
     let flag = format!("--{}={text}", arg.get_long().unwrap_or(key));
-    options
-        .clone()
+    let alone = Command::new("grantry").arg(arg.clone().env(None::<&str>));
+    alone
         .try_get_matches_from(["grantry", flag.as_str()])
         .map(drop)
         .map_err(|e| {

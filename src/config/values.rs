@@ -46,7 +46,8 @@ impl FromStr for PublicUrl {
         if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
             return Err("must be an http or https URL".into());
         }
-        if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+        let credentials = !url.username().is_empty() || url.password().is_some();
+        if url.query().is_some() || url.fragment().is_some() || credentials {
             return Err("must not carry a query, a fragment or credentials".into());
         }
         if url.path() != "/" {

@@ -39,9 +39,8 @@ impl FromStr for EndpointName {
         if (1..=32).contains(&name.len()) && name.bytes().all(allowed) {
             Ok(Self(name.to_owned()))
         } else {
-            Err(format!(
-                "`{name}` is not an endpoint name (1-32 characters of a-z, 0-9, - and _)"
-            ))
+            // Not repeated: what stands before the first `=` may be a URL with a password.
+            Err("an endpoint is NAME=URL, its NAME 1-32 characters of a-z, 0-9, - and _".into())
         }
     }
 }

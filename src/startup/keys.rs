@@ -51,7 +51,7 @@ const KEY_FILE: &str = "sealing.key";
 /// make its own, and none could open what the others sealed.
 pub(super) fn load_key_ring(config: &Config) -> Result<KeyRing, StartError> {
     if let Some(keys) = &config.keys {
-        return KeyRing::from_encoded(keys).map_err(|e| StartError::Keys(e.to_string()));
+        return KeyRing::from_encoded(&keys.0).map_err(|e| StartError::Keys(e.to_string()));
     }
     let path = config.data_dir.join(KEY_FILE);
     if !matches!(config.store, StoreUrl::Sqlite(_)) {
