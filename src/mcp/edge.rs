@@ -68,18 +68,6 @@ pub(crate) struct Edge {
     pub tool_scopes: Option<(ToolScopeCheck, Arc<Registry>)>,
 }
 
-/// Of a legacy-era request's body, what says which tool it calls.
-#[derive(serde::Deserialize)]
-struct Called {
-    method: String,
-    params: Option<Named>,
-}
-
-#[derive(serde::Deserialize)]
-struct Named {
-    name: String,
-}
-
 /// How an answered request is counted: the outcome the answer carries, or its status's.
 pub(crate) fn outcome(response: &Response) -> Outcome {
     let status = response.status();
@@ -171,15 +159,20 @@ impl Edge {
     }
 
     /// The same for a legacy-era `tools/call`, read from its body (only where tools need
-    /// scopes of their own).
+    /// scopes of their own). Read as any JSON, as rmcp reads it after: a body this check could
+    /// not read must not be one rmcp runs unchecked (a repeated key, a batch).
     fn legacy_scope_refusal(&self, parts: &Parts, body: &Bytes) -> Option<Response> {
         let (_, registry) = self.tool_scopes.as_ref()?;
-        let called: Called = serde_json::from_slice(body).ok()?;
-        let name = called
-            .params
-            .filter(|_| called.method == "tools/call")?
-            .name;
-        self.scope_refusal(parts, registry.find(&name).map(|entry| &entry.listed))
+        let body: Value = serde_json::from_slice(body).ok()?;
+        let messages = match &body {
+            Value::Array(batch) => batch.iter().collect(),
+            message => vec![message],
+        };
+        messages
+            .into_iter()
+            .filter(|message| message["method"] == "tools/call")
+            .filter_map(|message| message["params"]["name"].as_str())
+            .find_map(|name| self.scope_refusal(parts, registry.find(name).map(|e| &e.listed)))
     }
 
     /// A modern call, answered as JSON if it ends soon and says nothing before, as SSE

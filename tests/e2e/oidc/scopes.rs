@@ -83,6 +83,13 @@ async fn a_tool_that_writes_asks_a_reading_token_to_step_up_in_both_eras() {
         &server,
         "invoices invoices:write",
     );
+    // Nor as a body this era's reader takes as a call though it names another method first.
+    let twice = r#"{"jsonrpc":"2.0","id":77,"method":"tools/list","method":"tools/call","params":{"name":"create_invoice","arguments":{}}}"#;
+    assert_step_up(
+        &legacy.request_raw(twice).await,
+        &server,
+        "invoices invoices:write",
+    );
     // What it may do runs: a sign-in asked for, as a legacy call gets it.
     let listed = legacy.call_tool("list_invoices", json!({})).await;
     assert_eq!(listed.status, StatusCode::OK, "{}", listed.raw);

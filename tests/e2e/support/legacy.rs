@@ -128,6 +128,20 @@ impl LegacySession {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// A request in the session as raw text (a body no JSON value can stand for); its one
+    /// answer.
+    pub async fn request_raw(&self, body: &str) -> Answer {
+        let response = self
+            .with_session(self.http.post(&self.url))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_owned())
+            .send()
+            .await
+            .expect("grantry answers");
+        answer(response).await
+    }
+
     /// A request in the session; its one answer.
     pub async fn request(&self, method: &str, params: Value) -> Answer {
         let message =
