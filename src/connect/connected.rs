@@ -4,8 +4,10 @@
 //! passed on in words needs the person to ask again; the connect card offers Continue.
 //!
 //! What it says comes sealed in its URL (purpose "connected page", bound to the provider, for
-//! an hour): a crafted URL cannot make grantry's page name an account or a next step. Without
-//! it (an old link, a reload an hour later) the page says only what is always true.
+//! ten minutes): a crafted URL cannot make grantry's page name an account or a next step.
+//! Whoever holds that URL (a proxy's log of full URLs, a shared history) reads the account's
+//! name for those minutes, and nothing else. Without it (an old link, a reload later) the page
+//! says only what is always true.
 
 use axum::extract::{Query, State};
 use axum::http::{HeaderValue, StatusCode};
@@ -21,8 +23,9 @@ use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
 
-/// How long the page's sealed words open: long enough for a reload.
-const RECEIPT_TTL_SECS: i64 = 3600;
+/// How long the page's sealed words open: long enough for a reload, short for a URL a proxy
+/// may log.
+const RECEIPT_TTL_SECS: i64 = 600;
 /// The longest account name the page repeats (a provider's names are far shorter).
 const MAX_ACCOUNT_CHARS: usize = 200;
 

@@ -119,7 +119,15 @@ pub(crate) fn clients(command: ClientsCommand) -> ExitCode {
         match command {
             ClientsCommand::Block(args) => {
                 let id = client_id(&args)?;
-                let warning = blocks_nothing(id, admin.seen_as(id).await?);
+                // A block may be urgent: what the warning needs (every connection read) must
+                // not hold it up when it fails.
+                let warning = match admin.seen_as(id).await {
+                    Ok(seen) => blocks_nothing(id, seen),
+                    Err(e) => Some(format!(
+                        "could not read the connections to tell whether `{id}` is a verified \
+                         client id ({e}); blocking it anyway"
+                    )),
+                };
                 if let Some(warning) = &warning {
                     eprintln!("grantry: warning: {warning}");
                 }
@@ -173,9 +181,10 @@ fn blocks_nothing(id: &str, seen: SeenAs) -> Option<String> {
     let why = match seen {
         SeenAs::Verified | SeenAs::Unseen => return None,
         SeenAs::DeclaredOnly => format!(
-            "`{id}` is only known as a name an MCP client gave itself (unverified): blocks match \
-             verified client ids only, so this blocks nothing. `grantry connections list` shows \
-             the client each connection was last used through; block one it shows without \
+            "no connection was last used through a verified client with the id `{id}`, only \
+             through a client that gave itself that name (unverified): blocks match verified \
+             client ids only, so this may block nothing. `grantry connections list` shows the \
+             client each connection was last used through; block one it shows without \
              \"(unverified)\""
         ),
         SeenAs::NoneVerified => format!(

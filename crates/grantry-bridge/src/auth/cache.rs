@@ -185,6 +185,8 @@ mod tests {
         let sent = String::from_utf8_lossy(form.body().unwrap().as_bytes().unwrap()).into_owned();
         assert!(sent.contains("secret-after"), "{sent}");
         // Another client configured now: the kept tokens are not its.
-        assert!(kept.into_chosen(&choice("other", "s")).is_none());
+        assert!(kept.clone().into_chosen(&choice("other", "s")).is_none());
+        // None configured now: the kept client's secret is gone with its configuration.
+        assert!(kept.into_chosen(&Choice::default()).is_none());
     }
 }

@@ -94,7 +94,11 @@ impl Client {
     /// (the configuration's, as it is now); `None` when the user now names another client.
     pub(super) fn into_chosen(self, choice: &Choice) -> Option<Self> {
         let Some(chosen) = &choice.client_id else {
-            return Some(self);
+            // A client once configured with a secret, now named by nobody: its secret was not
+            // kept, so it cannot refresh; a new sign-in chooses the client again.
+            let lost_secret =
+                self.client_secret.is_none() && self.token_endpoint_auth_method != AuthMethod::None;
+            return (!lost_secret).then_some(self);
         };
         if *chosen != self.client_id {
             return None;
