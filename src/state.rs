@@ -44,7 +44,7 @@ pub struct Inner {
     /// The records of the replicas on this store (see [`crate::replicas`]).
     pub replicas: Arc<dyn crate::replicas::ReplicaBackend>,
     /// This replica among them, once it joined (a serving process; see `program`).
-    pub membership: std::sync::OnceLock<Arc<crate::replicas::Membership>>,
+    pub membership: std::sync::OnceLock<Arc<crate::replicas::membership::Membership>>,
     pub demo: Option<DemoProvider>,
     /// Places for requests held open, shared fairly by principal (keyed by the principal's
     /// tag): retries waiting for a sign-in, and legacy-era GET streams.

@@ -7,11 +7,9 @@
 //! sign-in under way) and hands out links that any of them serves. [`disagreement`] is the
 //! rule a starting replica is held to against the live ones.
 
-mod membership;
+pub mod membership;
 pub(crate) mod redis;
 pub(crate) mod sql;
-
-pub use membership::{JoinError, Membership};
 
 use std::fmt;
 

@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::StartError;
-use crate::replicas::{JoinError, Membership, Replica};
+use crate::replicas::Replica;
+use crate::replicas::membership::{JoinError, Membership};
 use crate::state::AppState;
 
 /// Records this replica, listening on `listen`, and refuses it where it disagrees with a

@@ -2,7 +2,8 @@
 //! left out of the live ones, removed when their replica stops or long dead; and the join
 //! that refuses a replica disagreeing with a live one, leaving no record of it.
 
-use grantry::replicas::{Disagreement, JoinError, Membership, Replica};
+use grantry::replicas::membership::{JoinError, Membership};
+use grantry::replicas::{Disagreement, Replica};
 use grantry::startup::Stores;
 
 use crate::for_each_backend;
