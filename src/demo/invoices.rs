@@ -76,7 +76,7 @@ pub(super) fn seeded(user: &str) -> Vec<DemoInvoice> {
             let day = 1 + u32::from(h[19] % 28);
             let cents = 1_000 + u32::from_be_bytes([h[13], h[14], h[15], h[16]]) % 499_000;
             DemoInvoice {
-                id: format!("in_{}", hex(&h[..12])),
+                id: format!("in_{}", hex::encode(&h[..12])),
                 number: format!("DEMO-{}", base + INVOICES_PER_USER as u32 - i as u32),
                 customer_name: CUSTOMERS[usize::from(h[12]) % CUSTOMERS.len()].to_owned(),
                 customer_email: None,
@@ -89,10 +89,6 @@ pub(super) fn seeded(user: &str) -> Vec<DemoInvoice> {
             }
         })
         .collect()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

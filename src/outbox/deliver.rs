@@ -192,11 +192,8 @@ impl Deliverer {
         match sent {
             Ok(response) => Answer::Status {
                 code: response.status().as_u16(),
-                retry_after_secs: response
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse().ok()),
+                retry_after_secs: grantry_base::net::retry_after(response.headers())
+                    .map(|wait| wait.as_secs()),
             },
             Err(e) => Answer::Transport(transport_failure(&e)),
         }

@@ -42,7 +42,7 @@ impl fmt::Debug for KeyRing {
 }
 
 pub(super) fn hex_id(id: &[u8]) -> String {
-    id.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(id)
 }
 
 /// A fresh random key, base64url encoded (what `grantry keys generate` prints). Keys that

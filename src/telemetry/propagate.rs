@@ -95,22 +95,11 @@ pub fn traceparent(cx: &Context) -> Option<HeaderValue> {
         return None;
     }
     let flags = context.trace_flags() & TraceFlags::SAMPLED;
-    let mut text = Vec::with_capacity(55);
-    text.extend_from_slice(b"00-");
-    hex(&mut text, &context.trace_id().to_bytes());
-    text.push(b'-');
-    hex(&mut text, &context.span_id().to_bytes());
-    text.push(b'-');
-    hex(&mut text, &[flags.to_u8()]);
+    let mut text = *b"00-00000000000000000000000000000000-0000000000000000-00";
+    hex::encode_to_slice(context.trace_id().to_bytes(), &mut text[3..35]).ok()?;
+    hex::encode_to_slice(context.span_id().to_bytes(), &mut text[36..52]).ok()?;
+    hex::encode_to_slice([flags.to_u8()], &mut text[53..55]).ok()?;
     HeaderValue::from_bytes(&text).ok()
-}
-
-fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for byte in bytes {
-        out.push(DIGITS[usize::from(byte >> 4)]);
-        out.push(DIGITS[usize::from(byte & 0xf)]);
-    }
 }
 
 #[cfg(test)]

@@ -174,7 +174,7 @@ impl Color {
     }
 
     pub fn hex(self) -> String {
-        format!("#{:02x}{:02x}{:02x}", self.rgb[0], self.rgb[1], self.rgb[2])
+        format!("#{}", hex::encode(self.rgb))
     }
 
     /// The text colour on a button of this colour: white or ink, whichever reads better.

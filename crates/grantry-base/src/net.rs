@@ -1,6 +1,10 @@
 //! The network words both the server and the bridge use: which URLs name this machine, the
-//! process-wide TLS provider, and a transport error's reason without its URL.
+//! process-wide TLS provider, a transport error's reason without its URL, and how long a
+//! peer's `Retry-After` asks to wait.
 
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{HeaderMap, RETRY_AFTER};
 use url::Url;
 
 /// Whether `url` names this machine (a loopback address, or `localhost` in any case): traffic
@@ -35,6 +39,22 @@ pub fn transport_reason(error: &reqwest::Error) -> String {
     }
 }
 
+/// How long the answer's `Retry-After` asks to wait (RFC 9110 10.2.3): delay seconds, or an
+/// HTTP date (a past one is no wait). `None` when the header is absent or unreadable; the
+/// caller caps what it honours.
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    retry_after_at(headers, SystemTime::now())
+}
+
+fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
 /// This machine's name as the kernel knows it (a container's is its own), for an operator
 /// telling replicas apart; `unknown host` where it cannot be read.
 pub fn host_name() -> String {
@@ -48,6 +68,29 @@ pub fn host_name() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+        use std::time::{Duration, UNIX_EPOCH};
+        // Wed, 21 Oct 2015 07:28:00 GMT.
+        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_480);
+        let asked = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(RETRY_AFTER, HeaderValue::from_str(value).unwrap());
+            super::retry_after_at(&headers, now)
+        };
+        assert_eq!(asked("120"), Some(Duration::from_secs(120)));
+        assert_eq!(asked(" 7 "), Some(Duration::from_secs(7)));
+        assert_eq!(
+            asked("Wed, 21 Oct 2015 07:29:30 GMT"),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(asked("Wed, 21 Oct 2015 07:00:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(asked("soon"), None);
+        assert_eq!(asked("-5"), None);
+        assert_eq!(super::retry_after_at(&HeaderMap::new(), now), None);
+    }
+
     use super::*;
 
     #[test]

@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use reqwest::header::RETRY_AFTER;
 use serde::de::DeserializeOwned;
 use url::Url;
 
@@ -14,7 +13,7 @@ use crate::providers::invoice::ApiError;
 
 /// Attempts per call: one, then two retries.
 const ATTEMPTS: u32 = 3;
-/// The longest `Retry-After` passed on to the caller (an HTTP-date one counts as absent).
+/// The longest `Retry-After` passed on to the caller.
 const MAX_RETRY_AFTER_SECS: u64 = 3600;
 /// Longest wait grantry spends inside one tool call before retrying.
 const MAX_WAIT: Duration = Duration::from_secs(2);
@@ -144,12 +143,8 @@ fn judge(response: &reqwest::Response, attempt: u32) -> Verdict {
         404 => Verdict::Failed(ApiError::NotFound),
         code @ (400 | 409 | 422) => Verdict::Failed(ApiError::Rejected(code)),
         code if code == 429 || status.is_server_error() => {
-            let asked = response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(|secs| secs.min(MAX_RETRY_AFTER_SECS));
+            let asked = grantry_base::net::retry_after(response.headers())
+                .map(|wait| wait.as_secs().min(MAX_RETRY_AFTER_SECS));
             let backoff = Duration::from_millis(200 << attempt);
             let busy = ApiError::Busy {
                 status: code,

@@ -47,7 +47,7 @@ impl TokenCache {
     /// The cache file for `server` under `dir`.
     pub(crate) fn new(dir: &Path, server: &Url) -> Self {
         let digest = Sha256::digest(server.as_str().as_bytes());
-        let name: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let name = hex::encode(&digest[..16]);
         Self {
             path: dir.join(format!("{name}.json")),
         }
