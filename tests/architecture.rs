@@ -75,7 +75,11 @@ fn modules() -> BTreeMap<Module, PathBuf> {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            if !relative.ends_with(".rs") || relative.ends_with("tests.rs") {
+            // Test modules (`tests.rs`, a `tests/` folder) are no part of the shape.
+            let test_module = relative
+                .split('/')
+                .any(|part| part == "tests" || part == "tests.rs");
+            if !relative.ends_with(".rs") || test_module {
                 continue;
             }
             let module = relative

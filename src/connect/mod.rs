@@ -9,7 +9,6 @@
 
 mod account;
 mod admission;
-mod api_key;
 mod binding;
 mod callback;
 mod connected;
@@ -17,6 +16,7 @@ mod connections;
 mod csrf;
 mod errors;
 mod home;
+mod key_form;
 mod login;
 mod page;
 pub(crate) mod pages;
@@ -52,7 +52,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/connect/{ticket}",
             get(page::show).post(page::continue_to_provider),
         )
-        .route("/connect/{ticket}/key", post(api_key::submit))
+        .route("/connect/{ticket}/key", post(key_form::submit))
         .route("/oauth/callback", get(callback::handle))
         .route("/login/callback", get(login::callback))
         .route("/connected", get(connected::show))

@@ -12,7 +12,7 @@ use super::admission::{admit_browser, admit_form, open_ticket};
 use super::errors::PageError;
 use super::pages::{self, ConnectPage};
 use super::ticket::Ticket;
-use super::{api_key, binding, csrf};
+use super::{binding, csrf, key_form};
 use crate::audit::Audit;
 use crate::flows::{FLOW_TTL_SECS, Flow, FlowStatus};
 use crate::identity::Principal;
@@ -42,7 +42,7 @@ pub(super) async fn show(
         return PageError::InvalidLink.into_response();
     };
     if let Some(form) = provider.key_form() {
-        return api_key::form_page(
+        return key_form::form_page(
             &state,
             (&ticket, &sealed),
             &principal,

@@ -6,7 +6,7 @@
 
 use std::future::Future;
 
-use super::tokens::{Access, TokenKeeper, Trigger};
+use super::tokens::{TokenAccess, TokenKeeper, Trigger};
 use crate::grants::{Grant, GrantKey, ReauthReason};
 use crate::identity::McpClient;
 use crate::providers::invoice::ApiError;
@@ -55,13 +55,13 @@ impl TokenKeeper {
             };
             let (token, account, version) =
                 match self.access_with(provider, key, grant, client).await? {
-                    Access::Token {
+                    TokenAccess::Token {
                         token,
                         account,
                         version,
                     } => (token, account, version),
-                    Access::SignInNeeded(why) => return Ok(Called::SignInNeeded(why)),
-                    Access::Unavailable(_) => return Ok(Called::Unavailable(None)),
+                    TokenAccess::SignInNeeded(why) => return Ok(Called::SignInNeeded(why)),
+                    TokenAccess::Unavailable(_) => return Ok(Called::Unavailable(None)),
                 };
             match api(token, account).await {
                 Ok(answer) => return Ok(Called::Done(answer)),
@@ -75,7 +75,7 @@ impl TokenKeeper {
                         continue; // someone refreshed since our token was refused: use theirs
                     }
                     let refreshed = self.refresh(provider, key, grant, Trigger::OnUse).await?;
-                    if let Access::Unavailable(_) = refreshed {
+                    if let TokenAccess::Unavailable(_) = refreshed {
                         return Ok(Called::Unavailable(None));
                     }
                 }
@@ -120,7 +120,7 @@ impl TokenKeeper {
             return Ok(None);
         };
         Ok(match self.needs_reauth(provider, key, &grant, why).await? {
-            Access::SignInNeeded(why) => Some(why),
+            TokenAccess::SignInNeeded(why) => Some(why),
             _ => None,
         })
     }

@@ -19,7 +19,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::schedule::{next_look_of, refresh_due};
-use super::tokens::{Access, TokenKeeper, Trigger};
+use super::tokens::{TokenAccess, TokenKeeper, Trigger};
 use crate::config::KeepAlive as Pace;
 use crate::grants::{Due, GrantKey, Reschedule, State};
 use crate::providers::{Provider, ProviderId};
@@ -224,8 +224,8 @@ impl KeepAlive {
         Ok(match refreshed {
             // Its failure is recorded (with its next try) unless another replica's refresh
             // was under way; either way, not again this round.
-            Access::Unavailable(_) => Looked::Deferred,
-            Access::Token { .. } | Access::SignInNeeded(_) => Looked::Refreshed,
+            TokenAccess::Unavailable(_) => Looked::Deferred,
+            TokenAccess::Token { .. } | TokenAccess::SignInNeeded(_) => Looked::Refreshed,
         })
     }
 

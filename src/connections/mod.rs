@@ -27,7 +27,7 @@ pub mod tokens;
 pub use calls::Called;
 pub(crate) use disconnect::{Disconnected, EndedBy, Revocation};
 pub use lifecycle::{Lifecycle, LifecycleSettings};
-pub use tokens::{Access, TokenKeeper};
+pub use tokens::{TokenAccess, TokenKeeper};
 
 use std::future::Future;
 

@@ -38,7 +38,7 @@ pub struct TokenKeeper {
 /// Refresh this many seconds before the access token expires.
 pub(crate) const REFRESH_MARGIN_SECS: i64 = 60;
 
-pub enum Access {
+pub enum TokenAccess {
     /// A token to use, the account it is for, and the version of the grant it came from.
     Token {
         token: String,
@@ -80,7 +80,7 @@ impl TokenKeeper {
         &self,
         provider: &Provider,
         key: &GrantKey,
-    ) -> Result<Access, StoreError> {
+    ) -> Result<TokenAccess, StoreError> {
         let grant = self.grants().get(key).await?;
         self.access_with(provider, key, grant, None).await
     }
@@ -93,9 +93,9 @@ impl TokenKeeper {
         key: &GrantKey,
         grant: Option<Grant>,
         client: Option<&McpClient>,
-    ) -> Result<Access, StoreError> {
+    ) -> Result<TokenAccess, StoreError> {
         let Some(grant) = grant else {
-            return Ok(Access::SignInNeeded(None));
+            return Ok(TokenAccess::SignInNeeded(None));
         };
         if !grant.is_usable() {
             return Ok(signed_out(&grant));
@@ -124,7 +124,7 @@ impl TokenKeeper {
         key: &GrantKey,
         grant: Grant,
         trigger: Trigger,
-    ) -> Result<Access, StoreError> {
+    ) -> Result<TokenAccess, StoreError> {
         let lease = lease_name(key);
         let holder = random_id();
         let deadline = Instant::now() + REFRESH_WAIT;
@@ -148,13 +148,13 @@ impl TokenKeeper {
             }
             tokio::time::sleep(REFRESH_POLL).await;
             match self.grants().get(key).await? {
-                None => return Ok(Access::SignInNeeded(None)),
+                None => return Ok(TokenAccess::SignInNeeded(None)),
                 Some(current) if !current.is_usable() => return Ok(signed_out(&current)),
                 Some(current) if current.version != grant.version && is_fresh(&current) => {
                     return Ok(token(current));
                 }
                 Some(_) if Instant::now() >= deadline => {
-                    return Ok(Access::Unavailable(
+                    return Ok(TokenAccess::Unavailable(
                         "another replica's refresh of this grant has not finished".into(),
                     ));
                 }
@@ -171,11 +171,14 @@ impl TokenKeeper {
         key: GrantKey,
         (seen_version, trigger): (i64, Trigger),
         (lease, holder, held_until): (String, String, Instant),
-    ) -> Result<Access, StoreError> {
+    ) -> Result<TokenAccess, StoreError> {
         let outcome = self
             .refresh_holding_lease(&provider, &key, (seen_version, trigger), held_until)
             .await;
-        let settled = matches!(outcome, Ok(Access::Token { .. } | Access::SignInNeeded(_)));
+        let settled = matches!(
+            outcome,
+            Ok(TokenAccess::Token { .. } | TokenAccess::SignInNeeded(_))
+        );
         let replay_is_risky = provider
             .oauth()
             .is_some_and(|oauth| oauth.refresh_rotates && oauth.refresh_grace_secs == 0);
@@ -210,12 +213,12 @@ impl TokenKeeper {
         key: &GrantKey,
         (seen_version, trigger): (i64, Trigger),
         held_until: Instant,
-    ) -> Result<Access, StoreError> {
+    ) -> Result<TokenAccess, StoreError> {
         // Someone may have refreshed (or reconnected) between our read and the lease: then
         // there is nothing to refresh, and nothing to count.
         let grant = match self.grants().get(key).await {
             Ok(Some(grant)) => grant,
-            Ok(None) => return Ok(Access::SignInNeeded(None)),
+            Ok(None) => return Ok(TokenAccess::SignInNeeded(None)),
             Err(e) => {
                 crate::metrics::refresh(&provider.id, trigger.label(), "store_error");
                 return Err(e);
@@ -241,7 +244,7 @@ impl TokenKeeper {
         key: &GrantKey,
         grant: Grant,
         held_until: Instant,
-    ) -> Result<Access, StoreError> {
+    ) -> Result<TokenAccess, StoreError> {
         let Some(current) = grant.tokens.refresh_token.clone() else {
             // An API key is never refreshed: here, the provider refused it.
             let reason = match provider.sign_in {
@@ -269,7 +272,7 @@ impl TokenKeeper {
                 if let Err(store) = noted {
                     tracing::warn!(grant = %key.tag(), error = %store, "recording a failed refresh failed");
                 }
-                Ok(Access::Unavailable(e.to_string()))
+                Ok(TokenAccess::Unavailable(e.to_string()))
             }
         }
     }
@@ -309,7 +312,7 @@ impl TokenKeeper {
         grant: &Grant,
         mut tokens: oauth::TokenSet,
         held_until: Instant,
-    ) -> Result<Access, StoreError> {
+    ) -> Result<TokenAccess, StoreError> {
         tokens.account = grant.tokens.account.clone();
         if tokens.scopes.is_empty() {
             tokens.scopes = grant.tokens.scopes.clone(); // RFC 6749 §5.1: unchanged
@@ -324,13 +327,13 @@ impl TokenKeeper {
             .await?
         {
             let newer = self.newer(key).await?;
-            if matches!(newer, Access::SignInNeeded(_)) {
+            if matches!(newer, TokenAccess::SignInNeeded(_)) {
                 // Disconnected meanwhile: the tokens just issued must not stay alive.
                 revocation::revoke_in_background(&self.http, provider, &tokens);
             }
             return Ok(newer);
         }
-        Ok(Access::Token {
+        Ok(TokenAccess::Token {
             token: tokens.access_token,
             account: tokens.account,
             version: grant.version + 1,
@@ -374,23 +377,23 @@ impl TokenKeeper {
         key: &GrantKey,
         grant: &Grant,
         reason: ReauthReason,
-    ) -> Result<Access, StoreError> {
+    ) -> Result<TokenAccess, StoreError> {
         if self
             .lifecycle
             .mark_needs_reauth(key, provider, grant, reason, unix_now())
             .await?
         {
-            return Ok(Access::SignInNeeded(Some(reason)));
+            return Ok(TokenAccess::SignInNeeded(Some(reason)));
         }
         self.newer(key).await
     }
 
     /// Someone else refreshed or reconnected meanwhile: theirs is the grant to use.
-    async fn newer(&self, key: &GrantKey) -> Result<Access, StoreError> {
+    async fn newer(&self, key: &GrantKey) -> Result<TokenAccess, StoreError> {
         Ok(match self.grants().get(key).await? {
             Some(grant) if !grant.is_usable() => signed_out(&grant),
             Some(grant) => token(grant),
-            None => Access::SignInNeeded(None),
+            None => TokenAccess::SignInNeeded(None),
         })
     }
 }
@@ -405,11 +408,11 @@ const REFRESH_WAIT: Duration = Duration::from_secs(15);
 const REFRESH_POLL: Duration = Duration::from_millis(100);
 
 /// How a refresh ended, for the metrics.
-fn refresh_label(outcome: &Result<Access, StoreError>) -> &'static str {
+fn refresh_label(outcome: &Result<TokenAccess, StoreError>) -> &'static str {
     match outcome {
-        Ok(Access::Token { .. }) => "refreshed",
-        Ok(Access::SignInNeeded(_)) => "needs_reauth",
-        Ok(Access::Unavailable(_)) => "unavailable",
+        Ok(TokenAccess::Token { .. }) => "refreshed",
+        Ok(TokenAccess::SignInNeeded(_)) => "needs_reauth",
+        Ok(TokenAccess::Unavailable(_)) => "unavailable",
         Err(_) => "store_error",
     }
 }
@@ -420,17 +423,17 @@ pub(crate) fn lease_name(key: &GrantKey) -> String {
 }
 
 /// The answer for a grant that needs the user to reconnect, with why.
-fn signed_out(grant: &Grant) -> Access {
+fn signed_out(grant: &Grant) -> TokenAccess {
     debug_assert_eq!(grant.state, State::NeedsReauth);
-    Access::SignInNeeded(grant.health.reason.as_deref().and_then(ReauthReason::parse))
+    TokenAccess::SignInNeeded(grant.health.reason.as_deref().and_then(ReauthReason::parse))
 }
 
 fn is_fresh(grant: &Grant) -> bool {
     grant.tokens.expires_at - REFRESH_MARGIN_SECS > unix_now()
 }
 
-fn token(grant: Grant) -> Access {
-    Access::Token {
+fn token(grant: Grant) -> TokenAccess {
+    TokenAccess::Token {
         token: grant.tokens.access_token,
         account: grant.tokens.account,
         version: grant.version,

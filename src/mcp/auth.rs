@@ -10,7 +10,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::config::{Access, ToolScopes};
+use crate::access::Access;
+use crate::config::ToolScopes;
 use crate::identity::{BearerError, GrantedScopes, Identity};
 use crate::limits::{Bucket, RetryAfter, client_address};
 use crate::state::AppState;

@@ -26,7 +26,7 @@ pub(crate) use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Quest
 
 use serde_json::{Map, Value};
 
-use crate::config::Access;
+use crate::access::Access;
 use crate::identity::{McpClient, Principal};
 use crate::providers::ProviderId;
 use crate::state::AppState;

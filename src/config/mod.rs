@@ -13,7 +13,6 @@ mod unechoed;
 mod values;
 pub(crate) mod webhooks;
 
-pub use crate::access::Access;
 pub use cli::{Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation};
 pub use file::FileError;
 pub use grantry_bridge::BridgeArgs;

@@ -290,7 +290,7 @@ mod tests {
 
     #[test]
     fn the_alerting_rules_name_only_metrics_grantry_exports() {
-        let rules = include_str!("../deploy/prometheus/alerts.yml");
+        let rules = include_str!("../../deploy/prometheus/alerts.yml");
         let exported = [
             MCP_REQUESTS,
             SIGN_INS,
