@@ -491,10 +491,35 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            self.tell_what_went_wrong();
+        }
         super::leaks::keep_log(self.port, &self.log());
         if let Ok(key) = std::fs::read_to_string(self.data_dir.path().join("sealing.key")) {
             super::leaks::record("sealing key", [key.trim()]);
         }
+    }
+}
+
+impl Server {
+    /// For a failing test: this grantry's warnings, errors and panics, the last few (its
+    /// whole trace-level log is kept for the leak search, not printed).
+    fn tell_what_went_wrong(&self) {
+        let log = self.log();
+        let worth: Vec<&str> = log
+            .lines()
+            .filter(|line| {
+                line.contains(" WARN ") || line.contains(" ERROR ") || line.contains("panicked")
+            })
+            .collect();
+        let shown = &worth[worth.len().saturating_sub(30)..];
+        eprintln!(
+            "grantry on port {} ({} warnings and errors, the last {} here):\n{}",
+            self.port,
+            worth.len(),
+            shown.len(),
+            shown.join("\n")
+        );
     }
 }
 
