@@ -18,13 +18,13 @@ pub enum Access {
 impl Access {
     /// Whether a call with this access changes what is in the person's account at the
     /// provider (and so needs a token that may write there).
-    pub fn writes_at_provider(self) -> bool {
+    pub(crate) fn writes_at_provider(self) -> bool {
         self == Access::Write
     }
 }
 
 /// Scopes as the stores keep them (space-separated, RFC 6749 §3.3), as a list.
-pub fn scope_list(text: &str) -> Vec<String> {
+pub(crate) fn scope_list(text: &str) -> Vec<String> {
     text.split(' ')
         .filter(|s| !s.is_empty())
         .map(str::to_owned)

@@ -177,19 +177,19 @@ impl PartialEq<&str> for AccountId {
 }
 
 /// An optional account as sealed values keep it: its id, or `""` for none.
-pub mod account_or_empty {
+pub(crate) mod account_or_empty {
     use serde::{Deserialize, Deserializer, Serializer};
 
     use super::AccountId;
 
-    pub fn serialize<S: Serializer>(
+    pub(crate) fn serialize<S: Serializer>(
         account: &Option<AccountId>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(AccountId::text(account.as_ref()))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<AccountId>, D::Error> {
         Ok(AccountId::given(String::deserialize(deserializer)?))

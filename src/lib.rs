@@ -54,10 +54,10 @@
 
 #![forbid(unsafe_code)]
 
-pub mod access;
+pub(crate) mod access;
 pub mod admin;
 pub(crate) mod audit;
-pub mod blocklist;
+pub(crate) mod blocklist;
 pub mod config;
 pub mod connect;
 pub mod connections;
@@ -70,20 +70,20 @@ pub mod ids;
 pub(crate) mod leases;
 pub mod limits;
 pub mod mcp;
-pub mod metrics;
+pub(crate) mod metrics;
 pub mod outbox;
 pub mod program;
 pub mod providers;
 pub(crate) mod quota;
 pub mod replicas;
 pub mod seal;
-pub mod server;
+pub(crate) mod server;
 pub mod sessions;
 pub mod startup;
 pub(crate) mod state;
 pub mod store;
 pub mod tasks;
-pub mod telemetry;
+pub(crate) mod telemetry;
 pub(crate) mod tools;
 pub(crate) mod ui;
 
@@ -109,7 +109,7 @@ pub fn app(state: AppState) -> Router {
 
 /// Every route grantry serves, with the tools `extension` adds beside its own (the
 /// conformance suite's fixtures; see [`mcp::extension`]).
-pub fn app_with(state: AppState, extension: mcp::extension::Extension) -> Router {
+pub(crate) fn app_with(state: AppState, extension: mcp::extension::Extension) -> Router {
     let mut browser = Router::new()
         .merge(connect::router(state.clone()))
         .route("/assets/grantry.css", get(stylesheet))
@@ -296,7 +296,7 @@ async fn brand_logo(State(state): State<AppState>) -> axum::response::Response {
 
 /// Removes flows long past their expiry, expired legacy sessions, lapsed leases and tasks past
 /// their time to live, every few minutes, for as long as the process runs.
-pub fn spawn_store_cleanup(state: AppState) {
+pub(crate) fn spawn_store_cleanup(state: AppState) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(300));
         loop {

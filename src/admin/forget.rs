@@ -26,7 +26,7 @@ pub struct Forgotten {
 
 impl Forgotten {
     /// Whether anything of the person was found.
-    pub fn found_anything(&self) -> bool {
+    pub(crate) fn found_anything(&self) -> bool {
         !self.connections.is_empty()
             || self.sign_in_attempts + self.legacy_sessions + self.rate_counters > 0
             || self.webhook_deliveries + self.tasks > 0

@@ -13,8 +13,7 @@ mod forget;
 mod revoke;
 mod view;
 
-pub use clients::{BlockedView, SeenAs};
-pub use forget::Forgotten;
+pub use clients::SeenAs;
 pub use revoke::{Outcome, Revoked};
 pub use view::Listed;
 

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use crate::store::StoreError;
 
 /// How stale a replica's copy of the list may be.
-pub const REREAD_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const REREAD_EVERY: Duration = Duration::from_secs(5);
 
 /// One blocked client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +56,7 @@ impl Blocklist {
     }
 
     /// Whether `client_id` is blocked (as of at most [`REREAD_EVERY`] ago).
-    pub async fn is_blocked(&self, client_id: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn is_blocked(&self, client_id: &str) -> Result<bool, StoreError> {
         let ids = match self.fresh_copy() {
             Some(ids) => ids,
             None => self.reread().await?,

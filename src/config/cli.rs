@@ -39,7 +39,7 @@ impl Cli {
     }
 
     /// As [`Cli::load`], from the given arguments (the program name first).
-    pub fn load_from<I, T>(argv: I) -> Result<Self, LoadError>
+    pub(crate) fn load_from<I, T>(argv: I) -> Result<Self, LoadError>
     where
         I: IntoIterator<Item = T>,
         T: Into<OsString> + Clone,
@@ -74,7 +74,7 @@ impl Cli {
 
 /// Why the command line cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// A flag, a variable, or a value of the file, as clap reports it.
     #[error(transparent)]
     Flags(#[from] clap::Error),

@@ -11,7 +11,7 @@ use super::ServeArgs;
 /// A `--config` file that cannot be used; names the file and the key at fault.
 #[derive(Debug, thiserror::Error)]
 #[error("--config (GRANTRY_CONFIG) {}: {problem}", path.display())]
-pub struct FileError {
+pub(crate) struct FileError {
     pub path: PathBuf,
     pub problem: String,
 }

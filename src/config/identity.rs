@@ -36,7 +36,7 @@ pub struct ToolScopes {
 
 impl ToolScopes {
     /// What a call of a tool with this access needs.
-    pub fn needed_for(&self, access: Access) -> &[String] {
+    pub(crate) fn needed_for(&self, access: Access) -> &[String] {
         match access {
             Access::Read => &self.read,
             Access::Write => &self.write,

@@ -13,14 +13,15 @@ mod unechoed;
 mod values;
 pub(crate) mod webhooks;
 
-pub use cli::{Cli, Command, IdentityMode, KeysCommand, LoadError, LogFormat, NoUrlElicitation};
-pub use file::FileError;
-pub use grantry_bridge::BridgeArgs;
-pub use identity::{OidcSettings, ToolScopes};
+pub use cli::{Cli, Command, KeysCommand};
+pub(crate) use cli::{IdentityMode, LogFormat, NoUrlElicitation};
+pub(crate) use grantry_bridge::BridgeArgs;
+pub(crate) use identity::{OidcSettings, ToolScopes};
 pub use options::ServeArgs;
 
 use crate::telemetry::Export;
-pub use values::{ClaimMatch, Origin, PublicUrl};
+pub(crate) use values::ClaimMatch;
+pub use values::{Origin, PublicUrl};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -161,7 +162,7 @@ impl Config {
     }
 
     /// Whether the public URL is https (then cookies carry `Secure` and the `__Host-` prefix).
-    pub fn is_https(&self) -> bool {
+    pub(crate) fn is_https(&self) -> bool {
         self.public_url.is_https()
     }
 

@@ -12,11 +12,11 @@ pub struct PublicUrl(Url);
 
 impl PublicUrl {
     /// `http://` and the listen address: the default when none is given.
-    pub fn of_listen_address(listen: std::net::SocketAddr) -> Self {
+    pub(crate) fn of_listen_address(listen: std::net::SocketAddr) -> Self {
         Self(Url::parse(&format!("http://{listen}")).expect("an address makes a URL"))
     }
 
-    pub fn as_url(&self) -> &Url {
+    pub(crate) fn as_url(&self) -> &Url {
         &self.0
     }
 
@@ -26,7 +26,7 @@ impl PublicUrl {
     }
 
     /// Whether it is https (then cookies carry `Secure` and the `__Host-` prefix).
-    pub fn is_https(&self) -> bool {
+    pub(crate) fn is_https(&self) -> bool {
         self.0.scheme() == "https"
     }
 }

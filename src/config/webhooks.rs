@@ -23,7 +23,7 @@ impl EndpointName {
     }
 
     /// The environment variable holding its secret(s).
-    pub fn secret_variable(&self) -> String {
+    pub(crate) fn secret_variable(&self) -> String {
         format!(
             "GRANTRY_WEBHOOK_SECRET_{}",
             self.0.to_ascii_uppercase().replace('-', "_")

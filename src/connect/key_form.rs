@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn a_site_is_a_dns_label_in_lowercase() {
         let form = KeyForm {
-            fields: vec![crate::providers::KeyField::Site],
+            fields: vec![crate::providers::catalog::KeyField::Site],
             help_url: None,
         };
         assert_eq!(

@@ -39,7 +39,7 @@ impl Ticket {
 
     /// A ticket for a connection that serves calls with `access`, its link handed out as
     /// `handout` says.
-    pub fn for_access(
+    pub(crate) fn for_access(
         principal: &Principal,
         provider: &ProviderId,
         access: Access,

@@ -27,7 +27,7 @@ use crate::store::StoreError;
 use grantry_base::clock::unix_now;
 
 /// The lease one round holds across the replicas.
-pub const SCHEDULER_LEASE: &str = "keepalive-scheduler";
+pub(crate) const SCHEDULER_LEASE: &str = "keepalive-scheduler";
 /// Grants read per page.
 const PAGE: usize = 256;
 /// The state gauges are counted at most this often, and at most a twentieth of the time (on

@@ -217,7 +217,7 @@ impl Lifecycle {
     }
 
     /// The hard expiry is within the warning: `connection.expiring`, once.
-    pub async fn note_expiring(
+    pub(crate) async fn note_expiring(
         &self,
         key: &GrantKey,
         provider: &Provider,
@@ -265,7 +265,13 @@ impl Lifecycle {
     /// Records, in the background, that a tool used `grant` through `client`: at once when
     /// the client is another than last time, else at most every few minutes (most calls
     /// write nothing).
-    pub fn record_use(&self, key: &GrantKey, grant: &Grant, client: Option<&McpClient>, now: i64) {
+    pub(crate) fn record_use(
+        &self,
+        key: &GrantKey,
+        grant: &Grant,
+        client: Option<&McpClient>,
+        now: i64,
+    ) {
         let another_client = grant.used_by.as_ref() != client;
         if another_client {
             crate::audit::Audit {

@@ -20,14 +20,14 @@ pub(crate) mod consent;
 mod disconnect;
 mod event;
 pub mod keepalive;
-pub mod lifecycle;
+pub(crate) mod lifecycle;
 pub mod schedule;
-pub mod tokens;
+pub(crate) mod tokens;
 
-pub use calls::Called;
+pub(crate) use calls::Called;
 pub(crate) use disconnect::{Disconnected, EndedBy, Revocation};
 pub use lifecycle::{Lifecycle, LifecycleSettings};
-pub use tokens::{TokenAccess, TokenKeeper};
+pub use tokens::TokenKeeper;
 
 use std::future::Future;
 

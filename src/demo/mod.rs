@@ -49,13 +49,13 @@ pub const DEMO_CLIENT_ID: &str = "grantry-demo";
 /// value is in the source; it exists so the client authentication path is exercised for real.
 pub const DEMO_CLIENT_SECRET: &str = "grantry-demo-secret";
 /// The user a consent page proposes, and the one `auto_approve` signs in as.
-pub const DEMO_DEFAULT_USER: &str = "demo-user";
+pub(crate) const DEMO_DEFAULT_USER: &str = "demo-user";
 /// Default lifetime of a demo access token, in seconds.
-pub const DEFAULT_ACCESS_TOKEN_TTL_SECS: i64 = 3600;
+pub(crate) const DEFAULT_ACCESS_TOKEN_TTL_SECS: i64 = 3600;
 /// The one scope the demo API knows.
 pub const DEMO_SCOPE: &str = "invoices:read";
 /// The demo's scope for creating and voiding invoices.
-pub const DEMO_WRITE_SCOPE: &str = "invoices:write";
+pub(crate) const DEMO_WRITE_SCOPE: &str = "invoices:write";
 
 /// Largest request body the demo accepts (forms are a few hundred bytes).
 const MAX_BODY_BYTES: usize = 16 * 1024;

@@ -11,16 +11,16 @@ pub(crate) mod sql;
 
 use async_trait::async_trait;
 
-pub use ended::SignInsEnded;
+pub(crate) use ended::SignInsEnded;
 
 use crate::identity::Principal;
 use crate::ids::ProviderId;
 use crate::store::StoreError;
 
 /// How long a browser has between Continue and the provider's callback.
-pub const FLOW_TTL_SECS: i64 = 600;
+pub(crate) const FLOW_TTL_SECS: i64 = 600;
 /// How long finished and expired flows are kept (so a late callback gets a precise page).
-pub const FLOW_RETENTION_SECS: i64 = 24 * 3600;
+pub(crate) const FLOW_RETENTION_SECS: i64 = 24 * 3600;
 /// How long a claimed flow may stay `redeeming`: far longer than a callback's work can take
 /// (a token request and an account lookup of at most 10 s each, and the store's write). A flow
 /// older than that lost its replica mid-exchange and counts as failed.
@@ -28,7 +28,7 @@ pub const REDEEM_DEADLINE_SECS: i64 = 60;
 
 /// The hash under which a flow stores the OAuth `state` it sent the browser with (the state
 /// itself is never stored), and which the callback's `state` is looked up by.
-pub fn oauth_state_hash(state: &str) -> String {
+pub(crate) fn oauth_state_hash(state: &str) -> String {
     crate::seal::digest("grantry/oauth-state/v1", &[state.as_bytes()])
 }
 

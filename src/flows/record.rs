@@ -10,7 +10,7 @@ pub(super) const COLUMNS: &str = "id, ticket_id, principal_iss, principal_sub, p
      state_hash, binding_hash, status, created_at, expires_at, claimed_at, scopes, handout";
 
 #[derive(sqlx::FromRow)]
-pub struct FlowRecord {
+pub(crate) struct FlowRecord {
     id: String,
     ticket_id: String,
     principal_iss: String,

@@ -44,7 +44,7 @@ impl GrantEvents {
     /// Announces that a grant of `key`'s principal at its provider changed, here and on every
     /// replica (waiters listen per (principal, provider): a sign-in's account is not known
     /// before it lands).
-    pub async fn notify(&self, key: &GrantKey) {
+    pub(crate) async fn notify(&self, key: &GrantKey) {
         let tag = key.owner_tag();
         if let Some(bus) = &self.bus
             && let Err(e) = bus.publish(&tag).await
@@ -56,26 +56,26 @@ impl GrantEvents {
     }
 
     /// Wakes this process's waiters for the grant with `tag`.
-    pub fn deliver(&self, tag: String) {
+    pub(crate) fn deliver(&self, tag: String) {
         // No receiver is fine: nobody is waiting.
         let _ = self.sender.send(tag);
     }
 
     /// Starts listening; subscribe before reading the store so no event slips between.
-    pub fn subscribe(&self) -> GrantWaiter {
+    pub(crate) fn subscribe(&self) -> GrantWaiter {
         GrantWaiter {
             receiver: self.sender.subscribe(),
         }
     }
 }
-pub struct GrantWaiter {
+pub(crate) struct GrantWaiter {
     receiver: broadcast::Receiver<String>,
 }
 
 impl GrantWaiter {
     /// Waits until an event for `key`'s principal and provider arrives (or events were dropped,
     /// which may hide one).
-    pub async fn changed(&mut self, key: &GrantKey) {
+    pub(crate) async fn changed(&mut self, key: &GrantKey) {
         let tag = key.owner_tag();
         loop {
             match self.receiver.recv().await {

@@ -18,7 +18,7 @@ pub enum State {
 }
 
 impl State {
-    pub const ALL: [State; 3] = [State::Active, State::RefreshFailing, State::NeedsReauth];
+    pub(crate) const ALL: [State; 3] = [State::Active, State::RefreshFailing, State::NeedsReauth];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -69,7 +69,7 @@ impl ReauthReason {
     }
 
     /// Said to the person asked to reconnect.
-    pub fn explained(self, lang: Lang, brand: &str, provider_name: &str) -> String {
+    pub(crate) fn explained(self, lang: Lang, brand: &str, provider_name: &str) -> String {
         let key = match self {
             Self::InvalidGrant => "reauth-invalid-grant",
             Self::NoRefreshToken => "reauth-no-refresh-token",
@@ -106,7 +106,7 @@ impl Health {
     }
 
     /// The column's text; an unreadable one counts as empty (it only holds bookkeeping).
-    pub fn from_json(text: &str) -> Self {
+    pub(crate) fn from_json(text: &str) -> Self {
         serde_json::from_str(text).unwrap_or_default()
     }
 }

@@ -33,7 +33,8 @@ use crate::outbox::Delivery;
 use crate::providers::oauth::TokenSet;
 use crate::seal::{Purpose, Sealer};
 use crate::store::StoreError;
-pub use events::{EventBus, GrantEvents};
+pub(crate) use events::EventBus;
+pub use events::GrantEvents;
 pub use health::{Health, ReauthReason, State};
 pub use key::GrantKey;
 pub use operators::Found;
@@ -68,7 +69,7 @@ pub struct GrantRow {
 }
 
 /// How many grants each key seals.
-pub type KeyUsage = Vec<(String, i64)>;
+pub(crate) type KeyUsage = Vec<(String, i64)>;
 
 /// Storage for grant rows; one implementation per backend.
 #[async_trait]

@@ -55,7 +55,7 @@ impl Grants {
 
     /// Removes a row whose tokens do not open, if it still has `version`: no event (there is
     /// nothing to say it held), no revocation (there is no token to revoke with).
-    pub async fn remove_unreadable(
+    pub(crate) async fn remove_unreadable(
         &self,
         key: &GrantKey,
         version: i64,

@@ -87,7 +87,7 @@ impl Grants {
 
     /// Records a use at `at` through `by`, in the background (no new version: no token or
     /// state changes).
-    pub fn touch_in_background(&self, key: &GrantKey, at: i64, by: Option<&McpClient>) {
+    pub(crate) fn touch_in_background(&self, key: &GrantKey, at: i64, by: Option<&McpClient>) {
         let (backend, key) = (self.backend.clone(), key.clone());
         let by = by.map(McpClient::stored).unwrap_or_default();
         tokio::spawn(async move {

@@ -45,7 +45,7 @@ impl McpClient {
         }
     }
 
-    pub fn is_verified(&self) -> bool {
+    pub(crate) fn is_verified(&self) -> bool {
         matches!(self, Self::Verified(_))
     }
 
@@ -65,7 +65,7 @@ impl McpClient {
         }
     }
 
-    pub fn view(&self) -> ClientView {
+    pub(crate) fn view(&self) -> ClientView {
         ClientView {
             client: self.name().to_owned(),
             verified: self.is_verified(),
@@ -82,7 +82,7 @@ impl McpClient {
 
     /// Reads [`Self::stored`]; `None` for nothing recorded (or a form this version does not
     /// know).
-    pub fn from_stored(text: &str) -> Option<Self> {
+    pub(crate) fn from_stored(text: &str) -> Option<Self> {
         if let Some(id) = text.strip_prefix("client_id:") {
             return Some(Self::Verified(id.to_owned()));
         }

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, IdentityMode};
 use crate::seal::{Sealer, digest};
-pub use client::{ClientView, McpClient};
-pub use oidc::{BearerError, DiscoveryError, Oidc};
+pub(crate) use client::{ClientView, McpClient};
+pub(crate) use oidc::{BearerError, DiscoveryError, Oidc};
 
 /// The issuer of the single `dev` principal.
 pub const DEV_ISSUER: &str = "urn:grantry:dev";
@@ -57,7 +57,7 @@ pub struct GrantedScopes(pub Vec<String>);
 
 impl GrantedScopes {
     /// Whether every scope of `needed` was granted.
-    pub fn include(&self, needed: &[String]) -> bool {
+    pub(crate) fn include(&self, needed: &[String]) -> bool {
         needed.iter().all(|scope| self.0.contains(scope))
     }
 }
@@ -81,7 +81,7 @@ impl Principal {
     /// The principal, unambiguously, for the rate limiter: it hashes what it stores (once per
     /// window and caller), so hashing here too on every request ([`Principal::tag`]) would
     /// only cost time.
-    pub fn limiter_id(&self) -> Vec<u8> {
+    pub(crate) fn limiter_id(&self) -> Vec<u8> {
         let (issuer, subject) = (self.issuer.as_bytes(), self.subject.as_bytes());
         let mut id = Vec::with_capacity(8 + issuer.len() + subject.len());
         id.extend_from_slice(&(issuer.len() as u64).to_le_bytes());
@@ -116,7 +116,10 @@ impl Identity {
     }
 
     /// Who is behind an MCP request. `dev` identity's one user is a person.
-    pub async fn mcp_caller(&self, headers: &http::HeaderMap) -> Result<McpCaller, BearerError> {
+    pub(crate) async fn mcp_caller(
+        &self,
+        headers: &http::HeaderMap,
+    ) -> Result<McpCaller, BearerError> {
         match self {
             Identity::Dev => Ok(McpCaller {
                 principal: dev_principal(),
@@ -129,7 +132,7 @@ impl Identity {
     }
 
     /// The person at the browser, if signed in for at least `needed_for_secs` more.
-    pub fn browser_principal(
+    pub(crate) fn browser_principal(
         &self,
         sealer: &Sealer,
         headers: &http::HeaderMap,

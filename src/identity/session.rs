@@ -12,7 +12,7 @@ use crate::cookie::{host_cookie, host_name};
 use crate::seal::{Purpose, Sealer};
 
 /// How long a browser stays signed in to grantry.
-pub const SESSION_TTL_SECS: i64 = 3600;
+pub(crate) const SESSION_TTL_SECS: i64 = 3600;
 
 #[derive(Serialize, Deserialize)]
 struct SessionClaims {

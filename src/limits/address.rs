@@ -11,7 +11,7 @@ use axum::extract::{ConnectInfo, Request};
 use ipnet::IpNet;
 
 /// The address `request` counts against; `::` when the server did not record the peer.
-pub fn client_address(request: &Request, trusted_proxies: &[IpNet]) -> IpAddr {
+pub(crate) fn client_address(request: &Request, trusted_proxies: &[IpNet]) -> IpAddr {
     let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>() else {
         return IpAddr::V6(Ipv6Addr::UNSPECIFIED);
     };
@@ -37,7 +37,7 @@ pub fn client_address(request: &Request, trusted_proxies: &[IpNet]) -> IpAddr {
 }
 
 /// IPv4 as is; IPv6 by its /64 (an IPv4-mapped one as the IPv4 address).
-pub fn counted_as(ip: IpAddr) -> IpAddr {
+pub(crate) fn counted_as(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

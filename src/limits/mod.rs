@@ -11,7 +11,7 @@ mod address;
 pub(crate) mod redis;
 pub(crate) mod sql;
 
-pub use address::{client_address, counted_as};
+pub(crate) use address::{client_address, counted_as};
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -91,7 +91,7 @@ impl Bucket {
 
 /// Refused: come back after this many seconds (the rest of the window).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryAfter(pub u64);
+pub(crate) struct RetryAfter(pub u64);
 
 #[derive(Default)]
 struct Counter {
@@ -170,7 +170,7 @@ impl Limiter {
 
     /// Admits one request of `who` (any bytes that tell callers of `bucket` apart), counting
     /// it, or refuses it without counting it.
-    pub fn admit(&self, bucket: Bucket, who: &[u8]) -> Result<(), RetryAfter> {
+    pub(crate) fn admit(&self, bucket: Bucket, who: &[u8]) -> Result<(), RetryAfter> {
         let now = unix_now();
         let number = now.div_euclid(WINDOW_SECS);
         let limit = bucket.limit(&self.limits);
@@ -204,7 +204,7 @@ impl Limiter {
     }
 
     /// Admits one request from client address `ip` (as [`client_address`] gives it).
-    pub fn admit_address(&self, bucket: Bucket, ip: IpAddr) -> Result<(), RetryAfter> {
+    pub(crate) fn admit_address(&self, bucket: Bucket, ip: IpAddr) -> Result<(), RetryAfter> {
         match ip {
             IpAddr::V4(v4) => self.admit(bucket, &v4.octets()),
             IpAddr::V6(v6) => self.admit(bucket, &v6.octets()),

@@ -6,12 +6,12 @@ use serde_json::{Value, json};
 
 /// The protocol versions grantry speaks: the modern era, and the legacy one for clients that
 /// start with `initialize`.
-pub const SUPPORTED_VERSIONS: [&str; 2] = [MODERN_VERSION, LEGACY_VERSION];
+pub(crate) const SUPPORTED_VERSIONS: [&str; 2] = [MODERN_VERSION, LEGACY_VERSION];
 
 /// The modern revision, as its `MCP-Protocol-Version` header and `_meta` spell it.
-pub const MODERN_VERSION: &str = "2026-07-28";
+pub(crate) const MODERN_VERSION: &str = "2026-07-28";
 /// The legacy revision, which `initialize` opens a session of.
-pub const LEGACY_VERSION: &str = "2025-11-25";
+pub(crate) const LEGACY_VERSION: &str = "2025-11-25";
 
 /// Largest request body accepted on `/mcp` (larger gets 413 before any parsing).
 pub const MAX_REQUEST_BYTES: usize = 256 * 1024;

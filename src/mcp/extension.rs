@@ -17,7 +17,7 @@ use rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
 pub use super::capabilities::Capabilities;
-pub use super::jsonrpc::{ErrorCode, RpcError};
+pub use super::jsonrpc::RpcError;
 pub use super::notify::LogLevel;
 pub use super::registry::{Execution, TaskSupport, ToolDescription};
 use super::request::Era;
@@ -51,7 +51,7 @@ pub trait ToolExtension: Send + Sync + 'static {
 pub type Job = futures::future::BoxFuture<'static, Result<CallAnswer, RpcError>>;
 
 /// The extension a build was started with, if any.
-pub type Extension = Option<Arc<dyn ToolExtension>>;
+pub(crate) type Extension = Option<Arc<dyn ToolExtension>>;
 
 /// One call of an extension's tool.
 pub struct ExtensionCall<'a> {
@@ -84,14 +84,6 @@ impl ExtensionCall<'_> {
         match self.era {
             Era::Modern(notifier) => notifier.progress(progress, total),
             Era::Legacy(session) => session.progress(progress, total).await,
-        }
-    }
-
-    /// The level the request asked log messages at, if any.
-    pub fn log_level(&self) -> Option<LogLevel> {
-        match self.era {
-            Era::Modern(notifier) => notifier.log_level(),
-            Era::Legacy(session) => session.log_level(),
         }
     }
 

@@ -55,23 +55,23 @@ pub struct ErrorCode(pub i32);
 
 impl ErrorCode {
     /// The body is not JSON.
-    pub const PARSE_ERROR: Self = Self(-32700);
+    pub(crate) const PARSE_ERROR: Self = Self(-32700);
     /// The JSON is not one request.
-    pub const INVALID_REQUEST: Self = Self(-32600);
+    pub(crate) const INVALID_REQUEST: Self = Self(-32600);
     /// The method does not exist (in this era).
-    pub const METHOD_NOT_FOUND: Self = Self(-32601);
+    pub(crate) const METHOD_NOT_FOUND: Self = Self(-32601);
     /// The params, or a `requestState`, do not hold.
-    pub const INVALID_PARAMS: Self = Self(-32602);
+    pub(crate) const INVALID_PARAMS: Self = Self(-32602);
     /// Something on grantry's side failed; `data.retryable` says whether to try again.
-    pub const INTERNAL_ERROR: Self = Self(-32603);
+    pub(crate) const INTERNAL_ERROR: Self = Self(-32603);
     /// A routing header is missing or disagrees with the body (2026-07-28).
-    pub const HEADER_MISMATCH: Self = Self(-32020);
+    pub(crate) const HEADER_MISMATCH: Self = Self(-32020);
     /// The client did not declare a capability the call needs (2026-07-28).
-    pub const MISSING_CAPABILITY: Self = Self(-32021);
+    pub(crate) const MISSING_CAPABILITY: Self = Self(-32021);
     /// A protocol version grantry does not speak; `data.supported` names those it does.
-    pub const UNSUPPORTED_VERSION: Self = Self(-32022);
+    pub(crate) const UNSUPPORTED_VERSION: Self = Self(-32022);
     /// The legacy era's "open this URL first" (2025-11-25).
-    pub const URL_ELICITATION_REQUIRED: Self = Self(-32042);
+    pub(crate) const URL_ELICITATION_REQUIRED: Self = Self(-32042);
 
     /// The HTTP status of an answer carrying this error, as the 2026-07-28 transport gives it:
     /// 404 for an unknown method, 400 for a request that cannot be served as sent, 200 for
@@ -109,7 +109,7 @@ impl RpcError {
     }
 
     #[must_use]
-    pub fn with_data(mut self, data: Value) -> Self {
+    pub(crate) fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
@@ -139,7 +139,7 @@ impl RpcError {
 
     /// `-32021` for `what` (a method, a tool) from a client that did not declare the
     /// extension `extension`.
-    pub fn extension_required(what: impl std::fmt::Display, extension: &str) -> Self {
+    pub(crate) fn extension_required(what: impl std::fmt::Display, extension: &str) -> Self {
         Self::missing_capability(
             format!("{what} needs the client to declare the {extension} extension"),
             serde_json::json!({"extensions": {extension: {}}}),

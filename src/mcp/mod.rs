@@ -55,7 +55,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use crate::server::hosts::{AllowedHosts, LOOPBACK_NAMES};
 use crate::state::AppState;
 
-pub use describe::{LEGACY_VERSION, MAX_REQUEST_BYTES, MODERN_VERSION, SUPPORTED_VERSIONS};
+pub use describe::MAX_REQUEST_BYTES;
 
 /// The `/mcp` route, with the tools `extension` adds beside grantry's own.
 pub fn router(state: AppState, extension: extension::Extension) -> Router<AppState> {

@@ -67,11 +67,6 @@ impl Notifier {
         self.send("notifications/progress", params);
     }
 
-    /// The level the request asked log messages at, if any.
-    pub(crate) fn log_level(&self) -> Option<LogLevel> {
-        self.log_level
-    }
-
     /// `notifications/message`, when the request asked for `level` or a lower one.
     pub(crate) fn log(&self, level: LogLevel, data: Value) {
         if self.log_level.is_some_and(|asked| level >= asked) {

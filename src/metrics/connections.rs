@@ -2,11 +2,11 @@
 //! a deadline (see `server`).
 
 /// Connections open now.
-pub const OPEN_CONNECTIONS: &str = "grantry_open_connections";
+pub(crate) const OPEN_CONNECTIONS: &str = "grantry_open_connections";
 /// Connections answered 503 and closed at accept, by the cap they met (`total`, `address`).
-pub const CONNECTIONS_REFUSED: &str = "grantry_connections_refused_total";
+pub(crate) const CONNECTIONS_REFUSED: &str = "grantry_connections_refused_total";
 /// Connections closed because a deadline passed, by which (`header`, `idle`).
-pub const CONNECTIONS_EXPIRED: &str = "grantry_connections_expired_total";
+pub(crate) const CONNECTIONS_EXPIRED: &str = "grantry_connections_expired_total";
 
 pub(super) fn describe() {
     metrics::describe_gauge!(OPEN_CONNECTIONS, "HTTP connections open now");
@@ -22,16 +22,16 @@ pub(super) fn describe() {
 }
 
 /// `open` connections are open now.
-pub fn connections_open(open: usize) {
+pub(crate) fn connections_open(open: usize) {
     metrics::gauge!(OPEN_CONNECTIONS).set(open as f64);
 }
 
 /// A connection was refused at the cap `cap` (`total` or `address`).
-pub fn connection_refused(cap: &'static str) {
+pub(crate) fn connection_refused(cap: &'static str) {
     metrics::counter!(CONNECTIONS_REFUSED, "cap" => cap).increment(1);
 }
 
 /// A connection was closed by the deadline `which` (`header` or `idle`).
-pub fn connection_expired(which: &'static str) {
+pub(crate) fn connection_expired(which: &'static str) {
     metrics::counter!(CONNECTIONS_EXPIRED, "deadline" => which).increment(1);
 }

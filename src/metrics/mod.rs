@@ -15,35 +15,32 @@ mod handles;
 mod lifecycle;
 
 use crate::ids::ProviderId;
-pub use connections::{
-    CONNECTIONS_EXPIRED, CONNECTIONS_REFUSED, OPEN_CONNECTIONS, connection_expired,
-    connection_refused, connections_open,
-};
+pub(crate) use connections::{connection_expired, connection_refused, connections_open};
 use handles::McpSeries;
-pub use lifecycle::{
-    CONNECTIONS, DELIVERIES, DROPPED, EVENTS, OUTBOX_OLDEST, OUTBOX_PARKED, OUTBOX_PENDING,
-    connections_in_state, deliveries_dropped, delivery, lifecycle_event, outbox_depth,
+pub(crate) use lifecycle::delivery;
+pub(crate) use lifecycle::{
+    connections_in_state, deliveries_dropped, lifecycle_event, outbox_depth,
 };
 
 /// MCP requests, by method and outcome.
-pub const MCP_REQUESTS: &str = "grantry_mcp_requests_total";
+pub(crate) const MCP_REQUESTS: &str = "grantry_mcp_requests_total";
 /// Time to the answer's headers (a held retry switches to a stream after 500 ms).
-pub const MCP_DURATION: &str = "grantry_mcp_request_duration_seconds";
+pub(crate) const MCP_DURATION: &str = "grantry_mcp_request_duration_seconds";
 /// Sign-ins, by provider and outcome (`started`, `completed`, `declined`, `failed`).
-pub const SIGN_INS: &str = "grantry_sign_ins_total";
+pub(crate) const SIGN_INS: &str = "grantry_sign_ins_total";
 /// Token refreshes, by provider and outcome.
-pub const REFRESHES: &str = "grantry_refreshes_total";
+pub(crate) const REFRESHES: &str = "grantry_refreshes_total";
 /// Retries held open right now, waiting for a sign-in to land.
-pub const HELD_RETRIES: &str = "grantry_held_retries";
+pub(crate) const HELD_RETRIES: &str = "grantry_held_retries";
 /// How many retries may be held at once (`--max-held-retries`), for alerting near it.
-pub const HELD_RETRIES_LIMIT: &str = "grantry_held_retries_limit";
+pub(crate) const HELD_RETRIES_LIMIT: &str = "grantry_held_retries_limit";
 /// Legacy-era (2025-11-25) sessions opened by `initialize`.
-pub const SESSIONS_OPENED: &str = "grantry_mcp_sessions_opened_total";
+pub(crate) const SESSIONS_OPENED: &str = "grantry_mcp_sessions_opened_total";
 /// MCP tasks (the Tasks extension) by what happened: `created`, `completed`, `failed`,
 /// `cancelled`, `expired`.
-pub const TASKS: &str = "grantry_tasks_total";
+pub(crate) const TASKS: &str = "grantry_tasks_total";
 /// Store operations that failed, by where they were needed.
-pub const STORE_ERRORS: &str = "grantry_store_errors_total";
+pub(crate) const STORE_ERRORS: &str = "grantry_store_errors_total";
 
 /// Seconds: from a fast in-memory answer to a held retry's switch to a stream.
 const DURATION_BUCKETS: &[f64] = &[
@@ -66,7 +63,7 @@ const KNOWN_METHODS: &[&str] = &[
 ];
 
 /// The recorder, installed once per process; later calls get the same handle.
-pub fn install() -> PrometheusHandle {
+pub(crate) fn install() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE
         .get_or_init(|| {
@@ -103,7 +100,7 @@ const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 /// Folds recorded histogram samples into their buckets every few seconds, for as long as the
 /// process runs. The exporter keeps every sample until then (about 16 bytes per MCP request),
 /// so a process that is never scraped would otherwise grow without bound.
-pub fn spawn_upkeep(handle: PrometheusHandle) {
+pub(crate) fn spawn_upkeep(handle: PrometheusHandle) {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(UPKEEP_EVERY);
         loop {
@@ -140,12 +137,12 @@ fn describe() {
 
 /// A task event: `created`, `completed`, `failed`, `cancelled`, `expired`; `over_cap`, a
 /// round answered as a round because its person's open tasks were at their cap.
-pub fn task(event: &'static str, count: u64) {
+pub(crate) fn task(event: &'static str, count: u64) {
     metrics::counter!(TASKS, "event" => event).increment(count);
 }
 
 /// `GET /metrics`, in the Prometheus text format.
-pub async fn render(handle: PrometheusHandle) -> impl IntoResponse {
+pub(crate) async fn render(handle: PrometheusHandle) -> impl IntoResponse {
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         handle.render(),
@@ -153,7 +150,7 @@ pub async fn render(handle: PrometheusHandle) -> impl IntoResponse {
 }
 
 /// The label for an `Mcp-Method` header value.
-pub fn method_label(method: Option<&str>) -> &'static str {
+pub(crate) fn method_label(method: Option<&str>) -> &'static str {
     match method {
         Some(m) => KNOWN_METHODS
             .iter()
@@ -166,7 +163,7 @@ pub fn method_label(method: Option<&str>) -> &'static str {
 
 /// How an MCP request ended, as counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// A result (`complete`, or a non-tool method's result).
     Complete,
     /// `input_required`: the client is asked for something first.
@@ -184,7 +181,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Self::Complete => "complete",
             Self::InputRequired => "input_required",
@@ -197,7 +194,7 @@ impl Outcome {
     }
 
     /// Classifies a JSON-RPC answer's bytes without parsing them.
-    pub fn of_json(body: &[u8]) -> Self {
+    pub(crate) fn of_json(body: &[u8]) -> Self {
         if memfind(body, br#""resultType":"input_required""#) {
             Self::InputRequired
         } else if memfind(body, br#""resultType":"task""#) {
@@ -214,19 +211,19 @@ fn memfind(haystack: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(haystack, needle).is_some()
 }
 
-pub fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {
+pub(crate) fn mcp_request(method: &'static str, outcome: Outcome, elapsed: Duration) {
     let series = mcp_series().of(method);
     series.requests(outcome).increment(1);
     series.duration.record(elapsed.as_secs_f64());
 }
 
 /// The configured cap on held retries, beside the gauge of those held.
-pub fn held_retries_limit(cap: usize) {
+pub(crate) fn held_retries_limit(cap: usize) {
     metrics::gauge!(HELD_RETRIES_LIMIT).set(cap as f64);
 }
 
 /// A sign-in moved on: `started`, `completed`, `declined` or `failed`.
-pub fn sign_in(provider: &ProviderId, outcome: &'static str) {
+pub(crate) fn sign_in(provider: &ProviderId, outcome: &'static str) {
     metrics::counter!(SIGN_INS, "provider" => provider.to_string(), "outcome" => outcome)
         .increment(1);
 }
@@ -234,28 +231,28 @@ pub fn sign_in(provider: &ProviderId, outcome: &'static str) {
 /// A refresh ended: `refreshed`, `needs_reauth` (the provider refused the refresh token),
 /// `unavailable` (the provider could not be reached or answered oddly) or `store_error`.
 /// `trigger`: `on_use` (a tool needed the token) or `keepalive` (the scheduler).
-pub fn refresh(provider: &ProviderId, trigger: &'static str, outcome: &'static str) {
+pub(crate) fn refresh(provider: &ProviderId, trigger: &'static str, outcome: &'static str) {
     metrics::counter!(REFRESHES, "provider" => provider.to_string(), "trigger" => trigger,
         "outcome" => outcome)
     .increment(1);
 }
 
 /// A legacy-era session was opened (and stored).
-pub fn session_opened() {
+pub(crate) fn session_opened() {
     metrics::counter!(SESSIONS_OPENED).increment(1);
 }
 
 /// A store operation failed where `area` needed it (`mcp`, `connect`, `callback`, `hold`,
 /// `session`).
-pub fn store_error(area: &'static str) {
+pub(crate) fn store_error(area: &'static str) {
     metrics::counter!(STORE_ERRORS, "area" => area).increment(1);
 }
 
 /// Counts one held retry for as long as the guard lives.
-pub struct HeldRetry(());
+pub(crate) struct HeldRetry(());
 
 impl HeldRetry {
-    pub fn start() -> Self {
+    pub(crate) fn start() -> Self {
         metrics::gauge!(HELD_RETRIES).increment(1.0);
         Self(())
     }

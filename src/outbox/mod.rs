@@ -226,10 +226,10 @@ pub trait OutboxBackend: Send + Sync {
 
 /// How long a claim lasts: longer than an attempt can take (the request timeout), so a claim
 /// never lapses while its attempt is still under way.
-pub const CLAIM_SECS: i64 = 3 * deliver::REQUEST_TIMEOUT.as_secs() as i64;
+pub(crate) const CLAIM_SECS: i64 = 3 * deliver::REQUEST_TIMEOUT.as_secs() as i64;
 
 /// How long delivered events are kept for `events list` and `events replay`.
-pub const DELIVERED_RETENTION_SECS: i64 = 7 * 86_400;
+pub(crate) const DELIVERED_RETENTION_SECS: i64 = 7 * 86_400;
 
 /// RFC 3339 in UTC, whole seconds.
 pub fn rfc3339(unix: i64) -> String {

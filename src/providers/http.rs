@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 /// Total time allowed for one call to a provider.
-pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most bytes read from one provider response.
-pub const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 
 /// Builds the client every provider call goes through.
 pub fn client() -> reqwest::Client {
@@ -34,7 +34,7 @@ pub enum OutboundError {
 }
 
 /// Reads a response body, refusing more than [`MAX_RESPONSE_BYTES`].
-pub async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, OutboundError> {
+pub(crate) async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, OutboundError> {
     if response
         .content_length()
         .is_some_and(|len| len > MAX_RESPONSE_BYTES as u64)
@@ -55,4 +55,5 @@ pub async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u8>, Out
     Ok(body)
 }
 
-pub use grantry_base::net::{install_tls_provider, transport_reason};
+pub use grantry_base::net::install_tls_provider;
+pub(crate) use grantry_base::net::transport_reason;

@@ -52,7 +52,7 @@ pub enum InvoiceStatus {
 
 impl StatusFilter {
     /// Whether an invoice with `status` belongs in this listing.
-    pub fn admits(self, status: InvoiceStatus) -> bool {
+    pub(crate) fn admits(self, status: InvoiceStatus) -> bool {
         match self {
             StatusFilter::Open => status == InvoiceStatus::Open,
             StatusFilter::Paid => status == InvoiceStatus::Paid,
@@ -95,7 +95,7 @@ pub(crate) fn decimal(amount_minor: i64, currency: &str) -> String {
 /// Which invoices to list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum StatusFilter {
+pub(crate) enum StatusFilter {
     #[default]
     Open,
     Paid,
@@ -103,7 +103,7 @@ pub enum StatusFilter {
 }
 
 impl StatusFilter {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StatusFilter::Open => "open",
             StatusFilter::Paid => "paid",

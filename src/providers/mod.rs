@@ -10,11 +10,9 @@ pub(crate) mod revocation;
 pub(crate) mod upstream;
 
 pub use crate::ids::{AccountId, ProviderId};
-pub use catalog::{
-    ApiBase, Catalog, CatalogError, KeyField, KeyForm, OAuthClient, PkceMode, Provider, SignIn,
-    SiteName, SiteTemplate, TokenAuth,
-};
-pub use upstream::Upstream;
+pub use catalog::{Catalog, Provider, SignIn};
+pub(crate) use catalog::{CatalogError, KeyForm, OAuthClient, SiteName};
+pub(crate) use upstream::Upstream;
 
 use serde::{Deserialize, Serialize};
 
@@ -25,4 +23,5 @@ pub struct Account {
     pub id: AccountId,
     pub name: String,
 }
-pub use invoice::{Invoice, InvoiceStatus, StatusFilter};
+pub use invoice::Invoice;
+pub(crate) use invoice::StatusFilter;

@@ -26,7 +26,7 @@ impl Upstream {
     }
 
     /// Every API request answered by `router` instead (benchmarks: the demo's own routes).
-    pub fn in_process(http: reqwest::Client, router: axum::Router) -> Self {
+    pub(crate) fn in_process(http: reqwest::Client, router: axum::Router) -> Self {
         Self {
             http,
             in_process: Some(router),

@@ -69,7 +69,7 @@ impl Membership {
 
     /// Refreshes the record every [`REFRESH_EVERY`], reads the live replicas again, and
     /// removes records of replicas dead for [`FORGET_AFTER_MS`], until [`Self::leave`].
-    pub fn spawn_refresh(self: &Arc<Self>) {
+    pub(crate) fn spawn_refresh(self: &Arc<Self>) {
         let membership = Arc::downgrade(self);
         let task = tokio::spawn(async move {
             let mut every = tokio::time::interval(REFRESH_EVERY);
@@ -111,14 +111,14 @@ impl Membership {
     }
 
     /// Where this replica disagrees with a live one that started first, as last seen.
-    pub fn disagreement(&self) -> Option<Disagreement> {
+    pub(crate) fn disagreement(&self) -> Option<Disagreement> {
         lock(&self.seen).disagrees.clone()
     }
 
     /// Whether a live replica, as last seen, holds the key `key_id`: a value under it that
     /// this replica cannot open is then this replica's fault (its ring lacks a key the others
     /// use), not a key every replica has retired.
-    pub fn a_peer_holds(&self, key_id: &str) -> bool {
+    pub(crate) fn a_peer_holds(&self, key_id: &str) -> bool {
         lock(&self.seen)
             .peers
             .iter()

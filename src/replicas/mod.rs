@@ -19,11 +19,11 @@ use serde::{Deserialize, Serialize};
 use crate::store::StoreError;
 
 /// How often a running replica refreshes its record.
-pub const REFRESH_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const REFRESH_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long a record counts as a live replica's after its last refresh.
-pub const LIVE_FOR_MS: i64 = 30_000;
+pub(crate) const LIVE_FOR_MS: i64 = 30_000;
 /// Records older than this are removed by any replica's refresh (a replica that died).
-pub const FORGET_AFTER_MS: i64 = 24 * 3_600_000;
+pub(crate) const FORGET_AFTER_MS: i64 = 24 * 3_600_000;
 
 /// One replica's record. Fields a later build adds must read as their default, so that
 /// records of both builds read during a rolling upgrade.
@@ -111,7 +111,7 @@ pub enum Disagreement {
 /// different public URL, a sealing key `me` cannot open, or a sealing key of `me`'s that the
 /// peer cannot open. Rings may differ otherwise: a key rotation adds the new key to every
 /// replica's ring before any seals with it.
-pub fn disagreement(me: &Replica, peers: &[Replica]) -> Option<Disagreement> {
+pub(crate) fn disagreement(me: &Replica, peers: &[Replica]) -> Option<Disagreement> {
     let earlier = peers
         .iter()
         .filter(|peer| peer.id != me.id && me.started_after(peer));

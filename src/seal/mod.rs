@@ -25,25 +25,25 @@ use sha2::{Digest, Sha256};
 
 mod keys;
 
-pub use keys::{KeyError, KeyRing, decode_key, generate_key};
+pub use keys::{KeyRing, decode_key, generate_key};
 
 const PREFIX: &str = "g1.";
 const KEY_ID_LEN: usize = 4;
 const NONCE_LEN: usize = 24;
 const TAG_LEN: usize = 16;
 /// Length of a key, in bytes.
-pub const KEY_LEN: usize = 32;
+pub(crate) const KEY_LEN: usize = 32;
 /// Largest sealed value a client or browser may hand back, in characters. A `requestState`
 /// rides in every retry, so what is sealed stays small; anything longer is refused before
 /// decoding.
-pub const MAX_SEALED_LEN: usize = 4096;
+pub(crate) const MAX_SEALED_LEN: usize = 4096;
 /// Largest sealed value kept at rest (provider tokens can be long JWTs).
-pub const MAX_STORED_SEALED_LEN: usize = 64 * 1024;
+pub(crate) const MAX_STORED_SEALED_LEN: usize = 64 * 1024;
 /// Largest sealed task kept at rest: it holds its tool's whole answer (a page of invoices:
 /// tens of KiB), and a person may keep a hundred.
-pub const MAX_STORED_TASK_LEN: usize = 1024 * 1024;
+pub(crate) const MAX_STORED_TASK_LEN: usize = 1024 * 1024;
 /// Clock leeway for `iat` / `exp` checks, in seconds (replicas' clocks differ a little).
-pub const CLOCK_LEEWAY_SECS: i64 = 60;
+pub(crate) const CLOCK_LEEWAY_SECS: i64 = 60;
 
 /// What a sealed value is for. Part of the associated data: a value sealed for one purpose
 /// never opens as another.
@@ -108,7 +108,7 @@ impl Purpose {
 
     /// The longest value of this purpose that opens. [`Sealer::seal_bytes`] seals any length:
     /// a caller sealing what it does not bound checks this before it keeps the value.
-    pub fn max_len(self) -> usize {
+    pub(crate) fn max_len(self) -> usize {
         match self {
             Purpose::StoredGrant | Purpose::FlowSecret => MAX_STORED_SEALED_LEN,
             Purpose::StoredTask | Purpose::TaskWorkBoundToUrl => MAX_STORED_TASK_LEN,
@@ -173,7 +173,7 @@ impl Sealer {
 
     /// The id of the key a value kept at rest named, which the ring lacks, if one was met
     /// within `window`.
-    pub fn unopenable_key_within(&self, window: Duration) -> Option<String> {
+    pub(crate) fn unopenable_key_within(&self, window: Duration) -> Option<String> {
         let met = self.unopenable.lock().unwrap_or_else(|p| p.into_inner());
         met.as_ref()
             .filter(|(_, at)| at.elapsed() < window)
@@ -181,7 +181,7 @@ impl Sealer {
     }
 
     /// The id of the key `sealed` names, in hex, if it has the shape of a sealed value.
-    pub fn key_id_of(sealed: &str) -> Option<String> {
+    pub(crate) fn key_id_of(sealed: &str) -> Option<String> {
         let body = sealed.strip_prefix(PREFIX)?;
         let head = body.get(..8)?;
         let raw = URL_SAFE_NO_PAD.decode(head).ok()?;
@@ -235,7 +235,7 @@ impl Sealer {
     }
 
     /// Opens bytes sealed by [`Sealer::seal_bytes`] with any key of the ring.
-    pub fn open_bytes(
+    pub(crate) fn open_bytes(
         &self,
         purpose: Purpose,
         binding: &[u8],
@@ -247,7 +247,7 @@ impl Sealer {
 
     /// Like [`Sealer::open_bytes`], and tells whether the value was sealed under an older key
     /// (so the caller can re-seal it on its next write).
-    pub fn open_bytes_with_key_id(
+    pub(crate) fn open_bytes_with_key_id(
         &self,
         purpose: Purpose,
         binding: &[u8],
@@ -350,7 +350,7 @@ pub fn digest(domain: &str, parts: &[&[u8]]) -> String {
 pub use grantry_base::random_id;
 
 /// Constant-time equality for two strings of secrets' hashes.
-pub fn constant_time_eq(a: &str, b: &str) -> bool {
+pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {
     use subtle::ConstantTimeEq;
     a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
 }

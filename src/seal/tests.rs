@@ -1,3 +1,4 @@
+use super::keys::KeyError;
 use super::*;
 use proptest::prelude::*;
 

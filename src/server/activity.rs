@@ -164,7 +164,7 @@ impl Drop for Busy {
 
 pin_project_lite::pin_project! {
     /// The connection's socket, telling its [`Activity`] when bytes arrive.
-    pub struct Watched<T> {
+    pub(crate) struct Watched<T> {
         #[pin]
         inner: T,
         activity: Arc<Activity>,

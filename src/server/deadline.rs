@@ -31,7 +31,7 @@ pub(crate) fn is_timeout(error: &axum::Error) -> bool {
 
 pin_project_lite::pin_project! {
     /// `inner`, failing with [`BodyTimedOut`] if it is not complete by the deadline.
-    pub struct DeadlineBody<B> {
+    pub(crate) struct DeadlineBody<B> {
         #[pin]
         inner: B,
         deadline: Instant,

@@ -20,7 +20,7 @@ pub(crate) mod hosts;
 mod slots;
 mod tracked;
 
-pub use tracked::Tracked;
+pub(crate) use tracked::Tracked;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -55,14 +55,14 @@ const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 
 
 /// The open-file limit after [`raise_open_file_limit`].
 #[derive(Debug, Clone, Copy)]
-pub struct OpenFiles {
+pub(crate) struct OpenFiles {
     pub limit: u64,
     /// The soft limit before it was raised, when it was.
     pub raised_from: Option<u64>,
 }
 
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit, and says what it is now.
-pub fn raise_open_file_limit() -> std::io::Result<OpenFiles> {
+pub(crate) fn raise_open_file_limit() -> std::io::Result<OpenFiles> {
     let (before, _) = rlimit::Resource::NOFILE.get()?;
     let limit = rlimit::increase_nofile_limit(u64::MAX)?;
     Ok(OpenFiles {
@@ -72,7 +72,7 @@ pub fn raise_open_file_limit() -> std::io::Result<OpenFiles> {
 }
 
 /// The total cap when none is configured: the file limit less a reserve, within bounds.
-pub fn default_max_connections(files: OpenFiles) -> usize {
+pub(crate) fn default_max_connections(files: OpenFiles) -> usize {
     files
         .limit
         .saturating_sub(RESERVED_FILES)
@@ -81,7 +81,7 @@ pub fn default_max_connections(files: OpenFiles) -> usize {
 
 /// How the listener treats connections, resolved at start.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub limits: ConnectionLimits,
     pub max_connections: usize,
     /// Peers counted only towards the total cap.
@@ -90,7 +90,7 @@ pub struct Settings {
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets the requests in progress
 /// finish (new ones are not taken; idle connections close at once).
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     settings: Settings,

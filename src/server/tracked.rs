@@ -10,7 +10,7 @@ use http_body::{Body, Frame, SizeHint};
 pin_project_lite::pin_project! {
     /// `inner`, dropping `guard` as soon as it has given its last frame (or failed), or when
     /// dropped unfinished.
-    pub struct Tracked<B, G> {
+    pub(crate) struct Tracked<B, G> {
         #[pin]
         inner: B,
         guard: Option<G>,
@@ -18,7 +18,7 @@ pin_project_lite::pin_project! {
 }
 
 impl<B, G> Tracked<B, G> {
-    pub fn new(inner: B, guard: G) -> Self {
+    pub(crate) fn new(inner: B, guard: G) -> Self {
         Self {
             inner,
             guard: Some(guard),

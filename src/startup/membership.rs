@@ -12,7 +12,7 @@ use crate::state::AppState;
 /// Records this replica, listening on `listen`, and refuses it where it disagrees with a
 /// live one (another public URL, keys that cannot open each other's values); then keeps the
 /// record fresh while it runs.
-pub async fn join_replicas(
+pub(crate) async fn join_replicas(
     state: &AppState,
     listen: SocketAddr,
 ) -> Result<Arc<Membership>, StartError> {

@@ -7,7 +7,7 @@ mod keys;
 mod membership;
 mod stores;
 
-pub use membership::join_replicas;
+pub(crate) use membership::join_replicas;
 pub use stores::{Stores, open_stores, open_stores_with};
 
 use std::sync::Arc;
@@ -215,7 +215,7 @@ pub async fn admin(config: &Config) -> Result<Admin, StartError> {
 
 /// Starts the connection lifecycle's background work: this replica's webhook deliverer and
 /// its keep-alive scheduler (whose rounds run one at a time across the replicas).
-pub fn spawn_lifecycle(state: &AppState) {
+pub(crate) fn spawn_lifecycle(state: &AppState) {
     let lifecycle = &state.config.lifecycle;
     crate::outbox::deliver::Deliverer::new(
         state.outbox.clone(),

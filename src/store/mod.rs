@@ -105,7 +105,7 @@ async fn migrate_postgres(options: &sqlx::postgres::PgConnectOptions) -> Result<
 /// Two PostgreSQL connections, opened when first used, whose commits do not wait for the
 /// disk: for writes a crash may lose at no cost (the outbox's claims and outcomes), each
 /// then one statement and one round trip. The schema is `postgres_pool`'s.
-pub fn postgres_relaxed_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {
+pub(crate) fn postgres_relaxed_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {
     let options = sqlx::postgres::PgConnectOptions::from_str(url)?
         .options([("statement_timeout", "5s"), ("synchronous_commit", "off")]);
     Ok(sqlx::postgres::PgPoolOptions::new()

@@ -18,12 +18,12 @@ pub enum StoreUrl {
 
 impl StoreUrl {
     /// The SQLite file `grantry.db` in `dir`: the default store.
-    pub fn sqlite_in(dir: &std::path::Path) -> Self {
+    pub(crate) fn sqlite_in(dir: &std::path::Path) -> Self {
         Self::Sqlite(format!("sqlite://{}", dir.join("grantry.db").display()))
     }
 
     /// The whole URL, credentials included, for the driver only.
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         match self {
             Self::Sqlite(url) | Self::Postgres(url) | Self::Redis(url) => url,
         }

@@ -22,7 +22,7 @@ use crate::store::StoreError;
 
 /// How long past its time to live a task's Redis keys outlive it, should no replica sweep:
 /// they then expire on their own.
-pub const EXPIRED_RETENTION_MS: i64 = 3_600_000;
+pub(crate) const EXPIRED_RETENTION_MS: i64 = 3_600_000;
 
 /// A task's id as the client holds it: 256 random bits, base64url.
 #[derive(Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl TaskId {
     }
 
     /// The id, for the client that owns the task (never for a log line).
-    pub fn expose(&self) -> &str {
+    pub(crate) fn expose(&self) -> &str {
         &self.0
     }
 
@@ -79,7 +79,7 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
-    pub const ALL: [TaskStatus; 5] = [
+    pub(crate) const ALL: [TaskStatus; 5] = [
         TaskStatus::Working,
         TaskStatus::InputRequired,
         TaskStatus::Completed,

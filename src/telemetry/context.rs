@@ -13,13 +13,13 @@ tokio::task_local! {
 }
 
 /// Runs `work` as the request `span` stands for: spans made inside are its children.
-pub async fn in_request<F: Future>(span: Traced, work: F) -> F::Output {
+pub(crate) async fn in_request<F: Future>(span: Traced, work: F) -> F::Output {
     REQUEST.scope(span, work).await
 }
 
 /// `work`, to be spawned, in the request this task serves (if any): the request's span is
 /// taken now, where the work is made.
-pub fn carried<F: Future>(work: F) -> impl Future<Output = F::Output> {
+pub(crate) fn carried<F: Future>(work: F) -> impl Future<Output = F::Output> {
     let request = REQUEST.try_with(Clone::clone).ok();
     async move {
         match request {
@@ -31,7 +31,7 @@ pub fn carried<F: Future>(work: F) -> impl Future<Output = F::Output> {
 
 /// The context of the request this task serves, as the parent of spans made in it; an empty
 /// one outside a request (the keep-alive, the webhook deliverer): their spans are roots.
-pub fn parent() -> Context {
+pub(crate) fn parent() -> Context {
     REQUEST
         .try_with(|span| span.context().clone())
         .unwrap_or_default()

@@ -14,10 +14,10 @@
 //! token, code, state, cookie, email or subject: a person appears as the same hashed tag the
 //! audit lines use (`enduser.pseudo.id`), a URL as its host.
 
-pub mod context;
+pub(crate) mod context;
 mod otlp;
-pub mod outbound;
-pub mod propagate;
+pub(crate) mod outbound;
+pub(crate) mod propagate;
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -30,7 +30,7 @@ use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 static TRACER: OnceLock<SdkTracer> = OnceLock::new();
 
 /// Whether spans are exported (so worth making at all).
-pub fn enabled() -> bool {
+pub(crate) fn enabled() -> bool {
     TRACER.get().is_some()
 }
 
@@ -38,12 +38,12 @@ pub fn enabled() -> bool {
 /// copy is dropped (a request's span may live on in an SSE body).
 #[derive(Clone)]
 #[must_use = "a span ends when dropped"]
-pub struct Traced(Context);
+pub(crate) struct Traced(Context);
 
 impl Traced {
     /// Starts a span under `parent` (an empty context: a trace of its own); `None` when
     /// traces are off.
-    pub fn start(
+    pub(crate) fn start(
         name: impl Into<Cow<'static, str>>,
         kind: SpanKind,
         attributes: Vec<KeyValue>,
@@ -59,24 +59,24 @@ impl Traced {
     }
 
     /// The context the span makes: its children's parent, and what goes out in headers.
-    pub fn context(&self) -> &Context {
+    pub(crate) fn context(&self) -> &Context {
         &self.0
     }
 
     /// Adds an attribute learnt while the span runs (a status, an outcome).
-    pub fn set(&self, attribute: KeyValue) {
+    pub(crate) fn set(&self, attribute: KeyValue) {
         self.0.span().set_attribute(attribute);
     }
 
     /// Marks the span failed.
-    pub fn failed(&self) {
+    pub(crate) fn failed(&self) {
         self.0.span().set_status(Status::error(""));
     }
 }
 
 /// The span of one store operation, for as long as the caller keeps it (`let _span = …` at
 /// the top of the operation), a child of the request being served.
-pub fn store_span(
+pub(crate) fn store_span(
     name: &'static str,
     system: &'static str,
     operation: &'static str,
@@ -115,7 +115,7 @@ impl std::fmt::Debug for Export {
 }
 
 /// The running export: spans batched and sent from the SDK's batch thread ([`otlp`]).
-pub struct Traces {
+pub(crate) struct Traces {
     provider: SdkTracerProvider,
     /// How long the last batch may take at exit: one post's time, and a second.
     at_exit: std::time::Duration,
@@ -123,7 +123,7 @@ pub struct Traces {
 
 impl Traces {
     /// Builds the exporter for `export`; spans are made from here on.
-    pub fn start(export: &Export) -> Result<Self, String> {
+    pub(crate) fn start(export: &Export) -> Result<Self, String> {
         let exporter = otlp::Exporter::new(export)?;
         let at_exit = exporter.timeout() + std::time::Duration::from_secs(1);
         let resource = opentelemetry_sdk::Resource::builder()
@@ -139,7 +139,7 @@ impl Traces {
     }
 
     /// Sends what is still batched; at exit.
-    pub fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         if let Err(e) = self.provider.shutdown_with_timeout(self.at_exit) {
             tracing::warn!(error = %e, "traces not all exported at exit");
         }

@@ -11,14 +11,14 @@ use super::{Traced, context, propagate};
 
 /// Whom a request is for: `provider` (API, token, revocation, metadata) or `webhook`.
 #[derive(Debug, Clone, Copy)]
-pub struct Peer<'a> {
+pub(crate) struct Peer<'a> {
     pub role: &'static str,
     /// The provider's id or the endpoint's name, where the caller knows it.
     pub name: Option<&'a str>,
 }
 
 /// Sends `request`: traced when traces are on, as it is otherwise.
-pub async fn send(
+pub(crate) async fn send(
     request: reqwest::RequestBuilder,
     peer: Peer<'_>,
 ) -> Result<reqwest::Response, reqwest::Error> {

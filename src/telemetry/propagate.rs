@@ -15,7 +15,7 @@ use reqwest::header::HeaderValue;
 
 /// The trace context a request carries in `_meta`.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
-pub struct MetaContext<'a> {
+pub(crate) struct MetaContext<'a> {
     #[serde(default, borrow)]
     pub traceparent: Option<&'a str>,
     #[serde(default, borrow)]
@@ -24,7 +24,7 @@ pub struct MetaContext<'a> {
 
 /// The caller's trace, to continue: `_meta`'s context if it has a valid one, else the
 /// headers'; an empty context (a trace of its own) with neither.
-pub fn caller(meta: Option<&MetaContext<'_>>, headers: &http::HeaderMap) -> Context {
+pub(crate) fn caller(meta: Option<&MetaContext<'_>>, headers: &http::HeaderMap) -> Context {
     let propagator = TraceContextPropagator::new();
     let from_meta = meta.and_then(|m| {
         let mut carrier = HashMap::from([("traceparent".to_owned(), String::from(m.traceparent?))]);
@@ -88,7 +88,7 @@ fn has_span(cx: &Context) -> bool {
 /// makes; `None` without a valid span. Written here rather than by the SDK's propagator,
 /// which formats each part through `fmt` (4 k instructions a provider call) and adds a
 /// `tracestate` grantry does not pass on.
-pub fn traceparent(cx: &Context) -> Option<HeaderValue> {
+pub(crate) fn traceparent(cx: &Context) -> Option<HeaderValue> {
     let span = cx.span();
     let context = span.span_context();
     if !context.is_valid() {

@@ -33,7 +33,7 @@ impl Default for Brand {
 
 impl Brand {
     /// The stylesheet rules the brand adds to grantry's own (none without a colour).
-    pub fn stylesheet(&self) -> String {
+    pub(crate) fn stylesheet(&self) -> String {
         match &self.color {
             Some(color) => format!(
                 ":root {{ --accent: {}; --on-accent: {}; }}\n",
@@ -178,7 +178,7 @@ impl Color {
     }
 
     /// The text colour on a button of this colour: white or ink, whichever reads better.
-    pub fn text_on(self) -> Color {
+    pub(crate) fn text_on(self) -> Color {
         if self.contrast(WHITE) >= self.contrast(INK) {
             WHITE
         } else {

@@ -41,7 +41,7 @@ struct Cached {
 
 /// Why no key could be found for a token.
 #[derive(Debug, thiserror::Error)]
-pub enum KeyError {
+pub(crate) enum KeyError {
     #[error("no signing key with this kid")]
     Unknown,
     #[error("the issuer's key set could not be read: {0}")]

@@ -23,7 +23,7 @@ pub struct LoginTransaction {
 
 /// Why a login callback did not sign anyone in.
 #[derive(Debug, thiserror::Error)]
-pub enum LoginError {
+pub(crate) enum LoginError {
     #[error("the issuer could not be reached: {0}")]
     Unavailable(String),
     #[error("the token endpoint refused the code (HTTP {0})")]
@@ -56,11 +56,11 @@ enum Audiences {
 }
 
 /// Where a person sees, reconnects and disconnects what they connected.
-pub const CONNECTIONS_PATH: &str = "/connections";
+pub(crate) const CONNECTIONS_PATH: &str = "/connections";
 
 /// Only grantry's own connect pages and the connections page are places to return to: never
 /// an absolute URL, a scheme-relative `//host`, a backslash trick or anything with a query.
-pub fn is_return_path(path: &str) -> bool {
+pub(crate) fn is_return_path(path: &str) -> bool {
     path == CONNECTIONS_PATH
         || path.strip_prefix("/connect/").is_some_and(|rest| {
             !rest.is_empty()
@@ -72,7 +72,7 @@ pub fn is_return_path(path: &str) -> bool {
 
 impl Oidc {
     /// A new login transaction and the issuer URL that starts it.
-    pub fn begin_login(&self, return_to: &str) -> (LoginTransaction, String) {
+    pub(crate) fn begin_login(&self, return_to: &str) -> (LoginTransaction, String) {
         let (challenge, verifier) = oauth2::PkceCodeChallenge::new_random_sha256();
         let transaction = LoginTransaction {
             state: random_id(),
@@ -96,7 +96,7 @@ impl Oidc {
 
     /// RFC 9207: when the issuer says it sends `iss` on the callback, it must, and it must be
     /// the issuer; a differing `iss` is refused either way.
-    pub fn callback_issuer_ok(&self, iss: Option<&str>) -> bool {
+    pub(crate) fn callback_issuer_ok(&self, iss: Option<&str>) -> bool {
         match iss {
             Some(iss) => iss == self.metadata.issuer,
             None => !self.metadata.authorization_response_iss_parameter_supported,
@@ -105,7 +105,7 @@ impl Oidc {
 
     /// Redeems the login code and returns who signed in, after checking the ID token's
     /// signature, issuer, audience, expiry and nonce.
-    pub async fn finish_login(
+    pub(crate) async fn finish_login(
         &self,
         transaction: &LoginTransaction,
         code: &str,

@@ -7,9 +7,10 @@ mod introspection;
 mod jwks;
 pub mod login;
 
-pub use bearer::BearerError;
-pub use discovery::{DiscoveryError, IssuerMetadata};
-pub use login::{CONNECTIONS_PATH, LoginError, LoginTransaction, is_return_path};
+pub(crate) use bearer::BearerError;
+pub(crate) use discovery::{DiscoveryError, IssuerMetadata};
+pub use login::LoginTransaction;
+pub(crate) use login::{CONNECTIONS_PATH, is_return_path};
 
 use jsonwebtoken::{Algorithm, Validation};
 use serde::de::DeserializeOwned;
@@ -32,7 +33,7 @@ const ALLOWED_ALGORITHMS: [Algorithm; 9] = [
 ];
 
 /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
-pub const LEEWAY_SECS: u64 = 10;
+pub(crate) const LEEWAY_SECS: u64 = 10;
 
 /// The issuer grantry trusts, its keys, and grantry's own place as a resource server.
 pub struct Oidc {
@@ -49,7 +50,7 @@ pub struct Oidc {
 
 /// Why a JWT was not accepted.
 #[derive(Debug, thiserror::Error)]
-pub enum JwtError {
+pub(crate) enum JwtError {
     #[error("malformed token")]
     Malformed,
     #[error("algorithm not allowed")]
@@ -83,7 +84,7 @@ impl Oidc {
 
     /// Verifies a JWT's signature with the issuer's keys and checks `iss`, `aud`, `exp` and
     /// `nbf`; returns its claims.
-    pub async fn verify_jwt<T: DeserializeOwned>(
+    pub(crate) async fn verify_jwt<T: DeserializeOwned>(
         &self,
         token: &str,
         audience: &str,

@@ -20,7 +20,7 @@ use crate::store::redis::layout::{Bucket, Keys};
 use crate::store::{RedisConn, StoreError};
 
 /// Delivered records kept per (connection, endpoint), for `events list` and `events replay`.
-pub const LOG_KEPT: i64 = 20;
+pub(crate) const LOG_KEPT: i64 = 20;
 
 /// Appends the deliveries given after the fixed arguments to their lists, marks each list due
 /// from its record's first attempt (unless the list is already due), and files the list and
@@ -28,7 +28,12 @@ pub const LOG_KEPT: i64 = 20;
 /// `KEYS[endpoints]` are the bucket's outbox lists and endpoints; from KEYS index `pairs_from`
 /// come pairs (a delivery's list, its endpoint's due set; [`delivery_keys`]), from ARGV index
 /// `args_from` the records, one per pair.
-pub fn append_lua(lists: usize, endpoints: usize, pairs_from: usize, args_from: usize) -> String {
+pub(crate) fn append_lua(
+    lists: usize,
+    endpoints: usize,
+    pairs_from: usize,
+    args_from: usize,
+) -> String {
     format!(
         "for i = {pairs_from}, #KEYS, 2 do \
            local record = ARGV[{args_from} + (i - {pairs_from}) / 2] \
@@ -43,7 +48,7 @@ pub fn append_lua(lists: usize, endpoints: usize, pairs_from: usize, args_from: 
 
 /// The keys [`append_lua`] takes for `delivery` of a grant in `bucket`: its list, then its
 /// endpoint's due set.
-pub fn delivery_keys(keys: &Keys, bucket: Bucket, delivery: &Delivery) -> [String; 2] {
+pub(crate) fn delivery_keys(keys: &Keys, bucket: Bucket, delivery: &Delivery) -> [String; 2] {
     [
         keys.outbox(bucket, &delivery.connection, &delivery.endpoint),
         keys.outbox_due(bucket, &delivery.endpoint),
@@ -127,13 +132,13 @@ end
 return #moved
 ";
 
-pub struct RedisOutbox {
+pub(crate) struct RedisOutbox {
     conn: RedisConn,
     keys: Keys,
 }
 
 impl RedisOutbox {
-    pub fn new(conn: RedisConn, prefix: &str) -> Self {
+    pub(crate) fn new(conn: RedisConn, prefix: &str) -> Self {
         Self {
             conn,
             keys: Keys::new(prefix),

@@ -10,7 +10,7 @@ use crate::access::Access;
 impl Provider {
     /// The scopes a sign-in asks for so the connection serves a call with `access`: the
     /// entry's `scopes` always, `read_scopes`, and `write_scopes` for a call that writes.
-    pub fn scopes_for(&self, access: Access) -> Vec<String> {
+    pub(crate) fn scopes_for(&self, access: Access) -> Vec<String> {
         let mut scopes = self.scopes.clone();
         add_missing(&mut scopes, &self.read_scopes);
         if access.writes_at_provider() {
@@ -20,19 +20,19 @@ impl Provider {
     }
 
     /// Whether the entry asks per access level (and so a connection may lack write access).
-    pub fn asks_per_access(&self) -> bool {
+    pub(crate) fn asks_per_access(&self) -> bool {
         !self.write_scopes.is_empty()
     }
 
     /// Whether `scope` is one the entry names, at any level.
-    pub fn knows_scope(&self, scope: &str) -> bool {
+    pub(crate) fn knows_scope(&self, scope: &str) -> bool {
         [&self.scopes, &self.read_scopes, &self.write_scopes]
             .iter()
             .any(|list| list.iter().any(|s| s == scope))
     }
 
     /// What of `needed` a connection granted `granted` lacks.
-    pub fn lacking<'a>(&self, needed: &'a [String], granted: &[String]) -> Vec<&'a str> {
+    pub(crate) fn lacking<'a>(&self, needed: &'a [String], granted: &[String]) -> Vec<&'a str> {
         needed
             .iter()
             .filter(|scope| !granted.contains(scope))
@@ -44,7 +44,7 @@ impl Provider {
     /// an entry that does not ask per access (its one sign-in asked for everything). Write
     /// access covers reading: a grant from before the entry asked per level, holding `scopes`
     /// and `write_scopes` only, still writes.
-    pub fn lacking_for(&self, access: Access, granted: &[String]) -> Vec<String> {
+    pub(crate) fn lacking_for(&self, access: Access, granted: &[String]) -> Vec<String> {
         if !self.asks_per_access() {
             return Vec::new();
         }

@@ -39,7 +39,8 @@ mod sign_in;
 pub(crate) use access::add_missing;
 use entry::{EntryFile, demo_entry, resolve};
 use sign_in::CredentialKind;
-pub use sign_in::{ApiBase, KeyField, KeyForm, OAuthClient, SignIn, SiteName, SiteTemplate};
+pub use sign_in::SignIn;
+pub(crate) use sign_in::{ApiBase, KeyField, KeyForm, OAuthClient, SiteName, SiteTemplate};
 
 use super::ProviderId;
 
@@ -96,12 +97,12 @@ impl AdapterKind {
     /// Whether a grant is used with one of several accounts (a tenant, a company) that the
     /// person picks at sign-in (the demo: the user named at its consent page), so one person
     /// may connect several.
-    pub fn has_accounts(self) -> bool {
+    pub(crate) fn has_accounts(self) -> bool {
         !matches!(self, AdapterKind::Stripe | AdapterKind::Paddle)
     }
 
     /// Whether it can check an API key a person typed (`credential = "api_key"` needs it).
-    pub fn checks_keys(self) -> bool {
+    pub(crate) fn checks_keys(self) -> bool {
         matches!(self, AdapterKind::Paddle | AdapterKind::Chargebee)
     }
 }
@@ -134,7 +135,7 @@ impl Provider {
     }
 
     /// Its key form, if a person connects it with an API key.
-    pub fn key_form(&self) -> Option<&KeyForm> {
+    pub(crate) fn key_form(&self) -> Option<&KeyForm> {
         match &self.sign_in {
             SignIn::ApiKey(form) => Some(form),
             SignIn::OAuth(_) => None,

@@ -26,7 +26,7 @@ struct Metadata {
 impl Catalog {
     /// Gives PKCE to every `pkce = "off"` provider whose metadata advertises S256, and logs
     /// the others once.
-    pub async fn settle_pkce(&mut self, http: &reqwest::Client) {
+    pub(crate) async fn settle_pkce(&mut self, http: &reqwest::Client) {
         let off: Vec<(&ProviderId, &OAuthClient)> = self
             .providers
             .values()

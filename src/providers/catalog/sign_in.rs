@@ -82,7 +82,7 @@ pub struct KeyForm {
 
 impl KeyForm {
     /// Whether the form asks for the account's site name beside the key.
-    pub fn asks_site(&self) -> bool {
+    pub(crate) fn asks_site(&self) -> bool {
         self.fields.contains(&KeyField::Site)
     }
 }
@@ -126,7 +126,7 @@ impl SiteTemplate {
     }
 
     /// The API base of `site`.
-    pub fn url_for(&self, site: &SiteName) -> Option<Url> {
+    pub(crate) fn url_for(&self, site: &SiteName) -> Option<Url> {
         Url::parse(&self.0.replace(Self::MARK, &site.0)).ok()
     }
 }
@@ -135,10 +135,10 @@ impl SiteTemplate {
 /// letters, digits and inner hyphens, 1 to 63 characters. Nothing else can be put into a
 /// template, so a site cannot change which host is asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SiteName(String);
+pub(crate) struct SiteName(String);
 
 impl SiteName {
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let label = (1..=63).contains(&text.len())
             && text
                 .bytes()
@@ -148,7 +148,7 @@ impl SiteName {
         label.then(|| Self(text.to_owned()))
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }

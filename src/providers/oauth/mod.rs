@@ -71,7 +71,7 @@ impl std::fmt::Debug for TokenSet {
 
 /// Whether a token endpoint's error code means the grant can never be refreshed again:
 /// `invalid_grant` (RFC 6749), and Zoho's `invalid_code` for a dead refresh token.
-pub fn grant_is_dead(error: &str) -> bool {
+pub(crate) fn grant_is_dead(error: &str) -> bool {
     matches!(error, "invalid_grant" | "invalid_code")
 }
 
@@ -172,7 +172,7 @@ pub fn authorize(
 }
 
 /// Redeems an authorization code, once; `requested`: the scopes its authorize URL asked for.
-pub async fn exchange_code(
+pub(crate) async fn exchange_code(
     http: &reqwest::Client,
     oauth: &OAuthClient,
     redirect_uri: &str,

@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 /// How many buckets the grants are spread over: enough for a cluster of up to about 32
 /// primaries to hold two each or more; few enough that a scan of every bucket (the keep-alive
 /// and the outbox look at each in turn) stays cheap.
-pub const BUCKETS: u16 = 64;
+pub(crate) const BUCKETS: u16 = 64;
 
 /// The marker a store laid out in buckets carries (its value: how many).
 pub(crate) const MARKER: &str = "layout";
@@ -58,7 +58,7 @@ impl Bucket {
     }
 
     /// The bucket a key of this layout is in, by its hash tag.
-    pub fn in_key(key: &str) -> Option<Self> {
+    pub(crate) fn in_key(key: &str) -> Option<Self> {
         let start = key.find('{')? + 1;
         let end = start + key[start..].find('}')?;
         let tag = &key[start..end];
@@ -114,7 +114,7 @@ impl Keys {
         }
     }
 
-    pub fn grant_accounts(&self, owner: &str) -> String {
+    pub(crate) fn grant_accounts(&self, owner: &str) -> String {
         let bucket = Bucket::of(owner).tag();
         format!("{}grant-accounts:{{{bucket}}}:{owner}", self.prefix)
     }
@@ -144,15 +144,15 @@ impl Keys {
         format!("{}outbox-{kind}:{rest}", self.prefix)
     }
 
-    pub fn outbox_lists(&self, bucket: Bucket) -> String {
+    pub(crate) fn outbox_lists(&self, bucket: Bucket) -> String {
         format!("{}outbox-lists:{{{}}}", self.prefix, bucket.tag())
     }
 
-    pub fn outbox_endpoints(&self, bucket: Bucket) -> String {
+    pub(crate) fn outbox_endpoints(&self, bucket: Bucket) -> String {
         format!("{}outbox-endpoints:{{{}}}", self.prefix, bucket.tag())
     }
 
-    pub fn outbox_due(&self, bucket: Bucket, endpoint: &str) -> String {
+    pub(crate) fn outbox_due(&self, bucket: Bucket, endpoint: &str) -> String {
         format!("{}outbox-due:{{{}}}:{endpoint}", self.prefix, bucket.tag())
     }
 

@@ -30,7 +30,7 @@ pub enum Lang {
 }
 
 impl Lang {
-    pub const ALL: [Lang; 3] = [Lang::En, Lang::De, Lang::Fr];
+    pub(crate) const ALL: [Lang; 3] = [Lang::En, Lang::De, Lang::Fr];
 
     /// Its BCP 47 tag, as `<html lang>` and `--default-language` write it.
     pub fn tag(self) -> &'static str {
@@ -56,7 +56,7 @@ impl Lang {
     }
 
     /// The first language of an `Accept-Language` header (by weight) that grantry speaks.
-    pub fn from_accept_language(header: &str) -> Option<Lang> {
+    pub(crate) fn from_accept_language(header: &str) -> Option<Lang> {
         let mut wanted: Vec<(f32, usize, &str)> = header
             .split(',')
             .enumerate()
@@ -81,7 +81,7 @@ impl Lang {
 
     /// The message `key` with its arguments (`$name` in the catalog), in this language, else
     /// in English.
-    pub fn t_with(self, key: &str, args: &[(&'static str, &str)]) -> String {
+    pub(crate) fn t_with(self, key: &str, args: &[(&'static str, &str)]) -> String {
         let args = fluent_args(args);
         let args = (!args.is_empty()).then_some(&args);
         match CATALOGS.try_lookup_complete(&self.id(), key, args) {

@@ -116,7 +116,7 @@ impl StateClaims {
 
 /// SHA-256 over the arguments as canonical JSON (keys sorted at every level), so the order a
 /// client sends keys in does not matter.
-pub fn arguments_digest(arguments: &Map<String, Value>) -> String {
+pub(crate) fn arguments_digest(arguments: &Map<String, Value>) -> String {
     let mut canonical = String::new();
     write_canonical(&Value::Object(arguments.clone()), &mut canonical);
     digest("grantry/arguments/v1", &[canonical.as_bytes()])
