@@ -1,4 +1,6 @@
-//! The shared state every route and tool works with, built once at start (by `startup`).
+//! The shared state, built once at start (by `startup`): what the program assembles and the few
+//! handlers that need most of it see. A tool gets its share (`tools::Services`), the rounds
+//! theirs (`mcp::rounds::Rounds`), lent for each call.
 
 use std::sync::Arc;
 

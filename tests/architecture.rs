@@ -637,3 +637,47 @@ fn no_provider_travels_as_text() {
     }
     assert!(found.is_empty(), "providers as text: {found:#?}");
 }
+
+/// The whole state (`AppState`, every service of the process) is named only where the program
+/// is assembled and by the handlers that really need most of it. A tool gets its
+/// `tools::Services` (the connections service, the catalog), the rounds their `Rounds` (lent
+/// by `mcp::rounds::services`); no tool and no other round may name the state.
+#[test]
+fn few_files_name_the_whole_state() {
+    // The files that may: lib.rs, state, startup (2), mcp (dispatch, the edge's router and
+    // auth, the extension point, the tasks, the legacy era's session, notices and questions),
+    // mcp::rounds::services, and the browser routes (11; their sub-states are still to come).
+    const MOST: usize = 25;
+    let naming: Vec<Module> = modules()
+        .into_iter()
+        .filter(|(_, path)| names_word(&without_test_modules(&code(path)), "AppState"))
+        .map(|(module, _)| module)
+        .collect();
+    let forbidden: Vec<&Module> = naming
+        .iter()
+        .filter(|m| {
+            m.as_str() == "tools"
+                || m.starts_with("tools::")
+                || (m.starts_with("mcp::rounds") && m.as_str() != "mcp::rounds::services")
+        })
+        .collect();
+    assert!(
+        forbidden.is_empty(),
+        "tools and rounds name the whole state: {forbidden:#?}"
+    );
+    assert!(
+        naming.len() <= MOST,
+        "{} files name AppState (at most {MOST}): {naming:#?}",
+        naming.len()
+    );
+}
+
+/// Whether `code` holds `word` as a whole identifier.
+fn names_word(code: &str, word: &str) -> bool {
+    code.match_indices(word).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + word.len()..].chars().next();
+        let part = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !part(before) && !part(after)
+    })
+}

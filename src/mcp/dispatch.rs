@@ -14,7 +14,7 @@ use super::registry::{Listed, Registry};
 use super::request::{Era, ToolCall};
 use super::results::{CallAnswer, CallResult};
 use super::rounds::plain_call::{LegacyAnswer, PlainCall};
-use super::rounds::{self};
+use super::rounds::{self, Rounds};
 use crate::audit::Audit;
 use crate::state::AppState;
 use crate::tools::{Mode, Tool, ToolError, ToolResult};
@@ -75,6 +75,7 @@ impl Dispatch {
     /// Runs a call of one of grantry's own tools, in its era.
     async fn own(&self, tool: Tool, call: ToolCall) -> Result<CallAnswer, RpcError> {
         let state = &self.state;
+        let lent = Rounds::lent_by(state);
         let ToolCall {
             principal,
             client,
@@ -86,12 +87,12 @@ impl Dispatch {
         } = call;
         match (tool.mode(), era) {
             (Mode::Plain, Era::Modern(_)) => {
-                PlainCall::new(state, &principal, client.as_ref(), tool, &arguments)
+                PlainCall::new(lent, &principal, client.as_ref(), tool, &arguments)
                     .run(&retry, capabilities)
                     .await
             }
             (Mode::Plain, Era::Legacy(session)) => {
-                let call = PlainCall::new(state, &principal, client.as_ref(), tool, &arguments);
+                let call = PlainCall::new(lent, &principal, client.as_ref(), tool, &arguments);
                 match call.run_legacy(capabilities).await? {
                     LegacyAnswer::Done(answer) => Ok(answer),
                     LegacyAnswer::SignIn(elicitation) => {
@@ -101,12 +102,12 @@ impl Dispatch {
             }
             (_, Era::Modern(_)) => {
                 let caller = (&principal, client.as_ref());
-                rounds::with_rounds(state, caller, tool, &arguments, &retry, capabilities).await
+                rounds::with_rounds(lent, caller, tool, &arguments, &retry, capabilities).await
             }
             (_, Era::Legacy(session)) => {
                 let caller = (&principal, client.as_ref());
                 let asked =
-                    rounds::legacy_write_access(state, caller, tool, &arguments, capabilities);
+                    rounds::legacy_write_access(lent, caller, tool, &arguments, capabilities);
                 if let Some(elicitation) = asked.await? {
                     return Err(session.sign_in_required(state, &principal, &elicitation));
                 }
@@ -119,7 +120,7 @@ impl Dispatch {
                 let round = |retry| {
                     let arguments = &arguments;
                     async move {
-                        rounds::with_rounds(state, caller, tool, arguments, &retry, no_url_rounds)
+                        rounds::with_rounds(lent, caller, tool, arguments, &retry, no_url_rounds)
                             .await
                     }
                 };

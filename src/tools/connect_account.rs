@@ -97,7 +97,11 @@ pub(super) async fn provider<'a>(call: &Call<'a>, tool: &str) -> Step<&'a Provid
 
 /// The caller's connections at `provider`, as the card reads them.
 pub(super) async fn connections_at(call: &Call<'_>, provider: &Provider) -> Step<Vec<Value>> {
-    let connections = call.state.connections.at(call.principal, provider).await?;
+    let connections = call
+        .services
+        .connections
+        .at(call.principal, provider)
+        .await?;
     Ok(connections.iter().map(card_connection).collect())
 }
 

@@ -84,12 +84,16 @@ impl CreateInvoice {
     /// saying why not otherwise.
     async fn connected(call: &Call<'_>) -> Step<Option<ToolResult>> {
         let (provider, chosen) = Self::target(call).await?;
-        let why = match call.state.connections.grant(&chosen.key).await? {
+        let why = match call.services.connections.grant(&chosen.key).await? {
             Some(grant) if grant.is_usable() => return Ok(None),
             Some(grant) => grant.health.reason.as_deref().and_then(ReauthReason::parse),
             None => None,
         };
-        Ok(Some(target::not_connected(call.state, provider, why)))
+        Ok(Some(target::not_connected(
+            call.services.brand,
+            provider,
+            why,
+        )))
     }
 
     /// Creates `new` at `provider`, through the provider-call loop.
@@ -99,11 +103,11 @@ impl CreateInvoice {
         new: &NewInvoice,
         idempotency_key: &str,
     ) -> Result<ToolResult, ToolError> {
-        let state = call.state;
-        let created = state
+        let services = call.services;
+        let created = services
             .connections
             .call(provider, chosen, call.client, |token, account| async move {
-                let api = state.connections.api(provider, &token, account.as_ref());
+                let api = services.connections.api(provider, &token, account.as_ref());
                 adapters::create_invoice(&api, new, idempotency_key).await
             })
             .await?;
@@ -116,7 +120,7 @@ impl CreateInvoice {
                 result.text = format!("Created invoice {}.", invoice.summary());
                 result
             }
-            Called::SignInNeeded(why) => target::not_connected(state, provider, why),
+            Called::SignInNeeded(why) => target::not_connected(services.brand, provider, why),
             Called::Unavailable(after) => {
                 target::unavailable(provider, after, "nothing was created")
             }

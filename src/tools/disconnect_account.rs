@@ -66,7 +66,7 @@ impl DisconnectAccount {
         if let Some(account) = &account {
             args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
         }
-        let Some(provider) = call.state.catalog.get(&provider) else {
+        let Some(provider) = call.services.catalog.get(&provider) else {
             return Err(Stop::Answer(ToolResult::error(format!(
                 "The provider `{provider}` is not offered here."
             ))));
@@ -78,7 +78,7 @@ impl DisconnectAccount {
     /// The question naming the connection, or the answer that there is none to remove.
     async fn question(call: &Call<'_>) -> Step<Prepared> {
         let (provider, key) = Self::target(call).await?;
-        let Some(grant) = call.state.connections.grant(&key).await? else {
+        let Some(grant) = call.services.connections.grant(&key).await? else {
             return Ok(Prepared::Done(ToolResult::text(format!(
                 "No {} account is connected, so there is nothing to disconnect.",
                 provider.display_name
@@ -88,10 +88,7 @@ impl DisconnectAccount {
             Some(account) => format!("{} ({})", provider.display_name, account.name),
             None => provider.display_name.clone(),
         };
-        let (lang, brand) = (
-            call.state.config.default_language,
-            call.state.config.brand.name.as_str(),
-        );
+        let (lang, brand) = (call.services.language, call.services.brand);
         let name = provider.display_name.as_str();
         Ok(Prepared::Ask(Question {
             // Which connection: a reconnection since is another one.
@@ -120,16 +117,12 @@ impl DisconnectAccount {
         }
         let connected_at = subject.what.parse().unwrap_or_default();
         let done = call
-            .state
+            .services
             .connections
             .disconnect(&key, provider, connected_at, EndedBy::Person)
             .await?;
-        let config = &call.state.config;
-        let message = done.message(
-            config.default_language,
-            &config.brand.name,
-            &provider.display_name,
-        );
+        let services = call.services;
+        let message = done.message(services.language, services.brand, &provider.display_name);
         Ok(if done.removed() {
             ToolResult::text(message)
         } else {

@@ -67,7 +67,7 @@ struct Args {}
 pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     let Args {} = args::parse(NAME, call.arguments)?;
     let connections: Vec<Value> = call
-        .state
+        .services
         .connections
         .connected(call.principal)
         .await?
@@ -96,7 +96,7 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
         .collect();
     let manage_at = format!(
         "{}{}",
-        call.state.config.public_url,
+        call.services.public_url,
         crate::identity::oidc::CONNECTIONS_PATH
     );
     Ok(ToolOutcome::Done(ToolResult::structured(

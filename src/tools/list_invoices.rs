@@ -139,13 +139,13 @@ async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
             });
         }
     };
-    let state = call.state;
-    let listed = state
+    let services = call.services;
+    let listed = services
         .connections
         .call(provider, &chosen, call.client, |token, account| {
             let args = &args;
             async move {
-                let api = state.connections.api(provider, &token, account.as_ref());
+                let api = services.connections.api(provider, &token, account.as_ref());
                 let page =
                     adapters::list_invoices(&api, args.status, args.cursor.as_deref()).await?;
                 Ok((page, account))

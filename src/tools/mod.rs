@@ -27,9 +27,11 @@ pub(crate) use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Quest
 use serde_json::{Map, Value};
 
 use crate::access::Access;
+use crate::config::PublicUrl;
+use crate::connections::Connections;
 use crate::identity::{McpClient, Principal};
-use crate::providers::ProviderId;
-use crate::state::AppState;
+use crate::providers::{Catalog, ProviderId};
+use crate::ui::Lang;
 
 /// One of grantry's tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,10 +172,26 @@ impl Tool {
     }
 }
 
+/// What a tool may use besides its call: the connections service (the only way to a
+/// person's grants and their provider), the catalog, and how grantry presents itself. Lent
+/// by the protocol layer for each call; a tool reaches nothing else of the process.
+#[derive(Clone, Copy)]
+pub(crate) struct Services<'a> {
+    pub connections: &'a Connections,
+    pub catalog: &'a Catalog,
+    /// The language of what a person reads (a confirmation's question, a form's message).
+    pub language: Lang,
+    /// The deployment's name, as people know it.
+    pub brand: &'a str,
+    /// Where grantry's own pages are (`/connections`, for a person to manage what they
+    /// connected).
+    pub public_url: &'a PublicUrl,
+}
+
 /// One call: who, with which arguments, on what.
 #[derive(Clone, Copy)]
 pub(crate) struct Call<'a> {
-    pub state: &'a AppState,
+    pub services: Services<'a>,
     pub principal: &'a Principal,
     /// The MCP client it came through, recorded with each use of a connection.
     pub client: Option<&'a McpClient>,

@@ -8,14 +8,13 @@ use super::{Call, Step, Stop, ToolResult};
 use crate::connections::{AccountChoice, Choosable, ChosenGrant};
 use crate::grants::ReauthReason;
 use crate::providers::Provider;
-use crate::state::AppState;
 use crate::ui::Lang;
 
 /// The provider to use: the one named; else the only one connected; else the catalog's
 /// default (the caller will be asked to connect it). A provider not offered, or several
 /// connected and none named, is the caller's to correct: a tool error saying so.
 pub(crate) async fn provider<'a>(call: &Call<'a>, named: Option<&str>) -> Step<&'a Provider> {
-    let catalog = &call.state.catalog;
+    let catalog = &call.services.catalog;
     if let Some(id) = named {
         return catalog.get(id).ok_or_else(|| {
             Stop::Answer(ToolResult::error(format!(
@@ -34,7 +33,7 @@ pub(crate) async fn provider<'a>(call: &Call<'a>, named: Option<&str>) -> Step<&
         return Ok(catalog.default_provider());
     }
     let mut providers: Vec<&Provider> = call
-        .state
+        .services
         .connections
         .connected(call.principal)
         .await?
@@ -73,7 +72,7 @@ pub(crate) async fn account(
     named: Option<&str>,
 ) -> Step<Chosen> {
     let choice = call
-        .state
+        .services
         .connections
         .choose_account(call.principal, provider, named)
         .await?;
@@ -147,7 +146,7 @@ pub(crate) fn which_accounts(provider: &Provider, accounts: &[Choosable]) -> Str
 /// needs renewing, and why): the sign-in is list_invoices' to ask for.
 /// Written for the model, so in English.
 pub(crate) fn not_connected(
-    state: &AppState,
+    brand: &str,
     provider: &Provider,
     why: Option<ReauthReason>,
 ) -> ToolResult {
@@ -155,7 +154,7 @@ pub(crate) fn not_connected(
     let what = match why {
         Some(why) => format!(
             "The {name} connection needs to be renewed: {}.",
-            why.explained(Lang::En, &state.config.brand.name, name)
+            why.explained(Lang::En, brand, name)
         ),
         None => format!("No {name} account is connected."),
     };

@@ -93,15 +93,15 @@ impl VoidInvoice {
     /// Reads (`void: false`) or voids the invoice, through the provider-call loop; the answer
     /// when it cannot.
     async fn with_invoice(call: &Call<'_>, target: &Target<'_>, void: bool) -> Step<Invoice> {
-        let (state, provider, id) = (call.state, target.provider, &target.invoice_id);
-        let called = state
+        let (services, provider, id) = (call.services, target.provider, &target.invoice_id);
+        let called = services
             .connections
             .call(
                 provider,
                 &target.grant,
                 call.client,
                 |token, account| async move {
-                    let api = state.connections.api(provider, &token, account.as_ref());
+                    let api = services.connections.api(provider, &token, account.as_ref());
                     if void {
                         adapters::void_invoice(&api, id).await
                     } else {
@@ -112,7 +112,7 @@ impl VoidInvoice {
             .await?;
         let answer = match called {
             Called::Done(invoice) => return Ok(invoice),
-            Called::SignInNeeded(why) => target::not_connected(state, provider, why),
+            Called::SignInNeeded(why) => target::not_connected(services.brand, provider, why),
             Called::Unavailable(after) => {
                 target::unavailable(provider, after, "nothing was changed")
             }
@@ -166,7 +166,7 @@ impl VoidInvoice {
                 invoice.number
             ))));
         }
-        let lang = call.state.config.default_language;
+        let lang = call.services.language;
         Ok(Prepared::Ask(Question {
             subject: Subject {
                 provider: target.provider.id.clone(),

@@ -14,6 +14,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::grants::GrantKey;
 use crate::identity::Principal;
 use crate::mcp::jsonrpc::{ErrorCode, RpcError};
+use crate::mcp::rounds::Rounds;
 use crate::mcp::rounds::sign_in::{self, SignInEnd, UrlElicitation};
 use crate::state::AppState;
 
@@ -114,7 +115,9 @@ pub(crate) fn notify_when_connected(
             // Subscribe before reading, so a grant landing in between still wakes us.
             let mut waiter = state.connections.landed().subscribe();
             let (ticket_id, access) = (&elicitation.0, elicitation.1);
-            if sign_in::ended(&state, &key, ticket_id, access).await == Some(SignInEnd::Connected) {
+            if sign_in::ended(&Rounds::lent_by(&state), &key, ticket_id, access).await
+                == Some(SignInEnd::Connected)
+            {
                 let notice = CustomNotification::new(
                     "notifications/elicitation/complete",
                     Some(json!({"elicitationId": elicitation_id})),

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::Retry;
+use super::RoundCall;
 use super::round_state;
 use crate::connections::Choosable;
 use crate::ids::AccountId;
@@ -21,7 +22,7 @@ use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::providers::Provider;
 use crate::seal::Purpose;
-use crate::tools::{self, Call, ToolError, ToolResult, target};
+use crate::tools::{self, ToolError, ToolResult, target};
 use grantry_base::clock::unix_now;
 
 /// The key of the question among a round's `inputRequests` (and of its answer).
@@ -60,7 +61,7 @@ pub(super) fn is_answer(responses: Option<&Map<String, Value>>) -> bool {
 
 /// The `input_required` result asking which of `accounts` at `provider` to use.
 pub(super) fn ask(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     provider: &Provider,
     accounts: &[Choosable],
     now: i64,
@@ -70,10 +71,10 @@ pub(super) fn ask(
         offered: accounts.iter().map(|c| c.account.id.clone()).collect(),
     };
     let sealed =
-        call.state
+        call.rounds
             .sealer
             .seal_timed(Purpose::AccountChoice, b"", &claims, now, CHOICE_TTL_SECS);
-    let lang = call.state.config.default_language;
+    let lang = call.rounds.tools.language;
     let name = provider.display_name.as_str();
     // A broken account is marked in words: a form's options carry nothing else.
     let options: Vec<Value> = accounts
@@ -107,7 +108,7 @@ pub(super) fn ask(
 
 /// Opens the round's state (bound to this caller and these arguments) and reads the answer.
 pub(super) fn answered(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     sealed: &str,
     responses: Option<&Map<String, Value>>,
     now: i64,
@@ -144,7 +145,7 @@ pub(super) enum Before {
 /// Asks which account when a first round names none and several are connected at the
 /// provider (and the client can show a form; if not, the tool itself refuses with the list).
 pub(super) async fn before_rounds(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     retry: &Retry,
     capabilities: Capabilities,
 ) -> Result<Before, RpcError> {
@@ -181,7 +182,7 @@ pub(super) async fn before_rounds(
 
 /// The provider and its accounts when the call names no account and several are connected.
 async fn ambiguous<'a>(
-    call: &Call<'a>,
+    call: &RoundCall<'a>,
 ) -> Result<Option<(&'a Provider, Vec<Choosable>)>, ToolError> {
     if call.arguments.contains_key("account") {
         return Ok(None);

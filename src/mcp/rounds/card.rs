@@ -5,6 +5,7 @@
 
 use serde_json::{Map, json};
 
+use super::Rounds;
 use super::sign_in::{self, ConnectLink};
 use crate::flows::Handout;
 use crate::grants::ReauthReason;
@@ -13,21 +14,20 @@ use crate::mcp::apps::{CARD_URI, CONNECT_META};
 use crate::mcp::results::CallResult;
 use crate::outbox::rfc3339;
 use crate::providers::ProviderId;
-use crate::state::AppState;
 use crate::tools::{Tool, ToolResult};
 
 /// `connect_account`'s `result` with fresh connect links: one in `_meta` for the card, and
 /// another in the words for a host that shows no card (its page tells the person to ask
 /// again, since no card waits for it).
 pub(crate) fn card_result(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     principal: &Principal,
     provider: &ProviderId,
     mut result: ToolResult,
 ) -> CallResult {
     let ConnectLink { url, expires_at } =
-        sign_in::connect_link(state, principal, provider, Handout::Card);
-    let in_words = sign_in::connect_link(state, principal, provider, Handout::AskAgain).url;
+        sign_in::connect_link(rounds, principal, provider, Handout::Card);
+    let in_words = sign_in::connect_link(rounds, principal, provider, Handout::AskAgain).url;
     result.text = format!(
         "{} If no card is shown, give the user this link (it works only for them): {in_words}",
         result.text
@@ -47,19 +47,19 @@ pub(crate) fn card_result(
 /// A tool that needs a connection, called by a host that renders the card: show the card
 /// (`connect_account`), then wait; the link for hosts that show no card.
 pub(crate) fn show_the_card(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     principal: &Principal,
     tool: Tool,
     provider: &ProviderId,
     reason: Option<ReauthReason>,
 ) -> ToolResult {
-    let link = sign_in::connect_link(state, principal, provider, Handout::AskAgain);
+    let link = sign_in::connect_link(rounds, principal, provider, Handout::AskAgain);
     let arguments = json!({"provider": provider});
     ToolResult::error(format!(
         "{} Call the tool {} with {arguments} to show the user a card with a Connect button, \
          then wait: call {} again only once the user says the account is connected. If no \
          card is shown, give the user this link (it works only for them): {}",
-        sign_in::not_usable(state, provider, reason),
+        sign_in::not_usable(rounds, provider, reason),
         Tool::ConnectAccount.name(),
         tool.name(),
         link.url

@@ -12,13 +12,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Retry;
+use super::RoundCall;
 use super::round_state;
 use crate::config::NoUrlElicitation;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::seal::Purpose;
-use crate::tools::{Call, ConfirmTool, Prepared, Question, Subject, Tool, ToolResult};
+use crate::tools::{ConfirmTool, Prepared, Question, Subject, Tool, ToolResult};
 use grantry_base::clock::unix_now;
 
 /// The `inputRequests` key of the confirmation.
@@ -44,7 +45,7 @@ impl round_state::Bound for ConfirmClaims {
 
 /// One call of the destructive tool `tool`, through its confirmation round.
 pub(super) async fn run(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     tool: Tool,
     confirm: &dyn ConfirmTool,
     retry: &Retry,
@@ -68,11 +69,7 @@ pub(super) async fn run(
         // At the account the person chose before the question, if they were asked.
         let chosen = claims.binding.chosen_account();
         let arguments = chosen.map(|account| round_state::with_account(call.arguments, account));
-        let call = Call {
-            arguments: arguments.as_ref().unwrap_or(call.arguments),
-            chosen_account: chosen,
-            ..*call
-        };
+        let call = call.with_arguments(arguments.as_ref().unwrap_or(call.arguments), chosen);
         return Ok(confirm.execute(&call, &claims.subject).await?.into());
     }
     match confirm.prepare(call).await? {
@@ -83,14 +80,14 @@ pub(super) async fn run(
 
 /// The answer to a client that cannot ask its person: nothing is changed. A tool error the
 /// model reads, or `-32021` under `--no-url-elicitation spec`.
-fn cannot_ask(call: &Call<'_>, tool: Tool) -> Result<CallAnswer, RpcError> {
+fn cannot_ask(call: &RoundCall<'_>, tool: Tool) -> Result<CallAnswer, RpcError> {
     let why = format!(
         "{} asks the user to confirm first, and this client cannot show the user a \
          confirmation (form-mode elicitation); nothing was changed. The user can do it from a \
          client that can, or through `grantry bridge`",
         tool.name()
     );
-    match call.state.config.no_url_elicitation {
+    match call.rounds.settings.no_url_elicitation {
         NoUrlElicitation::Spec => Err(RpcError::missing_capability(
             why,
             json!({"elicitation": {"form": {}}}),
@@ -110,17 +107,17 @@ fn no_person_to_confirm(tool: Tool) -> ToolResult {
 }
 
 /// The `input_required` answer asking `question`.
-fn ask(call: &Call<'_>, tool: Tool, question: Question, now: i64) -> InputRequired {
+fn ask(call: &RoundCall<'_>, tool: Tool, question: Question, now: i64) -> InputRequired {
     let claims = ConfirmClaims {
         binding: round_state::Binding::new(call),
         tool: tool.name().to_owned(),
         subject: question.subject,
     };
     let sealed =
-        call.state
+        call.rounds
             .sealer
             .seal_timed(Purpose::ConfirmState, b"", &claims, now, CONFIRM_TTL_SECS);
-    let checkbox = call.state.config.default_language.t("mcp-confirm-checkbox");
+    let checkbox = call.rounds.tools.language.t("mcp-confirm-checkbox");
     let form = Elicitation::Form {
         message: question.message,
         requested_schema: json!({

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::Retry;
+use super::RoundCall;
 use super::request_state::arguments_digest;
 use super::round_state;
 use crate::ids::AccountId;
@@ -20,7 +21,7 @@ use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::seal::{Purpose, digest, random_id};
-use crate::tools::{Attempt, Call, FormTool, Problem, Tool};
+use crate::tools::{Attempt, FormTool, Problem, Tool};
 use grantry_base::clock::unix_now;
 
 const FORM_TTL_SECS: i64 = 1800;
@@ -47,7 +48,7 @@ impl round_state::Bound for FormClaims {
 
 /// One call of the form tool `tool`, through its rounds.
 pub(super) async fn run(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     tool: Tool,
     form: &dyn FormTool,
     retry: &Retry,
@@ -62,11 +63,10 @@ pub(super) async fn run(
     let arguments = chosen
         .as_ref()
         .map(|account| round_state::with_account(call.arguments, account));
-    let call = &Call {
-        arguments: arguments.as_ref().unwrap_or(call.arguments),
-        chosen_account: chosen.as_ref().or(call.chosen_account),
-        ..*call
-    };
+    let call = &call.with_arguments(
+        arguments.as_ref().unwrap_or(call.arguments),
+        chosen.as_ref().or(call.chosen_account),
+    );
     let problems = match form.attempt(call, &values, &idempotency_key).await? {
         Attempt::Done(result) => return Ok(result.into()),
         Attempt::Problems(problems) => problems,
@@ -101,7 +101,7 @@ enum Standing {
 /// The values so far: the call's arguments on the first round; on a later one, the sealed
 /// values with the fields the last form asked for taken from its answer.
 async fn standing(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     tool: Tool,
     form: &dyn FormTool,
     retry: &Retry,
@@ -135,7 +135,7 @@ async fn standing(
 
 /// The idempotency key of a call that needs no form: a client retrying an identical valid
 /// call within ten minutes gets the same result back, not a second one.
-fn first_round_key(call: &Call<'_>, tool: Tool, now: i64) -> String {
+fn first_round_key(call: &RoundCall<'_>, tool: Tool, now: i64) -> String {
     let window = (now / 600).to_string();
     digest(
         &format!("grantry/{}/v1", tool.name().replace('_', "-")),
@@ -156,14 +156,14 @@ struct Round<'a> {
 }
 
 /// The form asking for exactly the fields in `round.problems`, quoting each problem.
-fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> InputRequired {
+fn ask(call: &RoundCall<'_>, form: &dyn FormTool, round: Round<'_>) -> InputRequired {
     let Round {
         mut values,
         problems,
         idempotency_key,
         now,
     } = round;
-    let lang = call.state.config.default_language;
+    let lang = call.rounds.tools.language;
     let asked: Vec<String> = problems.iter().map(|p| p.field.to_owned()).collect();
     for field in &asked {
         values.remove(field); // a field asked again is not kept half-valid
@@ -179,12 +179,12 @@ fn ask(call: &Call<'_>, form: &dyn FormTool, round: Round<'_>) -> InputRequired 
         asked: asked.clone(),
         idempotency_key,
     };
-    let sealed = call
-        .state
-        .sealer
-        .seal_timed(Purpose::FormState, b"", &claims, now, FORM_TTL_SECS);
+    let sealed =
+        call.rounds
+            .sealer
+            .seal_timed(Purpose::FormState, b"", &claims, now, FORM_TTL_SECS);
     let elicitation = Elicitation::Form {
-        message: form.form_message(problems, lang, &call.state.config.brand.name),
+        message: form.form_message(problems, lang, call.rounds.tools.brand),
         requested_schema: json!({
             "type": "object",
             "properties": properties,

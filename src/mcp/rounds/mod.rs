@@ -21,7 +21,10 @@ mod more_access;
 pub(crate) mod plain_call;
 pub mod request_state;
 mod round_state;
+mod services;
 pub(crate) mod sign_in;
+
+pub(crate) use services::{RoundCall, Rounds};
 
 use serde_json::{Map, Value};
 
@@ -29,28 +32,21 @@ use super::capabilities::Capabilities;
 use super::jsonrpc::RpcError;
 use super::results::CallAnswer;
 use crate::identity::{McpClient, Principal};
-use crate::state::AppState;
-use crate::tools::{Call, Mode, Tool};
+use crate::tools::{Mode, Tool};
 use account_choice::Before;
 use more_access::Gate;
 
 /// One round of `tool`, which has form or confirmation rounds: which account first where
 /// that is open, then the tool's own rounds at it.
 pub(crate) async fn with_rounds(
-    state: &AppState,
+    rounds: Rounds<'_>,
     (principal, client): (&Principal, Option<&McpClient>),
     tool: Tool,
     arguments: &Map<String, Value>,
     retry: &Retry,
     capabilities: Capabilities,
 ) -> Result<CallAnswer, RpcError> {
-    let asked = Call {
-        state,
-        principal,
-        client,
-        arguments,
-        chosen_account: None,
-    };
+    let asked = RoundCall::new(rounds, (principal, client), arguments);
     // A retry of the round asking for write access starts over once it is granted, at the
     // account it was asked at.
     let (retry, pinned, _turn) = match more_access::after_round(&asked, tool, retry).await? {
@@ -70,11 +66,7 @@ pub(crate) async fn with_rounds(
     let with_account = chosen
         .as_ref()
         .map(|account| round_state::with_account(arguments, account));
-    let call = Call {
-        arguments: with_account.as_ref().unwrap_or(arguments),
-        chosen_account: chosen.as_ref(),
-        ..asked
-    };
+    let call = asked.with_arguments(with_account.as_ref().unwrap_or(arguments), chosen.as_ref());
     if retry.request_state.is_none()
         && let Gate::Answer(answer) =
             more_access::before_first_round(&call, arguments, tool, capabilities).await?
@@ -91,19 +83,13 @@ pub(crate) async fn with_rounds(
 /// In a legacy-era session, before `tool`'s rounds: the URL elicitation asking for write
 /// access, when the tool writes and its connection may only read.
 pub(crate) async fn legacy_write_access(
-    state: &AppState,
+    rounds: Rounds<'_>,
     (principal, client): (&Principal, Option<&McpClient>),
     tool: Tool,
     arguments: &Map<String, Value>,
     capabilities: Capabilities,
 ) -> Result<Option<sign_in::UrlElicitation>, RpcError> {
-    let call = Call {
-        state,
-        principal,
-        client,
-        arguments,
-        chosen_account: None,
-    };
+    let call = RoundCall::new(rounds, (principal, client), arguments);
     more_access::legacy_first(&call, tool, capabilities).await
 }
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use tokio::sync::SemaphorePermit;
 
+use super::RoundCall;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd, UrlElicitation, Wanted};
 use super::{Retry, round_state};
@@ -21,7 +22,7 @@ use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::CallAnswer;
 use crate::providers::Provider;
-use crate::tools::{Call, Stop, Tool, ToolError, ToolResult, target};
+use crate::tools::{Stop, Tool, ToolError, ToolResult, target};
 use grantry_base::clock::unix_now;
 
 /// Whether the tool's own rounds may run.
@@ -48,7 +49,7 @@ impl Gate<'_> {
 /// A retry of this gate's round: held until the sign-in lands, then through if the
 /// connection may now write, else the answer saying why not. `None`: not such a retry.
 pub(super) async fn after_round<'s>(
-    call: &Call<'s>,
+    call: &RoundCall<'s>,
     tool: Tool,
     retry: &Retry,
 ) -> Result<Option<Gate<'s>>, RpcError> {
@@ -65,11 +66,10 @@ pub(super) async fn after_round<'s>(
         .account
         .as_ref()
         .map(|account| round_state::with_account(call.arguments, account));
-    let at = Call {
-        arguments: pinned.as_ref().unwrap_or(call.arguments),
-        chosen_account: claims.account.as_ref(),
-        ..*call
-    };
+    let at = call.with_arguments(
+        pinned.as_ref().unwrap_or(call.arguments),
+        claims.account.as_ref(),
+    );
     let through = |turn| Gate::Proceed {
         account: claims.account.clone(),
         turn,
@@ -78,8 +78,8 @@ pub(super) async fn after_round<'s>(
     if lacking(&at, tool).await?.is_none() {
         return Ok(Some(through(None)));
     }
-    let (state, principal) = (call.state, call.principal);
-    let gate = match sign_in::hold(state, principal, &claims, retry.patience).await {
+    let (rounds, principal) = (&call.rounds, call.principal);
+    let gate = match sign_in::hold(rounds, principal, &claims, retry.patience).await {
         HoldEnd::Connected(turn) => match lacking(&at, tool).await? {
             Some((provider, missing)) => {
                 Gate::Answer(granted_less(call, tool, provider, &missing).into())
@@ -88,10 +88,10 @@ pub(super) async fn after_round<'s>(
         },
         HoldEnd::Denied => Gate::Answer(refused(call, tool, &claims, "declined").into()),
         HoldEnd::StillPending => Gate::Answer(CallAnswer::InputRequired(sign_in::repeat_round(
-            state, principal, &claims,
+            rounds, principal, &claims,
         ))),
         HoldEnd::NeverOpened => {
-            Gate::Answer(sign_in::never_opened(state, principal, &claims).into())
+            Gate::Answer(sign_in::never_opened(rounds, principal, &claims).into())
         }
     };
     Ok(Some(gate))
@@ -103,7 +103,7 @@ pub(super) async fn after_round<'s>(
 /// the model to hand on). `call` is at the account chosen, if one was; the round's state is
 /// bound to the `asked` arguments, as the client will send them again.
 pub(super) async fn before_first_round<'s>(
-    call: &Call<'s>,
+    call: &RoundCall<'s>,
     asked: &Map<String, Value>,
     tool: Tool,
     capabilities: Capabilities,
@@ -111,9 +111,9 @@ pub(super) async fn before_first_round<'s>(
     let Some((provider, _)) = lacking(call, tool).await? else {
         return Ok(Gate::through());
     };
-    let state = call.state;
+    let rounds = &call.rounds;
     if capabilities.no_person {
-        let answer = sign_in::no_person_to_sign_in(state, tool, &provider.id);
+        let answer = sign_in::no_person_to_sign_in(rounds, tool, &provider.id);
         return Ok(Gate::Answer(answer.into()));
     }
     let wanted = Wanted {
@@ -123,14 +123,11 @@ pub(super) async fn before_first_round<'s>(
         account: call.chosen_account,
     };
     if !capabilities.url_elicitation {
-        let answer = sign_in::link_for_person(state, call.principal, wanted);
+        let answer = sign_in::link_for_person(rounds, call.principal, wanted);
         return Ok(Gate::Answer(answer.into()));
     }
-    let as_asked = Call {
-        arguments: asked,
-        ..*call
-    };
-    let round = sign_in::first_round(state, wanted, request(&as_asked, tool));
+    let as_asked = call.with_arguments(asked, call.chosen_account);
+    let round = sign_in::first_round(rounds, wanted, request(&as_asked, tool));
     Ok(Gate::Answer(CallAnswer::InputRequired(round)))
 }
 
@@ -140,7 +137,7 @@ pub(super) async fn before_first_round<'s>(
 /// goes on (a caller that cannot open a link, or one whose account is still to be chosen, is
 /// answered by [`before_first_round`]).
 pub(crate) async fn legacy_first(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     tool: Tool,
     capabilities: Capabilities,
 ) -> Result<Option<UrlElicitation>, RpcError> {
@@ -157,17 +154,17 @@ pub(crate) async fn legacy_first(
         account: None,
     };
     Ok(Some(sign_in::url_elicitation(
-        call.state,
+        &call.rounds,
         call.principal,
         wanted,
     )))
 }
 
 /// The sign-in state this gate handed out, if the retry brings one back for this call.
-fn our_round(call: &Call<'_>, tool: Tool, retry: &Retry) -> Option<StateClaims> {
+fn our_round(call: &RoundCall<'_>, tool: Tool, retry: &Retry) -> Option<StateClaims> {
     let sealed = retry.request_state.as_deref()?;
     // Another round's state (a form's, a choice's) is sealed for another purpose: not ours.
-    StateClaims::open(&call.state.sealer, sealed, unix_now(), request(call, tool))
+    StateClaims::open(call.rounds.sealer, sealed, unix_now(), request(call, tool))
         .ok()
         .filter(|claims| claims.access == tool.access())
 }
@@ -178,7 +175,7 @@ fn our_round(call: &Call<'_>, tool: Tool, retry: &Retry) -> Option<StateClaims> 
 /// is an error, never "nothing lacking" (a write tried with a read token would be refused
 /// and mark the connection broken).
 async fn lacking<'a>(
-    call: &Call<'a>,
+    call: &RoundCall<'a>,
     tool: Tool,
 ) -> Result<Option<(&'a Provider, Vec<String>)>, RpcError> {
     let access = tool.access();
@@ -199,7 +196,7 @@ async fn lacking<'a>(
     if !provider.asks_per_access() {
         return Ok(None);
     }
-    let grant = call.state.connections.grant(&chosen.key).await;
+    let grant = call.rounds.tools.connections.grant(&chosen.key).await;
     let Some(grant) = grant.map_err(ToolError::from)? else {
         return Ok(None);
     };
@@ -207,7 +204,7 @@ async fn lacking<'a>(
     Ok((grant.is_usable() && !missing.is_empty()).then_some((provider, missing)))
 }
 
-fn request<'a>(call: &Call<'a>, tool: Tool) -> ToolRequest<'a> {
+fn request<'a>(call: &RoundCall<'a>, tool: Tool) -> ToolRequest<'a> {
     ToolRequest {
         principal: call.principal,
         tool: tool.name(),
@@ -216,8 +213,8 @@ fn request<'a>(call: &Call<'a>, tool: Tool) -> ToolRequest<'a> {
 }
 
 /// Write access was not given (the person declined the round, or at the provider).
-fn refused(call: &Call<'_>, tool: Tool, claims: &StateClaims, why: &str) -> ToolResult {
-    let name = sign_in::display_name(call.state, &claims.provider);
+fn refused(call: &RoundCall<'_>, tool: Tool, claims: &StateClaims, why: &str) -> ToolResult {
+    let name = sign_in::display_name(&call.rounds, &claims.provider);
     ToolResult::error(format!(
         "{} needs write access to the user's {name} account, which was not given (the user \
          chose '{why}'), so nothing was written. The connection still reads as before.",
@@ -227,7 +224,7 @@ fn refused(call: &Call<'_>, tool: Tool, claims: &StateClaims, why: &str) -> Tool
 
 /// The provider granted less than asked: nothing is tried with a token that cannot write.
 fn granted_less(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     tool: Tool,
     provider: &Provider,
     missing: &[String],
@@ -239,6 +236,6 @@ fn granted_less(
          again and allow it (from {}/connections), then ask again.",
         tool.name(),
         missing.join(", "),
-        call.state.config.public_url
+        call.rounds.tools.public_url
     ))
 }

@@ -3,11 +3,12 @@
 
 use serde_json::{Map, Value};
 
+use super::Rounds;
 use super::account_choice::{self, Choice};
 use super::card;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
-use super::{Patience, Retry};
+use super::{Patience, Retry, RoundCall};
 use crate::config::NoUrlElicitation;
 use crate::grants::ReauthReason;
 use crate::identity::{McpClient, Principal};
@@ -15,8 +16,7 @@ use crate::mcp::capabilities::Capabilities;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::CallAnswer;
 use crate::providers::ProviderId;
-use crate::state::AppState;
-use crate::tools::{self, Tool, ToolError, ToolOutcome};
+use crate::tools::{Tool, ToolError, ToolOutcome};
 use grantry_base::clock::unix_now;
 
 /// What a legacy-era plain call comes to.
@@ -27,7 +27,7 @@ pub(crate) enum LegacyAnswer {
 
 /// One `tools/call` of a grantry tool, through its sign-in rounds.
 pub(crate) struct PlainCall<'a> {
-    state: &'a AppState,
+    rounds: Rounds<'a>,
     principal: &'a Principal,
     client: Option<&'a McpClient>,
     tool: Tool,
@@ -37,14 +37,14 @@ pub(crate) struct PlainCall<'a> {
 impl<'a> PlainCall<'a> {
     /// The call of `tool`.
     pub(crate) fn new(
-        state: &'a AppState,
+        rounds: Rounds<'a>,
         principal: &'a Principal,
         client: Option<&'a McpClient>,
         tool: Tool,
         arguments: &'a Map<String, Value>,
     ) -> Self {
         Self {
-            state,
+            rounds,
             principal,
             client,
             tool,
@@ -72,7 +72,7 @@ impl<'a> PlainCall<'a> {
                 sign_in::answer(retry.responses.as_ref(), &claims.provider)
         {
             let why = format!("the user chose '{action}'");
-            return Ok(sign_in::not_connected(self.state, &claims.provider, &why).into());
+            return Ok(sign_in::not_connected(&self.rounds, &claims.provider, &why).into());
         }
         let outcome = self.tool().await?;
         let Some(claims) = claims.filter(|c| {
@@ -119,26 +119,26 @@ impl<'a> PlainCall<'a> {
         patience: Patience,
         capabilities: Capabilities,
     ) -> Result<CallAnswer, RpcError> {
-        match sign_in::hold(self.state, self.principal, claims, patience).await {
+        match sign_in::hold(&self.rounds, self.principal, claims, patience).await {
             HoldEnd::Connected(_turn) => match self.tool().await? {
                 ToolOutcome::NeedsConnection { .. } => Ok(CallAnswer::InputRequired(
-                    sign_in::repeat_round(self.state, self.principal, claims),
+                    sign_in::repeat_round(&self.rounds, self.principal, claims),
                 )),
                 outcome => self.first_round(outcome, capabilities),
             },
             HoldEnd::Denied => Ok(sign_in::not_connected(
-                self.state,
+                &self.rounds,
                 &claims.provider,
                 "the sign-in was declined at the provider",
             )
             .into()),
             HoldEnd::StillPending => Ok(CallAnswer::InputRequired(sign_in::repeat_round(
-                self.state,
+                &self.rounds,
                 self.principal,
                 claims,
             ))),
             HoldEnd::NeverOpened => {
-                Ok(sign_in::never_opened(self.state, self.principal, claims).into())
+                Ok(sign_in::never_opened(&self.rounds, self.principal, claims).into())
             }
         }
     }
@@ -156,21 +156,21 @@ impl<'a> PlainCall<'a> {
             | ToolOutcome::ShowCard { provider, .. }
                 if capabilities.no_person =>
             {
-                Ok(sign_in::no_person_to_sign_in(self.state, self.tool, &provider).into())
+                Ok(sign_in::no_person_to_sign_in(&self.rounds, self.tool, &provider).into())
             }
             ToolOutcome::ShowCard { provider, result } => Ok(CallAnswer::Complete(
-                card::card_result(self.state, self.principal, &provider, result),
+                card::card_result(&self.rounds, self.principal, &provider, result),
             )),
             ToolOutcome::NeedsConnection { provider, reason } => {
                 if !capabilities.takes_sign_in_round() {
                     return self.without_url_elicitation(&provider, reason, capabilities);
                 }
                 let wanted = sign_in::Wanted::to_read(&provider, reason);
-                let round = sign_in::first_round(self.state, wanted, self.request());
+                let round = sign_in::first_round(&self.rounds, wanted, self.request());
                 Ok(CallAnswer::InputRequired(round))
             }
             ToolOutcome::ChooseAccount { provider, accounts } => {
-                let Some(provider) = self.state.catalog.get(&provider) else {
+                let Some(provider) = self.rounds.tools.catalog.get(&provider) else {
                     return Err(ToolError::InvalidArguments(format!(
                         "the provider `{provider}` is not offered here"
                     ))
@@ -203,14 +203,14 @@ impl<'a> PlainCall<'a> {
         capabilities: Capabilities,
     ) -> Result<CallAnswer, RpcError> {
         if capabilities.apps {
-            let (state, principal) = (self.state, self.principal);
-            return Ok(card::show_the_card(state, principal, self.tool, provider, reason).into());
+            let (rounds, principal) = (&self.rounds, self.principal);
+            return Ok(card::show_the_card(rounds, principal, self.tool, provider, reason).into());
         }
-        match self.state.config.no_url_elicitation {
+        match self.rounds.settings.no_url_elicitation {
             NoUrlElicitation::Spec => Err(missing_url_elicitation(self.tool)),
             NoUrlElicitation::Link => {
                 let wanted = sign_in::Wanted::to_read(provider, reason);
-                Ok(sign_in::link_for_person(self.state, self.principal, wanted).into())
+                Ok(sign_in::link_for_person(&self.rounds, self.principal, wanted).into())
             }
         }
     }
@@ -240,7 +240,7 @@ impl<'a> PlainCall<'a> {
         };
         let wanted = sign_in::Wanted::to_read(&provider, reason);
         Ok(LegacyAnswer::SignIn(sign_in::url_elicitation(
-            self.state,
+            &self.rounds,
             self.principal,
             wanted,
         )))
@@ -255,7 +255,7 @@ impl<'a> PlainCall<'a> {
     }
 
     fn open_state(&self, sealed: &str) -> Result<StateClaims, RpcError> {
-        StateClaims::open(&self.state.sealer, sealed, unix_now(), self.request()).map_err(
+        StateClaims::open(self.rounds.sealer, sealed, unix_now(), self.request()).map_err(
             |reason| {
                 tracing::info!(%reason, principal = %self.principal.tag(), "requestState refused");
                 RpcError::invalid_request_state()
@@ -263,14 +263,8 @@ impl<'a> PlainCall<'a> {
         )
     }
 
-    fn call<'c>(&'c self, arguments: &'c Map<String, Value>) -> tools::Call<'c> {
-        tools::Call {
-            state: self.state,
-            principal: self.principal,
-            client: self.client,
-            arguments,
-            chosen_account: None,
-        }
+    fn call<'c>(&'c self, arguments: &'c Map<String, Value>) -> RoundCall<'c> {
+        RoundCall::new(self.rounds, (self.principal, self.client), arguments)
     }
 
     async fn tool(&self) -> Result<ToolOutcome, RpcError> {

@@ -5,12 +5,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::RoundCall;
 use super::request_state::arguments_digest;
 use crate::identity::Principal;
 use crate::ids::AccountId;
 use crate::mcp::jsonrpc::RpcError;
 use crate::seal::{Purpose, constant_time_eq};
-use crate::tools::Call;
 
 /// Whose call, with which of the client's arguments, and the account the person chose in an
 /// earlier round if any: what every round state is bound to (flattened into it).
@@ -27,7 +27,7 @@ pub(super) struct Binding {
 impl Binding {
     /// The binding of a round of `call`: to the client's own arguments (without an account
     /// the person chose, which is kept beside them).
-    pub(super) fn new(call: &Call<'_>) -> Self {
+    pub(super) fn new(call: &RoundCall<'_>) -> Self {
         let digest = match call.chosen_account {
             Some(_) => {
                 let mut client = call.arguments.clone();
@@ -71,14 +71,14 @@ pub(super) trait Bound {
 
 /// Opens `sealed` as the state of a round of `call` (the client's call, as it came).
 pub(super) fn open<T: DeserializeOwned + Bound>(
-    call: &Call<'_>,
+    call: &RoundCall<'_>,
     purpose: Purpose,
     sealed: &str,
     now: i64,
 ) -> Result<T, RpcError> {
     let (principal, arguments) = (call.principal, call.arguments);
     let claims: T = call
-        .state
+        .rounds
         .sealer
         .open_timed(purpose, b"", sealed, now)
         .map_err(|e| {

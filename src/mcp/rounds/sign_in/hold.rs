@@ -9,8 +9,8 @@ use crate::flows::FlowStatus;
 use crate::grants::GrantKey;
 use crate::identity::Principal;
 use crate::mcp::rounds::Patience;
+use crate::mcp::rounds::Rounds;
 use crate::mcp::rounds::request_state::StateClaims;
-use crate::state::AppState;
 
 /// How a hold ended.
 pub(crate) enum HoldEnd<'a> {
@@ -42,7 +42,7 @@ pub(crate) enum SignInEnd {
 /// `access` stands in the store now, if it has ended. What a held retry and a legacy
 /// session's `elicitation/complete` both go by.
 pub(crate) async fn ended(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     key: &GrantKey,
     ticket_id: &str,
     access: Access,
@@ -50,10 +50,10 @@ pub(crate) async fn ended(
     // Every grant at the provider usable (one at least): whatever a reading call needed is
     // there. One still needing a sign-in, or a call asking for more access on a usable one,
     // leaves it to the flow to say this sign-in ended.
-    if !access.writes_at_provider() && all_usable(state, key).await {
+    if !access.writes_at_provider() && all_usable(rounds, key).await {
         return Some(SignInEnd::Connected);
     }
-    let flow = state.flows.latest_for_ticket(ticket_id).await.ok()??;
+    let flow = rounds.flows.latest_for_ticket(ticket_id).await.ok()??;
     match flow.status {
         FlowStatus::Connected => Some(SignInEnd::Connected),
         FlowStatus::Denied => Some(SignInEnd::Denied),
@@ -68,17 +68,17 @@ pub(crate) async fn ended(
 /// How the sign-in behind `claims` stands, if it has ended: connected (with a turn to finish
 /// the call), denied, or never to finish (asked again now rather than held for nothing).
 async fn settled<'a>(
-    state: &'a AppState,
+    rounds: &Rounds<'a>,
     key: &GrantKey,
     claims: &StateClaims,
 ) -> Option<HoldEnd<'a>> {
-    let turn = state
+    let turn = rounds
         .hold_turns
         .acquire()
         .await
         .expect("the hold turns are never closed");
     Some(
-        match ended(state, key, &claims.ticket_id, claims.access).await? {
+        match ended(rounds, key, &claims.ticket_id, claims.access).await? {
             SignInEnd::Connected => HoldEnd::Connected(turn),
             SignInEnd::Denied => HoldEnd::Denied,
             SignInEnd::Failed => HoldEnd::StillPending,
@@ -88,8 +88,9 @@ async fn settled<'a>(
 
 /// Whether every grant of the key's principal at its provider is usable (one at least); a
 /// store that cannot say is taken for no (the flow still tells).
-async fn all_usable(state: &AppState, key: &GrantKey) -> bool {
-    match state
+async fn all_usable(rounds: &Rounds<'_>, key: &GrantKey) -> bool {
+    match rounds
+        .tools
         .connections
         .all_usable(&key.principal, &key.provider)
         .await
@@ -106,20 +107,20 @@ async fn all_usable(state: &AppState, key: &GrantKey) -> bool {
 /// Waits for the sign-in behind `claims` to finish, at most `--retry-hold`; with
 /// [`Patience::Look`], only looks how it stands.
 pub(crate) async fn hold<'a>(
-    state: &'a AppState,
+    rounds: &Rounds<'a>,
     principal: &Principal,
     claims: &StateClaims,
     patience: Patience,
 ) -> HoldEnd<'a> {
     let key = GrantKey::sole(principal, &claims.provider);
     if patience == Patience::Look {
-        return settled(state, &key, claims)
+        return settled(rounds, &key, claims)
             .await
             .unwrap_or(HoldEnd::StillPending);
     }
     // Held retries are bounded, in all and per principal (so one user's held calls never
     // crowd out another's): past a cap, the client is simply asked again at once.
-    let _place = match state.held.take(Some(principal.tag())) {
+    let _place = match rounds.held.take(Some(principal.tag())) {
         Ok(place) => place,
         Err(exceeded) => {
             tracing::warn!(
@@ -131,19 +132,19 @@ pub(crate) async fn hold<'a>(
         }
     };
     let _counted = crate::metrics::HeldRetry::start();
-    let deadline = Instant::now() + state.config.retry_hold;
+    let deadline = Instant::now() + rounds.settings.retry_hold;
     // Until then the link may still be on its way to a browser; after, it must have been opened.
-    let mut open_by = Some(Instant::now() + state.config.unopened_link_wait);
+    let mut open_by = Some(Instant::now() + rounds.settings.unopened_link_wait);
     loop {
         // Subscribe before reading, so a grant landing in between still wakes us.
-        let mut waiter = state.connections.landed().subscribe();
-        if let Some(end) = settled(state, &key, claims).await {
+        let mut waiter = rounds.tools.connections.landed().subscribe();
+        if let Some(end) = settled(rounds, &key, claims).await {
             return end;
         }
         if let Some(by) = open_by
             && Instant::now() >= by
         {
-            if !link_opened(state, &claims.ticket_id).await {
+            if !link_opened(rounds, &claims.ticket_id).await {
                 crate::metrics::sign_in(&claims.provider, "link_not_opened");
                 return HoldEnd::NeverOpened;
             }
@@ -155,7 +156,7 @@ pub(crate) async fn hold<'a>(
         let wake = open_by.map_or(deadline, |by| by.min(deadline));
         tokio::select! {
             _ = waiter.changed(&key) => {}
-            _ = tokio::time::sleep(state.config.hold_poll_interval) => {}
+            _ = tokio::time::sleep(rounds.settings.hold_poll_interval) => {}
             _ = tokio::time::sleep_until(wake) => {}
         }
     }
@@ -163,8 +164,8 @@ pub(crate) async fn hold<'a>(
 
 /// Whether a ticket's link was opened; a store that cannot say is taken for yes (the hold
 /// goes on as before rather than cut a sign-in short).
-async fn link_opened(state: &AppState, ticket_id: &str) -> bool {
-    match was_opened(state.leases.as_ref(), ticket_id).await {
+async fn link_opened(rounds: &Rounds<'_>, ticket_id: &str) -> bool {
+    match was_opened(rounds.leases, ticket_id).await {
         Ok(opened) => opened,
         Err(e) => {
             crate::metrics::store_error("hold");

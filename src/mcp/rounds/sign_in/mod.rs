@@ -21,8 +21,8 @@ use crate::grants::ReauthReason;
 use crate::identity::Principal;
 use crate::ids::AccountId;
 use crate::mcp::results::{Elicitation, InputRequest, InputRequired};
+use crate::mcp::rounds::Rounds;
 use crate::providers::ProviderId;
-use crate::state::AppState;
 use crate::tools::{Tool, ToolResult};
 use crate::ui::Lang;
 use grantry_base::clock::unix_now;
@@ -57,14 +57,14 @@ impl<'a> Wanted<'a> {
 
 /// A fresh sign-in round: a new ticket and link, and the state the retry must bring back.
 pub(crate) fn first_round(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     wanted: Wanted<'_>,
     request: ToolRequest<'_>,
 ) -> InputRequired {
     let now = unix_now();
     let (provider, access) = (wanted.provider, wanted.access);
     let (ticket, sealed_ticket, expires_at) = new_ticket(
-        state,
+        rounds,
         request.principal,
         (provider, access, Handout::Waits),
         now,
@@ -72,26 +72,26 @@ pub(crate) fn first_round(
     let mut claims = StateClaims::new(&ticket.id, &sealed_ticket, expires_at, provider, request);
     claims.access = access;
     claims.account = wanted.account.cloned();
-    input_required(state, &claims, wanted.reason, now)
+    input_required(rounds, &claims, wanted.reason, now)
 }
 
 /// For a client that cannot open URLs itself (`--no-url-elicitation=link`): a tool error
 /// whose text carries a connect link for the person to open, then ask again. Nothing is
 /// written; the link works only for the caller (the connect page checks who is there).
 pub(crate) fn link_for_person(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     principal: &Principal,
     wanted: Wanted<'_>,
 ) -> ToolResult {
     let (provider, reason) = (wanted.provider, wanted.reason);
     let handed = (provider, wanted.access, Handout::AskAgain);
-    let (_, sealed, _) = new_ticket(state, principal, handed, unix_now());
-    let url = link(&state.config.public_url, &sealed);
+    let (_, sealed, _) = new_ticket(rounds, principal, handed, unix_now());
+    let url = link(rounds.tools.public_url, &sealed);
     let what = if wanted.access.writes_at_provider() && reason.is_none() {
-        let name = display_name(state, provider);
+        let name = display_name(rounds, provider);
         format!("The user's {name} connection may only read; this needs write access.")
     } else {
-        not_usable(state, provider, reason)
+        not_usable(rounds, provider, reason)
     };
     ToolResult::error(format!(
         "{what} Give the user this link to connect it (it works only for them), then ask \
@@ -101,15 +101,15 @@ pub(crate) fn link_for_person(
 
 /// Why the call needs a sign-in, for the model: not connected, or why it must be renewed.
 pub(crate) fn not_usable(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     provider: &ProviderId,
     reason: Option<ReauthReason>,
 ) -> String {
-    let name = display_name(state, provider);
+    let name = display_name(rounds, provider);
     match reason {
         Some(why) => format!(
             "The user's {name} connection needs to be renewed: {}.",
-            why.explained(Lang::En, &state.config.brand.name, name)
+            why.explained(Lang::En, rounds.tools.brand, name)
         ),
         None => format!("The user's {name} account is not connected yet."),
     }
@@ -124,15 +124,15 @@ pub(crate) struct ConnectLink {
 
 /// A fresh connect link, to be handed out as `handout` says. Nothing is written.
 pub(crate) fn connect_link(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     principal: &Principal,
     provider: &ProviderId,
     handout: Handout,
 ) -> ConnectLink {
     let handed = (provider, Access::Read, handout);
-    let (_, sealed, expires_at) = new_ticket(state, principal, handed, unix_now());
+    let (_, sealed, expires_at) = new_ticket(rounds, principal, handed, unix_now());
     ConnectLink {
-        url: link(&state.config.public_url, &sealed),
+        url: link(rounds.tools.public_url, &sealed),
         expires_at,
     }
 }
@@ -143,7 +143,7 @@ const RENEW_LINK_BEFORE_SECS: i64 = 120;
 /// Another round for a sign-in still pending: the same link (unless it is about to expire),
 /// a freshly sealed state.
 pub(crate) fn repeat_round(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     principal: &Principal,
     claims: &StateClaims,
 ) -> InputRequired {
@@ -151,31 +151,32 @@ pub(crate) fn repeat_round(
     let mut claims = claims.clone();
     if claims.ticket_expires_at - now < RENEW_LINK_BEFORE_SECS {
         let handed = (&claims.provider, claims.access, Handout::Waits);
-        let (ticket, sealed, expires_at) = new_ticket(state, principal, handed, now);
+        let (ticket, sealed, expires_at) = new_ticket(rounds, principal, handed, now);
         claims.sealed_ticket = sealed;
         claims.ticket_id = ticket.id;
         claims.ticket_expires_at = expires_at;
     }
-    input_required(state, &claims, None, now)
+    input_required(rounds, &claims, None, now)
 }
 
 /// A new sign-in ticket for `provider` (a connection serving `access`, its link handed out as
 /// `handout` says), sealed, and when it expires.
 fn new_ticket(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     principal: &Principal,
     (provider, access, handout): (&ProviderId, Access, Handout),
     now: i64,
 ) -> (Ticket, String, i64) {
-    let ttl = state.config.request_state_ttl_secs;
+    let ttl = rounds.settings.request_state_ttl_secs;
     let ticket = Ticket::for_access(principal, provider, access, handout);
-    let sealed = ticket.seal(&state.sealer, now, ttl);
+    let sealed = ticket.seal(rounds.sealer, now, ttl);
     (ticket, sealed, now + ttl)
 }
 
 /// The provider's name as people know it.
-pub(crate) fn display_name<'a>(state: &'a AppState, provider: &ProviderId) -> &'a str {
-    state
+pub(crate) fn display_name<'a>(rounds: &Rounds<'a>, provider: &ProviderId) -> &'a str {
+    rounds
+        .tools
         .catalog
         .get(provider)
         .map(|p| p.display_name.as_str())
@@ -195,35 +196,32 @@ pub(crate) struct UrlElicitation {
 }
 
 pub(crate) fn url_elicitation(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     principal: &Principal,
     wanted: Wanted<'_>,
 ) -> UrlElicitation {
     let (provider, access) = (wanted.provider, wanted.access);
     // Whether the client retries by itself once told the sign-in is done is its own affair.
     let handed = (provider, access, Handout::Unsaid);
-    let (ticket, sealed, _) = new_ticket(state, principal, handed, unix_now());
+    let (ticket, sealed, _) = new_ticket(rounds, principal, handed, unix_now());
     UrlElicitation {
         elicitation_id: ticket.id,
         provider: provider.clone(),
         access,
-        url: link(&state.config.public_url, &sealed),
-        message: connect_message(state, provider, access, wanted.reason),
+        url: link(rounds.tools.public_url, &sealed),
+        message: connect_message(rounds, provider, access, wanted.reason),
     }
 }
 
 /// What the person is asked: to connect, to reconnect and why, or to grant write access.
 fn connect_message(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     provider: &ProviderId,
     access: Access,
     reason: Option<ReauthReason>,
 ) -> String {
-    let name = display_name(state, provider);
-    let (lang, brand) = (
-        state.config.default_language,
-        state.config.brand.name.as_str(),
-    );
+    let name = display_name(rounds, provider);
+    let (lang, brand) = (rounds.tools.language, rounds.tools.brand);
     let ask = match reason {
         Some(why) => lang.t_with(
             "mcp-reconnect",
@@ -241,16 +239,16 @@ fn connect_message(
 }
 
 fn input_required(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     claims: &StateClaims,
     reason: Option<ReauthReason>,
     now: i64,
 ) -> InputRequired {
     let elicitation = Elicitation::Url {
-        message: connect_message(state, &claims.provider, claims.access, reason),
-        url: link(&state.config.public_url, &claims.sealed_ticket),
+        message: connect_message(rounds, &claims.provider, claims.access, reason),
+        url: link(rounds.tools.public_url, &claims.sealed_ticket),
     };
-    let sealed = claims.seal(&state.sealer, now, state.config.request_state_ttl_secs);
+    let sealed = claims.seal(rounds.sealer, now, rounds.settings.request_state_ttl_secs);
     InputRequired::one(
         input_key(&claims.provider),
         InputRequest::Elicit(elicitation),
@@ -280,8 +278,8 @@ pub(crate) fn answer(
 }
 
 /// The result for a refused sign-in: nothing was connected or stored.
-pub(crate) fn not_connected(state: &AppState, provider: &ProviderId, why: &str) -> ToolResult {
-    let name = display_name(state, provider);
+pub(crate) fn not_connected(rounds: &Rounds<'_>, provider: &ProviderId, why: &str) -> ToolResult {
+    let name = display_name(rounds, provider);
     ToolResult::error(format!(
         "The {name} account was not connected ({why}), so this could not be done. \
          Ask again whenever you want to connect it."
@@ -291,11 +289,11 @@ pub(crate) fn not_connected(state: &AppState, provider: &ProviderId, why: &str) 
 /// The result for a caller with no person behind its token: no link, since nobody could
 /// open it; nothing was started or stored.
 pub(crate) fn no_person_to_sign_in(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     tool: Tool,
     provider: &ProviderId,
 ) -> ToolResult {
-    let name = display_name(state, provider);
+    let name = display_name(rounds, provider);
     ToolResult::error(format!(
         "{} needs a connected {name} account, and no person can sign in for this caller: its \
          access token was issued to a client (client credentials or a scheduled agent), not to \
@@ -311,17 +309,17 @@ pub(crate) fn no_person_to_sign_in(
 /// fresh one: the call ends here, so nothing waits for this sign-in, and its page tells the
 /// person to ask again. Nothing was written.
 pub(crate) fn never_opened(
-    state: &AppState,
+    rounds: &Rounds<'_>,
     principal: &Principal,
     claims: &StateClaims,
 ) -> ToolResult {
-    let name = display_name(state, &claims.provider);
+    let name = display_name(rounds, &claims.provider);
     let handed = (&claims.provider, claims.access, Handout::AskAgain);
-    let (_, sealed, _) = new_ticket(state, principal, handed, unix_now());
+    let (_, sealed, _) = new_ticket(rounds, principal, handed, unix_now());
     ToolResult::error(format!(
         "The user has not opened the sign-in page: the client did not show them the link. \
          Give the user this link to connect their {name} account (it works only for them), \
          then ask again once they say it is connected: {}",
-        link(&state.config.public_url, &sealed)
+        link(rounds.tools.public_url, &sealed)
     ))
 }
