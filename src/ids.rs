@@ -95,12 +95,12 @@ pub struct ConnectionId(String);
 
 impl ConnectionId {
     /// A new connection's id, random.
-    pub fn fresh() -> Self {
+    pub(crate) fn fresh() -> Self {
         Self(format!("conn_{}", grantry_base::random_id()))
     }
 
     /// The id a store row holds (what it was given when the connection was made).
-    pub fn stored(id: String) -> Self {
+    pub(crate) fn stored(id: String) -> Self {
         Self(id)
     }
 
@@ -146,7 +146,7 @@ impl AccountId {
     }
 
     /// The text a row or a sealed value keeps for an optional account: `""` for none.
-    pub fn text(account: Option<&Self>) -> &str {
+    pub(crate) fn text(account: Option<&Self>) -> &str {
         account.map_or("", Self::as_str)
     }
 }

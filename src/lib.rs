@@ -11,8 +11,8 @@
 //!
 //! | layer | module | what it owns |
 //! |---|---|---|
-//! | routes | this file | `app(state)`: every route, the store cleanup |
-//! | | [`program`] | `grantry serve` around the library: settings, logs, the listener until a signal |
+//! | routes | this file | `app(state, extension)`: every route, the store cleanup |
+//! | | [`program`] | `grantry serve` around the library: settings, logs, the listener until a signal; the `grantry` command line (`program::commands`: keys, migrate, events, the operators' commands), of which the binary is only the `main` |
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
 //! | | [`admin`] | the operators' commands on connections and people: list, revoke, erase a person |
 //! | protocols | [`mcp`] | `POST /mcp`: authentication, scopes per tool and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the Tasks extension (a round as a durable task its client polls); the registry with its one extension point, for tools a build adds |
@@ -55,7 +55,7 @@
 #![forbid(unsafe_code)]
 
 pub(crate) mod access;
-pub mod admin;
+pub(crate) mod admin;
 pub(crate) mod audit;
 pub(crate) mod blocklist;
 pub mod config;
@@ -102,14 +102,9 @@ use crate::server::hosts::AllowedHosts;
 use crate::state::AppState;
 use grantry_base::clock::unix_now;
 
-/// Every route grantry serves.
-pub fn app(state: AppState) -> Router {
-    app_with(state, None)
-}
-
 /// Every route grantry serves, with the tools `extension` adds beside its own (the
 /// conformance suite's fixtures; see [`mcp::extension`]).
-pub(crate) fn app_with(state: AppState, extension: mcp::extension::Extension) -> Router {
+pub fn app(state: AppState, extension: mcp::extension::Extension) -> Router {
     let mut browser = Router::new()
         .merge(connect::router(state.clone()))
         .route("/assets/grantry.css", get(stylesheet))

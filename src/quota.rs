@@ -7,7 +7,7 @@ use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
 /// The caps, and the places taken now.
-pub struct Quota<K> {
+pub(crate) struct Quota<K> {
     total: usize,
     share: usize,
     taken: Mutex<Taken<K>>,
@@ -20,7 +20,7 @@ struct Taken<K> {
 
 /// Why no place was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exceeded {
+pub(crate) enum Exceeded {
     /// Every place of the pool is taken.
     Total,
     /// The owner holds its whole share.
@@ -28,13 +28,13 @@ pub enum Exceeded {
 }
 
 /// One place taken; given back when dropped.
-pub struct Place<K: Hash + Eq> {
+pub(crate) struct Place<K: Hash + Eq> {
     quota: Arc<Quota<K>>,
     owner: Option<K>,
 }
 
 impl<K: Hash + Eq + Clone> Quota<K> {
-    pub fn new(total: usize, share: usize) -> Arc<Self> {
+    pub(crate) fn new(total: usize, share: usize) -> Arc<Self> {
         Arc::new(Self {
             total,
             share,
@@ -47,7 +47,7 @@ impl<K: Hash + Eq + Clone> Quota<K> {
 
     /// A place for `owner` (`None`: an owner counted only towards the total), if the total and
     /// its share allow one.
-    pub fn take(self: &Arc<Self>, owner: Option<K>) -> Result<Place<K>, Exceeded> {
+    pub(crate) fn take(self: &Arc<Self>, owner: Option<K>) -> Result<Place<K>, Exceeded> {
         let mut taken = self.taken.lock().expect("quota lock");
         if taken.total >= self.total {
             return Err(Exceeded::Total);
@@ -67,7 +67,7 @@ impl<K: Hash + Eq + Clone> Quota<K> {
     }
 
     /// Places taken now.
-    pub fn taken(&self) -> usize {
+    pub(crate) fn taken(&self) -> usize {
         self.taken.lock().expect("quota lock").total
     }
 }

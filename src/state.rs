@@ -21,42 +21,42 @@ pub struct AppState {
 }
 
 pub struct Inner {
-    pub config: Config,
-    pub sealer: Arc<Sealer>,
-    pub flows: Arc<dyn FlowBackend>,
+    pub(crate) config: Config,
+    pub(crate) sealer: Arc<Sealer>,
+    pub(crate) flows: Arc<dyn FlowBackend>,
     /// Told when a sign-in ends on this replica (see [`crate::flows::SignInsEnded`]).
-    pub sign_ins_ended: crate::flows::SignInsEnded,
+    pub(crate) sign_ins_ended: crate::flows::SignInsEnded,
     /// People's connections: the only way to their grants (see [`crate::connections`]).
-    pub connections: Connections,
-    pub catalog: Catalog,
-    pub http: reqwest::Client,
-    pub identity: Identity,
-    pub limiter: Limiter,
-    pub leases: Arc<dyn crate::leases::LeaseBackend>,
+    pub(crate) connections: Connections,
+    pub(crate) catalog: Catalog,
+    pub(crate) http: reqwest::Client,
+    pub(crate) identity: Identity,
+    pub(crate) limiter: Limiter,
+    pub(crate) leases: Arc<dyn crate::leases::LeaseBackend>,
     /// Legacy-era MCP sessions (see [`crate::sessions`]).
-    pub sessions: Arc<dyn crate::sessions::SessionBackend>,
+    pub(crate) sessions: Arc<dyn crate::sessions::SessionBackend>,
     /// Lifecycle events waiting for delivery (see [`crate::outbox`]).
-    pub outbox: Arc<dyn crate::outbox::OutboxBackend>,
+    pub(crate) outbox: Arc<dyn crate::outbox::OutboxBackend>,
     /// Rung when this replica writes an event, so its deliverer sends it at once.
-    pub outbox_wake: Arc<tokio::sync::Notify>,
+    pub(crate) outbox_wake: Arc<tokio::sync::Notify>,
     /// The MCP clients refused the use of connections (see [`crate::blocklist`]).
-    pub blocklist: Blocklist,
+    pub(crate) blocklist: Blocklist,
     /// MCP tasks (see [`crate::tasks`]).
-    pub tasks: Arc<dyn crate::tasks::TaskBackend>,
+    pub(crate) tasks: Arc<dyn crate::tasks::TaskBackend>,
     /// The records of the replicas on this store (see [`crate::replicas`]).
-    pub replicas: Arc<dyn crate::replicas::ReplicaBackend>,
+    pub(crate) replicas: Arc<dyn crate::replicas::ReplicaBackend>,
     /// This replica among them, once it joined (a serving process; see `program`).
-    pub membership: std::sync::OnceLock<Arc<crate::replicas::membership::Membership>>,
-    pub demo: Option<DemoProvider>,
+    pub(crate) membership: std::sync::OnceLock<Arc<crate::replicas::membership::Membership>>,
+    pub(crate) demo: Option<DemoProvider>,
     /// Places for requests held open, shared fairly by principal (keyed by the principal's
     /// tag): retries waiting for a sign-in, and legacy-era GET streams.
-    pub held: Arc<crate::quota::Quota<String>>,
+    pub(crate) held: Arc<crate::quota::Quota<String>>,
     /// Turns for held retries to read the store, and once woken to run their tool: when one
     /// sign-in wakes thousands of retries at once, they take turns in memory instead of all
     /// queueing at the store's pool (which gives up after a few seconds).
-    pub hold_turns: tokio::sync::Semaphore,
+    pub(crate) hold_turns: tokio::sync::Semaphore,
     /// Renders `/metrics`.
-    pub metrics: metrics_exporter_prometheus::PrometheusHandle,
+    pub(crate) metrics: metrics_exporter_prometheus::PrometheusHandle,
 }
 
 /// Held retries that may use the store at once (a few times the largest pool).

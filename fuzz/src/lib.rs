@@ -54,7 +54,7 @@ pub fn harness() -> &'static Harness {
             .expect("the app starts on SQLite");
         Harness {
             runtime,
-            app: grantry::app(state),
+            app: grantry::app(state, None),
             _data_dir: data_dir,
         }
     })

@@ -13,7 +13,7 @@ use crate::outbox::rfc3339;
 
 /// One blocked client, for an operator.
 #[derive(Debug, Clone, Serialize)]
-pub struct BlockedView {
+pub(crate) struct BlockedView {
     pub client_id: String,
     pub blocked_at: String,
 }
@@ -30,7 +30,7 @@ impl From<Blocked> for BlockedView {
 /// What blocking a client id would refuse, as `clients block` checks it first: a block
 /// matches verified client ids only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SeenAs {
+pub(crate) enum SeenAs {
     /// Some connection was last used through a client the issuer vouched for with this id.
     Verified,
     /// No connection was last used through it (a client not seen yet can still be blocked).
@@ -55,7 +55,7 @@ fn seen_in<'a>(used_by: impl Iterator<Item = &'a ClientView>, client_id: &str) -
 
 impl Admin {
     /// What blocking `client_id` would refuse: see [`SeenAs`].
-    pub async fn seen_as(&self, client_id: &str) -> Result<SeenAs, AdminError> {
+    pub(crate) async fn seen_as(&self, client_id: &str) -> Result<SeenAs, AdminError> {
         if !self.verifies_clients {
             return Ok(SeenAs::NoneVerified);
         }
@@ -65,13 +65,13 @@ impl Admin {
     }
 
     /// Blocks `client_id`; tells whether it was not blocked already.
-    pub async fn block(&self, client_id: &str) -> Result<bool, AdminError> {
+    pub(crate) async fn block(&self, client_id: &str) -> Result<bool, AdminError> {
         let now = grantry_base::clock::unix_now();
         Ok(self.blocklist.block(client_id, now).await?)
     }
 
     /// Unblocks `client_id`; a client that is not blocked is [`AdminError::NotBlocked`].
-    pub async fn unblock(&self, client_id: &str) -> Result<(), AdminError> {
+    pub(crate) async fn unblock(&self, client_id: &str) -> Result<(), AdminError> {
         if self.blocklist.unblock(client_id).await? {
             Ok(())
         } else {
@@ -80,7 +80,7 @@ impl Admin {
     }
 
     /// Every blocked client.
-    pub async fn blocked(&self) -> Result<Vec<BlockedView>, AdminError> {
+    pub(crate) async fn blocked(&self) -> Result<Vec<BlockedView>, AdminError> {
         Ok(self
             .blocklist
             .list()

@@ -14,7 +14,7 @@ const ROUNDS: usize = 3;
 
 /// What erasing a person removed.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Forgotten {
+pub(crate) struct Forgotten {
     pub connections: Vec<Revoked>,
     pub sign_in_attempts: u64,
     pub legacy_sessions: u64,
@@ -36,7 +36,7 @@ impl Forgotten {
 impl Admin {
     /// Erases `user`; a person of whom nothing was found is [`AdminError::UnknownUser`]
     /// (nothing changed).
-    pub async fn forget(&self, user: &Principal) -> Result<Forgotten, AdminError> {
+    pub(crate) async fn forget(&self, user: &Principal) -> Result<Forgotten, AdminError> {
         // Sign-in attempts first: one still pending could otherwise store a grant after the
         // revocations.
         let sign_in_attempts = self.flows.forget(user).await?;

@@ -13,9 +13,9 @@ mod forget;
 mod revoke;
 mod view;
 
-pub use clients::SeenAs;
-pub use revoke::{Outcome, Revoked};
-pub use view::Listed;
+pub(crate) use clients::SeenAs;
+pub(crate) use revoke::{Outcome, Revoked};
+pub(crate) use view::Listed;
 
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ use crate::tasks::TaskBackend;
 
 /// Why an operator's command did nothing.
 #[derive(Debug, thiserror::Error)]
-pub enum AdminError {
+pub(crate) enum AdminError {
     /// `--provider` names no configured provider.
     #[error("--provider: no provider `{given}` is configured (configured: {configured})")]
     UnknownProvider { given: String, configured: String },
@@ -50,7 +50,7 @@ pub enum AdminError {
 
 impl AdminError {
     /// The exit code: 2 for a bad argument, 3 for a person with nothing stored, 1 otherwise.
-    pub fn exit_code(&self) -> u8 {
+    pub(crate) fn exit_code(&self) -> u8 {
         match self {
             Self::UnknownProvider { .. } => 2,
             Self::UnknownUser(_) | Self::NotBlocked(_) => 3,
@@ -61,14 +61,14 @@ impl AdminError {
 
 /// Which connections a command is about.
 #[derive(Debug, Clone, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     pub user: Option<Principal>,
     pub provider: Option<ProviderId>,
     pub state: Option<State>,
 }
 
 /// The parts the operators' commands work with, composed by `crate::startup::admin`.
-pub struct Admin {
+pub(crate) struct Admin {
     pub connections: Connections,
     pub catalog: Catalog,
     pub flows: Arc<dyn FlowBackend>,
@@ -84,7 +84,7 @@ pub struct Admin {
 
 impl Admin {
     /// The connections `filter` selects, by person, provider and connection time.
-    pub async fn list(&self, filter: &Filter) -> Result<Vec<Listed>, AdminError> {
+    pub(crate) async fn list(&self, filter: &Filter) -> Result<Vec<Listed>, AdminError> {
         Ok(self
             .selected(filter)
             .await?
@@ -125,6 +125,6 @@ impl Admin {
 }
 
 /// A person as an operator names them: `ISSUER SUBJECT`.
-pub fn describe(principal: &Principal) -> String {
+pub(crate) fn describe(principal: &Principal) -> String {
     format!("{} {}", principal.issuer, principal.subject)
 }

@@ -14,7 +14,7 @@ use crate::store::StoreError;
 /// What became of one connection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Removed, and the provider confirmed the revocation.
     Revoked,
     /// Removed; the provider offers no revocation.
@@ -58,12 +58,12 @@ impl Outcome {
     }
 
     /// Whether the connection is no longer stored.
-    pub fn removed(&self) -> bool {
+    pub(crate) fn removed(&self) -> bool {
         !matches!(self, Self::Kept)
     }
 
     /// One line for an operator.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Self::Revoked => "removed; the provider confirmed the revocation".into(),
             Self::RemovedNotOffered => "removed; the provider offers no revocation".into(),
@@ -95,17 +95,17 @@ impl Outcome {
 
 /// One connection and what became of it.
 #[derive(Debug, Clone, Serialize)]
-pub struct Revoked {
+pub(crate) struct Revoked {
     pub connection: Listed,
     #[serde(flatten)]
     pub outcome: Outcome,
 }
 
 /// The connections a revocation will end, checked before anything changes.
-pub struct Plan(pub(super) Vec<(GrantKey, Found)>);
+pub(crate) struct Plan(pub(super) Vec<(GrantKey, Found)>);
 
 impl Plan {
-    pub fn listed(&self) -> Vec<Listed> {
+    pub(crate) fn listed(&self) -> Vec<Listed> {
         self.0.iter().map(|(k, g)| Listed::of(k, g)).collect()
     }
 }
@@ -113,7 +113,7 @@ impl Plan {
 impl Admin {
     /// What `grantry connections revoke` would end: `user`'s connections (at `provider`).
     /// An unknown provider, or a person with no such connection, is an error.
-    pub async fn plan_revoke(
+    pub(crate) async fn plan_revoke(
         &self,
         user: &Principal,
         provider: Option<&ProviderId>,
@@ -135,7 +135,7 @@ impl Admin {
     }
 
     /// Ends each connection of `plan`, one after the other.
-    pub async fn revoke(&self, plan: Plan) -> Result<Vec<Revoked>, StoreError> {
+    pub(crate) async fn revoke(&self, plan: Plan) -> Result<Vec<Revoked>, StoreError> {
         let mut done = Vec::with_capacity(plan.0.len());
         for (key, found) in plan.0 {
             let outcome = match &found {

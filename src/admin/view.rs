@@ -10,7 +10,7 @@ use crate::outbox::rfc3339;
 
 /// One connection, for an operator.
 #[derive(Debug, Clone, Serialize)]
-pub struct Listed {
+pub(crate) struct Listed {
     pub connection_id: ConnectionId,
     pub issuer: String,
     pub subject: String,
@@ -32,7 +32,7 @@ pub struct Listed {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct AccountView {
+pub(crate) struct AccountView {
     pub id: String,
     pub name: String,
 }

@@ -37,7 +37,7 @@ pub trait BlocklistBackend: Send + Sync {
 }
 
 /// The list as a replica sees it: the store's, copied at most [`REREAD_EVERY`] ago.
-pub struct Blocklist {
+pub(crate) struct Blocklist {
     backend: Arc<dyn BlocklistBackend>,
     copy: RwLock<Option<Copy>>,
 }
@@ -48,7 +48,7 @@ struct Copy {
 }
 
 impl Blocklist {
-    pub fn new(backend: Arc<dyn BlocklistBackend>) -> Self {
+    pub(crate) fn new(backend: Arc<dyn BlocklistBackend>) -> Self {
         Self {
             backend,
             copy: RwLock::new(None),

@@ -16,7 +16,7 @@ const CLIENT_EXIT_CODES: &str = "Exit codes: 0 done; 1 failed or declined; 2 a b
 
 #[derive(Debug, Subcommand)]
 #[command(after_help = EXIT_CODES)]
-pub enum ConnectionsCommand {
+pub(crate) enum ConnectionsCommand {
     /// List connections: person, provider, account, state, when connected and last used.
     List(Box<ListArgs>),
     /// Revoke a person's connections (at one provider, or all): each is removed, revoked at
@@ -27,7 +27,7 @@ pub enum ConnectionsCommand {
 
 #[derive(Debug, Subcommand)]
 #[command(after_help = EXIT_CODES)]
-pub enum UsersCommand {
+pub(crate) enum UsersCommand {
     /// Erase a person: their connections are revoked, then every sign-in attempt,
     /// legacy-era session, rate counter and webhook delivery of theirs is removed; prints
     /// what was removed.
@@ -36,7 +36,7 @@ pub enum UsersCommand {
 
 #[derive(Debug, Subcommand)]
 #[command(after_help = CLIENT_EXIT_CODES)]
-pub enum ClientsCommand {
+pub(crate) enum ClientsCommand {
     /// Refuse one MCP client the use of connections: its tool calls get an error saying the
     /// operator blocked it; no connection changes, and other clients go on working. Every
     /// replica follows within seconds.
@@ -48,7 +48,7 @@ pub enum ClientsCommand {
 }
 
 impl ClientsCommand {
-    pub fn serve_args(&self) -> &ServeArgs {
+    pub(crate) fn serve_args(&self) -> &ServeArgs {
         match self {
             Self::Block(args) | Self::Unblock(args) => &args.serve,
             Self::List(args) => &args.serve,
@@ -57,7 +57,7 @@ impl ClientsCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ClientArgs {
+pub(crate) struct ClientArgs {
     /// The client id its access tokens are issued to (their `azp` or `client_id` claim, as
     /// `connections list` shows it under last used by): only a verified id can be blocked.
     #[arg(value_name = "CLIENT_ID")]
@@ -71,7 +71,7 @@ pub struct ClientArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct BlockedListArgs {
+pub(crate) struct BlockedListArgs {
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]
@@ -79,7 +79,7 @@ pub struct BlockedListArgs {
 }
 
 impl ConnectionsCommand {
-    pub fn serve_args(&self) -> &ServeArgs {
+    pub(crate) fn serve_args(&self) -> &ServeArgs {
         match self {
             Self::List(args) => &args.serve,
             Self::Revoke(args) => &args.serve,
@@ -88,7 +88,7 @@ impl ConnectionsCommand {
 }
 
 impl UsersCommand {
-    pub fn serve_args(&self) -> &ServeArgs {
+    pub(crate) fn serve_args(&self) -> &ServeArgs {
         match self {
             Self::Forget(args) => &args.serve,
         }
@@ -97,7 +97,7 @@ impl UsersCommand {
 
 /// How the operators' commands print.
 #[derive(Debug, Clone, Copy, Args)]
-pub struct Output {
+pub(crate) struct Output {
     /// Print JSON (one document) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -105,14 +105,14 @@ pub struct Output {
 
 /// Whether a command that changes something may go ahead without asking.
 #[derive(Debug, Clone, Copy, Args)]
-pub struct Confirm {
+pub(crate) struct Confirm {
     /// Go ahead without asking (required when standard input is not a terminal).
     #[arg(long)]
     pub yes: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Only this person's: the issuer and subject of their identity (`dev` mode: `urn:grantry:dev local-user`).
     #[arg(long, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
     pub user: Option<Vec<String>>,
@@ -129,7 +129,7 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct RevokeArgs {
+pub(crate) struct RevokeArgs {
     /// The person whose connections end: the issuer and subject of their identity.
     #[arg(long, required = true, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
     pub user: Vec<String>,
@@ -145,7 +145,7 @@ pub struct RevokeArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ForgetArgs {
+pub(crate) struct ForgetArgs {
     /// The person to erase: the issuer and subject of their identity.
     #[arg(long, required = true, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
     pub user: Vec<String>,

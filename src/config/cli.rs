@@ -16,7 +16,7 @@ use super::{BridgeArgs, ServeArgs};
     about = "A URL-mode OAuth connector for MCP: hosts tools over users' third-party accounts and the sign-in routes behind them.",
     args_conflicts_with_subcommands = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Options of `grantry serve` (the default subcommand).
@@ -27,7 +27,7 @@ pub struct Cli {
 impl Cli {
     /// The command line of this process over the `--config` file over the defaults; on a bad
     /// value, says which and exits with status 2.
-    pub fn load() -> Self {
+    pub(crate) fn load() -> Self {
         match Self::load_from(std::env::args_os()) {
             Ok(cli) => cli,
             Err(LoadError::Flags(e)) => e.exit(),
@@ -84,7 +84,7 @@ pub(crate) enum LoadError {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Serve MCP on /mcp and the browser sign-in routes (the default).
     Serve(Box<ServeArgs>),
     /// Bring the store's schema up to date and exit (serve does this at start too).
@@ -111,7 +111,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum KeysCommand {
+pub(crate) enum KeysCommand {
     /// Print a new random key (base64url, 32 bytes) for GRANTRY_KEYS.
     Generate,
     /// Show how many grants each key seals, and which keys the ring holds.

@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 use super::ServeArgs;
 
 #[derive(Debug, Subcommand)]
-pub enum EventsCommand {
+pub(crate) enum EventsCommand {
     /// List webhook deliveries, newest first: event id, type, endpoint, status, attempts,
     /// when the event happened, and why the last attempt failed.
     List(Box<ListArgs>),
@@ -18,7 +18,7 @@ pub enum EventsCommand {
 }
 
 impl EventsCommand {
-    pub fn serve_args(&self) -> &ServeArgs {
+    pub(crate) fn serve_args(&self) -> &ServeArgs {
         match self {
             Self::List(args) => &args.serve,
             Self::Retry(args) => &args.serve,
@@ -28,7 +28,7 @@ impl EventsCommand {
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Only deliveries with this status.
     #[arg(long, value_parser = ["pending", "delivered", "parked"])]
     pub status: Option<String>,
@@ -40,7 +40,7 @@ pub struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct RetryArgs {
+pub(crate) struct RetryArgs {
     /// Only this event's parked deliveries (its webhook-id) [default: every parked one].
     #[arg(long, value_name = "ID")]
     pub event: Option<String>,
@@ -49,7 +49,7 @@ pub struct RetryArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// Deliveries delivered within this many hours (1-168; SQL stores keep them 7 days,
     /// Redis the last 20 of each connection and endpoint).
     #[arg(long, value_name = "HOURS", value_parser = clap::value_parser!(u32).range(1..=168))]

@@ -45,7 +45,7 @@ impl ToolScopes {
     }
 
     /// Every scope some tool needs.
-    pub fn all(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn all(&self) -> impl Iterator<Item = &String> {
         self.read.iter().chain(&self.write).chain(&self.manage)
     }
 }

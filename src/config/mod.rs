@@ -3,9 +3,9 @@
 //! `options` declares each option once; `Config::resolve` checks them against each other. Every
 //! error names the setting at fault, as the user would spell it.
 
-pub mod admin;
+pub(crate) mod admin;
 mod cli;
-pub mod events;
+pub(crate) mod events;
 mod file;
 mod identity;
 mod options;
@@ -13,7 +13,7 @@ mod unechoed;
 mod values;
 pub(crate) mod webhooks;
 
-pub use cli::{Cli, Command, KeysCommand};
+pub(crate) use cli::{Cli, Command, KeysCommand};
 pub(crate) use cli::{IdentityMode, LogFormat, NoUrlElicitation};
 pub(crate) use grantry_bridge::BridgeArgs;
 pub(crate) use identity::{OidcSettings, ToolScopes};
@@ -21,7 +21,7 @@ pub use options::ServeArgs;
 
 use crate::telemetry::Export;
 pub(crate) use values::ClaimMatch;
-pub use values::{Origin, PublicUrl};
+pub(crate) use values::{Origin, PublicUrl};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -157,7 +157,7 @@ impl Config {
     }
 
     /// The OAuth redirect URI registered with every provider.
-    pub fn redirect_uri(&self) -> String {
+    pub(crate) fn redirect_uri(&self) -> String {
         format!("{}/oauth/callback", self.public_url)
     }
 

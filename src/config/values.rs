@@ -21,7 +21,7 @@ impl PublicUrl {
     }
 
     /// Its origin as browsers send it in `Origin` (`https://host[:port]`).
-    pub fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         self.0.origin().ascii_serialization()
     }
 
@@ -64,7 +64,7 @@ impl FromStr for PublicUrl {
 pub struct Origin(String);
 
 impl Origin {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }

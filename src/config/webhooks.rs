@@ -18,7 +18,7 @@ use super::ConfigError;
 pub struct EndpointName(String);
 
 impl EndpointName {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 
@@ -80,7 +80,7 @@ impl FromStr for EndpointTarget {
 pub struct SigningSecret(SecretSlice<u8>);
 
 impl SigningSecret {
-    pub fn key(&self) -> &[u8] {
+    pub(crate) fn key(&self) -> &[u8] {
         self.0.expose_secret()
     }
 }

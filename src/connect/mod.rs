@@ -44,7 +44,7 @@ use crate::ui::{self, Lang, Reader};
 const FORM_BODY_LIMIT: usize = 16 * 1024;
 
 /// The browser routes, with the security headers on every response.
-pub fn router(state: AppState) -> Router<AppState> {
+pub(crate) fn router(state: AppState) -> Router<AppState> {
     let https = state.config.is_https();
     Router::new()
         .route("/", get(home::show))

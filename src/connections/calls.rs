@@ -15,7 +15,7 @@ use crate::store::StoreError;
 
 /// What a call with a grant's token came to.
 #[derive(Debug)]
-pub enum Called<T> {
+pub(crate) enum Called<T> {
     /// The API answered.
     Done(T),
     /// No usable grant (none, dead, or access withdrawn, and why): the user must connect.
@@ -35,7 +35,7 @@ impl TokenKeeper {
     /// Calls `api` with the token (and account) of the grant `key`, as the module says, for a
     /// call through `client`. `read`: the grant as the caller just read it (`Some(None)`:
     /// none stored), for the first try, which then reads nothing.
-    pub async fn call<T, F, Fut>(
+    pub(crate) async fn call<T, F, Fut>(
         &self,
         provider: &Provider,
         key: &GrantKey,
@@ -61,7 +61,7 @@ impl TokenKeeper {
                         version,
                     } => (token, account, version),
                     TokenAccess::SignInNeeded(why) => return Ok(Called::SignInNeeded(why)),
-                    TokenAccess::Unavailable(_) => return Ok(Called::Unavailable(None)),
+                    TokenAccess::Unavailable => return Ok(Called::Unavailable(None)),
                 };
             match api(token, account).await {
                 Ok(answer) => return Ok(Called::Done(answer)),
@@ -75,7 +75,7 @@ impl TokenKeeper {
                         continue; // someone refreshed since our token was refused: use theirs
                     }
                     let refreshed = self.refresh(provider, key, grant, Trigger::OnUse).await?;
-                    if let TokenAccess::Unavailable(_) = refreshed {
+                    if let TokenAccess::Unavailable = refreshed {
                         return Ok(Called::Unavailable(None));
                     }
                 }

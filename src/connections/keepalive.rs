@@ -75,7 +75,7 @@ impl KeepAlive {
     }
 
     /// Runs a round every interval for as long as the process runs.
-    pub fn spawn(self) {
+    pub(crate) fn spawn(self) {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(self.pace.interval).await;
@@ -224,7 +224,7 @@ impl KeepAlive {
         Ok(match refreshed {
             // Its failure is recorded (with its next try) unless another replica's refresh
             // was under way; either way, not again this round.
-            TokenAccess::Unavailable(_) => Looked::Deferred,
+            TokenAccess::Unavailable => Looked::Deferred,
             TokenAccess::Token { .. } | TokenAccess::SignInNeeded(_) => Looked::Refreshed,
         })
     }

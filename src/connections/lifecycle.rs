@@ -60,13 +60,8 @@ impl Lifecycle {
     }
 
     /// The store the writes go to.
-    pub fn grants(&self) -> &Grants {
+    pub(crate) fn grants(&self) -> &Grants {
         &self.grants
-    }
-
-    /// How long before a hard expiry `connection.expiring` is sent.
-    pub fn expiry_warning_secs(&self) -> i64 {
-        self.settings.expiry_warning_secs
     }
 
     /// Stores the grant of a completed sign-in, a new connection or a reconnection of an

@@ -40,7 +40,7 @@ use crate::store::StoreError;
 
 /// The service, built once at start.
 #[derive(Clone)]
-pub struct Connections {
+pub(crate) struct Connections {
     keeper: TokenKeeper,
     catalog: Catalog,
     upstream: Upstream,
@@ -101,7 +101,7 @@ impl ChosenGrant {
 impl Connections {
     /// The service over `keeper` (and through it the grants), for the providers of `catalog`,
     /// whose APIs are reached through `upstream`.
-    pub fn new(keeper: TokenKeeper, catalog: Catalog, upstream: Upstream) -> Self {
+    pub(crate) fn new(keeper: TokenKeeper, catalog: Catalog, upstream: Upstream) -> Self {
         Self {
             keeper,
             catalog,
@@ -110,17 +110,17 @@ impl Connections {
     }
 
     /// The grants' store (for what reads them without a person: key rotation).
-    pub fn grants(&self) -> &Grants {
+    pub(crate) fn grants(&self) -> &Grants {
         self.keeper.grants()
     }
 
     /// The lifecycle writes (a completed sign-in is stored through them).
-    pub fn lifecycle(&self) -> &Lifecycle {
+    pub(crate) fn lifecycle(&self) -> &Lifecycle {
         &self.keeper.lifecycle
     }
 
     /// Tokens kept usable (the keep-alive refreshes through it).
-    pub fn tokens(&self) -> &TokenKeeper {
+    pub(crate) fn tokens(&self) -> &TokenKeeper {
         &self.keeper
     }
 

@@ -38,7 +38,7 @@ pub struct TokenKeeper {
 /// Refresh this many seconds before the access token expires.
 pub(crate) const REFRESH_MARGIN_SECS: i64 = 60;
 
-pub enum TokenAccess {
+pub(crate) enum TokenAccess {
     /// A token to use, the account it is for, and the version of the grant it came from.
     Token {
         token: String,
@@ -47,13 +47,14 @@ pub enum TokenAccess {
     },
     /// No grant, or it can no longer be used (and why): the user must sign in.
     SignInNeeded(Option<ReauthReason>),
-    /// The provider could not be reached, or refused grantry itself; try again later.
-    Unavailable(String),
+    /// The provider could not be reached, or refused grantry itself; try again later (why
+    /// is logged where it is found).
+    Unavailable,
 }
 
 /// What asked for a refresh, for the metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// A tool needed the token.
     OnUse,
     /// The keep-alive scheduler, before the provider's idle window closes.
@@ -71,22 +72,12 @@ impl Trigger {
 
 impl TokenKeeper {
     /// The grants' store.
-    pub fn grants(&self) -> &Grants {
+    pub(crate) fn grants(&self) -> &Grants {
         self.lifecycle.grants()
     }
 
-    /// A usable token: the stored one, or a fresh one if it is about to expire.
-    pub async fn access_token(
-        &self,
-        provider: &Provider,
-        key: &GrantKey,
-    ) -> Result<TokenAccess, StoreError> {
-        let grant = self.grants().get(key).await?;
-        self.access_with(provider, key, grant, None).await
-    }
-
-    /// As [`Self::access_token`], with the grant as just read (`None`: none stored), for a
-    /// use through `client`.
+    /// A usable token for the grant as just read (`None`: none stored): the stored one, or a
+    /// fresh one if it is about to expire, for a use through `client`.
     pub(crate) async fn access_with(
         &self,
         provider: &Provider,
@@ -118,7 +109,7 @@ impl TokenKeeper {
     /// kept until it lapses (30 s): the provider may have rotated already, and replaying the
     /// old token at once could make it revoke the whole grant. Where the previous token stays
     /// valid for a while (Xero) or tokens never rotate, the next caller may simply try again.
-    pub async fn refresh(
+    pub(crate) async fn refresh(
         &self,
         provider: &Provider,
         key: &GrantKey,
@@ -154,9 +145,8 @@ impl TokenKeeper {
                     return Ok(token(current));
                 }
                 Some(_) if Instant::now() >= deadline => {
-                    return Ok(TokenAccess::Unavailable(
-                        "another replica's refresh of this grant has not finished".into(),
-                    ));
+                    tracing::warn!(grant = %key.tag(), "another replica's refresh of this grant has not finished");
+                    return Ok(TokenAccess::Unavailable);
                 }
                 Some(_) => {}
             }
@@ -272,7 +262,7 @@ impl TokenKeeper {
                 if let Err(store) = noted {
                     tracing::warn!(grant = %key.tag(), error = %store, "recording a failed refresh failed");
                 }
-                Ok(TokenAccess::Unavailable(e.to_string()))
+                Ok(TokenAccess::Unavailable)
             }
         }
     }
@@ -371,7 +361,7 @@ impl TokenKeeper {
 
     /// Marks a grant the provider no longer honours `needs_reauth` (kept until the user
     /// reconnects or disconnects); if it changed meanwhile, the newer one is used instead.
-    pub async fn needs_reauth(
+    pub(crate) async fn needs_reauth(
         &self,
         provider: &Provider,
         key: &GrantKey,
@@ -412,7 +402,7 @@ fn refresh_label(outcome: &Result<TokenAccess, StoreError>) -> &'static str {
     match outcome {
         Ok(TokenAccess::Token { .. }) => "refreshed",
         Ok(TokenAccess::SignInNeeded(_)) => "needs_reauth",
-        Ok(TokenAccess::Unavailable(_)) => "unavailable",
+        Ok(TokenAccess::Unavailable) => "unavailable",
         Err(_) => "store_error",
     }
 }

@@ -108,7 +108,7 @@ impl fmt::Debug for DemoConfig {
 
 /// Counters of what the demo provider has done since start (for tests, benchmarks, metrics).
 #[derive(Clone, Copy, Debug, Default, serde::Serialize, PartialEq, Eq)]
-pub struct DemoStats {
+pub(crate) struct DemoStats {
     /// `GET /authorize` requests, valid or not.
     pub authorize_requests: u64,
     /// Authorization codes handed out.
@@ -217,6 +217,13 @@ impl DemoProvider {
         }
     }
 
+    /// The RFC 8414 metadata document, as `/demo/.well-known/oauth-authorization-server`
+    /// serves it: what the tests compare the served one with.
+    #[cfg(test)]
+    pub(crate) fn metadata(&self) -> serde_json::Value {
+        metadata::document(&self.inner.config.issuer)
+    }
+
     /// The routes, relative to `/demo` (the main app nests them there).
     pub fn router(&self) -> Router {
         Router::new()
@@ -238,15 +245,8 @@ impl DemoProvider {
             .with_state(self.inner.clone())
     }
 
-    /// The RFC 8414 metadata document. Served at `/demo/.well-known/oauth-authorization-server`
-    /// by [`DemoProvider::router`]; exposed so the main app can also serve it at the RFC 8414
-    /// path-inserted location (`/.well-known/oauth-authorization-server/demo`) if it wishes.
-    pub fn metadata(&self) -> serde_json::Value {
-        metadata::document(&self.inner.config.issuer)
-    }
-
     /// A snapshot of the counters.
-    pub fn stats(&self) -> DemoStats {
+    pub(crate) fn stats(&self) -> DemoStats {
         let c = &self.inner.counters;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let (kept_invoices, kept_users) = self.inner.book.kept();

@@ -14,21 +14,21 @@ const BACKLOG: usize = 256;
 
 /// Tells this process's listeners whose sign-in ended.
 #[derive(Clone)]
-pub struct SignInsEnded(broadcast::Sender<Principal>);
+pub(crate) struct SignInsEnded(broadcast::Sender<Principal>);
 
 impl SignInsEnded {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self(broadcast::channel(BACKLOG).0)
     }
 
     /// `principal`'s sign-in ended here (connected or refused).
-    pub fn tell(&self, principal: &Principal) {
+    pub(crate) fn tell(&self, principal: &Principal) {
         // No listener is fine: nothing waits.
         let _ = self.0.send(principal.clone());
     }
 
     /// The ends told from now on.
-    pub fn listen(&self) -> broadcast::Receiver<Principal> {
+    pub(crate) fn listen(&self) -> broadcast::Receiver<Principal> {
         self.0.subscribe()
     }
 }

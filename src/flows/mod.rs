@@ -50,7 +50,7 @@ pub enum FlowStatus {
 }
 
 impl FlowStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FlowStatus::Pending => "pending",
             FlowStatus::Redeeming => "redeeming",
@@ -61,7 +61,7 @@ impl FlowStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Result<Self, StoreError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, StoreError> {
         Ok(match text {
             "pending" => FlowStatus::Pending,
             "redeeming" => FlowStatus::Redeeming,
@@ -101,7 +101,7 @@ pub enum Handout {
 
 impl Handout {
     /// As the store keeps it (`""` for [`Handout::Unsaid`], what older rows hold).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Handout::Waits => "waits",
             Handout::AskAgain => "ask_again",
@@ -112,7 +112,7 @@ impl Handout {
     }
 
     /// As stored; anything unknown (a later build's) reads as [`Handout::Unsaid`].
-    pub fn parse(text: &str) -> Self {
+    pub(crate) fn parse(text: &str) -> Self {
         match text {
             "waits" => Handout::Waits,
             "ask_again" => Handout::AskAgain,

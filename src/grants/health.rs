@@ -20,7 +20,7 @@ pub enum State {
 impl State {
     pub(crate) const ALL: [State; 3] = [State::Active, State::RefreshFailing, State::NeedsReauth];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Active => "active",
             Self::RefreshFailing => "refresh_failing",
@@ -28,7 +28,7 @@ impl State {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == text)
     }
 }
@@ -55,11 +55,11 @@ impl ReauthReason {
         Self::AccessWithdrawn,
     ];
 
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == text)
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::InvalidGrant => "invalid_grant",
             Self::NoRefreshToken => "no_refresh_token",
@@ -101,7 +101,7 @@ pub struct Health {
 }
 
 impl Health {
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(self).expect("health serializes")
     }
 

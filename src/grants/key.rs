@@ -48,7 +48,7 @@ impl GrantKey {
     }
 
     /// A non-reversible tag of the grant, for logs and the outbox's per-connection order.
-    pub fn tag(&self) -> String {
+    pub(crate) fn tag(&self) -> String {
         let Some(account) = &self.account else {
             return self.owner_tag();
         };

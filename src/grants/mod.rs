@@ -37,9 +37,9 @@ pub(crate) use events::EventBus;
 pub use events::GrantEvents;
 pub use health::{Health, ReauthReason, State};
 pub use key::GrantKey;
-pub use operators::Found;
+pub(crate) use operators::Found;
 pub use schedule::{Due, Reschedule};
-pub use write::Stored;
+pub(crate) use write::Stored;
 
 /// A grant row as a backend stores it: tokens only in sealed form.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -175,7 +175,7 @@ impl Grant {
 
     /// When the user last signed in for it: a reconnection makes it another grant to confirm
     /// a disconnection of.
-    pub fn signed_in_at(&self) -> i64 {
+    pub(crate) fn signed_in_at(&self) -> i64 {
         match self.health.signed_in_at {
             0 => self.created_at,
             at => at,
@@ -200,7 +200,7 @@ impl Grants {
         }
     }
 
-    pub fn events(&self) -> &GrantEvents {
+    pub(crate) fn events(&self) -> &GrantEvents {
         &self.events
     }
 
@@ -297,7 +297,7 @@ impl Grants {
     }
 
     /// The ids of the keys grants can be opened with, sealing key first.
-    pub fn key_ids(&self) -> Vec<String> {
+    pub(crate) fn key_ids(&self) -> Vec<String> {
         self.sealer.key_ring().key_ids()
     }
 
@@ -343,7 +343,7 @@ impl Grants {
 
 /// A connection's id: the row's, or for rows written before ids were kept, one derived from
 /// the key (stable, and no more revealing than the key's tag).
-pub fn connection_id(key: &GrantKey, stored: &str) -> ConnectionId {
+pub(crate) fn connection_id(key: &GrantKey, stored: &str) -> ConnectionId {
     if stored.is_empty() {
         ConnectionId::stored(format!("conn_{}", &key.tag()[..22]))
     } else {

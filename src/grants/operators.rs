@@ -7,14 +7,14 @@ use crate::store::StoreError;
 
 /// A stored grant as an operator's command finds it.
 #[derive(Debug, Clone)]
-pub enum Found {
+pub(crate) enum Found {
     Opened(Box<Grant>),
     /// Its tokens do not open (sealed under a key no longer in the ring, or damaged).
     Unreadable(Box<GrantRow>),
 }
 
 impl Found {
-    pub fn created_at(&self) -> i64 {
+    pub(crate) fn created_at(&self) -> i64 {
         match self {
             Self::Opened(grant) => grant.created_at,
             Self::Unreadable(row) => row.created_at,
@@ -26,7 +26,7 @@ impl Grants {
     /// Every grant, or every grant of `principal`, by person, provider and connection time:
     /// for operators. A row whose tokens do not open is found too ([`Found::Unreadable`]), so
     /// it can be listed and removed.
-    pub async fn all(
+    pub(crate) async fn all(
         &self,
         principal: Option<&Principal>,
     ) -> Result<Vec<(GrantKey, Found)>, StoreError> {

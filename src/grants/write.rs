@@ -12,7 +12,7 @@ use crate::providers::oauth::TokenSet;
 use crate::store::StoreError;
 
 /// A grant as a write leaves it.
-pub struct Stored<'a> {
+pub(crate) struct Stored<'a> {
     pub tokens: &'a TokenSet,
     pub version: i64,
     /// When the connection was first made.
@@ -30,12 +30,12 @@ pub struct Stored<'a> {
 
 impl Grants {
     /// The row of `key` as stored, its tokens sealed (what a sign-in over it keeps).
-    pub async fn row(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
+    pub(crate) async fn row(&self, key: &GrantKey) -> Result<Option<GrantRow>, StoreError> {
         self.backend.get(key).await
     }
 
     /// Inserts or replaces the row (a sign-in), with `events`.
-    pub async fn put(
+    pub(crate) async fn put(
         &self,
         key: &GrantKey,
         stored: &Stored<'_>,
@@ -50,7 +50,7 @@ impl Grants {
 
     /// Replaces the row only if it still has `expected_version`, with `events`; tells
     /// whether it did.
-    pub async fn replace(
+    pub(crate) async fn replace(
         &self,
         key: &GrantKey,
         expected_version: i64,
@@ -70,7 +70,7 @@ impl Grants {
     }
 
     /// Removes the row only if it still has `version`, with `events`; tells whether it did.
-    pub async fn remove(
+    pub(crate) async fn remove(
         &self,
         key: &GrantKey,
         version: i64,

@@ -20,7 +20,7 @@ pub enum McpClient {
 
 /// An [`McpClient`] as JSON shows it: `{"client": "…", "verified": true}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ClientView {
+pub(crate) struct ClientView {
     pub client: String,
     pub verified: bool,
 }
@@ -28,7 +28,7 @@ pub struct ClientView {
 impl McpClient {
     /// A declared name, kept printable and short; `None` for an empty one. Direction marks
     /// go too: a name that reorders the text around it could pass for another.
-    pub fn declared(name: &str) -> Option<Self> {
+    pub(crate) fn declared(name: &str) -> Option<Self> {
         let kept: String = name
             .chars()
             .filter(|c| !c.is_control() && !is_direction_mark(*c))
@@ -39,7 +39,7 @@ impl McpClient {
     }
 
     /// The client's id or name.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         match self {
             Self::Verified(id) | Self::Declared(id) => id,
         }
@@ -50,7 +50,10 @@ impl McpClient {
     }
 
     /// The client behind a call: the one its token was issued to, else the one it declared.
-    pub fn through(verified: Option<&VerifiedClient>, declared: Option<Self>) -> Option<Self> {
+    pub(crate) fn through(
+        verified: Option<&VerifiedClient>,
+        declared: Option<Self>,
+    ) -> Option<Self> {
         match verified {
             Some(VerifiedClient(id)) => Some(Self::Verified(id.clone())),
             None => declared,
@@ -58,7 +61,7 @@ impl McpClient {
     }
 
     /// For people and log lines: the name, marked where only the client says so.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             Self::Verified(id) => id.clone(),
             Self::Declared(name) => format!("{name} (unverified)"),
@@ -73,7 +76,7 @@ impl McpClient {
     }
 
     /// As the store keeps it: `client_id:ID` or `declared:NAME`.
-    pub fn stored(&self) -> String {
+    pub(crate) fn stored(&self) -> String {
         match self {
             Self::Verified(id) => format!("client_id:{id}"),
             Self::Declared(name) => format!("declared:{name}"),

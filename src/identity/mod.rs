@@ -28,7 +28,7 @@ pub const DEV_SUBJECT: &str = "local-user";
 /// sign-in link or answer a form; a token issued to a client itself (client credentials, a
 /// scheduled agent) has none, and is never sent either.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Presence {
+pub(crate) enum Presence {
     #[default]
     Person,
     NoPerson,
@@ -37,7 +37,7 @@ pub enum Presence {
 /// Who is behind an MCP request: the principal, whether a person is there, and what their
 /// token may do.
 #[derive(Debug, Clone)]
-pub struct McpCaller {
+pub(crate) struct McpCaller {
     pub principal: Principal,
     pub presence: Presence,
     /// The scopes the access token holds; `None` where identity grants none (`dev`).
@@ -49,11 +49,11 @@ pub struct McpCaller {
 
 /// The id of the client an access token was issued to (`azp`, else `client_id`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VerifiedClient(pub String);
+pub(crate) struct VerifiedClient(pub String);
 
 /// The scopes an MCP access token was granted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GrantedScopes(pub Vec<String>);
+pub(crate) struct GrantedScopes(pub Vec<String>);
 
 impl GrantedScopes {
     /// Whether every scope of `needed` was granted.
@@ -93,7 +93,7 @@ impl Principal {
 
 /// Resolves principals for MCP requests and browsers.
 #[derive(Clone)]
-pub enum Identity {
+pub(crate) enum Identity {
     /// One local user (loopback only).
     Dev,
     /// An OpenID Connect issuer vouches for callers and browsers.
@@ -102,7 +102,10 @@ pub enum Identity {
 
 impl Identity {
     /// Builds the configured identity; `oidc` discovers its issuer first.
-    pub async fn start(config: &Config, http: reqwest::Client) -> Result<Self, DiscoveryError> {
+    pub(crate) async fn start(
+        config: &Config,
+        http: reqwest::Client,
+    ) -> Result<Self, DiscoveryError> {
         match (&config.identity, &config.oidc) {
             (IdentityMode::Dev, _) => Ok(Identity::Dev),
             (IdentityMode::Oidc, Some(settings)) => Ok(Identity::Oidc(Arc::new(

@@ -33,7 +33,12 @@ pub fn cookie_name(https: bool) -> String {
 }
 
 /// The cookie that signs `principal` in for [`SESSION_TTL_SECS`].
-pub fn issue(sealer: &Sealer, principal: &Principal, now: i64, https: bool) -> Cookie<'static> {
+pub(crate) fn issue(
+    sealer: &Sealer,
+    principal: &Principal,
+    now: i64,
+    https: bool,
+) -> Cookie<'static> {
     let claims = SessionClaims {
         iss: principal.issuer.clone(),
         sub: principal.subject.clone(),

@@ -55,7 +55,7 @@ pub fn principal_counter(principal: &crate::identity::Principal) -> (String, i64
 
 /// What a limit counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bucket {
+pub(crate) enum Bucket {
     /// MCP requests of one principal.
     McpPrincipal,
     /// MCP requests from one client address.
@@ -142,7 +142,7 @@ impl Window {
 
 /// Decides requests against the limits; cheap to clone.
 #[derive(Clone)]
-pub struct Limiter {
+pub(crate) struct Limiter {
     limits: Limits,
     window: Arc<Mutex<Window>>,
     cleaned: Arc<AtomicI64>,
@@ -150,7 +150,7 @@ pub struct Limiter {
 
 impl Limiter {
     /// A limiter whose counts are shared through `backend` by a background task.
-    pub fn start(backend: Arc<dyn CounterBackend>, limits: Limits) -> Self {
+    pub(crate) fn start(backend: Arc<dyn CounterBackend>, limits: Limits) -> Self {
         let limiter = Self {
             limits,
             window: Arc::default(),

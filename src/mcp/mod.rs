@@ -58,7 +58,7 @@ use crate::state::AppState;
 pub use describe::MAX_REQUEST_BYTES;
 
 /// The `/mcp` route, with the tools `extension` adds beside grantry's own.
-pub fn router(state: AppState, extension: extension::Extension) -> Router<AppState> {
+pub(crate) fn router(state: AppState, extension: extension::Extension) -> Router<AppState> {
     let config = &state.config;
     let hosts = AllowedHosts::for_config(config);
     let origins = allowed_origins(config);

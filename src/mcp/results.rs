@@ -121,7 +121,11 @@ pub struct InputRequired {
 
 impl InputRequired {
     /// One request under `key`, with the sealed `state`.
-    pub fn one(key: impl Into<String>, request: InputRequest, state: Option<String>) -> Self {
+    pub(crate) fn one(
+        key: impl Into<String>,
+        request: InputRequest,
+        state: Option<String>,
+    ) -> Self {
         Self {
             input_requests: BTreeMap::from([(key.into(), request)]),
             request_state: state,

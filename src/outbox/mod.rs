@@ -44,7 +44,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
             Self::Delivered => "delivered",
@@ -100,7 +100,7 @@ pub struct Delivery {
 /// A lifecycle event before it is addressed: its type, the connection it is about, what it
 /// says (`data`) and when it happened.
 #[derive(Debug, Clone)]
-pub struct Event {
+pub(crate) struct Event {
     pub event_type: &'static str,
     pub connection: String,
     pub data: serde_json::Value,
@@ -109,7 +109,10 @@ pub struct Event {
 
 impl Event {
     /// The event addressed to each endpoint: one id, one body, one delivery per endpoint.
-    pub fn deliveries(&self, endpoints: &[crate::config::webhooks::EndpointName]) -> Vec<Delivery> {
+    pub(crate) fn deliveries(
+        &self,
+        endpoints: &[crate::config::webhooks::EndpointName],
+    ) -> Vec<Delivery> {
         if endpoints.is_empty() {
             return Vec::new();
         }
@@ -232,7 +235,7 @@ pub(crate) const CLAIM_SECS: i64 = 3 * deliver::REQUEST_TIMEOUT.as_secs() as i64
 pub(crate) const DELIVERED_RETENTION_SECS: i64 = 7 * 86_400;
 
 /// RFC 3339 in UTC, whole seconds.
-pub fn rfc3339(unix: i64) -> String {
+pub(crate) fn rfc3339(unix: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp(unix)
         .ok()
         .and_then(|t| {

@@ -2,6 +2,7 @@
 //! stderr, the state built, the listener serving until SIGINT or SIGTERM, then in-flight
 //! requests drained. The `grantry` binary and the conformance build both run it.
 
+pub mod commands;
 mod logging;
 
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use crate::providers::http::install_tls_provider;
 use crate::telemetry::Traces;
 
 /// The configuration these options give, or the exit of a refused one (status 2).
-pub fn configure(args: ServeArgs) -> Result<Config, ExitCode> {
+pub(crate) fn configure(args: ServeArgs) -> Result<Config, ExitCode> {
     Config::resolve(args).map_err(|e| {
         eprintln!("grantry: {e}");
         ExitCode::from(2)
@@ -21,13 +22,19 @@ pub fn configure(args: ServeArgs) -> Result<Config, ExitCode> {
 
 /// Starts logging to stderr as `serve` does (for the operators' commands: their warnings and
 /// audit lines).
-pub fn start_logging(format: crate::config::LogFormat) {
+pub(crate) fn start_logging(format: crate::config::LogFormat) {
     logging::init(format);
+}
+
+/// `grantry serve` with the options of this process's command line (no subcommand), and the
+/// tools `extension` adds: the conformance build's `main`.
+pub fn serve_from_command_line(extension: Extension) -> ExitCode {
+    serve(crate::config::Cli::load().serve, extension)
 }
 
 /// `grantry serve`: resolves the settings, starts logging, builds the state and serves
 /// grantry's routes (with the tools `extension` adds) until SIGINT or SIGTERM.
-pub fn serve(args: ServeArgs, extension: Extension) -> ExitCode {
+pub(crate) fn serve(args: ServeArgs, extension: Extension) -> ExitCode {
     let config = match configure(args) {
         Ok(config) => config,
         Err(refused) => return refused,
@@ -94,13 +101,7 @@ async fn run(config: Config, extension: Extension) -> Result<(), String> {
         shutdown_signal().await;
         membership.leave().await;
     };
-    crate::server::serve(
-        listener,
-        crate::app_with(state, extension),
-        settings,
-        leaving,
-    )
-    .await;
+    crate::server::serve(listener, crate::app(state, extension), settings, leaving).await;
     tracing::info!("grantry stopped");
     Ok(())
 }

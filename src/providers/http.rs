@@ -24,7 +24,7 @@ pub fn client() -> reqwest::Client {
 
 /// Why a call to a provider did not give a usable answer.
 #[derive(Debug, thiserror::Error)]
-pub enum OutboundError {
+pub(crate) enum OutboundError {
     #[error("provider unreachable or timed out: {0}")]
     Transport(String),
     #[error("provider answered HTTP {0}")]

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// An invoice as `list_invoices` returns it, whatever the provider.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Invoice {
+pub(crate) struct Invoice {
     /// The provider's id for the invoice.
     pub id: String,
     /// The number printed on the invoice.
@@ -24,7 +24,7 @@ pub struct Invoice {
 
 impl Invoice {
     /// How a person recognizes it: "DEMO-N0001 for Acme GmbH (120.50 EUR)".
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         format!(
             "{} for {} ({} {})",
             self.number,
@@ -38,7 +38,7 @@ impl Invoice {
 /// Where an invoice stands, the same words for every provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum InvoiceStatus {
+pub(crate) enum InvoiceStatus {
     /// Not yet sent (never counts as open).
     Draft,
     /// Sent and not fully paid: unpaid, partly paid, overdue.
@@ -114,7 +114,7 @@ impl StatusFilter {
 
 /// Why listing invoices at a provider failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// The provider refused the access token (expired or revoked).
     #[error("the provider refused the access token")]
     Unauthorized,

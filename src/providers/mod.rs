@@ -23,5 +23,4 @@ pub struct Account {
     pub id: AccountId,
     pub name: String,
 }
-pub use invoice::Invoice;
 pub(crate) use invoice::StatusFilter;

@@ -11,14 +11,14 @@ use crate::telemetry::outbound::{self, Peer};
 
 /// The way to every provider API.
 #[derive(Clone)]
-pub struct Upstream {
+pub(crate) struct Upstream {
     http: reqwest::Client,
     in_process: Option<axum::Router>,
 }
 
 impl Upstream {
     /// Over the network, with grantry's provider HTTP client.
-    pub fn network(http: reqwest::Client) -> Self {
+    pub(crate) fn network(http: reqwest::Client) -> Self {
         Self {
             http,
             in_process: None,
@@ -34,12 +34,12 @@ impl Upstream {
     }
 
     /// The client requests are built with.
-    pub fn http(&self) -> &reqwest::Client {
+    pub(crate) fn http(&self) -> &reqwest::Client {
         &self.http
     }
 
     /// Sends `request` to `provider`'s API, and its answer as the network would give it.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         request: reqwest::RequestBuilder,
         provider: &ProviderId,

@@ -91,7 +91,7 @@ impl KeyRing {
     }
 
     /// The ids of every key in the ring, sealing key first, in hex.
-    pub fn key_ids(&self) -> Vec<String> {
+    pub(crate) fn key_ids(&self) -> Vec<String> {
         self.keys.iter().map(|k| hex_id(&k.id)).collect()
     }
 

@@ -336,7 +336,7 @@ impl Sealer {
 }
 
 /// SHA-256 of `parts`, each length-prefixed, as base64url: for hashes kept in place of secrets.
-pub fn digest(domain: &str, parts: &[&[u8]]) -> String {
+pub(crate) fn digest(domain: &str, parts: &[&[u8]]) -> String {
     let mut hasher = Sha256::new();
     hasher.update((domain.len() as u32).to_be_bytes());
     hasher.update(domain.as_bytes());

@@ -184,7 +184,7 @@ pub async fn maintenance_grants(config: &Config) -> Result<Grants, StartError> {
 /// The parts of `config`'s deployment the operators' commands work with (`grantry
 /// connections`, `grantry users`): its store, keys, providers and webhook endpoints, without
 /// the identity, the limiter or any background work.
-pub async fn admin(config: &Config) -> Result<Admin, StartError> {
+pub(crate) async fn admin(config: &Config) -> Result<Admin, StartError> {
     keys::prepare_data_dir(&config.data_dir)?;
     let ring = keys::load_key_ring(config)?;
     let sealer = Arc::new(Sealer::new(ring, config.mcp_url()));

@@ -31,7 +31,7 @@ pub struct TaskId(String);
 /// An id that cannot be one grantry made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("not a task id grantry made")]
-pub struct NotATaskId;
+pub(crate) struct NotATaskId;
 
 impl TaskId {
     const BYTES: usize = 32;
@@ -42,7 +42,7 @@ impl TaskId {
     }
 
     /// A client's `taskId`, if it has the shape of one grantry made.
-    pub fn parse(text: &str) -> Result<Self, NotATaskId> {
+    pub(crate) fn parse(text: &str) -> Result<Self, NotATaskId> {
         match URL_SAFE_NO_PAD.decode(text) {
             Ok(bytes) if bytes.len() == Self::BYTES => Ok(Self(text.to_owned())),
             _ => Err(NotATaskId),
@@ -88,7 +88,7 @@ impl TaskStatus {
     ];
 
     /// The wire name, also what the store holds.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TaskStatus::Working => "working",
             TaskStatus::InputRequired => "input_required",
@@ -98,7 +98,7 @@ impl TaskStatus {
         }
     }
 
-    pub fn parse(text: &str) -> Result<Self, StoreError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, StoreError> {
         Self::ALL
             .into_iter()
             .find(|status| status.as_str() == text)
@@ -106,7 +106,7 @@ impl TaskStatus {
     }
 
     /// Whether the task can no longer change.
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(
             self,
             TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled

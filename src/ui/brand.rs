@@ -47,7 +47,7 @@ impl Brand {
 
 /// Why a brand setting was refused.
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum BrandError {
+pub(crate) enum BrandError {
     #[error("cannot be read: {0}")]
     Unreadable(String),
     #[error("is {size} bytes; a logo may be at most {MAX_LOGO_BYTES} bytes (256 KiB)")]
@@ -87,7 +87,7 @@ impl Logo {
     /// Reads and checks the file: a regular file (a FIFO or `/dev/zero` would block the
     /// start or never end), at most [`MAX_LOGO_BYTES`] (no more than that plus one is ever
     /// read), a PNG, JPEG, WebP or SVG by its content (not its name).
-    pub fn load(path: &Path) -> Result<Self, BrandError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, BrandError> {
         use std::io::Read as _;
         let unreadable = |e: std::io::Error| BrandError::Unreadable(e.to_string());
         // Checked before opening: opening a FIFO for reading waits for a writer.
@@ -149,7 +149,7 @@ const INK: Color = Color {
 
 impl Color {
     /// `#RRGGBB` or `#RGB`, dark enough to be link text on white (WCAG AA, 4.5:1).
-    pub fn parse(text: &str) -> Result<Self, BrandError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, BrandError> {
         let refuse = || BrandError::NotAColor(text.to_owned());
         let hex = text.strip_prefix('#').ok_or_else(refuse)?;
         if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -173,7 +173,7 @@ impl Color {
         Ok(color)
     }
 
-    pub fn hex(self) -> String {
+    pub(crate) fn hex(self) -> String {
         format!("#{}", hex::encode(self.rgb))
     }
 

@@ -13,7 +13,7 @@ use crate::identity::{GrantedScopes, McpCaller, Presence, Principal, VerifiedCli
 
 /// Why an MCP request was not authenticated; each maps to the spec's challenge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BearerError {
+pub(crate) enum BearerError {
     #[error("no bearer token")]
     Missing,
     #[error("invalid token: {0}")]
@@ -103,7 +103,7 @@ impl AccessClaims {
 
 impl Oidc {
     /// Who is behind an MCP request.
-    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<McpCaller, BearerError> {
+    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<McpCaller, BearerError> {
         let token = bearer_token(headers)?;
         let claims = if is_jwt(token) {
             self.verify_jwt::<AccessClaims>(token, &self.audience)

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 /// The parts of the issuer's discovery document grantry uses.
 #[derive(Debug, Clone, Deserialize)]
-pub struct IssuerMetadata {
+pub(crate) struct IssuerMetadata {
     pub issuer: String,
     pub authorization_endpoint: String,
     pub token_endpoint: String,

@@ -9,7 +9,7 @@ pub mod login;
 
 pub(crate) use bearer::BearerError;
 pub(crate) use discovery::{DiscoveryError, IssuerMetadata};
-pub use login::LoginTransaction;
+pub(crate) use login::LoginTransaction;
 pub(crate) use login::{CONNECTIONS_PATH, is_return_path};
 
 use jsonwebtoken::{Algorithm, Validation};
@@ -36,7 +36,7 @@ const ALLOWED_ALGORITHMS: [Algorithm; 9] = [
 pub(crate) const LEEWAY_SECS: u64 = 10;
 
 /// The issuer grantry trusts, its keys, and grantry's own place as a resource server.
-pub struct Oidc {
+pub(crate) struct Oidc {
     pub settings: OidcSettings,
     pub metadata: IssuerMetadata,
     /// grantry's canonical MCP URL: the only audience accepted on access tokens.
@@ -65,7 +65,7 @@ pub(crate) enum JwtError {
 
 impl Oidc {
     /// Discovers the issuer named in the configuration.
-    pub async fn start(
+    pub(crate) async fn start(
         config: &Config,
         settings: OidcSettings,
         http: reqwest::Client,

@@ -127,7 +127,7 @@ pub struct Provider {
 
 impl Provider {
     /// Its OAuth client, unless a person connects it with an API key.
-    pub fn oauth(&self) -> Option<&OAuthClient> {
+    pub(crate) fn oauth(&self) -> Option<&OAuthClient> {
         match &self.sign_in {
             SignIn::OAuth(client) => Some(client),
             SignIn::ApiKey(_) => None,
@@ -143,12 +143,12 @@ impl Provider {
     }
 
     /// How long a refresh token lasts unused, if the provider issues ones that die so.
-    pub fn refresh_idle_secs(&self) -> Option<i64> {
+    pub(crate) fn refresh_idle_secs(&self) -> Option<i64> {
         self.oauth().and_then(|client| client.refresh_idle_secs)
     }
 
     /// How long a refresh token lasts from the sign-in, if the provider bounds it.
-    pub fn refresh_max_secs(&self) -> Option<i64> {
+    pub(crate) fn refresh_max_secs(&self) -> Option<i64> {
         self.oauth().and_then(|client| client.refresh_max_secs)
     }
 }
@@ -181,7 +181,7 @@ impl Catalog {
     /// `http://127.0.0.1:8080/demo`), the built-in entries and the entries of `file`. Only
     /// entries with a `client_id` are offered. A URL in plain http to a host that is not
     /// loopback is refused unless the entry's id is in `allow_insecure`.
-    pub fn load(
+    pub(crate) fn load(
         demo_base: Option<&str>,
         file: Option<&Path>,
         allow_insecure: &[ProviderId],
@@ -261,17 +261,17 @@ impl Catalog {
             .ok_or_else(|| CatalogError("the catalog has no demo entry".into()))
     }
 
-    pub fn get(&self, id: &str) -> Option<&Provider> {
+    pub(crate) fn get(&self, id: &str) -> Option<&Provider> {
         self.providers.get(id)
     }
 
     /// The provider offered to a caller who has connected none and named none.
-    pub fn default_provider(&self) -> &Provider {
+    pub(crate) fn default_provider(&self) -> &Provider {
         &self.providers[&self.default]
     }
 
     /// Every offered provider, by id.
-    pub fn all(&self) -> impl Iterator<Item = &Provider> {
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Provider> {
         self.providers.values()
     }
 }

@@ -24,7 +24,7 @@ const MAX_TOKEN_LIFETIME_SECS: i64 = 365 * 24 * 3600;
 
 /// What the connect page hands the browser to: the provider's authorize URL and the secrets
 /// grantry keeps to finish the flow.
-pub struct AuthorizeStart {
+pub(crate) struct AuthorizeStart {
     pub url: String,
     /// The PKCE verifier, when the provider takes PKCE.
     pub pkce_verifier: Option<String>,
@@ -77,7 +77,7 @@ pub(crate) fn grant_is_dead(error: &str) -> bool {
 
 /// Why a token request failed, classified for what the caller should do next.
 #[derive(Debug, thiserror::Error)]
-pub enum TokenError {
+pub(crate) enum TokenError {
     /// The provider said no (`invalid_grant`, `invalid_client`, …): retrying will not help.
     #[error("the provider rejected the request: {0}")]
     Rejected(String),
@@ -138,7 +138,7 @@ fn oauth_client(
 
 /// Builds the provider's authorize URL for one flow asking for `scopes`: `state` as given,
 /// PKCE S256 unless the provider takes none.
-pub fn authorize(
+pub(crate) fn authorize(
     oauth: &OAuthClient,
     scopes: &[String],
     redirect_uri: &str,
@@ -196,7 +196,7 @@ pub(crate) async fn exchange_code(
 }
 
 /// Trades a refresh token for a new access token (and maybe a rotated refresh token).
-pub async fn refresh(
+pub(crate) async fn refresh(
     http: &reqwest::Client,
     oauth: &OAuthClient,
     redirect_uri: &str,

@@ -53,7 +53,7 @@ impl Bucket {
     }
 
     /// Its hash tag (without the braces).
-    pub fn tag(self) -> &'static str {
+    pub(crate) fn tag(self) -> &'static str {
         &tags()[usize::from(self.0)]
     }
 
@@ -101,7 +101,7 @@ impl Keys {
         }
     }
 
-    pub fn prefix(&self) -> &str {
+    pub(crate) fn prefix(&self) -> &str {
         &self.prefix
     }
 
@@ -128,7 +128,7 @@ impl Keys {
     }
 
     /// The pending list of one connection's deliveries to `endpoint`.
-    pub fn outbox(&self, bucket: Bucket, connection: &str, endpoint: &str) -> String {
+    pub(crate) fn outbox(&self, bucket: Bucket, connection: &str, endpoint: &str) -> String {
         format!(
             "{}outbox:{{{}}}:{connection}:{endpoint}",
             self.prefix,
@@ -137,7 +137,7 @@ impl Keys {
     }
 
     /// The log (`log`) or parked (`parked`) list beside a pending one.
-    pub fn beside(&self, pending: &str, kind: &str) -> String {
+    pub(crate) fn beside(&self, pending: &str, kind: &str) -> String {
         let rest = pending
             .strip_prefix(&format!("{}outbox:", self.prefix))
             .unwrap_or(pending);
@@ -156,7 +156,7 @@ impl Keys {
         format!("{}outbox-due:{{{}}}:{endpoint}", self.prefix, bucket.tag())
     }
 
-    pub fn marker(&self) -> String {
+    pub(crate) fn marker(&self) -> String {
         format!("{}{MARKER}", self.prefix)
     }
 }

@@ -33,7 +33,7 @@ impl Lang {
     pub(crate) const ALL: [Lang; 3] = [Lang::En, Lang::De, Lang::Fr];
 
     /// Its BCP 47 tag, as `<html lang>` and `--default-language` write it.
-    pub fn tag(self) -> &'static str {
+    pub(crate) fn tag(self) -> &'static str {
         match self {
             Lang::En => "en",
             Lang::De => "de",
@@ -50,7 +50,7 @@ impl Lang {
     }
 
     /// The language a tag names (`de`, `fr-CA`, `EN`), if grantry speaks it.
-    pub fn parse(tag: &str) -> Option<Lang> {
+    pub(crate) fn parse(tag: &str) -> Option<Lang> {
         let primary = tag.trim().split(['-', '_']).next()?.to_ascii_lowercase();
         Lang::ALL.into_iter().find(|l| l.tag() == primary)
     }
@@ -75,7 +75,7 @@ impl Lang {
     }
 
     /// The message `key`, with no arguments.
-    pub fn t(self, key: &str) -> String {
+    pub(crate) fn t(self, key: &str) -> String {
         self.t_with(key, &[])
     }
 
@@ -95,8 +95,10 @@ impl Lang {
         }
     }
 
-    /// The message `key` in this language's own catalog only (no English fallback).
-    pub fn own(self, key: &str, args: &[(&'static str, &str)]) -> Option<String> {
+    /// The message `key` in this language's own catalog only (no English fallback): what the
+    /// tests check each catalog by.
+    #[cfg(test)]
+    pub(crate) fn own(self, key: &str, args: &[(&'static str, &str)]) -> Option<String> {
         CATALOGS.lookup_no_default_fallback(&self.id(), key, Some(&fluent_args(args)))
     }
 }

@@ -6,9 +6,9 @@
 
 use std::process::ExitCode;
 
-use grantry::config::ServeArgs;
-use grantry::grants::Grants;
-use grantry::startup::maintenance_grants;
+use crate::config::ServeArgs;
+use crate::grants::Grants;
+use crate::startup::maintenance_grants;
 
 const BATCH: usize = 500;
 

@@ -35,6 +35,6 @@ pub(crate) fn line(text: std::fmt::Arguments<'_>) {
 /// `println!` for the commands' results: see [`line`].
 macro_rules! out {
     ($($arg:tt)*) => {
-        $crate::output::line(format_args!($($arg)*))
+        $crate::program::commands::output::line(format_args!($($arg)*))
     };
 }

@@ -1,20 +1,20 @@
 //! `grantry connections list | revoke`, `grantry users forget` and `grantry clients block |
 //! unblock | list`: arguments checked, changes confirmed, results printed (text, or JSON with
-//! `--json`) around [`grantry::admin`]. Exit codes: 0 done, 1 failed (or declined, or a
+//! `--json`) around [`crate::admin`]. Exit codes: 0 done, 1 failed (or declined, or a
 //! connection kept), 2 a bad argument or `--yes` missing, 3 nothing stored for that person
 //! (or no such client blocked).
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
-use grantry::admin::{Admin, AdminError, Filter, Listed, Revoked, SeenAs, describe};
-use grantry::config::ServeArgs;
-use grantry::config::admin::{
+use crate::admin::{Admin, AdminError, Filter, Listed, Revoked, SeenAs, describe};
+use crate::config::ServeArgs;
+use crate::config::admin::{
     ClientArgs, ClientsCommand, Confirm, ConnectionsCommand, Output, UsersCommand,
 };
-use grantry::grants::State;
-use grantry::identity::Principal;
-use grantry::ids::ProviderId;
+use crate::grants::State;
+use crate::identity::Principal;
+use crate::ids::ProviderId;
 
 /// Why a command stopped, and its exit code.
 struct Failure {
@@ -220,16 +220,14 @@ where
         Ok(config) => config,
         Err(refused) => return refused,
     };
-    grantry::program::start_logging(config.log_format);
+    crate::program::start_logging(config.log_format);
     super::install_tls_provider();
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
     let outcome = runtime.block_on(async move {
-        let admin = grantry::startup::admin(&config)
-            .await
-            .map_err(|e| Failure {
-                code: 1,
-                message: e.to_string(),
-            })?;
+        let admin = crate::startup::admin(&config).await.map_err(|e| Failure {
+            code: 1,
+            message: e.to_string(),
+        })?;
         work(admin).await
     });
     match outcome {

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use grantry::config::events::EventsCommand;
-use grantry::outbox::{Filter, OutboxBackend, rfc3339};
+use crate::config::events::EventsCommand;
+use crate::outbox::{Filter, OutboxBackend, rfc3339};
 
 pub(crate) fn run(command: EventsCommand) -> ExitCode {
     let config = match super::configure(command.serve_args().clone()) {
@@ -14,7 +14,7 @@ pub(crate) fn run(command: EventsCommand) -> ExitCode {
     super::install_tls_provider();
     let runtime = tokio::runtime::Runtime::new().expect("the tokio runtime starts");
     let outcome = runtime.block_on(async move {
-        let stores = grantry::startup::open_stores(&config.store, &config.store_prefix)
+        let stores = crate::startup::open_stores(&config.store, &config.store_prefix)
             .await
             .map_err(|e| format!("--store (GRANTRY_STORE): {e}"))?;
         act(&command, stores.outbox)
@@ -33,7 +33,7 @@ pub(crate) fn run(command: EventsCommand) -> ExitCode {
 async fn act(
     command: &EventsCommand,
     outbox: Arc<dyn OutboxBackend>,
-) -> Result<(), grantry::store::StoreError> {
+) -> Result<(), crate::store::StoreError> {
     let now = grantry_base::clock::unix_now();
     match command {
         EventsCommand::List(args) => {
