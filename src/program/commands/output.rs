@@ -1,4 +1,4 @@
-//! What the commands print on standard output, through [`out!`]. A reader that went away
+//! What the commands print on standard output, through `out!`. A reader that went away
 //! (`grantry connections list --json | head -1`, a pipe closed early) is no error: what is
 //! left goes unwritten, the command finishes its work and exits as it would have, without
 //! a word (Rust ignores SIGPIPE, so `println!` would panic there instead). Any other failure
@@ -32,7 +32,7 @@ pub(crate) fn line(text: std::fmt::Arguments<'_>) {
     }
 }
 
-/// `println!` for the commands' results: see [`line`].
+/// `println!` for the commands' results: see [`line()`].
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::program::commands::output::line(format_args!($($arg)*))
