@@ -18,7 +18,7 @@
 //! | protocols | [`mcp`] | `POST /mcp`: authentication, scopes per tool and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the Tasks extension (a round as a durable task its client polls); the registry with its one extension point, for tools a build adds |
 //! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, worded for the model |
-//! | shared state | [`state`] | the shared state, as the program assembles it and the few handlers that need most of it see it; a tool gets only its share (`tools::Services`), the rounds theirs (`mcp::rounds::Rounds`) |
+//! | shared state | [`state`] | the shared state, as the program assembles it and the few handlers that need most of it see it; a tool gets only its share (`tools::Services`), the rounds theirs (`mcp::rounds::Rounds`), the pages theirs (`connect::services`) |
 //! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the `Host` names it answers to, the open-file limit |
 //! | services | [`connections`] | the connections service, built once from explicit parts, between the protocols and the stores: which grant a request means (a typed choice), the provider call made with a usable token (refreshed once across replicas), every change of a connection's life written with its event, the keep-alive scheduler, a confirmed disconnect with its revocation |
 //! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends); "a sign-in ended here" for what waits on one |
@@ -106,7 +106,7 @@ use grantry_base::clock::unix_now;
 /// conformance suite's fixtures; see [`mcp::extension`]).
 pub fn app(state: AppState, extension: mcp::extension::Extension) -> Router {
     let mut browser = Router::new()
-        .merge(connect::router(state.clone()))
+        .merge(connect::router(&state))
         .route("/assets/grantry.css", get(stylesheet))
         .route("/assets/brand-logo", get(brand_logo));
     if let Some(demo) = &state.demo {

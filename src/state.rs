@@ -1,6 +1,7 @@
 //! The shared state, built once at start (by `startup`): what the program assembles and the few
-//! handlers that need most of it see. A tool gets its share (`tools::Services`), the rounds
-//! theirs (`mcp::rounds::Rounds`), lent for each call.
+//! handlers that need most of it see. A tool gets its share (`tools::Services`) and the
+//! rounds theirs (`mcp::rounds::Rounds`), lent for each call; the pages theirs
+//! (`connect::services`), taken when their routes are built.
 
 use std::sync::Arc;
 
@@ -40,7 +41,7 @@ pub struct Inner {
     /// Rung when this replica writes an event, so its deliverer sends it at once.
     pub(crate) outbox_wake: Arc<tokio::sync::Notify>,
     /// The MCP clients refused the use of connections (see [`crate::blocklist`]).
-    pub(crate) blocklist: Blocklist,
+    pub(crate) blocklist: Arc<Blocklist>,
     /// MCP tasks (see [`crate::tasks`]).
     pub(crate) tasks: Arc<dyn crate::tasks::TaskBackend>,
     /// The records of the replicas on this store (see [`crate::replicas`]).

@@ -2,13 +2,13 @@
 //! used with.
 
 use super::errors::PageError;
+use super::services::PageServices;
 use crate::providers::{Account, Provider, adapters, oauth};
-use crate::state::AppState;
 
 /// The post-connect step: which tenant, company or business the grant is used with. A
 /// failure here stores nothing; the code was redeemed, so the user starts again.
 pub(super) async fn pick_account(
-    state: &AppState,
+    state: &PageServices,
     provider: &Provider,
     tokens: &oauth::TokenSet,
     hints: &adapters::CallbackHints,

@@ -8,12 +8,12 @@ use axum::response::{IntoResponse, Response};
 
 use super::errors::PageError;
 use super::pages;
+use super::services::PageServices;
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
 use crate::flows::FLOW_TTL_SECS;
 use crate::identity::oidc::is_return_path;
 use crate::identity::{Identity, Principal};
-use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
 
@@ -21,7 +21,7 @@ use grantry_base::clock::unix_now;
 /// session (or one ending before a sign-in could finish) is sent to log in first, and comes
 /// back to this same page.
 pub(super) fn admit(
-    state: &AppState,
+    state: &PageServices,
     sealed: &str,
     headers: &HeaderMap,
 ) -> Result<(Ticket, Principal), Box<Response>> {
@@ -30,7 +30,7 @@ pub(super) fn admit(
 }
 
 /// The link's ticket, if it is one of grantry's, unexpired.
-pub(super) fn open_ticket(state: &AppState, sealed: &str) -> Result<Ticket, Box<Response>> {
+pub(super) fn open_ticket(state: &PageServices, sealed: &str) -> Result<Ticket, Box<Response>> {
     Ticket::open(&state.sealer, sealed, unix_now()).map_err(|e| {
         tracing::info!(reason = %e, "connect link refused");
         Box::new(PageError::InvalidLink.into_response())
@@ -40,7 +40,7 @@ pub(super) fn open_ticket(state: &AppState, sealed: &str) -> Result<Ticket, Box<
 /// Checks that the browser's user is the ticket's principal (sending one without a session
 /// to log in first).
 pub(super) fn admit_browser(
-    state: &AppState,
+    state: &PageServices,
     ticket: Ticket,
     sealed: &str,
     headers: &HeaderMap,
@@ -76,7 +76,7 @@ pub(super) fn admit_browser(
 /// The Continue (or key form's) POST passes the page's checks, comes from grantry's own
 /// origin, and carries the form token of its ticket.
 pub(super) fn admit_form(
-    state: &AppState,
+    state: &PageServices,
     sealed: &str,
     headers: &HeaderMap,
     form_token: &str,

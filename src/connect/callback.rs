@@ -13,17 +13,17 @@ use axum_extra::extract::cookie::CookieJar;
 
 use super::errors::PageError;
 use super::redirect::{CallbackQuery, parse_query};
+use super::services::PageServices;
 use super::{account, binding, connected};
 use crate::audit::Audit;
 use crate::flows::{self, Claim, Flow, FlowStatus};
 use crate::providers::{Account, OAuthClient, Provider, adapters, oauth, revocation};
 use crate::seal::Purpose;
-use crate::state::AppState;
 use crate::store::StoreError;
 use grantry_base::clock::unix_now;
 
 pub(super) async fn handle(
-    State(state): State<AppState>,
+    State(state): State<PageServices>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
     jar: CookieJar,
@@ -88,7 +88,7 @@ enum Granted {
 /// Finishes a claimed flow and records how it ended, with its count and, for what may be an
 /// attack, its security event.
 async fn complete_claimed(
-    state: AppState,
+    state: PageServices,
     flow: Flow,
     query: CallbackQuery,
     headers: HeaderMap,
@@ -126,7 +126,7 @@ async fn complete_claimed(
 
 /// Everything after the claim, in order, each check before the one and only token request.
 async fn finish(
-    state: &AppState,
+    state: &PageServices,
     flow: &Flow,
     query: &CallbackQuery,
     headers: &HeaderMap,
@@ -214,7 +214,7 @@ fn check_answer(
 
 /// The browser must be the one that started the sign-in (its binding cookie), signed in as
 /// the sign-in's user.
-fn check_browser(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Result<(), PageError> {
+fn check_browser(state: &PageServices, flow: &Flow, headers: &HeaderMap) -> Result<(), PageError> {
     let https = state.config.is_https();
     if !binding::matches(headers, &flow.id, https, &flow.binding_hash) {
         return Err(PageError::OtherBrowser);
@@ -229,7 +229,7 @@ fn check_browser(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Result<(
 }
 
 /// The flow's PKCE verifier, opened (none for a provider without PKCE).
-fn verifier(state: &AppState, flow: &Flow) -> Result<Option<String>, PageError> {
+fn verifier(state: &PageServices, flow: &Flow) -> Result<Option<String>, PageError> {
     let Some(sealed) = &flow.verifier_sealed else {
         return Ok(None);
     };

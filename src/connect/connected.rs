@@ -15,11 +15,11 @@ use axum::response::Response;
 use serde::{Deserialize, Serialize};
 
 use super::pages::{self, ConnectedPage};
+use super::services::PageServices;
 use crate::flows::Handout;
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::providers::{Account, ProviderId};
 use crate::seal::{Purpose, Sealer};
-use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
 
@@ -81,7 +81,7 @@ pub(super) struct ConnectedQuery {
 }
 
 pub(super) async fn show(
-    State(state): State<AppState>,
+    State(state): State<PageServices>,
     Query(q): Query<ConnectedQuery>,
 ) -> Response {
     let provider = q.provider.as_deref().and_then(|id| state.catalog.get(id));

@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::pages::{self, ConfirmDisconnectPage, ConnectLink, ConnectionRow, ConnectionsPage};
+use super::services::PageServices;
 use super::ticket::Ticket;
 use super::{csrf, login, security_event};
 use crate::connections::{Connection, EndedBy};
@@ -23,7 +24,6 @@ use crate::grants::{Grant, State as Health};
 use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::identity::{Identity, McpClient, Principal};
 use crate::providers::Provider;
-use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
 
@@ -33,7 +33,7 @@ fn form_binding(principal: &Principal) -> String {
 }
 
 /// The browser's person; without one, the `oidc` login (back to this page after it).
-fn person(state: &AppState, headers: &HeaderMap) -> Result<Principal, Box<Response>> {
+fn person(state: &PageServices, headers: &HeaderMap) -> Result<Principal, Box<Response>> {
     let https = state.config.is_https();
     if let Some(principal) = state
         .identity
@@ -47,7 +47,7 @@ fn person(state: &AppState, headers: &HeaderMap) -> Result<Principal, Box<Respon
     }))
 }
 
-pub(super) async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub(super) async fn show(State(state): State<PageServices>, headers: HeaderMap) -> Response {
     match person(&state, &headers) {
         Ok(principal) => list(&state, &principal, None).await,
         Err(page) => *page,
@@ -55,7 +55,7 @@ pub(super) async fn show(State(state): State<AppState>, headers: HeaderMap) -> R
 }
 
 /// The page, with `notice` (what a disconnect did) above the list.
-async fn list(state: &AppState, principal: &Principal, notice: Option<&str>) -> Response {
+async fn list(state: &PageServices, principal: &Principal, notice: Option<&str>) -> Response {
     let connected = match state.connections.connected(principal).await {
         Ok(connected) => connected,
         Err(e) => return super::errors::PageError::from(e).into_response(),
@@ -84,7 +84,7 @@ async fn list(state: &AppState, principal: &Principal, notice: Option<&str>) -> 
 /// A link to start a new connection at each provider where one can be added: those with
 /// accounts (another one), and those not connected yet.
 fn connect_links(
-    state: &AppState,
+    state: &PageServices,
     principal: &Principal,
     connected: &[Connection<'_>],
     now: i64,
@@ -104,7 +104,12 @@ fn connect_links(
 }
 
 /// A fresh sign-in link for `principal` at `provider`.
-fn sign_in_link(state: &AppState, principal: &Principal, provider: &Provider, now: i64) -> String {
+fn sign_in_link(
+    state: &PageServices,
+    principal: &Principal,
+    provider: &Provider,
+    now: i64,
+) -> String {
     let ticket = Ticket::new(principal, &provider.id, Handout::ConnectionsPage).seal(
         &state.sealer,
         now,
@@ -115,7 +120,7 @@ fn sign_in_link(state: &AppState, principal: &Principal, provider: &Provider, no
 
 /// One connection as the page shows it; its Reconnect link is a fresh sign-in ticket.
 fn row(
-    state: &AppState,
+    state: &PageServices,
     principal: &Principal,
     provider: &Provider,
     grant: Grant,
@@ -142,7 +147,7 @@ fn row(
 
 /// The client a connection was last used through, in the reader's words: a name only the
 /// client gave is marked so, a client the operator blocked too.
-async fn used_by(state: &AppState, client: Option<&McpClient>) -> Option<String> {
+async fn used_by(state: &PageServices, client: Option<&McpClient>) -> Option<String> {
     let client = client?;
     let name = [("client", client.name())];
     if !client.is_verified() {
@@ -198,7 +203,7 @@ fn name(provider: &Provider, account: Option<&crate::providers::Account>) -> Str
 
 /// The person's connection with this id; `None` for anyone else's.
 async fn find<'a>(
-    state: &'a AppState,
+    state: &'a PageServices,
     principal: &Principal,
     id: &str,
 ) -> Result<Option<Connection<'a>>, Response> {
@@ -220,7 +225,7 @@ fn no_such_connection() -> Response {
 
 /// `GET /connections/{id}/disconnect`: asks first. Changes nothing.
 pub(super) async fn confirm(
-    State(state): State<AppState>,
+    State(state): State<PageServices>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
@@ -265,7 +270,7 @@ pub(super) struct DisconnectForm {
 /// `POST /connections/{id}/disconnect`: from our origin, with the person's form token, for
 /// one of the person's own connections; then removes and revokes it.
 pub(super) async fn disconnect_confirmed(
-    State(state): State<AppState>,
+    State(state): State<PageServices>,
     Path(id): Path<String>,
     headers: HeaderMap,
     Form(form): Form<DisconnectForm>,

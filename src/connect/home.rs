@@ -8,10 +8,10 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::pages::{self, HomePage};
+use super::services::PageServices;
 use crate::identity::oidc::CONNECTIONS_PATH;
-use crate::state::AppState;
 
-pub(super) async fn show(State(state): State<AppState>) -> Response {
+pub(super) async fn show(State(state): State<PageServices>) -> Response {
     let providers: Vec<&str> = state
         .catalog
         .all()

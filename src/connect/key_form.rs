@@ -12,19 +12,19 @@ use serde::Deserialize;
 
 use super::errors::PageError;
 use super::pages::{self, KeyPage};
+use super::services::PageServices;
 use super::ticket::Ticket;
 use super::{admission, connected, csrf};
 use crate::audit::Audit;
 use crate::connections::api_key::{ApiKey, KeyError};
 use crate::identity::Principal;
 use crate::providers::{Account, AccountId, KeyForm, Provider, SiteName};
-use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
 
 /// The key form for `ticket`, with `problem` (why the last try stored nothing) if any.
 pub(super) fn form_page(
-    state: &AppState,
+    state: &PageServices,
     (ticket, sealed): (&Ticket, &str),
     principal: &Principal,
     (provider, form): (&Provider, &KeyForm),
@@ -60,7 +60,7 @@ pub(super) struct KeySubmission {
 }
 
 pub(super) async fn submit(
-    State(state): State<AppState>,
+    State(state): State<PageServices>,
     Path(sealed): Path<String>,
     headers: HeaderMap,
     Form(submitted): Form<KeySubmission>,
@@ -141,7 +141,7 @@ fn site_account(form: &KeyForm, typed: &str) -> Result<Option<Account>, BadSite>
 }
 
 /// The key is stored: the same "connected" page as after an OAuth sign-in.
-fn connected(state: &AppState, principal: &Principal, ended: connected::Ended<'_>) -> Response {
+fn connected(state: &PageServices, principal: &Principal, ended: connected::Ended<'_>) -> Response {
     Audit {
         principal: Some(principal),
         provider: Some(ended.provider),

@@ -11,12 +11,12 @@ use axum_extra::extract::cookie::{Cookie, CookieJar};
 use super::errors::PageError;
 use super::pages;
 use super::redirect::{CallbackQuery, parse_query};
+use super::services::PageServices;
 use crate::audit::Audit;
 use crate::cookie::{host_cookie, keyed_name};
 use crate::identity::oidc::{LoginTransaction, is_return_path};
 use crate::identity::{Identity, Oidc, session};
 use crate::seal::{CLOCK_LEEWAY_SECS, Purpose, Sealer, constant_time_eq, digest, random_id};
-use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
 
@@ -90,7 +90,7 @@ pub(super) fn start(
 
 /// `GET /login/callback`.
 pub(super) async fn callback(
-    State(state): State<AppState>,
+    State(state): State<PageServices>,
     RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
@@ -144,7 +144,7 @@ pub(super) async fn callback(
 
 /// The login transaction sealed in the cookie `name`, if it is the one `oauth_state` names.
 fn transaction(
-    state: &AppState,
+    state: &PageServices,
     headers: &HeaderMap,
     name: &str,
     oauth_state: &str,
@@ -164,7 +164,10 @@ fn transaction(
 
 /// Records the login transaction `oauth_state` as used, in the store (as a lease that is never
 /// given back: it lapses when the transaction would have); false if it was already.
-async fn first_use(state: &AppState, oauth_state: &str) -> Result<bool, crate::store::StoreError> {
+async fn first_use(
+    state: &PageServices,
+    oauth_state: &str,
+) -> Result<bool, crate::store::StoreError> {
     let name = format!(
         "login-used:{}",
         digest("grantry/login-state/v1", &[oauth_state.as_bytes()])
@@ -181,7 +184,7 @@ async fn first_use(state: &AppState, oauth_state: &str) -> Result<bool, crate::s
 
 /// Checks the issuer's answer and makes the session cookie.
 async fn finish(
-    state: &AppState,
+    state: &PageServices,
     oidc: &Oidc,
     transaction: &LoginTransaction,
     query: &CallbackQuery,

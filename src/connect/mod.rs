@@ -22,6 +22,7 @@ mod page;
 pub(crate) mod pages;
 mod redirect;
 mod replay;
+mod services;
 mod spans;
 pub mod ticket;
 
@@ -39,12 +40,15 @@ use crate::identity::oidc::CONNECTIONS_PATH;
 use crate::limits::{Bucket, client_address};
 use crate::state::AppState;
 use crate::ui::{self, Lang, Reader};
+use services::PageServices;
 
 /// The largest form body a browser route reads (413 beyond it).
 const FORM_BODY_LIMIT: usize = 16 * 1024;
 
-/// The browser routes, with the security headers on every response.
-pub(crate) fn router(state: AppState) -> Router<AppState> {
+/// The browser routes, with the security headers on every response, on the pages' share of
+/// `state`.
+pub(crate) fn router<S: Clone + Send + Sync + 'static>(state: &AppState) -> Router<S> {
+    let state = PageServices::taken_from(state);
     let https = state.config.is_https();
     Router::new()
         .route("/", get(home::show))
@@ -66,15 +70,16 @@ pub(crate) fn router(state: AppState) -> Router<AppState> {
         // Every form here is a few hundred bytes: a larger body is refused before it is read.
         .layer(DefaultBodyLimit::max(FORM_BODY_LIMIT))
         .layer(middleware::from_fn_with_state(state.clone(), limit))
-        .layer(middleware::from_fn_with_state(state, for_reader))
+        .layer(middleware::from_fn_with_state(state.clone(), for_reader))
         .layer(middleware::from_fn(
             move |req: Request, next: Next| async move { harden(next.run(req).await, https) },
         ))
+        .with_state(state)
 }
 
 /// Renders every page of the request for its reader: the browser's language (its
 /// `Accept-Language`, else `--default-language`) under the deployment's brand.
-async fn for_reader(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn for_reader(State(state): State<PageServices>, request: Request, next: Next) -> Response {
     let lang = request
         .headers()
         .get(ACCEPT_LANGUAGE)
@@ -93,7 +98,7 @@ async fn for_reader(State(state): State<AppState>, request: Request, next: Next)
 }
 
 /// The per-address limit on browser routes (a 429 page with `Retry-After` beyond it).
-async fn limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn limit(State(state): State<PageServices>, request: Request, next: Next) -> Response {
     let address = client_address(&request, &state.config.limits.trusted_proxies);
     match state.limiter.admit_address(Bucket::BrowserAddress, address) {
         Ok(()) => next.run(request).await,

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use super::admission::{admit_browser, admit_form, open_ticket};
 use super::errors::PageError;
 use super::pages::{self, ConnectPage};
+use super::services::PageServices;
 use super::ticket::Ticket;
 use super::{binding, csrf, key_form};
 use crate::audit::Audit;
@@ -18,11 +19,10 @@ use crate::flows::{FLOW_TTL_SECS, Flow, FlowStatus};
 use crate::identity::Principal;
 use crate::providers::oauth;
 use crate::seal::{Purpose, random_id};
-use crate::state::AppState;
 use grantry_base::clock::unix_now;
 
 pub(super) async fn show(
-    State(state): State<AppState>,
+    State(state): State<PageServices>,
     Path(sealed): Path<String>,
     headers: HeaderMap,
 ) -> Response {
@@ -78,7 +78,7 @@ pub(super) struct ContinueForm {
 }
 
 pub(super) async fn continue_to_provider(
-    State(state): State<AppState>,
+    State(state): State<PageServices>,
     Path(sealed): Path<String>,
     headers: HeaderMap,
     jar: CookieJar,
@@ -116,7 +116,7 @@ struct Started {
 
 /// Builds the provider's authorize URL and stores the flow that its callback will claim.
 async fn start_flow(
-    state: &AppState,
+    state: &PageServices,
     ticket: &Ticket,
     principal: Principal,
 ) -> Result<Started, PageError> {
@@ -171,7 +171,7 @@ async fn start_flow(
 }
 
 /// Past `--max-pending-flows`, the principal's oldest pending sign-ins end.
-async fn supersede_older(state: &AppState, flow: &Flow) {
+async fn supersede_older(state: &PageServices, flow: &Flow) {
     let keep = state.config.limits.max_pending_flows;
     match state.flows.supersede_pending(&flow.principal, keep).await {
         Ok(0) => {}

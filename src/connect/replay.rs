@@ -13,15 +13,19 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::errors::PageError;
+use super::services::PageServices;
 use super::{binding, pages};
 use crate::audit::Audit;
 use crate::flows::{Flow, FlowStatus, REDEEM_DEADLINE_SECS};
-use crate::state::AppState;
 use crate::ui;
 use grantry_base::clock::unix_now;
 
 /// The page for a callback that found its flow already claimed.
-pub(super) async fn already_used(state: &AppState, flow: &Flow, headers: &HeaderMap) -> Response {
+pub(super) async fn already_used(
+    state: &PageServices,
+    flow: &Flow,
+    headers: &HeaderMap,
+) -> Response {
     let audit = Audit {
         principal: Some(&flow.principal),
         provider: Some(&flow.provider),
@@ -64,7 +68,7 @@ pub(super) async fn already_used(state: &AppState, flow: &Flow, headers: &Header
 }
 
 /// Whether the browser holds the binding cookie set for this flow at Continue.
-fn same_browser(state: &AppState, flow: &Flow, headers: &HeaderMap) -> bool {
+fn same_browser(state: &PageServices, flow: &Flow, headers: &HeaderMap) -> bool {
     binding::matches(
         headers,
         &flow.id,
@@ -74,7 +78,7 @@ fn same_browser(state: &AppState, flow: &Flow, headers: &HeaderMap) -> bool {
 }
 
 /// Ends a flow whose replica died while redeeming its code, and says to start again.
-async fn recover_stuck(state: &AppState, flow: &Flow, audit: Audit<'_>, now: i64) -> Response {
+async fn recover_stuck(state: &PageServices, flow: &Flow, audit: Audit<'_>, now: i64) -> Response {
     match state
         .flows
         .fail_stuck(flow, now - REDEEM_DEADLINE_SECS)

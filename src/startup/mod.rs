@@ -84,7 +84,7 @@ pub async fn build(config: Config) -> Result<AppState, StartError> {
         sessions: stores.sessions,
         outbox: stores.outbox,
         outbox_wake: wake,
-        blocklist: Blocklist::new(stores.blocklist),
+        blocklist: Arc::new(Blocklist::new(stores.blocklist)),
         tasks: stores.tasks,
         replicas: stores.replicas,
         membership: std::sync::OnceLock::new(),
