@@ -5,7 +5,7 @@
 /// What a tool does with a person's accounts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Access {
+pub(crate) enum Access {
     /// Reads invoices and connections, and starts a sign-in for them.
     #[default]
     Read,

@@ -8,12 +8,12 @@ use crate::seal::digest;
 /// The subjects of one event; unset fields are left out of the line.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct Audit<'a> {
-    pub principal: Option<&'a Principal>,
-    pub provider: Option<&'a ProviderId>,
+    pub(crate) principal: Option<&'a Principal>,
+    pub(crate) provider: Option<&'a ProviderId>,
     /// A raw flow id; only its hash is written.
-    pub flow_id: Option<&'a str>,
+    pub(crate) flow_id: Option<&'a str>,
     /// The MCP client a connection was used through.
-    pub client: Option<&'a McpClient>,
+    pub(crate) client: Option<&'a McpClient>,
 }
 
 impl Audit<'_> {

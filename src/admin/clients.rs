@@ -14,8 +14,8 @@ use crate::outbox::rfc3339;
 /// One blocked client, for an operator.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct BlockedView {
-    pub client_id: String,
-    pub blocked_at: String,
+    pub(crate) client_id: String,
+    pub(crate) blocked_at: String,
 }
 
 impl From<Blocked> for BlockedView {

@@ -15,13 +15,13 @@ const ROUNDS: usize = 3;
 /// What erasing a person removed.
 #[derive(Debug, Clone, Default, Serialize)]
 pub(crate) struct Forgotten {
-    pub connections: Vec<Revoked>,
-    pub sign_in_attempts: u64,
-    pub legacy_sessions: u64,
-    pub rate_counters: u64,
-    pub webhook_deliveries: u64,
+    pub(crate) connections: Vec<Revoked>,
+    pub(crate) sign_in_attempts: u64,
+    pub(crate) legacy_sessions: u64,
+    pub(crate) rate_counters: u64,
+    pub(crate) webhook_deliveries: u64,
     /// MCP tasks the person made.
-    pub tasks: u64,
+    pub(crate) tasks: u64,
 }
 
 impl Forgotten {

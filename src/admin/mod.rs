@@ -62,24 +62,24 @@ impl AdminError {
 /// Which connections a command is about.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Filter {
-    pub user: Option<Principal>,
-    pub provider: Option<ProviderId>,
-    pub state: Option<State>,
+    pub(crate) user: Option<Principal>,
+    pub(crate) provider: Option<ProviderId>,
+    pub(crate) state: Option<State>,
 }
 
 /// The parts the operators' commands work with, composed by `crate::startup::admin`.
 pub(crate) struct Admin {
-    pub connections: Connections,
-    pub catalog: Catalog,
-    pub flows: Arc<dyn FlowBackend>,
-    pub sessions: Arc<dyn SessionBackend>,
-    pub counters: Arc<dyn CounterBackend>,
-    pub outbox: Arc<dyn OutboxBackend>,
-    pub blocklist: Arc<dyn BlocklistBackend>,
-    pub tasks: Arc<dyn TaskBackend>,
+    pub(crate) connections: Connections,
+    pub(crate) catalog: Catalog,
+    pub(crate) flows: Arc<dyn FlowBackend>,
+    pub(crate) sessions: Arc<dyn SessionBackend>,
+    pub(crate) counters: Arc<dyn CounterBackend>,
+    pub(crate) outbox: Arc<dyn OutboxBackend>,
+    pub(crate) blocklist: Arc<dyn BlocklistBackend>,
+    pub(crate) tasks: Arc<dyn TaskBackend>,
     /// Whether calls name a verified MCP client (`oidc` identity); under `dev`, none does,
     /// so a block refuses nobody.
-    pub verifies_clients: bool,
+    pub(crate) verifies_clients: bool,
 }
 
 impl Admin {

@@ -96,9 +96,9 @@ impl Outcome {
 /// One connection and what became of it.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Revoked {
-    pub connection: Listed,
+    pub(crate) connection: Listed,
     #[serde(flatten)]
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
 }
 
 /// The connections a revocation will end, checked before anything changes.

@@ -11,30 +11,30 @@ use crate::outbox::rfc3339;
 /// One connection, for an operator.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Listed {
-    pub connection_id: ConnectionId,
-    pub issuer: String,
-    pub subject: String,
-    pub provider: String,
+    pub(crate) connection_id: ConnectionId,
+    pub(crate) issuer: String,
+    pub(crate) subject: String,
+    pub(crate) provider: String,
     /// The provider's id and name of the account (none at providers without accounts).
-    pub account: Option<AccountView>,
+    pub(crate) account: Option<AccountView>,
     /// `active`, `refresh_failing` or `needs_reauth`; `unreadable` for a row whose tokens do
     /// not open (sealed under a key no longer in the ring).
-    pub state: &'static str,
+    pub(crate) state: &'static str,
     /// Why the state is not `active`.
-    pub reason: Option<String>,
-    pub scopes: Vec<String>,
-    pub connected_at: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) connected_at: String,
     /// When a tool last used it (none: not since uses were recorded).
-    pub last_used_at: Option<String>,
+    pub(crate) last_used_at: Option<String>,
     /// The MCP client it was last used through (`verified`: the client its access token was
     /// issued to; else only the name the client gave itself).
-    pub last_used_by: Option<ClientView>,
+    pub(crate) last_used_by: Option<ClientView>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct AccountView {
-    pub id: String,
-    pub name: String,
+    pub(crate) id: String,
+    pub(crate) name: String,
 }
 
 impl Listed {

@@ -19,15 +19,15 @@ pub(crate) const REREAD_EVERY: Duration = Duration::from_secs(5);
 
 /// One blocked client.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Blocked {
-    pub client_id: String,
+pub(crate) struct Blocked {
+    pub(crate) client_id: String,
     /// When it was blocked (Unix seconds).
-    pub blocked_at: i64,
+    pub(crate) blocked_at: i64,
 }
 
 /// Storage for the list; one implementation per backend.
 #[async_trait]
-pub trait BlocklistBackend: Send + Sync {
+pub(crate) trait BlocklistBackend: Send + Sync {
     /// Adds `client_id`, blocked `at`; tells whether it was not already there.
     async fn block(&self, client_id: &str, at: i64) -> Result<bool, StoreError>;
     /// Removes `client_id`; tells whether it was there.

@@ -61,21 +61,21 @@ pub(crate) struct ClientArgs {
     /// The client id its access tokens are issued to (their `azp` or `client_id` claim, as
     /// `connections list` shows it under last used by): only a verified id can be blocked.
     #[arg(value_name = "CLIENT_ID")]
-    pub client_id: String,
+    pub(crate) client_id: String,
     #[command(flatten)]
-    pub confirm: Confirm,
+    pub(crate) confirm: Confirm,
     #[command(flatten)]
-    pub output: Output,
+    pub(crate) output: Output,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct BlockedListArgs {
     #[command(flatten)]
-    pub output: Output,
+    pub(crate) output: Output,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 impl ConnectionsCommand {
@@ -100,7 +100,7 @@ impl UsersCommand {
 pub(crate) struct Output {
     /// Print JSON (one document) instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Whether a command that changes something may go ahead without asking.
@@ -108,51 +108,51 @@ pub(crate) struct Output {
 pub(crate) struct Confirm {
     /// Go ahead without asking (required when standard input is not a terminal).
     #[arg(long)]
-    pub yes: bool,
+    pub(crate) yes: bool,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
     /// Only this person's: the issuer and subject of their identity (`dev` mode: `urn:grantry:dev local-user`).
     #[arg(long, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
-    pub user: Option<Vec<String>>,
+    pub(crate) user: Option<Vec<String>>,
     /// Only connections to this provider (its id in the catalog).
     #[arg(long, value_name = "P")]
-    pub provider: Option<String>,
+    pub(crate) provider: Option<String>,
     /// Only connections in this state.
     #[arg(long, value_name = "S", value_parser = ["active", "refresh_failing", "needs_reauth"])]
-    pub state: Option<String>,
+    pub(crate) state: Option<String>,
     #[command(flatten)]
-    pub output: Output,
+    pub(crate) output: Output,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct RevokeArgs {
     /// The person whose connections end: the issuer and subject of their identity.
     #[arg(long, required = true, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
-    pub user: Vec<String>,
+    pub(crate) user: Vec<String>,
     /// Only their connections to this provider [default: all of them].
     #[arg(long, value_name = "P")]
-    pub provider: Option<String>,
+    pub(crate) provider: Option<String>,
     #[command(flatten)]
-    pub confirm: Confirm,
+    pub(crate) confirm: Confirm,
     #[command(flatten)]
-    pub output: Output,
+    pub(crate) output: Output,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct ForgetArgs {
     /// The person to erase: the issuer and subject of their identity.
     #[arg(long, required = true, num_args = 2, value_names = ["ISSUER", "SUBJECT"])]
-    pub user: Vec<String>,
+    pub(crate) user: Vec<String>,
     #[command(flatten)]
-    pub confirm: Confirm,
+    pub(crate) confirm: Confirm,
     #[command(flatten)]
-    pub output: Output,
+    pub(crate) output: Output,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }

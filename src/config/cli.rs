@@ -18,10 +18,10 @@ use super::{BridgeArgs, ServeArgs};
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
     /// Options of `grantry serve` (the default subcommand).
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 impl Cli {
@@ -123,7 +123,7 @@ pub(crate) enum KeysCommand {
 
 /// Who the caller is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IdentityMode {
+pub(crate) enum IdentityMode {
     /// One local user for every request and browser; loopback listen address and public URL only.
     Dev,
     /// Bearer tokens and browser login from an OpenID Connect issuer (`--oidc-*`).
@@ -133,7 +133,7 @@ pub enum IdentityMode {
 /// What a client gets when a call needs what it did not declare it can show its person: a
 /// sign-in link (URL elicitation), a confirmation (form elicitation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum NoUrlElicitation {
+pub(crate) enum NoUrlElicitation {
     /// The spec's answer: JSON-RPC -32021 naming the capability (agent frameworks often hide
     /// its message from the model and the person).
     Spec,
@@ -145,7 +145,7 @@ pub enum NoUrlElicitation {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }

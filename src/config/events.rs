@@ -31,21 +31,21 @@ impl EventsCommand {
 pub(crate) struct ListArgs {
     /// Only deliveries with this status.
     #[arg(long, value_parser = ["pending", "delivered", "parked"])]
-    pub status: Option<String>,
+    pub(crate) status: Option<String>,
     /// At most this many.
     #[arg(long, default_value_t = 50)]
-    pub limit: usize,
+    pub(crate) limit: usize,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct RetryArgs {
     /// Only this event's parked deliveries (its webhook-id) [default: every parked one].
     #[arg(long, value_name = "ID")]
-    pub event: Option<String>,
+    pub(crate) event: Option<String>,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -53,7 +53,7 @@ pub(crate) struct ReplayArgs {
     /// Deliveries delivered within this many hours (1-168; SQL stores keep them 7 days,
     /// Redis the last 20 of each connection and endpoint).
     #[arg(long, value_name = "HOURS", value_parser = clap::value_parser!(u32).range(1..=168))]
-    pub since_hours: u32,
+    pub(crate) since_hours: u32,
     #[command(flatten)]
-    pub serve: ServeArgs,
+    pub(crate) serve: ServeArgs,
 }

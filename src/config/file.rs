@@ -12,8 +12,8 @@ use super::ServeArgs;
 #[derive(Debug, thiserror::Error)]
 #[error("--config (GRANTRY_CONFIG) {}: {problem}", path.display())]
 pub(crate) struct FileError {
-    pub path: PathBuf,
-    pub problem: String,
+    pub(crate) path: PathBuf,
+    pub(crate) problem: String,
 }
 
 /// `command` with every key of the file at `path` as the default of its option, in every

@@ -12,26 +12,26 @@ use crate::access::Access;
 
 /// The OpenID Connect issuer grantry trusts, and the client it uses for browser logins.
 #[derive(Clone, Debug)]
-pub struct OidcSettings {
+pub(crate) struct OidcSettings {
     /// The issuer exactly as its discovery document must spell it (no trailing slash added).
-    pub issuer: String,
-    pub client_id: String,
-    pub client_secret: SecretString,
+    pub(crate) issuer: String,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: SecretString,
     /// Scopes every MCP access token must carry.
-    pub required_scopes: Vec<String>,
+    pub(crate) required_scopes: Vec<String>,
     /// Claims that mark an access token as having no person behind it.
-    pub non_interactive_claims: Vec<ClaimMatch>,
+    pub(crate) non_interactive_claims: Vec<ClaimMatch>,
     /// The scopes a tool call needs beyond `required_scopes`, by what the tool does.
-    pub tool_scopes: ToolScopes,
+    pub(crate) tool_scopes: ToolScopes,
 }
 
 /// The scopes each kind of tool call needs beyond those every request needs
 /// (`--oidc-read-scopes`, `--oidc-write-scopes`, `--oidc-manage-scopes`).
 #[derive(Clone, Debug, Default)]
-pub struct ToolScopes {
-    pub read: Vec<String>,
-    pub write: Vec<String>,
-    pub manage: Vec<String>,
+pub(crate) struct ToolScopes {
+    pub(crate) read: Vec<String>,
+    pub(crate) write: Vec<String>,
+    pub(crate) manage: Vec<String>,
 }
 
 impl ToolScopes {

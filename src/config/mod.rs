@@ -34,8 +34,8 @@ use crate::store::StoreUrl;
 #[derive(Debug, thiserror::Error)]
 #[error("{setting}: {message}")]
 pub struct ConfigError {
-    pub setting: String,
-    pub message: String,
+    pub(crate) setting: String,
+    pub(crate) message: String,
 }
 
 fn bad(setting: &str, message: impl Into<String>) -> ConfigError {
@@ -47,98 +47,98 @@ fn bad(setting: &str, message: impl Into<String>) -> ConfigError {
 
 /// Rate limits and quotas; each counter is per minute and shared across replicas.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    pub mcp_per_principal: u32,
-    pub mcp_per_ip: u32,
-    pub browser_per_ip: u32,
+pub(crate) struct Limits {
+    pub(crate) mcp_per_principal: u32,
+    pub(crate) mcp_per_ip: u32,
+    pub(crate) browser_per_ip: u32,
     /// Requests to the demo provider per client address.
-    pub demo_per_ip: u32,
+    pub(crate) demo_per_ip: u32,
     /// Peers whose `X-Forwarded-For` is believed.
-    pub trusted_proxies: Vec<ipnet::IpNet>,
-    pub max_pending_flows: u32,
+    pub(crate) trusted_proxies: Vec<ipnet::IpNet>,
+    pub(crate) max_pending_flows: u32,
 }
 
 /// What the listener allows each connection (see `server`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectionLimits {
-    pub header_read_timeout: Duration,
-    pub body_read_timeout: Duration,
-    pub idle_timeout: Duration,
+pub(crate) struct ConnectionLimits {
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     /// `None`: derived from the open-file limit at start.
-    pub max_connections: Option<usize>,
-    pub max_connections_per_address: usize,
+    pub(crate) max_connections: Option<usize>,
+    pub(crate) max_connections_per_address: usize,
 }
 
 /// Validated settings.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// Public base URL; shown without a trailing slash, e.g. `http://127.0.0.1:8080`.
-    pub public_url: PublicUrl,
-    pub data_dir: PathBuf,
-    pub store: StoreUrl,
-    pub store_prefix: String,
-    pub allow_volatile_store: bool,
+    pub(crate) public_url: PublicUrl,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) store: StoreUrl,
+    pub(crate) store_prefix: String,
+    pub(crate) allow_volatile_store: bool,
     /// Replicas a Redis store's writes that a person is told about must reach.
-    pub redis_replication: crate::store::Replication,
-    pub identity: IdentityMode,
+    pub(crate) redis_replication: crate::store::Replication,
+    pub(crate) identity: IdentityMode,
     /// Present exactly when `identity` is oidc.
-    pub oidc: Option<OidcSettings>,
-    pub limits: Limits,
-    pub providers_file: Option<PathBuf>,
+    pub(crate) oidc: Option<OidcSettings>,
+    pub(crate) limits: Limits,
+    pub(crate) providers_file: Option<PathBuf>,
     /// Catalog ids allowed plain http to hosts that are not loopback (test setups).
-    pub allow_insecure_providers: Vec<ProviderId>,
-    pub retry_hold: Duration,
+    pub(crate) allow_insecure_providers: Vec<ProviderId>,
+    pub(crate) retry_hold: Duration,
     /// Between a held retry's reads of the store (events wake it sooner).
-    pub hold_poll_interval: Duration,
+    pub(crate) hold_poll_interval: Duration,
     /// How long a held retry waits for its sign-in link to be opened at all.
-    pub unopened_link_wait: Duration,
+    pub(crate) unopened_link_wait: Duration,
     /// How long a legacy-era `elicitation/create` question waits for its answer.
-    pub elicitation_timeout: Duration,
+    pub(crate) elicitation_timeout: Duration,
     /// Legacy-era sessions this process keeps in memory at once.
-    pub max_legacy_sessions: usize,
+    pub(crate) max_legacy_sessions: usize,
     /// Of those, the most one principal may have.
-    pub max_legacy_sessions_per_principal: usize,
+    pub(crate) max_legacy_sessions_per_principal: usize,
     /// Legacy-era sessions one principal keeps in the store; past it the least recently used
     /// is forgotten.
-    pub max_stored_legacy_sessions_per_principal: usize,
+    pub(crate) max_stored_legacy_sessions_per_principal: usize,
     /// Retries and legacy GET streams held open at once by this process.
-    pub max_held_retries: usize,
+    pub(crate) max_held_retries: usize,
     /// Of those, the most one principal may have.
-    pub max_held_retries_per_principal: usize,
+    pub(crate) max_held_retries_per_principal: usize,
     /// Keys from configuration; `None` means "use or create the data directory's key".
-    pub keys: Option<SealingKeys>,
+    pub(crate) keys: Option<SealingKeys>,
     /// A data-directory key file others may read is only warned about.
-    pub allow_readable_key_file: bool,
-    pub request_state_ttl_secs: i64,
-    pub demo: bool,
-    pub demo_token_ttl_secs: i64,
-    pub allowed_origins: Vec<String>,
+    pub(crate) allow_readable_key_file: bool,
+    pub(crate) request_state_ttl_secs: i64,
+    pub(crate) demo: bool,
+    pub(crate) demo_token_ttl_secs: i64,
+    pub(crate) allowed_origins: Vec<String>,
     /// Benchmarks: the demo adapter calls the demo API in-process, not over HTTP.
-    pub demo_api_in_process: bool,
-    pub no_url_elicitation: NoUrlElicitation,
-    pub log_format: LogFormat,
+    pub(crate) demo_api_in_process: bool,
+    pub(crate) no_url_elicitation: NoUrlElicitation,
+    pub(crate) log_format: LogFormat,
     /// Where traces go, if anywhere.
-    pub traces: Option<Export>,
+    pub(crate) traces: Option<Export>,
     /// What people see: the deployment's name, logo, colour and support link.
-    pub brand: std::sync::Arc<crate::ui::Brand>,
+    pub(crate) brand: std::sync::Arc<crate::ui::Brand>,
     /// The language of person-facing MCP messages, and of pages a browser asks in no
     /// language grantry speaks.
-    pub default_language: crate::ui::Lang,
-    pub connections: ConnectionLimits,
-    pub lifecycle: Lifecycle,
+    pub(crate) default_language: crate::ui::Lang,
+    pub(crate) connections: ConnectionLimits,
+    pub(crate) lifecycle: Lifecycle,
 }
 
 /// Connection lifecycle: where events go, how deliveries are retried, the keep-alive.
 #[derive(Debug, Clone)]
-pub struct Lifecycle {
-    pub endpoints: Vec<webhooks::Endpoint>,
-    pub retries: webhooks::RetrySchedule,
+pub(crate) struct Lifecycle {
+    pub(crate) endpoints: Vec<webhooks::Endpoint>,
+    pub(crate) retries: webhooks::RetrySchedule,
     /// Undelivered deliveries kept per endpoint; past it the oldest parked go first.
-    pub max_undelivered: u64,
+    pub(crate) max_undelivered: u64,
     /// `None`: no background refreshes.
-    pub keepalive: Option<KeepAlive>,
-    pub expiry_warning_secs: i64,
+    pub(crate) keepalive: Option<KeepAlive>,
+    pub(crate) expiry_warning_secs: i64,
 }
 
 /// The keep-alive scheduler's pace.
@@ -321,7 +321,7 @@ fn connections(args: &ServeArgs) -> ConnectionLimits {
 
 /// The sealing keys given (`--keys`), base64url; `Debug` says how many, never one.
 #[derive(Clone)]
-pub struct SealingKeys(pub Vec<String>);
+pub(crate) struct SealingKeys(pub Vec<String>);
 
 impl std::fmt::Debug for SealingKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -61,7 +61,7 @@ impl FromStr for PublicUrl {
 
 /// A browser origin allowed to call `/mcp`: `scheme://host[:port]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin(String);
+pub(crate) struct Origin(String);
 
 impl Origin {
     pub(crate) fn as_str(&self) -> &str {
@@ -84,7 +84,7 @@ impl FromStr for Origin {
 /// A proxy whose `X-Forwarded-For` is believed: an address or a CIDR range (an address is a
 /// range of one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProxyRange(pub ipnet::IpNet);
+pub(crate) struct ProxyRange(pub ipnet::IpNet);
 
 impl FromStr for ProxyRange {
     type Err = String;
@@ -99,7 +99,7 @@ impl FromStr for ProxyRange {
 
 /// An OAuth scope (RFC 6749 §3.3 scope-token): written into `WWW-Authenticate` as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scope(pub String);
+pub(crate) struct Scope(pub String);
 
 impl FromStr for Scope {
     type Err = String;
@@ -118,9 +118,9 @@ impl FromStr for Scope {
 /// `CLAIM=VALUE`: an access token whose claim `CLAIM` is the string `VALUE` (or an array
 /// holding it) has no person behind it (`--non-interactive-claim`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimMatch {
-    pub claim: String,
-    pub value: String,
+pub(crate) struct ClaimMatch {
+    pub(crate) claim: String,
+    pub(crate) value: String,
 }
 
 impl FromStr for ClaimMatch {
@@ -148,7 +148,7 @@ impl FromStr for ClaimMatch {
 /// A comma-separated list (`a, b,c`): items trimmed, empty ones skipped, each parsed. In the
 /// TOML file it is an array (or the same comma-separated string).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommaList<T>(pub Vec<T>);
+pub(crate) struct CommaList<T>(pub Vec<T>);
 
 impl<T> Default for CommaList<T> {
     fn default() -> Self {

@@ -47,9 +47,9 @@ impl FromStr for EndpointName {
 
 /// `NAME=URL` as given to `--webhook-url`: https, or http to a loopback address.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EndpointTarget {
-    pub name: EndpointName,
-    pub url: Url,
+pub(crate) struct EndpointTarget {
+    pub(crate) name: EndpointName,
+    pub(crate) url: Url,
 }
 
 impl FromStr for EndpointTarget {
@@ -77,7 +77,7 @@ impl FromStr for EndpointTarget {
 /// A Standard Webhooks signing secret: `whsec_` and base64 of 24 to 64 random bytes. Its
 /// `Debug` never shows it.
 #[derive(Clone, Debug)]
-pub struct SigningSecret(SecretSlice<u8>);
+pub(crate) struct SigningSecret(SecretSlice<u8>);
 
 impl SigningSecret {
     pub(crate) fn key(&self) -> &[u8] {
@@ -107,10 +107,10 @@ impl FromStr for SigningSecret {
 /// One endpoint, ready to sign for: every delivery carries a `v1` signature with each secret
 /// (several while a secret is being rotated).
 #[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub name: EndpointName,
-    pub url: Url,
-    pub secrets: Vec<SigningSecret>,
+pub(crate) struct Endpoint {
+    pub(crate) name: EndpointName,
+    pub(crate) url: Url,
+    pub(crate) secrets: Vec<SigningSecret>,
 }
 
 /// The endpoints of `targets`, each with its secrets read through `var` (the environment):
@@ -150,7 +150,7 @@ pub(crate) fn resolve(
 
 /// Seconds between delivery attempts, comma-separated: after the last, a delivery is parked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetrySchedule(pub Vec<Duration>);
+pub(crate) struct RetrySchedule(pub Vec<Duration>);
 
 /// The Standard Webhooks example schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h,
 /// 24 h: ten attempts over about three days.

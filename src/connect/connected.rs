@@ -42,11 +42,11 @@ struct Receipt {
 /// How a sign-in that stored a grant ended.
 #[derive(Clone, Copy)]
 pub(super) struct Ended<'a> {
-    pub provider: &'a ProviderId,
-    pub account: Option<&'a Account>,
-    pub handout: Handout,
+    pub(crate) provider: &'a ProviderId,
+    pub(crate) account: Option<&'a Account>,
+    pub(crate) handout: Handout,
     /// The provider granted fewer scopes than asked.
-    pub less: bool,
+    pub(crate) less: bool,
 }
 
 /// Where the browser goes once the sign-in `ended`.

@@ -19,121 +19,121 @@ use crate::ui::Moment;
 #[template(path = "home.html")]
 pub(crate) struct HomePage<'a> {
     /// The MCP endpoint, as a client is configured with it.
-    pub mcp_url: &'a str,
+    pub(crate) mcp_url: &'a str,
     /// The providers it connects, by their display names.
-    pub providers: &'a [&'a str],
-    pub connections: &'a str,
+    pub(crate) providers: &'a [&'a str],
+    pub(crate) connections: &'a str,
 }
 
 /// The connect page: who connects which provider with which scopes, and a Continue button.
 #[derive(Template)]
 #[template(path = "connect.html")]
 pub(crate) struct ConnectPage<'a> {
-    pub who: &'a str,
-    pub provider_name: &'a str,
-    pub scopes: &'a [String],
-    pub action: &'a str,
-    pub csrf: &'a str,
+    pub(crate) who: &'a str,
+    pub(crate) provider_name: &'a str,
+    pub(crate) scopes: &'a [String],
+    pub(crate) action: &'a str,
+    pub(crate) csrf: &'a str,
 }
 
 /// The connect page of a provider connected with an API key: the key form, on grantry's origin.
 #[derive(Template)]
 #[template(path = "connect_key.html")]
 pub(crate) struct KeyPage<'a> {
-    pub who: &'a str,
-    pub provider_name: &'a str,
+    pub(crate) who: &'a str,
+    pub(crate) provider_name: &'a str,
     /// Whether the form asks for the account's site name too.
-    pub asks_site: bool,
+    pub(crate) asks_site: bool,
     /// The site name typed last time (never the key).
-    pub site: &'a str,
-    pub help_url: Option<&'a str>,
+    pub(crate) site: &'a str,
+    pub(crate) help_url: Option<&'a str>,
     /// Why the last try stored nothing.
-    pub problem: Option<&'a str>,
-    pub action: &'a str,
-    pub csrf: &'a str,
+    pub(crate) problem: Option<&'a str>,
+    pub(crate) action: &'a str,
+    pub(crate) csrf: &'a str,
 }
 
 /// The connections page: the person's connections, and what a disconnect just did.
 #[derive(Template)]
 #[template(path = "connections.html")]
 pub(crate) struct ConnectionsPage<'a> {
-    pub who: &'a str,
-    pub notice: Option<&'a str>,
-    pub connections: &'a [ConnectionRow],
+    pub(crate) who: &'a str,
+    pub(crate) notice: Option<&'a str>,
+    pub(crate) connections: &'a [ConnectionRow],
     /// Sign-in links for another connection: providers with accounts, and those not yet
     /// connected.
-    pub connect: &'a [ConnectLink],
+    pub(crate) connect: &'a [ConnectLink],
 }
 
 /// A link that starts a new connection to `provider`.
 pub(crate) struct ConnectLink {
-    pub provider_name: String,
+    pub(crate) provider_name: String,
     /// Whether the person has a connection there already (the link adds another account).
-    pub another: bool,
-    pub href: String,
+    pub(crate) another: bool,
+    pub(crate) href: String,
 }
 
 /// One connection as the connections page shows it (times in the reader's words, and in
 /// RFC 3339 for `<time datetime>`).
 pub(crate) struct ConnectionRow {
-    pub provider_name: String,
-    pub account: Option<String>,
+    pub(crate) provider_name: String,
+    pub(crate) account: Option<String>,
     /// The provider, with the account in brackets where there is one: tells two apart.
-    pub name: String,
-    pub scopes: Vec<String>,
+    pub(crate) name: String,
+    pub(crate) scopes: Vec<String>,
     /// Whether it works as it is (else `health` says what is wrong).
-    pub healthy: bool,
+    pub(crate) healthy: bool,
     /// Whether it cannot be used until the person reconnects it (marked beside its name).
-    pub broken: bool,
-    pub health: String,
-    pub connected_since: Moment,
-    pub last_used: Option<Moment>,
+    pub(crate) broken: bool,
+    pub(crate) health: String,
+    pub(crate) connected_since: Moment,
+    pub(crate) last_used: Option<Moment>,
     /// The MCP client it was last used through, in the reader's words.
-    pub used_by: Option<String>,
-    pub expires_at: Option<Moment>,
+    pub(crate) used_by: Option<String>,
+    pub(crate) expires_at: Option<Moment>,
     /// A fresh connect link for the same provider: the same connection, signed in again.
-    pub reconnect: String,
+    pub(crate) reconnect: String,
     /// Where its Disconnect asks first.
-    pub disconnect: String,
+    pub(crate) disconnect: String,
 }
 
 /// The step before a disconnect: what will happen, and the button that does it.
 #[derive(Template)]
 #[template(path = "confirm_disconnect.html")]
 pub(crate) struct ConfirmDisconnectPage<'a> {
-    pub provider_name: &'a str,
+    pub(crate) provider_name: &'a str,
     /// The message key saying what a disconnect does (an API key is only forgotten).
-    pub explained: &'static str,
+    pub(crate) explained: &'static str,
     /// The provider, with the account in brackets where there is one.
-    pub name: &'a str,
-    pub action: &'a str,
-    pub csrf: &'a str,
-    pub connected_at: i64,
+    pub(crate) name: &'a str,
+    pub(crate) action: &'a str,
+    pub(crate) csrf: &'a str,
+    pub(crate) connected_at: i64,
 }
 
 /// The page a finished sign-in lands on: what to do next, and the account connected.
 #[derive(Template)]
 #[template(path = "connected.html")]
 pub(crate) struct ConnectedPage<'a> {
-    pub title: &'a str,
+    pub(crate) title: &'a str,
     /// That it is connected, and what the person does next.
-    pub body: &'a str,
-    pub provider_name: &'a str,
+    pub(crate) body: &'a str,
+    pub(crate) provider_name: &'a str,
     /// The account's name as the provider gave it, where the sign-in picked one.
-    pub account: Option<&'a str>,
+    pub(crate) account: Option<&'a str>,
     /// The connections page.
-    pub manage: &'a str,
+    pub(crate) manage: &'a str,
 }
 
 /// A one-message page: expired, refused and the like.
 #[derive(Template)]
 #[template(path = "message.html")]
 pub(crate) struct MessagePage<'a> {
-    pub title: &'a str,
-    pub message: &'a str,
-    pub ok: bool,
+    pub(crate) title: &'a str,
+    pub(crate) message: &'a str,
+    pub(crate) ok: bool,
     /// Where the person may go next, and the link's words.
-    pub next: Option<(&'a str, &'a str)>,
+    pub(crate) next: Option<(&'a str, &'a str)>,
 }
 
 /// The security headers of every browser response.

@@ -4,14 +4,14 @@
 /// The callback's query, each parameter at most once.
 #[derive(Default)]
 pub(super) struct CallbackQuery {
-    pub state: Option<String>,
-    pub code: Option<String>,
-    pub error: Option<String>,
-    pub iss: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) code: Option<String>,
+    pub(crate) error: Option<String>,
+    pub(crate) iss: Option<String>,
     /// QuickBooks: the company connected.
-    pub realm_id: Option<String>,
+    pub(crate) realm_id: Option<String>,
     /// Zoho: the data centre the account lives in.
-    pub accounts_server: Option<String>,
+    pub(crate) accounts_server: Option<String>,
 }
 
 const MAX_PARAM_LEN: usize = 2048;

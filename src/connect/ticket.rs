@@ -19,16 +19,16 @@ use crate::store::StoreError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ticket {
-    pub id: String,
-    pub principal: Principal,
-    pub provider: ProviderId,
+    pub(crate) id: String,
+    pub(crate) principal: Principal,
+    pub(crate) provider: ProviderId,
     /// What the call that asked for the sign-in does: its provider scopes are asked for.
     #[serde(default, rename = "a")]
-    pub access: Access,
+    pub(crate) access: Access,
     /// How its link reached the person; a ticket sealed before this field was added says
     /// nothing ([`Handout::Unsaid`]).
     #[serde(default, rename = "h")]
-    pub handout: Handout,
+    pub(crate) handout: Handout,
 }
 
 impl Ticket {

@@ -39,13 +39,13 @@ const COUNT_SHARE: u32 = 20;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct RoundReport {
     /// Another replica's round was under way.
-    pub skipped: bool,
+    pub(crate) skipped: bool,
     /// Grants looked at.
     pub looked_at: usize,
     /// Refreshes started.
-    pub refreshed: usize,
+    pub(crate) refreshed: usize,
     /// Expiry warnings written.
-    pub warned: usize,
+    pub(crate) warned: usize,
 }
 
 #[derive(Clone)]

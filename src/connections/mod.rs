@@ -48,9 +48,9 @@ pub(crate) struct Connections {
 
 /// One of the caller's connections.
 pub(crate) struct Connection<'a> {
-    pub provider: &'a Provider,
-    pub key: GrantKey,
-    pub grant: Grant,
+    pub(crate) provider: &'a Provider,
+    pub(crate) key: GrantKey,
+    pub(crate) grant: Grant,
 }
 
 /// Which of the caller's grants at a provider a request means.
@@ -70,16 +70,16 @@ pub(crate) enum AccountChoice {
 /// it says so, since using it first asks the person to reconnect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Choosable {
-    pub account: Account,
+    pub(crate) account: Account,
     /// Its connection needs a new sign-in before it can be used.
-    pub needs_reauth: bool,
+    pub(crate) needs_reauth: bool,
 }
 
 /// The grant a request means, and the grant as the choice read it, if it read the store:
 /// the call made with it does not read it again.
 #[derive(Debug, Clone)]
 pub(crate) struct ChosenGrant {
-    pub key: GrantKey,
+    pub(crate) key: GrantKey,
     /// `Some` when the choice read the store: the grant, or `None` for none stored.
     read: Option<Option<Box<Grant>>>,
 }

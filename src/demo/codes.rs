@@ -27,23 +27,23 @@ pub(super) const MAX_REMEMBERED_CODES: usize = 100_000;
 #[derive(Serialize, Deserialize)]
 pub(super) struct CodeClaims {
     /// Random 128-bit id: the key of the single-use check.
-    pub id: String,
-    pub client_id: String,
-    pub redirect_uri: String,
-    pub code_challenge: String,
-    pub user: String,
-    pub scope: String,
+    pub(crate) id: String,
+    pub(crate) client_id: String,
+    pub(crate) redirect_uri: String,
+    pub(crate) code_challenge: String,
+    pub(crate) user: String,
+    pub(crate) scope: String,
     /// Expiry (unix seconds), repeated here so the single-use set knows how long to remember
     /// the id; the sealer checks its own copy.
-    pub exp: i64,
+    pub(crate) exp: i64,
 }
 
 /// What an access or refresh token carries (the purpose tells them apart).
 #[derive(Serialize, Deserialize)]
 pub(super) struct TokenClaims {
-    pub user: String,
-    pub scope: String,
-    pub client_id: String,
+    pub(crate) user: String,
+    pub(crate) scope: String,
+    pub(crate) client_id: String,
 }
 
 /// The S256 code challenge of `verifier`: base64url-nopad(SHA-256(verifier)), RFC 7636 §4.2.

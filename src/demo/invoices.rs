@@ -31,21 +31,21 @@ const CURRENCIES: [&str; 3] = ["eur", "usd", "gbp"];
 /// One invoice as the demo API returns it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub(super) struct DemoInvoice {
-    pub id: String,
-    pub number: String,
-    pub customer_name: String,
+    pub(crate) id: String,
+    pub(crate) number: String,
+    pub(crate) customer_name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub customer_email: Option<String>,
-    pub total_cents: u64,
-    pub currency: String,
+    pub(crate) customer_email: Option<String>,
+    pub(crate) total_cents: u64,
+    pub(crate) currency: String,
     /// `open`, `paid` or `void`.
-    pub state: &'static str,
+    pub(crate) state: &'static str,
     /// `YYYY-MM-DD`.
-    pub created: String,
+    pub(crate) created: String,
     /// `YYYY-MM-DD`.
-    pub due: String,
+    pub(crate) due: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
 }
 
 /// The invoices of `user`, newest first; at least one open and one paid.

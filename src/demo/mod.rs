@@ -110,25 +110,25 @@ impl fmt::Debug for DemoConfig {
 #[derive(Clone, Copy, Debug, Default, serde::Serialize, PartialEq, Eq)]
 pub(crate) struct DemoStats {
     /// `GET /authorize` requests, valid or not.
-    pub authorize_requests: u64,
+    pub(crate) authorize_requests: u64,
     /// Authorization codes handed out.
-    pub codes_issued: u64,
+    pub(crate) codes_issued: u64,
     /// `POST /token` requests, any outcome.
-    pub token_requests: u64,
+    pub(crate) token_requests: u64,
     /// Codes redeemed for tokens.
-    pub code_redemptions_ok: u64,
+    pub(crate) code_redemptions_ok: u64,
     /// Refresh grants that produced a new access token.
-    pub refreshes_ok: u64,
+    pub(crate) refreshes_ok: u64,
     /// Billing API requests, any outcome.
-    pub api_requests: u64,
+    pub(crate) api_requests: u64,
     /// Invoices created (a repeated idempotency key creates none).
-    pub invoices_created: u64,
+    pub(crate) invoices_created: u64,
     /// Created invoices kept now (bounded: see `book`).
-    pub invoices_kept: u64,
+    pub(crate) invoices_kept: u64,
     /// Users whose writes are kept now.
-    pub users_kept: u64,
+    pub(crate) users_kept: u64,
     /// Redeemed codes remembered now (each for about a minute).
-    pub codes_remembered: u64,
+    pub(crate) codes_remembered: u64,
 }
 
 #[derive(Default)]

@@ -14,8 +14,8 @@ use serde_json::json;
 /// A refusal from `/token` or `/revoke`. The description names parameters, never their values.
 #[derive(Debug)]
 pub(super) struct OAuthError {
-    pub code: &'static str,
-    pub description: Cow<'static, str>,
+    pub(crate) code: &'static str,
+    pub(crate) description: Cow<'static, str>,
 }
 
 impl OAuthError {

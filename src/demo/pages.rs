@@ -15,34 +15,34 @@ use url::Url;
 
 /// One scope as the consent page shows it.
 pub(super) struct ScopeView {
-    pub name: String,
-    pub description: &'static str,
+    pub(crate) name: String,
+    pub(crate) description: &'static str,
 }
 
 /// The consent page: who asks for what, as which demo user, Approve or Deny.
 #[derive(Template, askama_web::WebTemplate)]
 #[template(path = "demo_consent.html")]
 pub(super) struct ConsentPage<'a> {
-    pub client_id: &'a str,
-    pub redirect_uri: &'a str,
-    pub scopes: Vec<ScopeView>,
+    pub(crate) client_id: &'a str,
+    pub(crate) redirect_uri: &'a str,
+    pub(crate) scopes: Vec<ScopeView>,
     /// Whether it asks for write access besides reading: then "Allow reading only" is offered.
-    pub read_only_choice: bool,
+    pub(crate) read_only_choice: bool,
     /// The request's parameters, carried back as hidden fields (and re-validated on POST).
-    pub scope: &'a str,
-    pub state: Option<&'a str>,
-    pub code_challenge: &'a str,
-    pub user: &'a str,
+    pub(crate) scope: &'a str,
+    pub(crate) state: Option<&'a str>,
+    pub(crate) code_challenge: &'a str,
+    pub(crate) user: &'a str,
     /// Shown above the form when a POST was refused (e.g. a bad user name).
-    pub error: Option<&'a str>,
+    pub(crate) error: Option<&'a str>,
 }
 
 /// A page for requests that cannot be answered with a redirect.
 #[derive(Template, askama_web::WebTemplate)]
 #[template(path = "demo_error.html")]
 pub(super) struct ErrorPage<'a> {
-    pub title: &'a str,
-    pub message: &'a str,
+    pub(crate) title: &'a str,
+    pub(crate) message: &'a str,
 }
 
 /// Renders `page` with `status` and the security headers. `return_to` is the redirect URI the

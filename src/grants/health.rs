@@ -91,13 +91,13 @@ pub struct Health {
     /// When a failing refresh is tried again.
     pub retry_at: i64,
     /// The last successful refresh (0: none since the sign-in).
-    pub refreshed_at: i64,
+    pub(crate) refreshed_at: i64,
     /// When the refresh token stops working whatever happens (QuickBooks: five years).
-    pub hard_expires_at: Option<i64>,
+    pub(crate) hard_expires_at: Option<i64>,
     /// `connection.expiring` was sent for this hard expiry.
-    pub expiry_warned: bool,
+    pub(crate) expiry_warned: bool,
     /// The last sign-in (0 on rows from before it was kept: see [`super::Grant::signed_in_at`]).
-    pub signed_in_at: i64,
+    pub(crate) signed_in_at: i64,
 }
 
 impl Health {

@@ -45,27 +45,27 @@ pub(crate) use write::Stored;
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct GrantRow {
     pub tokens_sealed: String,
-    pub access_expires_at: i64,
+    pub(crate) access_expires_at: i64,
     /// Space-separated granted scopes.
-    pub scopes: String,
-    pub version: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
+    pub(crate) scopes: String,
+    pub(crate) version: i64,
+    pub(crate) created_at: i64,
+    pub(crate) updated_at: i64,
     /// Hex id of the key the tokens are sealed under ('' when unknown).
-    pub key_id: String,
+    pub(crate) key_id: String,
     /// Stable across reconnects ('' on rows from before it: see [`Grant::connection_id`]).
-    pub connection_id: String,
+    pub(crate) connection_id: String,
     /// [`State`] as text.
-    pub state: String,
+    pub(crate) state: String,
     /// [`Health`] as JSON.
-    pub health: String,
+    pub(crate) health: String,
     /// When the keep-alive next looks at the grant (0: never).
-    pub keepalive_at: i64,
+    pub(crate) keepalive_at: i64,
     /// When a tool last used it (0: not since it was recorded).
-    pub used_at: i64,
+    pub(crate) used_at: i64,
     /// The MCP client it was last used through ([`McpClient::stored`]; '' for none). Only
     /// [`GrantBackend::touch`] writes it: a sign-in or a refresh keeps it.
-    pub used_by: String,
+    pub(crate) used_by: String,
 }
 
 /// How many grants each key seals.
@@ -153,13 +153,13 @@ pub struct Grant {
     /// When the connection was first made (kept through refreshes and reconnects).
     pub created_at: i64,
     /// The last write of its tokens (a sign-in or a refresh).
-    pub updated_at: i64,
+    pub(crate) updated_at: i64,
     pub connection_id: ConnectionId,
     pub state: State,
     pub health: Health,
-    pub used_at: i64,
+    pub(crate) used_at: i64,
     /// The MCP client it was last used through, if one was recorded.
-    pub used_by: Option<McpClient>,
+    pub(crate) used_by: Option<McpClient>,
 }
 
 impl Grant {

@@ -8,9 +8,9 @@ use crate::store::StoreError;
 /// A grant's next look by the keep-alive: `at` (0: never), if its row still has `version`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reschedule {
-    pub key: GrantKey,
-    pub version: i64,
-    pub at: i64,
+    pub(crate) key: GrantKey,
+    pub(crate) version: i64,
+    pub(crate) at: i64,
 }
 
 impl Reschedule {
@@ -29,11 +29,11 @@ impl Reschedule {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Due {
     pub key: GrantKey,
-    pub version: i64,
-    pub state: State,
-    pub health: Health,
+    pub(crate) version: i64,
+    pub(crate) state: State,
+    pub(crate) health: Health,
     /// The last write of its tokens.
-    pub updated_at: i64,
+    pub(crate) updated_at: i64,
 }
 
 impl Due {

@@ -13,19 +13,19 @@ use crate::store::StoreError;
 
 /// A grant as a write leaves it.
 pub(crate) struct Stored<'a> {
-    pub tokens: &'a TokenSet,
-    pub version: i64,
+    pub(crate) tokens: &'a TokenSet,
+    pub(crate) version: i64,
     /// When the connection was first made.
-    pub created_at: i64,
+    pub(crate) created_at: i64,
     /// The last write of its tokens.
-    pub updated_at: i64,
-    pub connection_id: &'a ConnectionId,
-    pub state: State,
-    pub health: &'a Health,
+    pub(crate) updated_at: i64,
+    pub(crate) connection_id: &'a ConnectionId,
+    pub(crate) state: State,
+    pub(crate) health: &'a Health,
     /// When the keep-alive next looks at it (0: never).
-    pub keepalive_at: i64,
+    pub(crate) keepalive_at: i64,
     /// When a tool last used it.
-    pub used_at: i64,
+    pub(crate) used_at: i64,
 }
 
 impl Grants {

@@ -11,7 +11,7 @@ const MAX_DECLARED: usize = 64;
 
 /// The MCP client behind a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum McpClient {
+pub(crate) enum McpClient {
     /// The access token's `azp` or `client_id`, checked with the token.
     Verified(String),
     /// `clientInfo.name`, as the client declared it.
@@ -21,8 +21,8 @@ pub enum McpClient {
 /// An [`McpClient`] as JSON shows it: `{"client": "…", "verified": true}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct ClientView {
-    pub client: String,
-    pub verified: bool,
+    pub(crate) client: String,
+    pub(crate) verified: bool,
 }
 
 impl McpClient {

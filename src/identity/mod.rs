@@ -38,13 +38,13 @@ pub(crate) enum Presence {
 /// token may do.
 #[derive(Debug, Clone)]
 pub(crate) struct McpCaller {
-    pub principal: Principal,
-    pub presence: Presence,
+    pub(crate) principal: Principal,
+    pub(crate) presence: Presence,
     /// The scopes the access token holds; `None` where identity grants none (`dev`).
-    pub scopes: Option<GrantedScopes>,
+    pub(crate) scopes: Option<GrantedScopes>,
     /// The client the token was issued to, as the issuer vouched (`None` in `dev`, or where
     /// the token names none).
-    pub client: Option<VerifiedClient>,
+    pub(crate) client: Option<VerifiedClient>,
 }
 
 /// The id of the client an access token was issued to (`azp`, else `client_id`).

@@ -24,8 +24,8 @@ struct SessionClaims {
 /// A signed-in browser.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
-    pub principal: Principal,
-    pub expires_at: i64,
+    pub(crate) principal: Principal,
+    pub(crate) expires_at: i64,
 }
 
 pub fn cookie_name(https: bool) -> String {

@@ -35,7 +35,7 @@ const MAX_KEYS_PER_WINDOW: usize = 50_000;
 
 /// Counters in the store, one per (bucket key, window).
 #[async_trait]
-pub trait CounterBackend: Send + Sync {
+pub(crate) trait CounterBackend: Send + Sync {
     /// Adds each delta to its key's counter in `window` and returns the new totals, in order.
     async fn add(&self, window: i64, deltas: &[(String, u64)]) -> Result<Vec<u64>, StoreError>;
     /// Drops counters of windows before `window`.

@@ -15,25 +15,25 @@ use crate::identity::Presence;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {
     /// `elicitation.url`: the client shows a URL-mode elicitation's link.
-    pub url_elicitation: bool,
+    pub(crate) url_elicitation: bool,
     /// `elicitation.form`, or an `elicitation` object naming no mode at all (the spec reads
     /// that as form mode): the client asks its person a form's questions.
-    pub form_elicitation: bool,
+    pub(crate) form_elicitation: bool,
     /// `elicitation`, in any mode.
     pub elicitation: bool,
     /// `sampling` (deprecated; the conformance suite's fixtures ask for it).
     pub sampling: bool,
     /// `roots` (deprecated; the conformance suite's fixtures ask for it).
-    pub roots: bool,
+    pub(crate) roots: bool,
     /// The MCP Apps extension with HTML apps (`io.modelcontextprotocol/ui`, its `mimeTypes`
     /// naming `text/html;profile=mcp-app`): the host renders grantry's connect card.
-    pub apps: bool,
+    pub(crate) apps: bool,
     /// The Tasks extension (`io.modelcontextprotocol/tasks`, an empty object: it has no
     /// settings yet): the client takes a task for an answer and polls it.
-    pub tasks: bool,
+    pub(crate) tasks: bool,
     /// Not the client's to declare: the caller's token has no person behind it, so nothing
     /// may be asked of anyone ([`Capabilities::for_presence`]).
-    pub no_person: bool,
+    pub(crate) no_person: bool,
 }
 
 impl Capabilities {

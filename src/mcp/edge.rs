@@ -53,19 +53,19 @@ pub(crate) type Rmcp = StreamableHttpService<McpHandler, LocalSessionManager>;
 
 /// The edge: what it needs to answer a request, built once.
 pub(crate) struct Edge {
-    pub modern: Modern,
-    pub dispatch: Arc<Dispatch>,
+    pub(crate) modern: Modern,
+    pub(crate) dispatch: Arc<Dispatch>,
     /// Tasks, for calls from clients that declare the extension.
-    pub tasks: Arc<Tasks>,
-    pub sessions: Sessions,
+    pub(crate) tasks: Arc<Tasks>,
+    pub(crate) sessions: Sessions,
     /// Legacy-era GET streams open, per session and per principal.
-    pub streams: Streams,
+    pub(crate) streams: Streams,
     /// The interval between SSE comments.
-    pub keep_alive: Duration,
-    pub rmcp: Arc<Rmcp>,
+    pub(crate) keep_alive: Duration,
+    pub(crate) rmcp: Arc<Rmcp>,
     /// Where tools need scopes of their own: the check, and the tools by name for the
     /// legacy era's bodies.
-    pub tool_scopes: Option<(ToolScopeCheck, Arc<Registry>)>,
+    pub(crate) tool_scopes: Option<(ToolScopeCheck, Arc<Registry>)>,
 }
 
 /// How an answered request is counted: the outcome the answer carries, or its status's.

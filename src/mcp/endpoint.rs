@@ -18,8 +18,8 @@ use crate::metrics;
 use crate::state::AppState;
 
 pub(super) struct Endpoint {
-    pub state: AppState,
-    pub edge: Edge,
+    pub(crate) state: AppState,
+    pub(crate) edge: Edge,
 }
 
 impl Endpoint {

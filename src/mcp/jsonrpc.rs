@@ -51,7 +51,7 @@ pub(crate) enum ReplyTo {
 /// A JSON-RPC error code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
-pub struct ErrorCode(pub i32);
+pub(crate) struct ErrorCode(pub i32);
 
 impl ErrorCode {
     /// The body is not JSON.
@@ -93,10 +93,10 @@ impl ErrorCode {
 /// A JSON-RPC error: its code, its message, and what else the client may act on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RpcError {
-    pub code: ErrorCode,
-    pub message: String,
+    pub(crate) code: ErrorCode,
+    pub(crate) message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    pub(crate) data: Option<Value>,
 }
 
 impl RpcError {

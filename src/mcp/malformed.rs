@@ -47,10 +47,10 @@ pub(super) fn invalid_params(method: &str, legacy: bool) -> Option<RpcError> {
 /// What a body rmcp could not read as a message is.
 #[derive(Debug, PartialEq)]
 pub(super) struct Unreadable {
-    pub code: ErrorCode,
-    pub message: &'static str,
+    pub(crate) code: ErrorCode,
+    pub(crate) message: &'static str,
     /// The request's id, when it is one a response may carry.
-    pub id: Value,
+    pub(crate) id: Value,
 }
 
 /// Reads a body rmcp refused as not a message; `None` when it is a well-formed request after

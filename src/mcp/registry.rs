@@ -109,11 +109,11 @@ impl Listed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Mirror {
     /// The argument (a top-level property of the input schema).
-    pub argument: String,
+    pub(crate) argument: String,
     /// `Mcp-Param-` and the name declared, as refusals spell it.
-    pub spelled: String,
+    pub(crate) spelled: String,
     /// The header, looked up by this name (`None`: the declaration is no header name).
-    pub name: Option<HeaderName>,
+    pub(crate) name: Option<HeaderName>,
 }
 
 impl Mirror {
@@ -131,9 +131,9 @@ impl Mirror {
 /// A listed tool with what the edge checks of its calls.
 #[derive(Debug)]
 pub(crate) struct Entry {
-    pub listed: Listed,
+    pub(crate) listed: Listed,
     /// Sorted by argument: the order the headers are checked in.
-    pub mirrors: Vec<Mirror>,
+    pub(crate) mirrors: Vec<Mirror>,
 }
 
 /// Every listed tool, in `tools/list` order.

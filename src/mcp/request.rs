@@ -14,19 +14,19 @@ use crate::identity::{McpClient, Principal};
 /// One tool call.
 pub(crate) struct ToolCall {
     /// Who called, as authentication found them.
-    pub principal: Principal,
+    pub(crate) principal: Principal,
     /// The client it came through: verified by the token where the issuer names one, else
     /// as the client declared itself.
-    pub client: Option<McpClient>,
+    pub(crate) client: Option<McpClient>,
     /// The tool, looked up once by its name.
-    pub tool: Listed,
-    pub arguments: Map<String, Value>,
+    pub(crate) tool: Listed,
+    pub(crate) arguments: Map<String, Value>,
     /// What a retry of a round brings back (empty on a first call).
-    pub retry: Retry,
+    pub(crate) retry: Retry,
     /// What the client declared it can do.
-    pub capabilities: Capabilities,
+    pub(crate) capabilities: Capabilities,
     /// The era it came in, with what that era lends the call.
-    pub era: Era,
+    pub(crate) era: Era,
 }
 
 /// The era of a call.

@@ -101,10 +101,10 @@ pub struct Delivery {
 /// says (`data`) and when it happened.
 #[derive(Debug, Clone)]
 pub(crate) struct Event {
-    pub event_type: &'static str,
-    pub connection: String,
-    pub data: serde_json::Value,
-    pub at: i64,
+    pub(crate) event_type: &'static str,
+    pub(crate) connection: String,
+    pub(crate) data: serde_json::Value,
+    pub(crate) at: i64,
 }
 
 impl Event {
@@ -177,9 +177,9 @@ pub enum Outcome {
 pub struct Depth {
     pub pending: i64,
     /// Parked deliveries (`None` where counting them means reading every list: Redis).
-    pub parked: Option<i64>,
+    pub(crate) parked: Option<i64>,
     /// Seconds since the oldest pending delivery was written (0 if none).
-    pub oldest_pending_age: i64,
+    pub(crate) oldest_pending_age: i64,
 }
 
 /// Which deliveries `events list` shows.

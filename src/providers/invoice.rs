@@ -6,20 +6,20 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Invoice {
     /// The provider's id for the invoice.
-    pub id: String,
+    pub(crate) id: String,
     /// The number printed on the invoice.
-    pub number: String,
+    pub(crate) number: String,
     /// The customer's display name.
-    pub customer: String,
+    pub(crate) customer: String,
     /// Total in the currency's minor unit (cents for EUR).
-    pub amount_minor: i64,
+    pub(crate) amount_minor: i64,
     /// ISO 4217 code, upper case.
-    pub currency: String,
-    pub status: InvoiceStatus,
+    pub(crate) currency: String,
+    pub(crate) status: InvoiceStatus,
     /// `YYYY-MM-DD`.
-    pub issue_date: String,
+    pub(crate) issue_date: String,
     /// `YYYY-MM-DD`, when the invoice has one.
-    pub due_date: Option<String>,
+    pub(crate) due_date: Option<String>,
 }
 
 impl Invoice {
@@ -64,15 +64,15 @@ impl StatusFilter {
 /// An invoice to create, already validated (see `tools::invoice_draft`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct NewInvoice {
-    pub customer_email: String,
-    pub customer_name: String,
+    pub(crate) customer_email: String,
+    pub(crate) customer_name: String,
     /// In the currency's minor unit.
-    pub amount_minor: i64,
+    pub(crate) amount_minor: i64,
     /// ISO 4217, upper case.
-    pub currency: String,
+    pub(crate) currency: String,
     /// `YYYY-MM-DD`.
-    pub due_date: String,
-    pub description: Option<String>,
+    pub(crate) due_date: String,
+    pub(crate) description: Option<String>,
 }
 
 /// `amount_minor` of `currency` as a decimal string (`12050` EUR → `"120.50"`).

@@ -31,8 +31,8 @@ const NONE: u64 = u64::MAX;
 /// The two deadlines a connection that is not busy runs against.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Timeouts {
-    pub header_read: Duration,
-    pub idle: Duration,
+    pub(crate) header_read: Duration,
+    pub(crate) idle: Duration,
 }
 
 /// Why a connection was closed by its deadline.

@@ -56,9 +56,9 @@ const OVER_CAPACITY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 
 /// The open-file limit after [`raise_open_file_limit`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct OpenFiles {
-    pub limit: u64,
+    pub(crate) limit: u64,
     /// The soft limit before it was raised, when it was.
-    pub raised_from: Option<u64>,
+    pub(crate) raised_from: Option<u64>,
 }
 
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit, and says what it is now.
@@ -82,10 +82,10 @@ pub(crate) fn default_max_connections(files: OpenFiles) -> usize {
 /// How the listener treats connections, resolved at start.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
-    pub limits: ConnectionLimits,
-    pub max_connections: usize,
+    pub(crate) limits: ConnectionLimits,
+    pub(crate) max_connections: usize,
     /// Peers counted only towards the total cap.
-    pub trusted_proxies: Vec<ipnet::IpNet>,
+    pub(crate) trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets the requests in progress

@@ -59,9 +59,9 @@ pub struct Stores {
     pub flows: Arc<dyn FlowBackend>,
     pub grants: Arc<dyn GrantBackend>,
     /// How grant events reach other replicas (`None`: one process, SQLite).
-    pub bus: Option<Arc<dyn EventBus>>,
+    pub(crate) bus: Option<Arc<dyn EventBus>>,
     /// Rate-limit counters shared by the replicas.
-    pub counters: Arc<dyn CounterBackend>,
+    pub(crate) counters: Arc<dyn CounterBackend>,
     /// Exclusive leases shared by the replicas.
     pub leases: Arc<dyn LeaseBackend>,
     /// Legacy-era MCP sessions shared by the replicas.
@@ -69,7 +69,7 @@ pub struct Stores {
     /// Lifecycle events on their way to the webhook endpoints.
     pub outbox: Arc<dyn OutboxBackend>,
     /// The MCP clients refused the use of connections.
-    pub blocklist: Arc<dyn BlocklistBackend>,
+    pub(crate) blocklist: Arc<dyn BlocklistBackend>,
     /// MCP tasks, readable by every replica.
     pub tasks: Arc<dyn TaskBackend>,
     /// The replicas serving the store, each as it records itself.

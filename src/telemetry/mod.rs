@@ -95,7 +95,7 @@ pub(crate) fn store_span(
 
 /// Where traces go. Its `Debug` shows the collector's host, never a password in its URL.
 #[derive(Clone, PartialEq, Eq)]
-pub enum Export {
+pub(crate) enum Export {
     /// A collector's base URL (`/v1/traces` is added).
     Endpoint(url::Url),
     /// The standard `OTEL_EXPORTER_OTLP_*` variables, read by the exporter.

@@ -12,9 +12,9 @@ use super::{Traced, context, propagate};
 /// Whom a request is for: `provider` (API, token, revocation, metadata) or `webhook`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Peer<'a> {
-    pub role: &'static str,
+    pub(crate) role: &'static str,
     /// The provider's id or the endpoint's name, where the caller knows it.
-    pub name: Option<&'a str>,
+    pub(crate) name: Option<&'a str>,
 }
 
 /// Sends `request`: traced when traces are on, as it is otherwise.

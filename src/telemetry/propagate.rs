@@ -17,9 +17,9 @@ use reqwest::header::HeaderValue;
 #[derive(Debug, Default, Clone, serde::Deserialize)]
 pub(crate) struct MetaContext<'a> {
     #[serde(default, borrow)]
-    pub traceparent: Option<&'a str>,
+    pub(crate) traceparent: Option<&'a str>,
     #[serde(default, borrow)]
-    pub tracestate: Option<&'a str>,
+    pub(crate) tracestate: Option<&'a str>,
 }
 
 /// The caller's trace, to continue: `_meta`'s context if it has a valid one, else the

@@ -97,13 +97,13 @@ fn output_schema() -> Value {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Args {
     #[serde(default)]
-    pub status: StatusFilter,
+    pub(crate) status: StatusFilter,
     #[serde(default)]
-    pub provider: Option<String>,
+    pub(crate) provider: Option<String>,
     #[serde(default)]
-    pub account: Option<String>,
+    pub(crate) account: Option<String>,
     #[serde(default)]
-    pub cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
 }
 
 impl Args {

@@ -177,47 +177,47 @@ impl Tool {
 /// by the protocol layer for each call; a tool reaches nothing else of the process.
 #[derive(Clone, Copy)]
 pub(crate) struct Services<'a> {
-    pub connections: &'a Connections,
-    pub catalog: &'a Catalog,
+    pub(crate) connections: &'a Connections,
+    pub(crate) catalog: &'a Catalog,
     /// The language of what a person reads (a confirmation's question, a form's message).
-    pub language: Lang,
+    pub(crate) language: Lang,
     /// The deployment's name, as people know it.
-    pub brand: &'a str,
+    pub(crate) brand: &'a str,
     /// Where grantry's own pages are (`/connections`, for a person to manage what they
     /// connected).
-    pub public_url: &'a PublicUrl,
+    pub(crate) public_url: &'a PublicUrl,
 }
 
 /// One call: who, with which arguments, on what.
 #[derive(Clone, Copy)]
 pub(crate) struct Call<'a> {
-    pub services: Services<'a>,
-    pub principal: &'a Principal,
+    pub(crate) services: Services<'a>,
+    pub(crate) principal: &'a Principal,
     /// The MCP client it came through, recorded with each use of a connection.
-    pub client: Option<&'a McpClient>,
-    pub arguments: &'a Map<String, Value>,
+    pub(crate) client: Option<&'a McpClient>,
+    pub(crate) arguments: &'a Map<String, Value>,
     /// Set when the `account` in `arguments` is the person's answer to an earlier round
     /// (which account?), not the client's: the client's own arguments are the others.
-    pub chosen_account: Option<&'a crate::ids::AccountId>,
+    pub(crate) chosen_account: Option<&'a crate::ids::AccountId>,
 }
 
 /// How a tool presents itself in `tools/list`.
 pub(crate) struct ToolSpec {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub description: &'static str,
-    pub input_schema: Value,
-    pub output_schema: Option<Value>,
-    pub annotations: Value,
+    pub(crate) name: &'static str,
+    pub(crate) title: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) annotations: Value,
 }
 
 /// A finished tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolResult {
     /// Text for the model (for structured results, the JSON itself).
-    pub text: String,
-    pub structured: Option<Value>,
-    pub is_error: bool,
+    pub(crate) text: String,
+    pub(crate) structured: Option<Value>,
+    pub(crate) is_error: bool,
 }
 
 impl ToolResult {

@@ -32,11 +32,11 @@ pub(crate) enum Prepared {
 
 /// The confirmation to ask for.
 pub(crate) struct Question {
-    pub subject: Subject,
+    pub(crate) subject: Subject,
     /// The checkbox's label ("Void invoice DEMO-N0001").
-    pub title: String,
+    pub(crate) title: String,
     /// What exactly will happen, and that it cannot be undone.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// Exactly what is confirmed: the provider, the account there (`""` where it has none), and
@@ -45,11 +45,11 @@ pub(crate) struct Question {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Subject {
     #[serde(rename = "v")]
-    pub provider: ProviderId,
+    pub(crate) provider: ProviderId,
     #[serde(rename = "w", default, with = "crate::ids::account_or_empty")]
-    pub account: Option<AccountId>,
+    pub(crate) account: Option<AccountId>,
     #[serde(rename = "s")]
-    pub what: String,
+    pub(crate) what: String,
 }
 
 /// A tool that does not fail on missing or invalid fields: it asks for exactly those, as
@@ -93,8 +93,8 @@ pub(crate) enum Attempt {
 /// What is wrong with one field: the catalog key of its words for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Problem {
-    pub field: &'static str,
-    pub message: &'static str,
+    pub(crate) field: &'static str,
+    pub(crate) message: &'static str,
 }
 
 impl Problem {

@@ -13,11 +13,11 @@ pub(crate) const DEFAULT_NAME: &str = "grantry";
 
 /// The brand, as every page and person-facing message shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Brand {
-    pub name: String,
-    pub logo: Option<Logo>,
-    pub color: Option<Color>,
-    pub support_url: Option<url::Url>,
+pub(crate) struct Brand {
+    pub(crate) name: String,
+    pub(crate) logo: Option<Logo>,
+    pub(crate) color: Option<Color>,
+    pub(crate) support_url: Option<url::Url>,
 }
 
 impl Default for Brand {
@@ -78,9 +78,9 @@ pub(crate) fn check_name(name: &str) -> Result<String, BrandError> {
 
 /// A logo, read once at start and served by grantry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Logo {
-    pub bytes: Arc<[u8]>,
-    pub content_type: &'static str,
+pub(crate) struct Logo {
+    pub(crate) bytes: Arc<[u8]>,
+    pub(crate) content_type: &'static str,
 }
 
 impl Logo {
@@ -136,7 +136,7 @@ fn image_type(bytes: &[u8]) -> Option<&'static str> {
 
 /// An accent colour, opaque sRGB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Color {
+pub(crate) struct Color {
     rgb: [u8; 3],
 }
 

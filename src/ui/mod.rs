@@ -21,8 +21,8 @@ pub(crate) use when::Moment;
 /// Who a page is rendered for: their language, and the brand they see.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Reader {
-    pub lang: Lang,
-    pub brand: Arc<Brand>,
+    pub(crate) lang: Lang,
+    pub(crate) brand: Arc<Brand>,
 }
 
 tokio::task_local! {

@@ -12,9 +12,9 @@ use super::Lang;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Moment {
     /// RFC 3339 in UTC, for `datetime`.
-    pub datetime: String,
+    pub(crate) datetime: String,
     /// The date and time in the reader's words.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// The moment `unix` (seconds) as a reader of `lang` reads it.

@@ -29,21 +29,21 @@ pub(crate) enum BearerError {
 /// What grantry reads from an access token, whichever way it was checked.
 #[derive(Debug, Clone, Deserialize)]
 pub(super) struct AccessClaims {
-    pub iss: String,
-    pub sub: String,
+    pub(crate) iss: String,
+    pub(crate) sub: String,
     /// RFC 9068 and RFC 7662: space-separated.
     #[serde(default)]
-    pub scope: Option<String>,
+    pub(crate) scope: Option<String>,
     /// Some issuers (Azure AD, Okta) send scopes as an array under `scp`.
     #[serde(default)]
-    pub scp: Option<ScopeList>,
+    pub(crate) scp: Option<ScopeList>,
     /// Only ID tokens carry a nonce: one here means an ID token offered as an access token.
     #[serde(default)]
-    pub nonce: Option<serde::de::IgnoredAny>,
+    pub(crate) nonce: Option<serde::de::IgnoredAny>,
     /// The other claims: the client it was issued to (RFC 9068 `client_id`, OpenID's
     /// `azp`), and those `--non-interactive-claim` names.
     #[serde(flatten)]
-    pub other: Map<String, Value>,
+    pub(crate) other: Map<String, Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

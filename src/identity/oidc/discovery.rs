@@ -7,16 +7,16 @@ use serde::Deserialize;
 /// The parts of the issuer's discovery document grantry uses.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct IssuerMetadata {
-    pub issuer: String,
-    pub authorization_endpoint: String,
-    pub token_endpoint: String,
-    pub jwks_uri: String,
+    pub(crate) issuer: String,
+    pub(crate) authorization_endpoint: String,
+    pub(crate) token_endpoint: String,
+    pub(crate) jwks_uri: String,
     #[serde(default)]
-    pub introspection_endpoint: Option<String>,
+    pub(crate) introspection_endpoint: Option<String>,
     #[serde(default)]
-    pub code_challenge_methods_supported: Option<Vec<String>>,
+    pub(crate) code_challenge_methods_supported: Option<Vec<String>>,
     #[serde(default)]
-    pub authorization_response_iss_parameter_supported: bool,
+    pub(crate) authorization_response_iss_parameter_supported: bool,
 }
 
 /// Why the issuer cannot be used; each message names the issuer setting.

@@ -23,8 +23,8 @@ const STALE_GRACE: Duration = Duration::from_secs(24 * 3600);
 
 /// One verification key and the algorithm the issuer pinned it to, if any.
 pub(super) struct VerifyingKey {
-    pub key: DecodingKey,
-    pub algorithm: Option<Algorithm>,
+    pub(crate) key: DecodingKey,
+    pub(crate) algorithm: Option<Algorithm>,
 }
 
 #[derive(Default)]

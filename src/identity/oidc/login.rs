@@ -13,12 +13,12 @@ use crate::seal::random_id;
 /// A login in progress, kept sealed in the browser.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoginTransaction {
-    pub state: String,
-    pub nonce: String,
-    pub verifier: String,
+    pub(crate) state: String,
+    pub(crate) nonce: String,
+    pub(crate) verifier: String,
     /// A grantry connect path or the connections page; checked again on return (see
     /// [`is_return_path`]).
-    pub return_to: String,
+    pub(crate) return_to: String,
 }
 
 /// Why a login callback did not sign anyone in.

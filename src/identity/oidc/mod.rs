@@ -37,12 +37,12 @@ pub(crate) const LEEWAY_SECS: u64 = 10;
 
 /// The issuer grantry trusts, its keys, and grantry's own place as a resource server.
 pub(crate) struct Oidc {
-    pub settings: OidcSettings,
-    pub metadata: IssuerMetadata,
+    pub(crate) settings: OidcSettings,
+    pub(crate) metadata: IssuerMetadata,
     /// grantry's canonical MCP URL: the only audience accepted on access tokens.
-    pub audience: String,
+    pub(crate) audience: String,
     /// Where the issuer sends browsers back after a login.
-    pub login_redirect_uri: String,
+    pub(crate) login_redirect_uri: String,
     keys: Jwks,
     introspection: introspection::IntrospectionCache,
     http: reqwest::Client,

@@ -19,11 +19,11 @@ use crate::mcp::rounds::Retry;
 
 /// A `tools/call`'s params, read.
 pub(super) struct CallParams<'r, 'p> {
-    pub entry: Option<&'r Entry>,
-    pub name: Option<Cow<'p, str>>,
-    pub arguments: Result<Option<Map<String, Value>>, ()>,
-    pub params: &'r Params<'p>,
-    pub capabilities: Capabilities,
+    pub(crate) entry: Option<&'r Entry>,
+    pub(crate) name: Option<Cow<'p, str>>,
+    pub(crate) arguments: Result<Option<Map<String, Value>>, ()>,
+    pub(crate) params: &'r Params<'p>,
+    pub(crate) capabilities: Capabilities,
 }
 
 impl CallParams<'_, '_> {

@@ -34,19 +34,19 @@ pub(super) enum Message<'a> {
 #[serde(rename_all = "camelCase")]
 pub(super) struct Params<'a> {
     #[serde(rename = "_meta", borrow, default)]
-    pub meta: Option<&'a RawValue>,
+    pub(crate) meta: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub name: Option<&'a RawValue>,
+    pub(crate) name: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub uri: Option<&'a RawValue>,
+    pub(crate) uri: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub task_id: Option<&'a RawValue>,
+    pub(crate) task_id: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub arguments: Option<&'a RawValue>,
+    pub(crate) arguments: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub request_state: Option<&'a RawValue>,
+    pub(crate) request_state: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    pub input_responses: Option<&'a RawValue>,
+    pub(crate) input_responses: Option<&'a RawValue>,
 }
 
 impl<'a> Params<'a> {

@@ -69,13 +69,13 @@ pub(super) fn sends_json(headers: &HeaderMap) -> bool {
 
 /// What the body says that the routing headers must repeat.
 pub(super) struct Routed<'a> {
-    pub method: &'a str,
+    pub(crate) method: &'a str,
     /// `params.name` (or the URI, or the task id) where the method has one and it is a string.
-    pub name: Option<&'a str>,
+    pub(crate) name: Option<&'a str>,
     /// The arguments the tool mirrors, and the call's arguments (for `tools/call` of a
     /// listed tool).
-    pub mirrors: &'a [Mirror],
-    pub arguments: Option<&'a Map<String, Value>>,
+    pub(crate) mirrors: &'a [Mirror],
+    pub(crate) arguments: Option<&'a Map<String, Value>>,
 }
 
 /// Checks the routing headers against the body; the refusal's words otherwise.

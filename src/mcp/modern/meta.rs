@@ -20,15 +20,15 @@ const CAPACITY: usize = 64;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Meta {
     /// `io.modelcontextprotocol/protocolVersion`, when it is a string.
-    pub version: Option<Box<str>>,
+    pub(crate) version: Option<Box<str>>,
     /// `io.modelcontextprotocol/clientCapabilities`, when it is one.
-    pub capabilities: Option<Capabilities>,
+    pub(crate) capabilities: Option<Capabilities>,
     /// `io.modelcontextprotocol/logLevel`: without one, a call sends no log messages.
-    pub log_level: Option<LogLevel>,
+    pub(crate) log_level: Option<LogLevel>,
     /// `progressToken`, a string or an integer.
-    pub progress_token: Option<Value>,
+    pub(crate) progress_token: Option<Value>,
     /// `io.modelcontextprotocol/clientInfo`'s `name`.
-    pub client: Option<McpClient>,
+    pub(crate) client: Option<McpClient>,
 }
 
 /// The part of `clientInfo` kept.

@@ -69,10 +69,10 @@ pub(crate) enum Read {
 
 /// A tool call read, with whom it answers and the notifications it may send first.
 pub(crate) struct Call {
-    pub call: ToolCall,
-    pub reply_to: ReplyTo,
+    pub(crate) call: ToolCall,
+    pub(crate) reply_to: ReplyTo,
     /// `None` for a call that sends none (grantry's own tools).
-    pub notifications: Option<Notifications>,
+    pub(crate) notifications: Option<Notifications>,
 }
 
 /// Built once at start; shared by every request.

@@ -96,10 +96,10 @@ pub(crate) async fn legacy_write_access(
 /// What a retry brings back: the round's `requestState` and the client's `inputResponses`.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Retry {
-    pub request_state: Option<String>,
-    pub responses: Option<Map<String, Value>>,
+    pub(crate) request_state: Option<String>,
+    pub(crate) responses: Option<Map<String, Value>>,
     /// Whether a retry whose sign-in is still pending is held until it ends.
-    pub patience: Patience,
+    pub(crate) patience: Patience,
 }
 
 /// How long a retry waits for a pending sign-in.

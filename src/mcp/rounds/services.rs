@@ -22,33 +22,33 @@ use crate::tools;
 /// The rounds' services (see the module's words).
 #[derive(Clone, Copy)]
 pub(crate) struct Rounds<'a> {
-    pub sealer: &'a Sealer,
+    pub(crate) sealer: &'a Sealer,
     /// Sign-in attempts: whether the one a round started has ended.
-    pub flows: &'a dyn FlowBackend,
+    pub(crate) flows: &'a dyn FlowBackend,
     /// Whether a round's link was opened (a single-use mark its page leaves).
-    pub leases: &'a dyn LeaseBackend,
+    pub(crate) leases: &'a dyn LeaseBackend,
     /// Places for retries held open while a sign-in is pending, shared fairly by principal.
-    pub held: &'a Arc<Quota<String>>,
+    pub(crate) held: &'a Arc<Quota<String>>,
     /// Turns for held retries to read the store (see [`crate::state::HOLD_TURNS`]).
-    pub hold_turns: &'a Semaphore,
-    pub settings: RoundSettings,
+    pub(crate) hold_turns: &'a Semaphore,
+    pub(crate) settings: RoundSettings,
     /// What the tool itself may use.
-    pub tools: tools::Services<'a>,
+    pub(crate) tools: tools::Services<'a>,
 }
 
 /// The options the rounds follow.
 #[derive(Clone, Copy)]
 pub(crate) struct RoundSettings {
     /// What a client without URL-mode elicitation gets (`--no-url-elicitation`).
-    pub no_url_elicitation: NoUrlElicitation,
+    pub(crate) no_url_elicitation: NoUrlElicitation,
     /// How long a round's `requestState` and its connect link work.
-    pub request_state_ttl_secs: i64,
+    pub(crate) request_state_ttl_secs: i64,
     /// How long a retry is held while its sign-in is pending (`--retry-hold`).
-    pub retry_hold: Duration,
+    pub(crate) retry_hold: Duration,
     /// How long a held retry waits for its link to be opened at all.
-    pub unopened_link_wait: Duration,
+    pub(crate) unopened_link_wait: Duration,
     /// How often a held retry looks at the store besides being woken.
-    pub hold_poll_interval: Duration,
+    pub(crate) hold_poll_interval: Duration,
 }
 
 impl<'a> Rounds<'a> {
@@ -84,8 +84,8 @@ impl<'a> Rounds<'a> {
 /// to the tool.
 #[derive(Clone, Copy)]
 pub(crate) struct RoundCall<'a> {
-    pub rounds: Rounds<'a>,
-    pub tool_call: tools::Call<'a>,
+    pub(crate) rounds: Rounds<'a>,
+    pub(crate) tool_call: tools::Call<'a>,
 }
 
 impl<'a> RoundCall<'a> {

@@ -55,9 +55,9 @@ pub(crate) const MAX_LIVE_PER_PERSON: u64 = 100;
 
 /// A `tasks/*` request, read by the edge.
 pub(crate) struct TaskRequest {
-    pub principal: Principal,
-    pub task_id: String,
-    pub method: TaskMethod,
+    pub(crate) principal: Principal,
+    pub(crate) task_id: String,
+    pub(crate) method: TaskMethod,
 }
 
 /// Which of the extension's methods.

@@ -22,20 +22,20 @@ use crate::tools::Tool;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(super) struct Work {
     /// The tool's name (one of grantry's own, or an extension's).
-    pub tool: String,
-    pub arguments: Map<String, Value>,
+    pub(crate) tool: String,
+    pub(crate) arguments: Map<String, Value>,
     /// The MCP client the call came through, as stored with a connection's use.
-    pub client: Option<String>,
+    pub(crate) client: Option<String>,
     /// What the client declared on the call that made the task: its steps run as that call.
-    pub capabilities: Capabilities,
-    pub round: Option<Round>,
+    pub(crate) capabilities: Capabilities,
+    pub(crate) round: Option<Round>,
     /// For a host that renders the connect card and shows no link: the provider its person
     /// connects through the card, while the round waits on that sign-in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub card: Option<ProviderId>,
+    pub(crate) card: Option<ProviderId>,
     /// Rounds asked so far; each round's keys carry its number, so no key is asked twice.
-    pub rounds: u32,
-    pub end: Option<End>,
+    pub(crate) rounds: u32,
+    pub(crate) end: Option<End>,
 }
 
 /// The round a task waits on.

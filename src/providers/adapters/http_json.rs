@@ -44,11 +44,11 @@ pub(super) async fn get_json<T: DeserializeOwned>(
 
 /// One request to a provider's JSON API.
 pub(super) struct JsonRequest<'a> {
-    pub method: reqwest::Method,
-    pub url: Url,
-    pub auth: Auth,
-    pub headers: &'a [(&'a str, &'a str)],
-    pub body: Option<&'a serde_json::Value>,
+    pub(crate) method: reqwest::Method,
+    pub(crate) url: Url,
+    pub(crate) auth: Auth,
+    pub(crate) headers: &'a [(&'a str, &'a str)],
+    pub(crate) body: Option<&'a serde_json::Value>,
 }
 
 impl JsonRequest<'_> {

@@ -19,10 +19,10 @@ use super::{Account, Provider};
 
 /// One authenticated conversation with a provider's API.
 pub(crate) struct Api<'a> {
-    pub upstream: &'a super::upstream::Upstream,
-    pub provider: &'a Provider,
-    pub access_token: &'a str,
-    pub account: Option<&'a Account>,
+    pub(crate) upstream: &'a super::upstream::Upstream,
+    pub(crate) provider: &'a Provider,
+    pub(crate) access_token: &'a str,
+    pub(crate) account: Option<&'a Account>,
 }
 
 impl Api<'_> {
@@ -49,17 +49,17 @@ impl Api<'_> {
 /// One page of invoices, and where the next one starts.
 #[derive(Debug, Default)]
 pub(crate) struct Page {
-    pub invoices: Vec<Invoice>,
+    pub(crate) invoices: Vec<Invoice>,
     /// Opaque to the caller; `None` on the last page.
-    pub next_cursor: Option<String>,
+    pub(crate) next_cursor: Option<String>,
 }
 
 /// What the provider's redirect back told about the account (QuickBooks' `realmId`, Zoho's
 /// `accounts-server`).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct CallbackHints {
-    pub realm_id: Option<String>,
-    pub accounts_server: Option<String>,
+    pub(crate) realm_id: Option<String>,
+    pub(crate) accounts_server: Option<String>,
 }
 
 /// Lists one page of invoices.

@@ -47,7 +47,7 @@ use super::ProviderId;
 /// How a provider takes PKCE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum PkceMode {
+pub(crate) enum PkceMode {
     Required,
     Supported,
     Off,
@@ -56,7 +56,7 @@ pub enum PkceMode {
 /// How grantry authenticates at a provider's token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TokenAuth {
+pub(crate) enum TokenAuth {
     /// HTTP Basic (`client_secret_basic`).
     Basic,
     /// Credentials in the form body (`client_secret_post`).
@@ -68,7 +68,7 @@ pub enum TokenAuth {
 /// How a revocation request carries the token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RevokeBody {
+pub(crate) enum RevokeBody {
     /// RFC 7009: a form body.
     #[default]
     Form,
@@ -81,7 +81,7 @@ pub enum RevokeBody {
 /// The invoice API a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum AdapterKind {
+pub(crate) enum AdapterKind {
     Demo,
     Stripe,
     Xero,
@@ -110,17 +110,17 @@ impl AdapterKind {
 /// One provider, fully resolved.
 #[derive(Debug, Clone)]
 pub struct Provider {
-    pub id: ProviderId,
-    pub display_name: String,
-    pub api_base: ApiBase,
+    pub(crate) id: ProviderId,
+    pub(crate) display_name: String,
+    pub(crate) api_base: ApiBase,
     /// Asked for at every sign-in (`offline_access`, say); with no per-access lists, all
     /// there is. None for an API key: it can do whatever its owner made it for.
-    pub scopes: Vec<String>,
+    pub(crate) scopes: Vec<String>,
     /// Asked for besides `scopes` so the connection can read (see [`Provider::scopes_for`]).
-    pub read_scopes: Vec<String>,
+    pub(crate) read_scopes: Vec<String>,
     /// Asked for besides those so it can write; none: the entry does not ask per access.
-    pub write_scopes: Vec<String>,
-    pub adapter: AdapterKind,
+    pub(crate) write_scopes: Vec<String>,
+    pub(crate) adapter: AdapterKind,
     /// How a person connects it: OAuth at the provider, or a key typed on grantry's page.
     pub sign_in: SignIn,
 }

@@ -27,34 +27,34 @@ pub enum SignIn {
 /// What grantry needs to run the OAuth 2.0 code flow with a provider and keep its tokens.
 #[derive(Clone)]
 pub struct OAuthClient {
-    pub authorize_url: Url,
-    pub token_url: Url,
-    pub revoke_url: Option<Url>,
-    pub revoke_body: RevokeBody,
+    pub(crate) authorize_url: Url,
+    pub(crate) token_url: Url,
+    pub(crate) revoke_url: Option<Url>,
+    pub(crate) revoke_body: RevokeBody,
     /// The authorization server's issuer, compared byte for byte with RFC 9207 `iss`.
-    pub issuer: Option<String>,
+    pub(crate) issuer: Option<String>,
     /// Where its RFC 8414 metadata is, when the entry says; otherwise derived from `issuer`.
-    pub metadata_url: Option<Url>,
+    pub(crate) metadata_url: Option<Url>,
     /// Whether the provider always sends `iss` on its redirect (then a missing one is refused).
-    pub iss_parameter_supported: bool,
-    pub client_id: String,
-    pub client_secret: Option<String>,
+    pub(crate) iss_parameter_supported: bool,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<String>,
     /// How the authorize URL joins scopes (a space, or Zoho's comma).
-    pub scope_separator: String,
-    pub pkce: PkceMode,
-    pub token_auth: TokenAuth,
+    pub(crate) scope_separator: String,
+    pub(crate) pkce: PkceMode,
+    pub(crate) token_auth: TokenAuth,
     /// Added to the authorize URL as they are (Zoho's `access_type=offline`, say).
-    pub extra_authorize_params: BTreeMap<String, String>,
+    pub(crate) extra_authorize_params: BTreeMap<String, String>,
     /// Access-token lifetime assumed when the token response has no `expires_in`.
-    pub default_token_lifetime_secs: i64,
+    pub(crate) default_token_lifetime_secs: i64,
     /// Whether a refresh may return a new refresh token that replaces the old one.
-    pub refresh_rotates: bool,
+    pub(crate) refresh_rotates: bool,
     /// How long the previous refresh token still works after a rotation.
-    pub refresh_grace_secs: i64,
+    pub(crate) refresh_grace_secs: i64,
     /// How long a refresh token lasts unused (Xero 60 days); the keep-alive refreshes before.
     pub refresh_idle_secs: Option<i64>,
     /// How long a refresh token lasts from the sign-in whatever happens (QuickBooks 5 years).
-    pub refresh_max_secs: Option<i64>,
+    pub(crate) refresh_max_secs: Option<i64>,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -75,9 +75,9 @@ impl std::fmt::Debug for OAuthClient {
 #[derive(Debug, Clone, Default)]
 pub struct KeyForm {
     /// Asked for besides the key.
-    pub fields: Vec<KeyField>,
+    pub(crate) fields: Vec<KeyField>,
     /// Where the person creates a key, shown beside the form.
-    pub help_url: Option<Url>,
+    pub(crate) help_url: Option<Url>,
 }
 
 impl KeyForm {
@@ -90,7 +90,7 @@ impl KeyForm {
 /// A field the connect page asks for besides the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum KeyField {
+pub(crate) enum KeyField {
     /// The account's site name (Chargebee's `{site}.chargebee.com`): the connection's account.
     Site,
 }
@@ -98,14 +98,14 @@ pub enum KeyField {
 /// Where a provider's API is: one base for everyone, or one per account, named by the site
 /// the person typed (Chargebee's `https://{site}.chargebee.com/api/v2`).
 #[derive(Debug, Clone)]
-pub enum ApiBase {
+pub(crate) enum ApiBase {
     Fixed(Url),
     PerSite(SiteTemplate),
 }
 
 /// An API base URL with one `{site}` in it.
 #[derive(Debug, Clone)]
-pub struct SiteTemplate(String);
+pub(crate) struct SiteTemplate(String);
 
 impl SiteTemplate {
     const MARK: &'static str = "{site}";

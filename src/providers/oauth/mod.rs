@@ -25,9 +25,9 @@ const MAX_TOKEN_LIFETIME_SECS: i64 = 365 * 24 * 3600;
 /// What the connect page hands the browser to: the provider's authorize URL and the secrets
 /// grantry keeps to finish the flow.
 pub(crate) struct AuthorizeStart {
-    pub url: String,
+    pub(crate) url: String,
     /// The PKCE verifier, when the provider takes PKCE.
-    pub pkce_verifier: Option<String>,
+    pub(crate) pkce_verifier: Option<String>,
 }
 
 /// Tokens as received, with the access token's expiry computed from local receipt time.

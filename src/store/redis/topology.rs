@@ -28,13 +28,13 @@ pub(crate) enum Topology {
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct SentinelSetup {
     /// `host:port` of each sentinel.
-    pub sentinels: Vec<(String, u16)>,
-    pub master: String,
-    pub tls: bool,
-    pub db: i64,
-    pub username: Option<String>,
-    pub password: Option<String>,
-    pub sentinel_password: Option<String>,
+    pub(crate) sentinels: Vec<(String, u16)>,
+    pub(crate) master: String,
+    pub(crate) tls: bool,
+    pub(crate) db: i64,
+    pub(crate) username: Option<String>,
+    pub(crate) password: Option<String>,
+    pub(crate) sentinel_password: Option<String>,
 }
 
 /// A URL that names no Redis grantry can reach, and why.

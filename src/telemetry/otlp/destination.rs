@@ -18,11 +18,11 @@ const PROTOCOL: &str = "http/protobuf";
 /// One collector, as resolved at start.
 pub(super) struct Destination {
     /// Where spans are posted: the signal's URL as given, or a base URL with `/v1/traces`.
-    pub url: reqwest::Url,
+    pub(crate) url: reqwest::Url,
     /// Headers the collector asked for (credentials, often): never logged.
-    pub headers: HeaderMap,
+    pub(crate) headers: HeaderMap,
     /// How long one export may take.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 /// The collector's host only: its URL may carry credentials, its headers do.

@@ -22,7 +22,7 @@ fluent_templates::static_loader! {
 
 /// A language grantry has a catalog for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Lang {
+pub(crate) enum Lang {
     #[default]
     En,
     De,

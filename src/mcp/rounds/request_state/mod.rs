@@ -28,14 +28,14 @@ pub struct StateClaims {
     #[serde(rename = "x")]
     pub ticket_expires_at: i64,
     #[serde(rename = "v")]
-    pub provider: ProviderId,
+    pub(crate) provider: ProviderId,
     /// What the connection is asked for: a renewed link asks for the same.
     #[serde(rename = "c", default)]
-    pub access: Access,
+    pub(crate) access: Access,
     /// The account the call was pinned to (a person's choice among several), where the retry
     /// goes on.
     #[serde(rename = "w", default, skip_serializing_if = "Option::is_none")]
-    pub account: Option<AccountId>,
+    pub(crate) account: Option<AccountId>,
     #[serde(rename = "p")]
     principal_tag: String,
     #[serde(rename = "m")]

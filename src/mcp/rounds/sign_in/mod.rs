@@ -36,11 +36,11 @@ pub(crate) fn input_key(provider: &ProviderId) -> String {
 /// `access`, and why an existing one can no longer be used (`reason`, said in the message).
 #[derive(Clone, Copy)]
 pub(crate) struct Wanted<'a> {
-    pub provider: &'a ProviderId,
-    pub access: Access,
-    pub reason: Option<ReauthReason>,
+    pub(crate) provider: &'a ProviderId,
+    pub(crate) access: Access,
+    pub(crate) reason: Option<ReauthReason>,
     /// The account the call was pinned to, kept in the round's state for its retry.
-    pub account: Option<&'a AccountId>,
+    pub(crate) account: Option<&'a AccountId>,
 }
 
 impl<'a> Wanted<'a> {
@@ -117,9 +117,9 @@ pub(crate) fn not_usable(
 
 /// A connect link for `principal` at `provider`, on a fresh ticket.
 pub(crate) struct ConnectLink {
-    pub url: String,
+    pub(crate) url: String,
     /// When the link stops working (Unix seconds).
-    pub expires_at: i64,
+    pub(crate) expires_at: i64,
 }
 
 /// A fresh connect link, to be handed out as `handout` says. Nothing is written.
@@ -187,12 +187,12 @@ pub(crate) fn display_name<'a>(rounds: &Rounds<'a>, provider: &ProviderId) -> &'
 /// `elicitation_id` (the ticket's id) so the client can match `notifications/elicitation/
 /// complete` to it. Nothing is written; a retry that finds no grant gets a fresh one.
 pub(crate) struct UrlElicitation {
-    pub elicitation_id: String,
-    pub provider: ProviderId,
+    pub(crate) elicitation_id: String,
+    pub(crate) provider: ProviderId,
     /// What the sign-in asks for: a write-access one is complete when its own flow is.
-    pub access: Access,
-    pub url: String,
-    pub message: String,
+    pub(crate) access: Access,
+    pub(crate) url: String,
+    pub(crate) message: String,
 }
 
 pub(crate) fn url_elicitation(
