@@ -85,7 +85,10 @@ fn end_session(id: &HeaderValue) -> Request<Body> {
 /// for an unknown method, 400 for a request that cannot be served as sent.
 fn expected_status(message: &Value) -> u16 {
     if let Some(result) = message.get("result") {
-        assert!(result["resultType"].is_string(), "a result without resultType: {message}");
+        assert!(
+            result["resultType"].is_string(),
+            "a result without resultType: {message}"
+        );
         return 200;
     }
     match message["error"]["code"].as_i64() {
