@@ -3,12 +3,11 @@
 
 use serde_json::{Map, Value};
 
-use super::Rounds;
 use super::account_choice::{self, Choice};
 use super::card;
 use super::request_state::{StateClaims, ToolRequest};
 use super::sign_in::{self, Answer, HoldEnd};
-use super::{Patience, Retry, RoundCall};
+use super::{Patience, Retry, RoundCall, Rounds};
 use crate::config::NoUrlElicitation;
 use crate::grants::ReauthReason;
 use crate::identity::{McpClient, Principal};
