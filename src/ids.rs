@@ -8,7 +8,16 @@ use std::str::FromStr;
 /// A provider's id in the catalog (`stripe`, `demo`, `acme-books`): 1-32 characters of a-z,
 /// 0-9, `-` and `_`, checked once where it is read. It reads as the `str` it is.
 #[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(try_from = "String", into = "String")]
 pub struct ProviderId(String);
@@ -89,7 +98,9 @@ impl PartialEq<&str> for ProviderId {
 
 /// A connection's id (`conn_…`): stable across refreshes and reconnects, shown to the person
 /// and the model, named by the lifecycle events. It reveals nothing of whose it is.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct ConnectionId(String);
 
@@ -130,7 +141,9 @@ impl PartialEq<&str> for ConnectionId {
 /// The provider's id of an account a connection is used with (a Xero tenant, a QuickBooks
 /// company, a FreshBooks business), as the provider gives it. Never empty: no account is
 /// `None`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct AccountId(String);
 

@@ -7,7 +7,7 @@ use crate::ui::Lang;
 
 /// Where a connection stands. A disconnected one has no row: its end is its
 /// `connection.disconnected` event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     Active,

@@ -1,9 +1,10 @@
 //! The one normalized invoice schema every adapter maps its provider's API to.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// An invoice as `list_invoices` returns it, whatever the provider.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Invoice {
     /// The provider's id for the invoice.
     pub(crate) id: String,
@@ -17,8 +18,10 @@ pub(crate) struct Invoice {
     pub(crate) currency: String,
     pub(crate) status: InvoiceStatus,
     /// `YYYY-MM-DD`.
+    #[schemars(extend("format" = "date"))]
     pub(crate) issue_date: String,
     /// `YYYY-MM-DD`, when the invoice has one.
+    #[schemars(extend("format" = "date"))]
     pub(crate) due_date: Option<String>,
 }
 
@@ -36,13 +39,14 @@ impl Invoice {
 }
 
 /// Where an invoice stands, the same words for every provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum InvoiceStatus {
     /// Not yet sent (never counts as open).
     Draft,
     /// Sent and not fully paid: unpaid, partly paid, overdue.
     Open,
+    /// Paid in full.
     Paid,
     /// Cancelled.
     Void,
@@ -93,7 +97,7 @@ pub(crate) fn decimal(amount_minor: i64, currency: &str) -> String {
 }
 
 /// Which invoices to list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum StatusFilter {
     #[default]

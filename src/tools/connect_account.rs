@@ -4,12 +4,17 @@
 //! result to the card (`crate::mcp::apps`). `connection_status`, which the card polls, lists
 //! the same connections.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use super::{Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, args, finish, target};
+use super::args::ProviderArg;
+use super::{
+    Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, args, finish, schema, target,
+};
 use crate::connections::Connection;
 use crate::grants::State;
+use crate::ids::{AccountId, ConnectionId, ProviderId};
 use crate::providers::Provider;
 
 pub(crate) const NAME: &str = "connect_account";
@@ -24,12 +29,8 @@ pub(crate) fn spec() -> ToolSpec {
                       when another tool says the account is not connected, then wait: the \
                       card sends a message once the user has connected. Where no card is \
                       shown, give the user the link in the result.",
-        input_schema: json!({
-            "type": "object",
-            "properties": {"provider": provider_property()},
-            "additionalProperties": false
-        }),
-        output_schema: Some(output_schema()),
+        input_schema: schema::input::<Args>(),
+        output_schema: Some(schema::output::<Card>()),
         annotations: json!({
             "title": "Connect a billing account",
             "readOnlyHint": true,
@@ -38,65 +39,62 @@ pub(crate) fn spec() -> ToolSpec {
     }
 }
 
-/// The `provider` argument of the card's tools.
-pub(super) fn provider_property() -> Value {
-    json!({
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 64,
-        "description": "Which provider (its id, as list_connections shows). Needed only when \
-                        several are offered."
-    })
-}
-
-fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "status": {"type": "string", "enum": ["connect_required", "reconnect", "connected"]},
-            "provider": {"type": "string"},
-            "providerName": {"type": "string"},
-            "connections": connections_schema()
-        },
-        "required": ["status", "provider", "providerName", "connections"]
-    })
-}
-
-/// The connections at one provider, as the card reads them.
-pub(super) fn connections_schema() -> Value {
-    json!({
-        "type": "array",
-        "items": {
-            "type": "object",
-            "properties": {
-                "connection_id": {"type": "string"},
-                "account": {"type": ["string", "null"]},
-                "account_id": {"type": ["string", "null"]},
-                "state": {"type": "string", "enum": ["active", "refresh_failing", "needs_reauth"]},
-                "signed_in_at": {"type": "integer", "description": "When the user last signed in for it (Unix seconds)."}
-            },
-            "required": ["connection_id", "account", "account_id", "state", "signed_in_at"]
-        }
-    })
-}
-
-#[derive(Deserialize)]
+/// The arguments of the card's tools.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Args {
-    provider: Option<String>,
+    /// Which provider (its id, as list_connections shows). Needed only when several are
+    /// offered.
+    provider: Option<ProviderArg>,
+}
+
+/// Where the person's connections at one provider stand, as the card reads them.
+#[derive(Serialize, JsonSchema)]
+struct Card {
+    status: CardStatus,
+    /// The provider's id.
+    provider: ProviderId,
+    /// The provider's name, as people know it.
+    #[serde(rename = "providerName")]
+    provider_name: String,
+    connections: Vec<CardConnection>,
+}
+
+/// What the card offers: to connect, to reconnect, or to pick or add an account.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum CardStatus {
+    ConnectRequired,
+    Reconnect,
+    Connected,
+}
+
+/// One of the person's connections at the provider.
+#[derive(Serialize, JsonSchema)]
+pub(super) struct CardConnection {
+    connection_id: ConnectionId,
+    /// The account's name at the provider.
+    account: Option<String>,
+    /// The provider's id of the account.
+    account_id: Option<AccountId>,
+    /// Whether it works: active, refresh_failing (tried again later) or needs_reauth (the
+    /// user must reconnect).
+    state: State,
+    /// When the user last signed in for it (Unix seconds).
+    signed_in_at: i64,
 }
 
 /// The provider a card's tool is about.
 pub(super) async fn provider<'a>(call: &Call<'a>, tool: &str) -> Step<&'a Provider> {
     let Args { provider } = args::parse(tool, call.arguments)?;
-    if let Some(provider) = &provider {
-        args::short(tool, "provider", provider, 64)?;
-    }
     target::provider(call, provider.as_deref()).await
 }
 
 /// The caller's connections at `provider`, as the card reads them.
-pub(super) async fn connections_at(call: &Call<'_>, provider: &Provider) -> Step<Vec<Value>> {
+pub(super) async fn connections_at(
+    call: &Call<'_>,
+    provider: &Provider,
+) -> Step<Vec<CardConnection>> {
     let connections = call
         .services
         .connections
@@ -105,15 +103,15 @@ pub(super) async fn connections_at(call: &Call<'_>, provider: &Provider) -> Step
     Ok(connections.iter().map(card_connection).collect())
 }
 
-fn card_connection(Connection { grant, .. }: &Connection<'_>) -> Value {
+fn card_connection(Connection { grant, .. }: &Connection<'_>) -> CardConnection {
     let account = grant.tokens.account.as_ref();
-    json!({
-        "connection_id": grant.connection_id,
-        "account": account.map(|a| a.name.clone()),
-        "account_id": account.map(|a| a.id.clone()),
-        "state": grant.state.as_str(),
-        "signed_in_at": grant.signed_in_at(),
-    })
+    CardConnection {
+        connection_id: grant.connection_id.clone(),
+        account: account.map(|a| a.name.clone()),
+        account_id: account.map(|a| a.id.clone()),
+        state: grant.state,
+        signed_in_at: grant.signed_in_at(),
+    }
 }
 
 pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
@@ -123,10 +121,10 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
 async fn card(call: &Call<'_>) -> Step<ToolOutcome> {
     let provider = provider(call, NAME).await?;
     let connections = connections_at(call, provider).await?;
-    let needs_reauth = |c: &Value| c["state"] == State::NeedsReauth.as_str();
+    let needs_reauth = |c: &CardConnection| c.state == State::NeedsReauth;
     let (status, said) = if connections.is_empty() {
         (
-            "connect_required",
+            CardStatus::ConnectRequired,
             format!(
                 "A card to connect the user's {name} account is shown to the user. Wait until the \
              user says it is connected (the card sends a message), then retry what needed it.",
@@ -135,7 +133,7 @@ async fn card(call: &Call<'_>) -> Step<ToolOutcome> {
         )
     } else if connections.iter().any(needs_reauth) {
         (
-            "reconnect",
+            CardStatus::Reconnect,
             format!(
                 "A card to reconnect the user's {name} account is shown to the user. Wait until the \
              user says it is reconnected, then retry what needed it.",
@@ -144,7 +142,7 @@ async fn card(call: &Call<'_>) -> Step<ToolOutcome> {
         )
     } else {
         (
-            "connected",
+            CardStatus::Connected,
             format!(
                 "The user's {name} account is connected. The card shown lets the user pick which \
              connected account to use or connect another; wait for the user's message.",
@@ -152,12 +150,12 @@ async fn card(call: &Call<'_>) -> Step<ToolOutcome> {
             ),
         )
     };
-    let mut result = ToolResult::structured(json!({
-        "status": status,
-        "provider": provider.id,
-        "providerName": provider.display_name,
-        "connections": connections,
-    }));
+    let mut result = ToolResult::structured_from(&Card {
+        status,
+        provider: provider.id.clone(),
+        provider_name: provider.display_name.clone(),
+        connections,
+    });
     result.text = said;
     Ok(ToolOutcome::ShowCard {
         provider: provider.id.clone(),

@@ -2,10 +2,13 @@
 //! until the person's sign-in lands. App-only: hosts hide it from the model. It answers for
 //! the caller alone, like every tool: the card cannot choose whose connections it reads.
 
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::json;
 
-use super::connect_account::{connections_at, connections_schema, provider, provider_property};
-use super::{Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, finish};
+use super::connect_account::{Args, CardConnection, connections_at, provider};
+use super::{Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, finish, schema};
+use crate::ids::ProviderId;
 
 pub(crate) const NAME: &str = "connection_status";
 
@@ -15,19 +18,8 @@ pub(crate) fn spec() -> ToolSpec {
         title: "Connection status",
         description: "The user's connections at one billing provider, for the connect card \
                       (connect_account) to notice a sign-in. Read-only; never a credential.",
-        input_schema: json!({
-            "type": "object",
-            "properties": {"provider": provider_property()},
-            "additionalProperties": false
-        }),
-        output_schema: Some(json!({
-            "type": "object",
-            "properties": {
-                "provider": {"type": "string"},
-                "connections": connections_schema()
-            },
-            "required": ["provider", "connections"]
-        })),
+        input_schema: schema::input::<Args>(),
+        output_schema: Some(schema::output::<Status>()),
         annotations: json!({
             "title": "Connection status",
             "readOnlyHint": true,
@@ -37,6 +29,14 @@ pub(crate) fn spec() -> ToolSpec {
     }
 }
 
+/// The person's connections at one provider.
+#[derive(Serialize, JsonSchema)]
+struct Status {
+    /// The provider's id.
+    provider: ProviderId,
+    connections: Vec<CardConnection>,
+}
+
 pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
     finish(status(call).await, ToolOutcome::Done)
 }
@@ -44,8 +44,8 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
 async fn status(call: &Call<'_>) -> Step<ToolOutcome> {
     let provider = provider(call, NAME).await?;
     let connections = connections_at(call, provider).await?;
-    Ok(ToolOutcome::Done(ToolResult::structured(json!({
-        "provider": provider.id,
-        "connections": connections,
-    }))))
+    Ok(ToolOutcome::Done(ToolResult::structured_from(&Status {
+        provider: provider.id.clone(),
+        connections,
+    })))
 }

@@ -3,11 +3,15 @@
 //! holds, at most once per idempotency key.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::args::ProviderArg;
+use super::target::AccountArg;
 use super::{
     Attempt, Call, FormTool, Problem, Step, ToolError, ToolResult, ToolSpec, args, finish,
-    invoice_draft, target,
+    invoice_draft, schema, target,
 };
 use crate::connections::Called;
 use crate::connections::ChosenGrant;
@@ -28,9 +32,12 @@ pub(crate) fn spec() -> ToolSpec {
         .as_object_mut()
         .expect("an object schema")
         .remove("required");
-    schema["properties"]["provider"] = json!({"type": "string", "minLength": 1, "maxLength": 64,
-        "description": "Which connected provider to create it at; needed only when several are connected."});
-    schema["properties"]["account"] = target::account_property();
+    if let (Some(fields), Value::Object(routing)) = (
+        schema["properties"].as_object_mut(),
+        &mut schema::input::<Routing>()["properties"],
+    ) {
+        fields.append(routing);
+    }
     ToolSpec {
         name: NAME,
         title: "Create an invoice",
@@ -49,34 +56,24 @@ pub(crate) fn spec() -> ToolSpec {
     }
 }
 
+/// Where to create it: the arguments never asked for in a form (the invoice's own fields are
+/// [`invoice_draft`]'s). Other arguments are left to [`FormTool::values`].
+#[derive(Deserialize, JsonSchema)]
+struct Routing {
+    /// Which connected provider to create it at; needed only when several are connected.
+    provider: Option<ProviderArg>,
+    account: Option<AccountArg>,
+}
+
 pub(crate) struct CreateInvoice;
 
 impl CreateInvoice {
-    /// The argument `name` (checked to be 1 to `max` bytes), or none.
-    fn named<'a>(
-        arguments: &'a Map<String, Value>,
-        name: &str,
-        max: usize,
-    ) -> Result<Option<&'a str>, ToolError> {
-        match arguments.get(name) {
-            None => Ok(None),
-            Some(Value::String(id)) => {
-                args::short(NAME, name, id, max)?;
-                Ok(Some(id))
-            }
-            Some(_) => Err(ToolError::InvalidArguments(format!(
-                "{NAME}: {name} must be a string"
-            ))),
-        }
-    }
-
     /// Which provider and which of the caller's grants there the call is about; otherwise
     /// the answer saying what is wrong.
     async fn target<'a>(call: &Call<'a>) -> Step<(&'a Provider, ChosenGrant)> {
-        let named = Self::named(call.arguments, "provider", 64)?;
-        let account = Self::named(call.arguments, "account", target::MAX_ACCOUNT_LEN)?;
-        let provider = target::provider(call, named).await?;
-        let key = target::account_or_refusal(call, provider, account).await?;
+        let Routing { provider, account } = args::parse(NAME, call.arguments)?;
+        let provider = target::provider(call, provider.as_deref()).await?;
+        let key = target::account_or_refusal(call, provider, account.as_deref()).await?;
         Ok((provider, key))
     }
 
@@ -161,8 +158,7 @@ impl FormTool for CreateInvoice {
                 "{NAME}: unknown argument `{unknown}`"
             )));
         }
-        Self::named(arguments, "provider", 64)?;
-        Self::named(arguments, "account", target::MAX_ACCOUNT_LEN)?;
+        let _: Routing = args::parse(NAME, arguments)?;
         let mut values = arguments.clone();
         values.retain(|k, _| !ROUTING.contains(&k.as_str()));
         Ok(values)

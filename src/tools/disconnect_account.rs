@@ -5,12 +5,15 @@
 //! the result says honestly whether the provider could be told.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::args::ProviderArg;
+use super::target::AccountArg;
 use super::{
     Call, ConfirmTool, Prepared, Question, Step, Stop, Subject, ToolError, ToolResult, ToolSpec,
-    args, finish, target,
+    args, finish, schema, target,
 };
 use crate::connections::EndedBy;
 use crate::grants::GrantKey;
@@ -25,16 +28,7 @@ pub(crate) fn spec() -> ToolSpec {
         description: "Remove the user's connection to a billing provider and revoke grantry's \
                       access there. The user is asked to confirm first; nothing is removed \
                       without that confirmation.",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "provider": {"type": "string", "minLength": 1, "maxLength": 64,
-                    "description": "The provider id, as list_connections shows it."},
-                "account": target::account_property()
-            },
-            "required": ["provider"],
-            "additionalProperties": false
-        }),
+        input_schema: schema::input::<Args>(),
         output_schema: None,
         annotations: json!({
             "title": "Disconnect a billing account",
@@ -47,12 +41,12 @@ pub(crate) fn spec() -> ToolSpec {
 }
 
 /// The arguments, as the schema gives them.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    provider: String,
-    #[serde(default)]
-    account: Option<String>,
+    /// The provider id, as list_connections shows it.
+    provider: ProviderArg,
+    account: Option<AccountArg>,
 }
 
 pub(crate) struct DisconnectAccount;
@@ -62,10 +56,6 @@ impl DisconnectAccount {
     /// otherwise the answer saying what is wrong.
     async fn target<'a>(call: &Call<'a>) -> Step<(&'a Provider, GrantKey)> {
         let Args { provider, account } = args::parse(NAME, call.arguments)?;
-        args::short(NAME, "provider", &provider, 64)?;
-        if let Some(account) = &account {
-            args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
-        }
         let Some(provider) = call.services.catalog.get(&provider) else {
             return Err(Stop::Answer(ToolResult::error(format!(
                 "The provider `{provider}` is not offered here."

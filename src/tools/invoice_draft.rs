@@ -15,6 +15,11 @@ pub(crate) const CURRENCIES: [&str; 12] = [
     "EUR", "USD", "GBP", "CHF", "CAD", "AUD", "NZD", "JPY", "SEK", "NOK", "DKK", "INR",
 ];
 
+/// The longest customer name and description taken (in characters), for the form's schema
+/// and the validator alike.
+const MAX_CUSTOMER_NAME: usize = 200;
+const MAX_DESCRIPTION: usize = 500;
+
 /// The fields of a new invoice, in the order a form shows them.
 pub(crate) const FIELDS: [&str; 6] = [
     "email",
@@ -31,13 +36,15 @@ pub(crate) fn field_schema(field: &str, lang: Lang) -> Value {
     let mut schema = match field {
         "email" => json!({"type": "string", "format": "email",
             "description": "Where the invoice is sent."}),
-        "customer_name" => json!({"type": "string", "minLength": 1, "maxLength": 200}),
+        "customer_name" => {
+            json!({"type": "string", "minLength": 1, "maxLength": MAX_CUSTOMER_NAME})
+        }
         "amount" => json!({"type": "number", "exclusiveMinimum": 0,
             "description": "Total, in the currency's units (e.g. 120.50)."}),
         "currency" => json!({"type": "string", "enum": CURRENCIES}),
         "due_date" => json!({"type": "string", "format": "date",
             "description": "YYYY-MM-DD, today or later."}),
-        "description" => json!({"type": "string", "maxLength": 500}),
+        "description" => json!({"type": "string", "maxLength": MAX_DESCRIPTION}),
         _ => return json!({"type": "string"}),
     };
     schema["title"] = lang
@@ -76,7 +83,7 @@ pub(crate) fn validate(values: &Map<String, Value>) -> Result<NewInvoice, Vec<Pr
         "invoice-problem-email",
     );
     let name = problems.unless(
-        text("customer_name").filter(|n| n.chars().count() <= 200),
+        text("customer_name").filter(|n| n.chars().count() <= MAX_CUSTOMER_NAME),
         "customer_name",
         "invoice-problem-customer-name",
     );
@@ -140,11 +147,11 @@ impl Problems {
     }
 }
 
-/// The optional description: absent, or a string of at most 500 characters (`None`: neither).
+/// The optional description: absent, or a string of at most [`MAX_DESCRIPTION`] characters (`None`: neither).
 fn description(value: Option<&Value>) -> Option<Option<String>> {
     match value {
         None | Some(Value::Null) => Some(None),
-        Some(Value::String(d)) if d.chars().count() <= 500 => {
+        Some(Value::String(d)) if d.chars().count() <= MAX_DESCRIPTION => {
             Some(Some(d.trim().to_owned()).filter(|d| !d.is_empty()))
         }
         Some(_) => None,

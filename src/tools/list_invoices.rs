@@ -1,13 +1,19 @@
 //! `list_invoices`: the invoices of the caller's connected billing account.
 
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
-use super::{Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, args, finish, target};
+use super::args::{ProviderArg, Short};
+use super::target::AccountArg;
+use super::{
+    Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, args, finish, schema, target,
+};
 use crate::connections::Called;
+use crate::ids::ProviderId;
 use crate::providers::StatusFilter;
 use crate::providers::adapters;
-use crate::providers::invoice::ApiError;
+use crate::providers::invoice::{ApiError, Invoice};
 
 pub(crate) const NAME: &str = "list_invoices";
 
@@ -22,8 +28,8 @@ pub(crate) fn spec() -> ToolSpec {
                       connected at the provider and `account` names none, the user is asked \
                       which. Results come in pages: pass `next_cursor` back as `cursor` for \
                       the next one.",
-        input_schema: input_schema(),
-        output_schema: Some(output_schema()),
+        input_schema: schema::input::<Args>(),
+        output_schema: Some(schema::output::<Page>()),
         annotations: json!({
             "title": "List invoices",
             "readOnlyHint": true,
@@ -32,94 +38,32 @@ pub(crate) fn spec() -> ToolSpec {
     }
 }
 
-/// What a call may pass.
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "status": {
-                "type": "string",
-                "enum": ["open", "paid", "all"],
-                "default": "open",
-                "description": "Which invoices to list: open (sent, not fully paid), paid, or all."
-            },
-            "provider": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 64,
-                "description": "Which connected provider to read (its id, as list_connections shows). Needed only when several are connected."
-            },
-            "account": target::account_property(),
-            "cursor": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 512,
-                "description": "The next_cursor of the previous page."
-            }
-        },
-        "additionalProperties": false
-    })
+/// The arguments, as the schema gives them.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Args {
+    /// Which invoices to list: open (sent, not fully paid), paid, or all.
+    #[serde(default)]
+    pub(crate) status: StatusFilter,
+    /// Which connected provider to read (its id, as list_connections shows). Needed only
+    /// when several are connected.
+    pub(crate) provider: Option<ProviderArg>,
+    pub(crate) account: Option<AccountArg>,
+    /// The next_cursor of the previous page.
+    pub(crate) cursor: Option<Short<512>>,
 }
 
 /// What a call returns: a page of invoices.
-fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "provider": {"type": "string"},
-            "account": {"type": ["string", "null"], "description": "The tenant, company or business the invoices belong to."},
-            "status": {"type": "string", "enum": ["open", "paid", "all"]},
-            "invoices": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "number": {"type": "string"},
-                        "customer": {"type": "string"},
-                        "amount_minor": {"type": "integer", "description": "Total in the currency's minor unit (cents)."},
-                        "currency": {"type": "string", "description": "ISO 4217 code."},
-                        "status": {"type": "string", "enum": ["draft", "open", "paid", "void", "uncollectible"]},
-                        "issue_date": {"type": "string", "format": "date"},
-                        "due_date": {"type": ["string", "null"], "format": "date"}
-                    },
-                    "required": ["id", "number", "customer", "amount_minor", "currency", "status", "issue_date", "due_date"]
-                }
-            },
-            "next_cursor": {"type": ["string", "null"], "description": "Pass as cursor for the next page; null on the last."}
-        },
-        "required": ["provider", "status", "invoices", "next_cursor"]
-    })
-}
-
-/// The arguments, as the schema gives them.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Args {
-    #[serde(default)]
-    pub(crate) status: StatusFilter,
-    #[serde(default)]
-    pub(crate) provider: Option<String>,
-    #[serde(default)]
-    pub(crate) account: Option<String>,
-    #[serde(default)]
-    pub(crate) cursor: Option<String>,
-}
-
-impl Args {
-    pub(crate) fn parse(arguments: &Map<String, Value>) -> Result<Self, ToolError> {
-        let parsed: Args = args::parse(NAME, arguments)?;
-        if let Some(provider) = &parsed.provider {
-            args::short(NAME, "provider", provider, 64)?;
-        }
-        if let Some(account) = &parsed.account {
-            args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
-        }
-        if let Some(cursor) = &parsed.cursor {
-            args::short(NAME, "cursor", cursor, 512)?;
-        }
-        Ok(parsed)
-    }
+#[derive(Serialize, JsonSchema)]
+struct Page {
+    /// The provider's id, as list_connections shows it.
+    provider: ProviderId,
+    /// The tenant, company or business the invoices belong to.
+    account: Option<String>,
+    status: StatusFilter,
+    invoices: Vec<Invoice>,
+    /// Pass as cursor for the next page; null on the last.
+    next_cursor: Option<String>,
 }
 
 pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
@@ -128,7 +72,7 @@ pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
 
 /// The invoices, or what stops short of them.
 async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
-    let args = Args::parse(call.arguments)?;
+    let args: Args = args::parse(NAME, call.arguments)?;
     let provider = target::provider(call, args.provider.as_deref()).await?;
     let chosen = match target::account(call, provider, args.account.as_deref()).await? {
         target::Chosen::Grant(chosen) => chosen,
@@ -154,13 +98,13 @@ async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
         .await?;
     let doing = "invoices could not be listed";
     Ok(ToolOutcome::Done(match listed {
-        Called::Done((page, account)) => ToolResult::structured(json!({
-            "provider": provider.id,
-            "account": account.map(|a| a.name),
-            "status": args.status.as_str(),
-            "invoices": page.invoices,
-            "next_cursor": page.next_cursor,
-        })),
+        Called::Done((page, account)) => ToolResult::structured_from(&Page {
+            provider: provider.id.clone(),
+            account: account.map(|a| a.name),
+            status: args.status,
+            invoices: page.invoices,
+            next_cursor: page.next_cursor,
+        }),
         Called::SignInNeeded(reason) => {
             return Ok(ToolOutcome::NeedsConnection {
                 provider: provider.id.clone(),
@@ -182,9 +126,10 @@ async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn parse(value: Value) -> Result<Args, ToolError> {
-        Args::parse(value.as_object().unwrap())
+        args::parse(NAME, value.as_object().unwrap())
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! tool ([`FormTool`]) asks for exactly the fields its validator rejects. The `mcp` layer
 //! drives the rounds of each mode and knows no tool by name.
 //!
-//! Arguments are read by serde, unknown ones refused ([`args`]): a call whose arguments do not
-//! fit the schema is a protocol error (`-32602`); a value that fits but cannot be used (a
-//! provider not offered, a cursor from elsewhere) is a tool error the model can correct.
+//! Arguments are read by serde into each tool's `Args`, unknown ones refused ([`args`]): a
+//! call whose arguments do not fit the schema is a protocol error (`-32602`); a value that
+//! fits but cannot be used (a provider not offered, a cursor from elsewhere) is a tool error
+//! the model can correct. The schemas `tools/list` shows are derived from the same types
+//! ([`schema`]): the `Args` a tool reads and the answer it gives.
 
 pub(crate) mod args;
 pub(crate) mod connect_account;
@@ -19,6 +21,7 @@ pub(crate) mod invoice_draft;
 pub(crate) mod list_connections;
 pub(crate) mod list_invoices;
 mod rounds;
+pub(crate) mod schema;
 pub(crate) mod target;
 pub(crate) mod void_invoice;
 
@@ -243,6 +246,14 @@ impl ToolResult {
             structured: Some(value),
             is_error: false,
         }
+    }
+
+    /// `answer` as structured content: one of the types a tool's output schema is derived
+    /// from ([`schema::output`]).
+    pub(crate) fn structured_from(answer: &impl serde::Serialize) -> Self {
+        // Plain structs with string keys: serializing them to a `Value` cannot fail.
+        let value = serde_json::to_value(answer).expect("an answer serializes");
+        Self::structured(value)
     }
 }
 

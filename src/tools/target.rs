@@ -2,8 +2,10 @@
 //! (if offered), else the only one connected, else the catalog's default; at it, the account
 //! [`crate::connections::Connections::choose_account`] finds. What the caller must correct is a tool error.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
 
+use super::args::Short;
 use super::{Call, Step, Stop, ToolResult};
 use crate::connections::{AccountChoice, Choosable, ChosenGrant};
 use crate::grants::ReauthReason;
@@ -107,15 +109,18 @@ pub(crate) async fn account_or_refusal(
     }
 }
 
-/// The `account` argument, as `tools/list` shows it.
-pub(crate) fn account_property() -> Value {
-    json!({
-        "type": "string",
-        "minLength": 1,
-        "maxLength": MAX_ACCOUNT_LEN,
-        "description": "Which connected account at the provider (its name or id, as \
-                        list_connections shows). Needed only when several are connected."
-    })
+/// Which connected account at the provider (its name or id, as list_connections shows).
+/// Needed only when several are connected.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct AccountArg(Short<MAX_ACCOUNT_LEN>);
+
+impl std::ops::Deref for AccountArg {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
 }
 
 /// The longest `account` argument taken.

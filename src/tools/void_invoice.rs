@@ -2,13 +2,16 @@
 //! confirmation naming the invoice (number, customer, amount) with an explicit yes.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::args::{ProviderArg, Short};
 use super::disconnect_account::confirmed_elsewhere;
+use super::target::AccountArg;
 use super::{
     Call, ConfirmTool, Prepared, Question, Step, Stop, Subject, ToolError, ToolResult, ToolSpec,
-    args, finish, target,
+    args, finish, schema, target,
 };
 use crate::connections::Called;
 use crate::connections::ChosenGrant;
@@ -24,18 +27,7 @@ pub(crate) fn spec() -> ToolSpec {
         title: "Void an invoice",
         description: "Void an invoice in the user's connected billing account. The user is \
                       asked to confirm first; nothing is voided without that confirmation.",
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "invoice_id": {"type": "string", "minLength": 1, "maxLength": 255,
-                    "description": "The invoice's id, as list_invoices shows it."},
-                "provider": {"type": "string", "minLength": 1, "maxLength": 64,
-                    "description": "Needed only when several providers are connected."},
-                "account": target::account_property()
-            },
-            "required": ["invoice_id"],
-            "additionalProperties": false
-        }),
+        input_schema: schema::input::<Args>(),
         output_schema: None,
         annotations: json!({
             "title": "Void an invoice",
@@ -48,14 +40,14 @@ pub(crate) fn spec() -> ToolSpec {
 }
 
 /// The arguments, as the schema gives them.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Args {
-    invoice_id: String,
-    #[serde(default)]
-    provider: Option<String>,
-    #[serde(default)]
-    account: Option<String>,
+    /// The invoice's id, as list_invoices shows it.
+    invoice_id: Short<255>,
+    /// Needed only when several providers are connected.
+    provider: Option<ProviderArg>,
+    account: Option<AccountArg>,
 }
 
 pub(crate) struct VoidInvoice;
@@ -74,19 +66,12 @@ impl VoidInvoice {
             provider,
             account,
         } = args::parse(NAME, call.arguments)?;
-        args::short(NAME, "invoice_id", &invoice_id, 255)?;
-        if let Some(provider) = &provider {
-            args::short(NAME, "provider", provider, 64)?;
-        }
-        if let Some(account) = &account {
-            args::short(NAME, "account", account, target::MAX_ACCOUNT_LEN)?;
-        }
         let provider = target::provider(call, provider.as_deref()).await?;
         let grant = target::account_or_refusal(call, provider, account.as_deref()).await?;
         Ok(Target {
             provider,
             grant,
-            invoice_id,
+            invoice_id: invoice_id.to_string(),
         })
     }
 
