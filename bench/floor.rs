@@ -36,7 +36,7 @@ use grantry::connections::{Lifecycle, LifecycleSettings};
 use grantry::demo::{DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, DEMO_SCOPE, DemoConfig, DemoProvider};
 use grantry::grants::{GrantKey, Grants};
 use grantry::identity::{DEV_ISSUER, Principal};
-use grantry::providers::oauth::TokenSet;
+use grantry::providers::oauth::{ProviderToken, TokenSet};
 use grantry::seal::{KeyRing, Purpose, Sealer};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -169,7 +169,7 @@ async fn connect(floor: &Floor) {
         .await
         .expect("token body");
     let tokens: Value = serde_json::from_slice(&body).expect("token JSON");
-    let text = |name: &str| tokens[name].as_str().map(str::to_owned);
+    let text = |name: &str| tokens[name].as_str().map(ProviderToken::from);
     let now = grantry_base::clock::unix_now();
     let tokens = TokenSet {
         access_token: text("access_token").expect("an access token"),
@@ -237,7 +237,10 @@ async fn input_required(State(floor): State<Arc<Floor>>, _body: Bytes) -> impl I
 async fn grant_inproc(State(floor): State<Arc<Floor>>, _body: Bytes) -> impl IntoResponse {
     let grant = read_grant(&floor).await;
     let request = Request::get("/api/invoices?status=open")
-        .header(AUTHORIZATION, format!("Bearer {}", grant.access_token))
+        .header(
+            AUTHORIZATION,
+            format!("Bearer {}", grant.access_token.expose()),
+        )
         .body(Body::empty());
     let answer = demo_call(&floor, request).await;
     let body = to_bytes(answer.into_body(), 1024 * 1024)
@@ -251,7 +254,7 @@ async fn grant_http(State(floor): State<Arc<Floor>>, _body: Bytes) -> impl IntoR
     let response = floor
         .client
         .get(&floor.upstream)
-        .bearer_auth(&grant.access_token)
+        .bearer_auth(grant.access_token.expose())
         .send()
         .await
         .expect("upstream answers");

@@ -123,8 +123,8 @@ async fn seed(grants: &Grants, provider: &Provider, count: u64) {
         .for_each_concurrent(SEED_CONCURRENCY, |i| async move {
             let key = user(i);
             let tokens = TokenSet {
-                access_token: format!("{i:0>180}"),
-                refresh_token: Some(format!("{i:0>120}")),
+                access_token: format!("{i:0>180}").into(),
+                refresh_token: Some(format!("{i:0>120}").into()),
                 expires_at: now + 86_400,
                 scopes: vec!["invoices:read".to_owned()],
                 account: None,

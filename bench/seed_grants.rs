@@ -62,8 +62,8 @@ async fn main() {
                     account: None,
                 };
                 let tokens = TokenSet {
-                    access_token: format!("{i:0>180}"),
-                    refresh_token: Some(format!("{i:0>120}")),
+                    access_token: format!("{i:0>180}").into(),
+                    refresh_token: Some(format!("{i:0>120}").into()),
                     expires_at: now + 86_400,
                     scopes: vec!["invoices:read".to_owned()],
                     account: None,

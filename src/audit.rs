@@ -33,7 +33,7 @@ impl Audit<'_> {
 
     fn fields(&self) -> (String, String, String) {
         (
-            self.principal.map(Principal::tag).unwrap_or_default(),
+            self.principal.map(|p| p.tag().into()).unwrap_or_default(),
             self.provider.map(ProviderId::to_string).unwrap_or_default(),
             self.flow_id
                 .map(|id| digest("grantry/flow-id/v1", &[id.as_bytes()]))

@@ -675,6 +675,22 @@ fn few_files_name_the_whole_state() {
     );
 }
 
+/// rmcp (the official SDK) serves the legacy era and nothing else: only `mcp::legacy` and its
+/// files name it. The modern era, the edge and the calls are grantry's own types.
+#[test]
+fn only_the_legacy_era_names_rmcp() {
+    let naming: Vec<Module> = modules()
+        .into_iter()
+        .filter(|(module, _)| module != "mcp::legacy" && !module.starts_with("mcp::legacy::"))
+        .filter(|(_, path)| names_word(&without_test_modules(&code(path)), "rmcp"))
+        .map(|(module, _)| module)
+        .collect();
+    assert!(
+        naming.is_empty(),
+        "rmcp named outside mcp::legacy: {naming:#?}"
+    );
+}
+
 /// Whether `code` holds `word` as a whole identifier.
 fn names_word(code: &str, word: &str) -> bool {
     code.match_indices(word).any(|(at, _)| {
@@ -691,7 +707,9 @@ fn names_word(code: &str, word: &str) -> bool {
 /// not be public.
 #[test]
 fn the_public_surface_stays_within_its_count() {
-    const MOST: usize = 261;
+    // 261 before tokens and the principal's tag became types of their own, which the store
+    // suite and the benchmarks name (`ProviderToken` with `expose`, `PrincipalTag`).
+    const MOST: usize = 265;
     let is_item = |line: &str| {
         let Some(rest) = line.trim_start().strip_prefix("pub ") else {
             return false;

@@ -6,7 +6,7 @@
 use super::Connections;
 use crate::identity::Principal;
 use crate::providers::invoice::ApiError;
-use crate::providers::oauth::TokenSet;
+use crate::providers::oauth::{ProviderToken, TokenSet};
 use crate::providers::{Account, Provider, adapters};
 use crate::store::StoreError;
 
@@ -14,14 +14,14 @@ use crate::store::StoreError;
 const KEY_NEVER_EXPIRES: i64 = 253_402_300_799;
 
 /// A key as typed: visible ASCII, 8 to 512 characters. Never printed.
-pub(crate) struct ApiKey(String);
+pub(crate) struct ApiKey(ProviderToken);
 
 impl ApiKey {
     /// The key in `typed` (surrounding blanks dropped), if it can be one.
     pub(crate) fn parse(typed: &str) -> Option<Self> {
         let key = typed.trim();
         let visible = key.bytes().all(|b| b.is_ascii_graphic());
-        ((8..=512).contains(&key.len()) && visible).then(|| Self(key.to_owned()))
+        ((8..=512).contains(&key.len()) && visible).then(|| Self(key.into()))
     }
 }
 
@@ -86,7 +86,7 @@ mod tests {
     #[test]
     fn a_key_is_visible_ascii_of_bounded_length_and_never_printed() {
         let key = ApiKey::parse("  pdl_sdbx_apikey_01abc  ").unwrap();
-        assert_eq!(key.0, "pdl_sdbx_apikey_01abc");
+        assert_eq!(key.0.expose(), "pdl_sdbx_apikey_01abc");
         assert!(!format!("{key:?}").contains("pdl_"));
         assert!(ApiKey::parse("short").is_none());
         assert!(ApiKey::parse("has a space inside").is_none());

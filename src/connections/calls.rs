@@ -10,6 +10,7 @@ use super::tokens::{TokenAccess, TokenKeeper, Trigger};
 use crate::grants::{Grant, GrantKey, ReauthReason};
 use crate::identity::McpClient;
 use crate::providers::invoice::ApiError;
+use crate::providers::oauth::ProviderToken;
 use crate::providers::{Account, Provider};
 use crate::store::StoreError;
 
@@ -44,7 +45,7 @@ impl TokenKeeper {
         mut api: F,
     ) -> Result<Called<T>, StoreError>
     where
-        F: FnMut(String, Option<Account>) -> Fut,
+        F: FnMut(ProviderToken, Option<Account>) -> Fut,
         Fut: Future<Output = Result<T, ApiError>>,
     {
         let mut refreshed_after_401 = false;

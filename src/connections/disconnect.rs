@@ -192,9 +192,9 @@ async fn revoke(
     if others_remain && let Some(ended) = end_account_alone(state, provider, grant).await {
         return ended;
     }
-    let (token, is_refresh) = match grant.tokens.refresh_token.as_deref() {
+    let (token, is_refresh) = match grant.tokens.refresh_token.as_ref() {
         Some(refresh) => (refresh, true),
-        None => (grant.tokens.access_token.as_str(), false),
+        None => (&grant.tokens.access_token, false),
     };
     match revocation::revoke(&state.keeper.http, provider, token, is_refresh).await {
         Ok(true) => Revocation::Confirmed,

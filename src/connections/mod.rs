@@ -35,6 +35,7 @@ use crate::grants::{Grant, GrantEvents, GrantKey, Grants};
 use crate::identity::{McpClient, Principal};
 use crate::providers::adapters::Api;
 use crate::providers::invoice::ApiError;
+use crate::providers::oauth::ProviderToken;
 use crate::providers::{Account, Catalog, Provider, Upstream};
 use crate::store::StoreError;
 
@@ -251,7 +252,7 @@ impl Connections {
         api: F,
     ) -> Result<Called<T>, StoreError>
     where
-        F: FnMut(String, Option<Account>) -> Fut,
+        F: FnMut(ProviderToken, Option<Account>) -> Fut,
         Fut: Future<Output = Result<T, ApiError>>,
     {
         let read = chosen.read.clone().map(|grant| grant.map(|g| *g));
@@ -264,13 +265,13 @@ impl Connections {
     pub(crate) fn api<'a>(
         &'a self,
         provider: &'a Provider,
-        token: &'a str,
+        token: &'a ProviderToken,
         account: Option<&'a Account>,
     ) -> Api<'a> {
         Api {
             upstream: &self.upstream,
             provider,
-            access_token: token,
+            access_token: token.expose(),
             account,
         }
     }

@@ -17,7 +17,7 @@ use super::lifecycle::Lifecycle;
 use crate::grants::{Grant, GrantKey, Grants, ReauthReason, State};
 use crate::identity::McpClient;
 use crate::leases::LeaseBackend;
-use crate::providers::oauth::{self, TokenError};
+use crate::providers::oauth::{self, ProviderToken, TokenError};
 use crate::providers::{Account, Provider, SignIn, revocation};
 use crate::seal::random_id;
 use crate::store::StoreError;
@@ -41,7 +41,7 @@ pub(crate) const REFRESH_MARGIN_SECS: i64 = 60;
 pub(crate) enum TokenAccess {
     /// A token to use, the account it is for, and the version of the grant it came from.
     Token {
-        token: String,
+        token: ProviderToken,
         account: Option<Account>,
         version: i64,
     },
@@ -274,7 +274,7 @@ impl TokenKeeper {
         &self,
         provider: &Provider,
         grant: &Grant,
-        current: &str,
+        current: &ProviderToken,
     ) -> Result<oauth::TokenSet, TokenError> {
         let Some(client) = provider.oauth() else {
             // An API key is never refreshed: a refused one needs a new key.
@@ -282,7 +282,7 @@ impl TokenKeeper {
         };
         let answer = oauth::refresh(&self.http, client, &self.redirect_uri, current).await;
         if matches!(&answer, Err(TokenError::Rejected(reason)) if oauth::grant_is_dead(reason))
-            && let Some(previous) = grant.tokens.previous_refresh_token.as_deref()
+            && let Some(previous) = grant.tokens.previous_refresh_token.as_ref()
             && grant
                 .tokens
                 .rotated_at

@@ -71,11 +71,11 @@ pub struct Principal {
 
 impl Principal {
     /// A stable, non-reversible tag for this principal, safe to seal, log or compare.
-    pub fn tag(&self) -> String {
-        digest(
+    pub fn tag(&self) -> PrincipalTag {
+        PrincipalTag(digest(
             "grantry/principal/v1",
             &[self.issuer.as_bytes(), self.subject.as_bytes()],
-        )
+        ))
     }
 
     /// The principal, unambiguously, for the rate limiter: it hashes what it stores (once per
@@ -88,6 +88,34 @@ impl Principal {
         id.extend_from_slice(issuer);
         id.extend_from_slice(subject);
         id
+    }
+}
+
+/// A principal's tag ([`Principal::tag`]): a SHA-256 digest of its issuer and subject that
+/// names the person in store keys, sealed values and logs without saying who they are.
+/// Compare two with [`crate::seal::constant_time_eq`] where one came from outside.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PrincipalTag(String);
+
+impl std::ops::Deref for PrincipalTag {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The tag as text, for what keys by text (a quota's owners, a session record's owner).
+impl From<PrincipalTag> for String {
+    fn from(tag: PrincipalTag) -> Self {
+        tag.0
+    }
+}
+
+impl std::fmt::Display for PrincipalTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

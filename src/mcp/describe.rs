@@ -59,6 +59,12 @@ pub(crate) fn discovery() -> Value {
     })
 }
 
+/// Whether a request of `version` (its `MCP-Protocol-Version`) is of revision 2026-07-28 or a
+/// later one, whose routing headers are checked against its body.
+pub(crate) fn checks_routing(version: Option<&str>) -> bool {
+    version.is_some_and(|v| v >= MODERN_VERSION)
+}
+
 /// What `initialize` answers a legacy session with.
 pub(crate) fn server_description() -> Value {
     json!({
@@ -67,10 +73,4 @@ pub(crate) fn server_description() -> Value {
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     })
-}
-
-/// The versions as rmcp names them (its legacy sessions).
-pub(crate) fn supported_versions() -> [rmcp::model::ProtocolVersion; 2] {
-    use rmcp::model::ProtocolVersion;
-    [ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25]
 }

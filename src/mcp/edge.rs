@@ -23,14 +23,11 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use futures::future::BoxFuture;
-use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::Value;
 
 use super::auth::ToolScopeCheck;
 use super::describe;
 use super::dispatch::Dispatch;
-use super::handler::McpHandler;
 use super::headers::MCP_METHOD;
 use super::held;
 use super::jsonrpc::{self, ErrorCode, ReplyTo, RequestId, RpcError};
@@ -48,9 +45,6 @@ pub(crate) const SWITCH_TO_SSE_AFTER: Duration = Duration::from_millis(500);
 /// Largest JSON answer the edge buffers to rewrite (rmcp's own answers are far smaller).
 const MAX_REWRITE_BYTES: usize = 8 * 1024 * 1024;
 
-/// rmcp's `/mcp` service (the legacy era), shared by every request.
-pub(crate) type Rmcp = StreamableHttpService<McpHandler, LocalSessionManager>;
-
 /// The edge: what it needs to answer a request, built once.
 pub(crate) struct Edge {
     pub(crate) modern: Modern,
@@ -62,7 +56,8 @@ pub(crate) struct Edge {
     pub(crate) streams: Streams,
     /// The interval between SSE comments.
     pub(crate) keep_alive: Duration,
-    pub(crate) rmcp: Arc<Rmcp>,
+    /// rmcp's service, for the legacy era.
+    pub(crate) legacy: Arc<legacy::Service>,
     /// Where tools need scopes of their own: the check, and the tools by name for the
     /// legacy era's bodies.
     pub(crate) tool_scopes: Option<(ToolScopeCheck, Arc<Registry>)>,
@@ -136,7 +131,7 @@ impl Edge {
                 Ok(opening) => {
                     let request = Request::from_parts(parts, Body::from(bytes.clone()));
                     // Boxed: rmcp's future is large, and would make every request's as large.
-                    Box::pin(through_rmcp(self.rmcp.clone(), request, bytes, opening)).await
+                    Box::pin(through_legacy(self.legacy.clone(), request, bytes, opening)).await
                 }
                 Err(refusal) => return refusal.into_response(),
             },
@@ -262,14 +257,14 @@ async fn read_body(body: Body) -> Result<Bytes, Response> {
 
 /// rmcp's answer, mended where it differs from what clients expect. A session it opened for
 /// an `initialize` is recorded before the client can use it.
-async fn through_rmcp(
-    rmcp: Arc<Rmcp>,
+async fn through_legacy(
+    service: Arc<legacy::Service>,
     request: Request,
     body: Bytes,
     opening: Option<Opening>,
 ) -> Response {
     let ends_session = request.method() == axum::http::Method::DELETE;
-    let mut response = rmcp.handle(request).await.map(Body::new);
+    let mut response = service.handle(request).await;
     if ends_session && response.status() == StatusCode::ACCEPTED {
         // rmcp says 202 for an ended session; the SDKs expect 200 or 204 (the Python SDK's
         // client logs a warning on anything else), and nothing is pending.

@@ -12,8 +12,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::RoleServer;
-use rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 
 pub use super::capabilities::Capabilities;
@@ -97,7 +95,7 @@ impl ExtensionCall<'_> {
 
     /// The legacy-era (2025-11-25) session the call came in, to ask its client mid-call;
     /// `None` in the modern era, which asks through `input_required` instead.
-    pub fn legacy_session(&self) -> Option<&RequestContext<RoleServer>> {
+    pub fn legacy_session(&self) -> Option<&super::legacy::session::SessionContext> {
         match self.era {
             Era::Modern(_) => None,
             Era::Legacy(session) => Some(session.context()),

@@ -29,7 +29,6 @@ mod dispatch;
 pub(crate) mod edge;
 mod endpoint;
 pub mod extension;
-mod handler;
 mod headers;
 mod held;
 mod jsonrpc;
@@ -49,8 +48,6 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::get;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::server::hosts::{AllowedHosts, LOOPBACK_NAMES};
 use crate::state::AppState;
@@ -62,7 +59,8 @@ pub(crate) fn router(state: AppState, extension: extension::Extension) -> Router
     let config = &state.config;
     let hosts = AllowedHosts::for_config(config);
     let origins = allowed_origins(config);
-    let memory = Arc::new(session_manager(config.elicitation_timeout));
+    let memory = legacy::memory(config.elicitation_timeout);
+    let keep_alive = keep_alive_interval(config.retry_hold);
     let sessions = legacy::Sessions::new(
         state.sessions.clone(),
         memory.clone(),
@@ -74,17 +72,18 @@ pub(crate) fn router(state: AppState, extension: extension::Extension) -> Router
     let registry = Arc::new(registry::Registry::new(added));
     let resources = apps::Resources::new(config);
     let dispatch = Arc::new(dispatch::Dispatch::new(state.clone(), extension, &registry));
-    let handler = handler::McpHandler::new(
+    let handler = legacy::McpHandler::new(
         dispatch.clone(),
         registry.clone(),
         &resources,
         config.max_held_retries,
     );
-    let rmcp = StreamableHttpService::new(
-        handler::factory(handler),
-        memory,
-        legacy_config(config, &hosts, &origins, &sessions),
-    );
+    let settings = legacy::Settings {
+        hosts: &hosts,
+        origins: &origins,
+        keep_alive,
+    };
+    let legacy = legacy::Service::new(handler, memory, &sessions, &settings);
     let tool_scopes = auth::ToolScopeCheck::new(&state).map(|check| (check, registry.clone()));
     let modern = modern::Modern::new(
         hosts,
@@ -101,12 +100,17 @@ pub(crate) fn router(state: AppState, extension: extension::Extension) -> Router
             tasks,
             sessions,
             streams: legacy::Streams::new(state.held.clone()),
-            keep_alive: keep_alive_interval(config.retry_hold),
-            rmcp: Arc::new(rmcp),
+            keep_alive,
+            legacy: Arc::new(legacy),
             tool_scopes,
         },
         state: state.clone(),
     });
+    routes(endpoint)
+}
+
+/// `/mcp` served by `endpoint`, and the Protected Resource Metadata beside it.
+fn routes(endpoint: Arc<endpoint::Endpoint>) -> Router<AppState> {
     // A service of its own rather than middleware layers: axum clones a route's layers for
     // every request, and rmcp's `Service::call` clones itself (config included) again.
     let service = tower::service_fn(move |request: axum::extract::Request| {
@@ -123,27 +127,6 @@ pub(crate) fn router(state: AppState, extension: extension::Extension) -> Router
         .merge(mcp)
 }
 
-/// rmcp's settings for the legacy era: sessions kept in the store, the same hosts and
-/// origins as this era's.
-fn legacy_config(
-    config: &crate::config::Config,
-    hosts: &AllowedHosts,
-    origins: &[String],
-    sessions: &legacy::Sessions,
-) -> StreamableHttpServerConfig {
-    let mut server_config = StreamableHttpServerConfig::default()
-        // `initialize` opens a legacy-era session; modern requests never reach rmcp.
-        .with_legacy_session_mode(true)
-        .with_json_response(true)
-        .with_allowed_hosts(hosts.spelled().to_vec())
-        .with_allowed_origins(origins.to_vec())
-        .enforce_origin_validation()
-        .with_max_request_body_bytes(MAX_REQUEST_BYTES)
-        .with_sse_keep_alive(Some(keep_alive_interval(config.retry_hold)));
-    server_config.session_store = Some(sessions.for_rmcp());
-    server_config
-}
-
 /// The browser origins allowed to call `/mcp`: the public URL's, loopback spellings when
 /// listening on loopback, and `--allowed-origins`.
 fn allowed_origins(config: &crate::config::Config) -> Vec<String> {
@@ -157,19 +140,6 @@ fn allowed_origins(config: &crate::config::Config) -> Vec<String> {
     }
     origins.extend(config.allowed_origins.iter().cloned());
     origins
-}
-
-/// rmcp's in-memory legacy sessions. One ends after a while with no traffic (a restore from
-/// the store brings it back); that while must outlast a question waiting for its answer.
-fn session_manager(elicitation_timeout: Duration) -> LocalSessionManager {
-    let mut manager = LocalSessionManager::default();
-    let idle = manager
-        .session_config
-        .keep_alive
-        .unwrap_or(Duration::MAX)
-        .max(elicitation_timeout + Duration::from_secs(60));
-    manager.session_config.keep_alive = Some(idle);
-    manager
 }
 
 /// SSE keep-alive interval: often enough for proxies with short idle timeouts, and several

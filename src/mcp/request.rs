@@ -1,5 +1,5 @@
 //! A `tools/call` as the edge parsed it: one typed value, whichever era it came in. The modern
-//! edge ([`super::modern`]) and the legacy handler ([`super::handler`]) each build one
+//! edge ([`super::modern`]) and the legacy handler ([`super::legacy::McpHandler`]) each build one
 //! and hand it to [`super::dispatch`]; nothing below reads the JSON it came from.
 
 use serde_json::{Map, Value};

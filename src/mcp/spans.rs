@@ -77,7 +77,7 @@ fn called<'a>(
     Option<MetaContext<'a>>,
 ) {
     let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let checked = super::modern::checks_routing(header(&MCP_PROTOCOL_VERSION));
+    let checked = super::describe::checks_routing(header(&MCP_PROTOCOL_VERSION));
     let traced = memchr::memmem::find(body, b"traceparent").is_some();
     let head: Head<'_> = if checked && !traced {
         Head::default()
@@ -123,7 +123,10 @@ pub(super) fn legacy_call(parts: Option<&Parts>, tool: &str) -> Option<Traced> {
 /// The caller, as the hashed tag the audit lines use.
 fn who(parts: &Parts) -> Option<KeyValue> {
     let principal = parts.extensions.get::<Principal>()?;
-    Some(KeyValue::new("enduser.pseudo.id", principal.tag()))
+    Some(KeyValue::new(
+        "enduser.pseudo.id",
+        principal.tag().to_string(),
+    ))
 }
 
 /// Records how the request ended: its status and outcome.

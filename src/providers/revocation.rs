@@ -3,7 +3,7 @@
 
 use super::catalog::{Provider, RevokeBody, TokenAuth};
 use super::http::{OutboundError, transport_reason};
-use super::oauth::TokenSet;
+use super::oauth::{ProviderToken, TokenSet};
 use crate::telemetry::outbound::{self, Peer};
 
 /// The URL a revocation at `provider` is sent to, as [`shown`] writes it; `None` where it
@@ -32,9 +32,10 @@ pub(crate) fn shown(url: &url::Url) -> String {
 pub(crate) async fn revoke(
     http: &reqwest::Client,
     provider: &Provider,
-    token: &str,
+    token: &ProviderToken,
     is_refresh_token: bool,
 ) -> Result<bool, OutboundError> {
+    let token = token.expose();
     let Some((oauth, url)) = provider
         .oauth()
         .and_then(|oauth| Some((oauth, oauth.revoke_url.clone()?)))

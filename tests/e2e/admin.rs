@@ -34,7 +34,7 @@ fn markers(person: &Person) -> Vec<String> {
     let principal = person.principal();
     let mut markers = vec![
         person.subject.clone(),
-        principal.tag(),
+        principal.tag().into(),
         grantry::limits::principal_counter(&principal).0,
     ];
     for at in PROVIDERS {

@@ -211,7 +211,7 @@ async fn audit_lines_are_json_with_hashed_ids_only() {
     let mut flows = Vec::new();
     for line in &audit {
         let fields = &line["fields"];
-        assert_eq!(fields["principal"], tag.as_str(), "{line}");
+        assert_eq!(fields["principal"], &*tag, "{line}");
         assert_eq!(fields["provider"], "demo", "{line}");
         let text = line.to_string();
         assert!(!text.contains(DEV_SUBJECT), "no raw subject: {text}");

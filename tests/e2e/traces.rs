@@ -125,10 +125,7 @@ async fn a_sign_in_and_a_call_are_traced_through_the_store_and_the_provider() {
         issuer: DEV_ISSUER.into(),
         subject: DEV_SUBJECT.into(),
     };
-    assert_eq!(
-        request["attributes"]["enduser.pseudo.id"],
-        dev.tag().as_str()
-    );
+    assert_eq!(request["attributes"]["enduser.pseudo.id"], &*dev.tag());
     assert_eq!(request["attributes"]["grantry.outcome"], "complete");
     assert_eq!(
         request["attributes"]["gen_ai.tool.name"], "list_invoices",

@@ -28,7 +28,7 @@ pub fn key(sub: &str) -> GrantKey {
 pub fn tokens(access: &str) -> TokenSet {
     TokenSet {
         access_token: access.into(),
-        refresh_token: Some(format!("{access}-refresh")),
+        refresh_token: Some(format!("{access}-refresh").into()),
         expires_at: 2_000_000_000,
         scopes: vec!["invoices:read".into()],
         account: None,
@@ -116,7 +116,7 @@ async fn versions_guard_every_rewrite(stores: &Stores) {
     );
     let second = grants.get(&k).await.unwrap().unwrap();
     assert_eq!(
-        (second.tokens.access_token.as_str(), second.version),
+        (second.tokens.access_token.expose(), second.version),
         ("v2", 2)
     );
 
@@ -126,7 +126,7 @@ async fn versions_guard_every_rewrite(stores: &Stores) {
         .unwrap();
     let third = grants.get(&k).await.unwrap().unwrap();
     assert_eq!(
-        (third.tokens.access_token.as_str(), third.version),
+        (third.tokens.access_token.expose(), third.version),
         ("v3", 3)
     );
     assert_eq!(third.connection_id, first.connection_id);

@@ -41,8 +41,8 @@ fn key(i: usize) -> GrantKey {
 
 fn tokens(i: usize) -> TokenSet {
     TokenSet {
-        access_token: format!("access-{i}"),
-        refresh_token: Some(format!("refresh-{i}")),
+        access_token: format!("access-{i}").into(),
+        refresh_token: Some(format!("refresh-{i}").into()),
         expires_at: 2_000_000_000,
         scopes: vec![],
         account: None,

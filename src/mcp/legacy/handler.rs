@@ -16,14 +16,14 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::Value;
 
+use super::notices::CompletionNotices;
+use super::session::LegacyCall;
 use crate::identity::{McpClient, Presence, Principal, VerifiedClient};
 use crate::mcp::apps::{CARD_URI, Resources};
 use crate::mcp::capabilities::Capabilities;
-use crate::mcp::describe::{self, server_description, supported_versions};
+use crate::mcp::describe::{self, server_description};
 use crate::mcp::dispatch::Dispatch;
 use crate::mcp::jsonrpc::RpcError;
-use crate::mcp::legacy::notices::CompletionNotices;
-use crate::mcp::legacy::session::LegacyCall;
 use crate::mcp::malformed;
 use crate::mcp::registry::Registry;
 use crate::mcp::request::{Era, ToolCall};
@@ -92,7 +92,11 @@ impl ServerHandler for McpHandler {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Owned(supported_versions().to_vec())
+        // describe::SUPPORTED_VERSIONS, as rmcp names them.
+        Cow::Owned(vec![
+            ProtocolVersion::V_2026_07_28,
+            ProtocolVersion::V_2025_11_25,
+        ])
     }
 
     async fn discover(
@@ -172,7 +176,7 @@ impl ServerHandler for McpHandler {
             return Err(to_rmcp_error(unknown));
         };
         let parts = ctx.extensions.get::<http::request::Parts>();
-        let span = super::spans::legacy_call(parts, entry.listed.name());
+        let span = crate::mcp::spans::legacy_call(parts, entry.listed.name());
         let call = ToolCall {
             principal,
             client: client(&ctx),

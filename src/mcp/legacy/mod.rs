@@ -2,8 +2,9 @@
 //! `initialize` (the TypeScript SDK's and MCP Inspector's defaults).
 //!
 //! rmcp runs the sessions (`Mcp-Session-Id`, the handshake, the streams) and calls
-//! [`crate::mcp::handler`], which turns each tool call into the typed call the modern era
-//! builds too; grantry adds:
+//! [`handler`], which turns each tool call into the typed call the modern era builds too.
+//! This is the one room that names rmcp: its service is built here ([`service`]) and the
+//! edge hands it what is not the modern era's. grantry adds:
 //!
 //! - **Sessions in the store**, bound to their opener ([`Sessions`]). The edge records a new
 //!   session with the caller's tag once `initialize` has answered, and refuses a request
@@ -15,15 +16,18 @@
 //! - **Form rounds as `elicitation/create`** ([`questions::drive_rounds`]): the same rounds the modern
 //!   era answers with `input_required` are asked on the call's stream and answered there.
 //!
-//! Files: [`session`] (what a call has of its session:
+//! Files: [`handler`] (rmcp's `ServerHandler`), [`service`] (rmcp's service and settings),
+//! [`session`] (what a call has of its session:
 //! questions, notices, notifications), [`sessions`] (the store records, ownership), [`residents`] (which sessions stay in
 //! memory here: a fair share of the cap, idle ones evicted to make room), [`streams`] (GET
 //! streams: two per session, counted in the principal's share of held requests), [`notices`]
 //! (`-32042` and `elicitation/complete`), [`questions`] (form rounds asked mid-call).
 
+mod handler;
 pub(crate) mod notices;
 mod questions;
 mod residents;
+mod service;
 pub(crate) mod session;
 mod sessions;
 mod streams;
@@ -33,6 +37,8 @@ use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
+pub(crate) use handler::McpHandler;
+pub(crate) use service::{Service, Settings, memory};
 pub(crate) use sessions::{Opening, Sessions, is_initialize, opened_session, session_id};
 pub(crate) use streams::{Open as OpenStream, Refused, Streams};
 

@@ -100,7 +100,7 @@ pub(crate) fn notify_when_connected(
     elicitation: &UrlElicitation,
     peer: Peer<RoleServer>,
 ) {
-    let Some(slot) = notices.take(principal.tag()) else {
+    let Some(slot) = notices.take(principal.tag().into()) else {
         return;
     };
     // As long as the link stays valid.

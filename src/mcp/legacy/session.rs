@@ -24,6 +24,10 @@ use crate::mcp::rounds::Retry;
 use crate::mcp::rounds::sign_in::UrlElicitation;
 use crate::state::AppState;
 
+/// A legacy session's request as rmcp hands it over: how a call asks its client mid-call (an
+/// extension's tools use it directly, [`crate::mcp::extension::ExtensionCall::legacy_session`]).
+pub(crate) type SessionContext = RequestContext<RoleServer>;
+
 /// One call in a legacy session.
 pub(crate) struct LegacyCall {
     ctx: RequestContext<RoleServer>,
@@ -36,7 +40,7 @@ impl LegacyCall {
     }
 
     /// rmcp's view of the call.
-    pub(crate) fn context(&self) -> &RequestContext<RoleServer> {
+    pub(crate) fn context(&self) -> &SessionContext {
         &self.ctx
     }
 

@@ -136,7 +136,7 @@ impl Sessions {
         if params.len() > MAX_STORED_PARAMS {
             return Err(Refusal::TooLarge);
         }
-        let owner = opener.tag();
+        let owner: String = opener.tag().into();
         let place = self.make_room(&owner).await?;
         Ok(Some(Opening {
             sessions: self.clone(),

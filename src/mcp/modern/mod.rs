@@ -34,7 +34,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::apps::{CARD_URI, Resources};
-use super::describe::{LIST_TTL_MS, MODERN_VERSION};
+use super::describe::{LIST_TTL_MS, MODERN_VERSION, checks_routing};
 use super::headers::MCP_PROTOCOL_VERSION;
 use super::jsonrpc::{self, ErrorCode, ReplyTo, RpcError};
 use super::legacy;
@@ -48,12 +48,6 @@ use envelope::{Message, Params};
 use headers::Routed;
 use meta::{KnownMetas, Meta};
 pub(crate) use origins::AllowedOrigins;
-
-/// Whether a request of `version` (its `MCP-Protocol-Version`) has its routing headers
-/// checked against its body: from revision 2026-07-28 on.
-pub(crate) fn checks_routing(version: Option<&str>) -> bool {
-    versions::is_modern(version)
-}
 
 /// What [`Modern::read`] made of a request.
 pub(crate) enum Read {

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::meta::Meta;
 use crate::mcp::capabilities::Capabilities;
-use crate::mcp::describe::{MODERN_VERSION, SUPPORTED_VERSIONS};
+use crate::mcp::describe::{SUPPORTED_VERSIONS, checks_routing};
 use crate::mcp::jsonrpc::{ErrorCode, RpcError};
 
 /// The versions a `MCP-Protocol-Version` header may name at all.
@@ -27,7 +27,7 @@ pub(super) fn agree(header: Option<&str>, meta: &Meta, method: &str) -> Result<(
         return Err(unsupported(header));
     }
     match (header, declared) {
-        (_, None) if method == "server/discover" || is_modern(header) => {
+        (_, None) if method == "server/discover" || checks_routing(header) => {
             let mut missing = vec!["io.modelcontextprotocol/protocolVersion"];
             if meta.capabilities.is_none() {
                 missing.push("io.modelcontextprotocol/clientCapabilities");
@@ -50,11 +50,6 @@ pub(super) fn agree(header: Option<&str>, meta: &Meta, method: &str) -> Result<(
         )),
         _ => Ok(()),
     }
-}
-
-/// Whether a version header names this revision or a later one.
-pub(super) fn is_modern(version: Option<&str>) -> bool {
-    version.is_some_and(|v| v >= MODERN_VERSION)
 }
 
 /// The version `_meta` names is one grantry speaks, and the client declared its capabilities.
@@ -84,6 +79,7 @@ pub(super) fn unsupported(requested: &str) -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::describe::MODERN_VERSION;
 
     fn meta(version: Option<&str>) -> Meta {
         Meta {

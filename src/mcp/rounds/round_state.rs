@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::RoundCall;
 use super::request_state::arguments_digest;
-use crate::identity::Principal;
+use crate::identity::{Principal, PrincipalTag};
 use crate::ids::AccountId;
 use crate::mcp::jsonrpc::RpcError;
 use crate::seal::{Purpose, constant_time_eq};
@@ -17,7 +17,7 @@ use crate::seal::{Purpose, constant_time_eq};
 #[derive(Serialize, Deserialize)]
 pub(super) struct Binding {
     #[serde(rename = "p")]
-    principal_tag: String,
+    principal_tag: PrincipalTag,
     #[serde(rename = "a")]
     arguments_digest: String,
     #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]

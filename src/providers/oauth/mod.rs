@@ -16,6 +16,10 @@ use oauth2::{
 
 use grantry_base::clock::unix_now;
 
+mod token;
+
+pub use token::ProviderToken;
+
 use super::catalog::{OAuthClient, PkceMode, TokenAuth};
 use super::http::{OutboundError, read_capped, transport_reason};
 
@@ -31,10 +35,11 @@ pub(crate) struct AuthorizeStart {
 }
 
 /// Tokens as received, with the access token's expiry computed from local receipt time.
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
+/// Its `Debug` shows no token ([`ProviderToken`]).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TokenSet {
-    pub access_token: String,
-    pub refresh_token: Option<String>,
+    pub access_token: ProviderToken,
+    pub refresh_token: Option<ProviderToken>,
     /// Unix seconds.
     pub expires_at: i64,
     pub scopes: Vec<String>,
@@ -43,30 +48,10 @@ pub struct TokenSet {
     pub account: Option<super::Account>,
     /// The refresh token the current one replaced, kept through the provider's grace window.
     #[serde(default)]
-    pub previous_refresh_token: Option<String>,
+    pub previous_refresh_token: Option<ProviderToken>,
     /// When that rotation happened (unix seconds).
     #[serde(default)]
     pub rotated_at: Option<i64>,
-}
-
-impl std::fmt::Debug for TokenSet {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenSet")
-            .field("access_token", &"[REDACTED]")
-            .field(
-                "refresh_token",
-                &self.refresh_token.as_ref().map(|_| "[REDACTED]"),
-            )
-            .field("expires_at", &self.expires_at)
-            .field("scopes", &self.scopes)
-            .field("account", &self.account)
-            .field(
-                "previous_refresh_token",
-                &self.previous_refresh_token.as_ref().map(|_| "[REDACTED]"),
-            )
-            .field("rotated_at", &self.rotated_at)
-            .finish()
-    }
 }
 
 /// Whether a token endpoint's error code means the grant can never be refreshed again:
@@ -200,10 +185,10 @@ pub(crate) async fn refresh(
     http: &reqwest::Client,
     oauth: &OAuthClient,
     redirect_uri: &str,
-    refresh_token: &str,
+    refresh_token: &ProviderToken,
 ) -> Result<TokenSet, TokenError> {
     let client = oauth_client(oauth, redirect_uri, Endpoint::Token)?;
-    let token = RefreshToken::new(refresh_token.to_owned());
+    let token = RefreshToken::new(refresh_token.expose().to_owned());
     let sender = Sender(http.clone());
     let response = client
         .exchange_refresh_token(&token)
@@ -219,7 +204,7 @@ type BasicRequestError =
 fn token_set(
     oauth: &OAuthClient,
     response: Result<BasicResponse, BasicRequestError>,
-    previous_refresh: Option<&str>,
+    previous_refresh: Option<&ProviderToken>,
 ) -> Result<TokenSet, TokenError> {
     let response = response.map_err(|e| match e {
         RequestTokenError::ServerResponse(err) => TokenError::Rejected(err.error().to_string()),
@@ -243,11 +228,11 @@ fn token_set(
         .unwrap_or(oauth.default_token_lifetime_secs)
         .min(MAX_TOKEN_LIFETIME_SECS);
     Ok(TokenSet {
-        access_token: response.access_token().secret().clone(),
+        access_token: response.access_token().secret().as_str().into(),
         refresh_token: response
             .refresh_token()
-            .map(|t| t.secret().clone())
-            .or_else(|| previous_refresh.map(str::to_owned)),
+            .map(|t| t.secret().as_str().into())
+            .or_else(|| previous_refresh.cloned()),
         expires_at: unix_now() + lifetime,
         scopes: response
             .scopes()

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::access::Access;
-use crate::identity::Principal;
+use crate::identity::{Principal, PrincipalTag};
 use crate::ids::AccountId;
 use crate::providers::ProviderId;
 use crate::seal::{Purpose, Sealer, digest};
@@ -37,7 +37,7 @@ pub struct StateClaims {
     #[serde(rename = "w", default, skip_serializing_if = "Option::is_none")]
     pub(crate) account: Option<AccountId>,
     #[serde(rename = "p")]
-    principal_tag: String,
+    principal_tag: PrincipalTag,
     #[serde(rename = "m")]
     method: String,
     #[serde(rename = "n")]

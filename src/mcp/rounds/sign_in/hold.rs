@@ -120,7 +120,7 @@ pub(crate) async fn hold<'a>(
     }
     // Held retries are bounded, in all and per principal (so one user's held calls never
     // crowd out another's): past a cap, the client is simply asked again at once.
-    let _place = match rounds.held.take(Some(principal.tag())) {
+    let _place = match rounds.held.take(Some(principal.tag().into())) {
         Ok(place) => place,
         Err(exceeded) => {
             tracing::warn!(
