@@ -21,7 +21,7 @@ use super::{pages, read, root};
 
 /// Why a shell block is not run here: the closed list a `not run` marker may name, each
 /// with what it means.
-pub const REASONS: [(&str, &str); 5] = [
+pub const REASONS: [(&str, &str); 6] = [
     (
         "the test command itself",
         "`scripts/test` is what runs this test",
@@ -41,6 +41,10 @@ pub const REASONS: [(&str, &str); 5] = [
     (
         "an MCP client app",
         "a desktop or command-line client that is not installed here",
+    ),
+    (
+        "a long run",
+        "the long form of a soak or benchmark, for a person to start; a stage runs its short form",
     ),
 ];
 
