@@ -35,7 +35,7 @@ use super::legacy::{self, Opening, Sessions, Streams};
 use super::modern::{self, Modern, Read};
 use super::registry::{Listed, Registry};
 use super::results::CallAnswer;
-use super::tasks::{Candidate, Made, Refused, Tasks};
+use super::tasks_extension::{Candidate, Made, Refused, Tasks};
 use crate::identity::Principal;
 use crate::metrics::Outcome;
 use crate::server::Tracked;

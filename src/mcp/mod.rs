@@ -11,7 +11,7 @@
 //! through [`extension`] (the registry's one extension point, for tools a build adds:
 //! the conformance suite's fixtures). The edge holds a slow answer as SSE with keep-alives.
 //! For a client that declares the Tasks extension on a call, a round becomes a durable task
-//! the client polls ([`tasks`]).
+//! the client polls ([`tasks_extension`], over the task store, [`crate::tasks`]).
 //!
 //! Why grantry owns the modern era: rmcp (the official SDK, pinned) serves it with a
 //! per-request task, a transport and its own message types, from which grantry's answers had
@@ -41,7 +41,7 @@ mod request;
 mod results;
 pub mod rounds;
 mod spans;
-mod tasks;
+mod tasks_extension;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,7 +92,7 @@ pub(crate) fn router(state: AppState, extension: extension::Extension) -> Router
         &resources,
         &describe::discovery(),
     );
-    let tasks = tasks::Tasks::start(state.clone(), dispatch.clone());
+    let tasks = tasks_extension::Tasks::start(state.clone(), dispatch.clone());
     let endpoint = Arc::new(endpoint::Endpoint {
         edge: edge::Edge {
             modern,

@@ -41,7 +41,7 @@ use super::legacy;
 use super::notify::Notifications;
 use super::registry::Registry;
 use super::request::ToolCall;
-use super::tasks::TaskRequest;
+use super::tasks_extension::TaskRequest;
 use crate::server::hosts::AllowedHosts;
 use call::CallParams;
 use envelope::{Message, Params};

@@ -10,7 +10,7 @@ use crate::identity::Principal;
 use crate::mcp::capabilities::Capabilities;
 use crate::mcp::describe::TASKS_EXTENSION;
 use crate::mcp::jsonrpc::RpcError;
-use crate::mcp::tasks::{TaskMethod, TaskRequest};
+use crate::mcp::tasks_extension::{TaskMethod, TaskRequest};
 
 pub(super) fn read(
     asked: &Asked<'_>,

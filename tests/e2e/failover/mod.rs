@@ -10,8 +10,7 @@
 //! run may lose some, reports how many, and fails if one said connected more than 2 s before
 //! the kill is among them.
 //!
-//! A soak (`scripts/test soak` runs it with 12 s of load per run; 20 s by default); the long
-//! form is
+//! A soak (`scripts/test soak` runs it, 20 s of load per run); the long form is
 //! `GRANTRY_FAILOVER_SECONDS=300 cargo test --test e2e failover -- --ignored --nocapture`.
 //! Each run prints its figures.
 
