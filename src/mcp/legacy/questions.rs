@@ -11,13 +11,20 @@ use rmcp::service::{RequestContext, ServiceError};
 use serde_json::Map;
 
 use super::session_id;
+use crate::leases::LeaseBackend;
 use crate::mcp::jsonrpc::RpcError;
 use crate::mcp::results::{CallAnswer, CallResult, Elicitation, InputRequest};
 use crate::mcp::rounds::Retry;
-use crate::state::AppState;
 
 /// A call asks at most this many questions in a row (grantry's own rounds need two).
 const MAX_ROUNDS: usize = 8;
+
+/// What asking takes: the leases that keep a session's questions one at a time across the
+/// replicas, and how long a question waits for its answer.
+pub(crate) struct Asking<'a> {
+    pub(crate) leases: &'a dyn LeaseBackend,
+    pub(crate) timeout: Duration,
+}
 
 /// Runs a call whose modern form answers `input_required` with form-mode questions: each
 /// question is asked with `elicitation/create` on the call's stream, and the answers go into
@@ -29,7 +36,7 @@ const MAX_ROUNDS: usize = 8;
 /// would answer the wrong question. A lease in the store makes the session's questions one at
 /// a time across the replicas; a misrouted answer then meets no question and is dropped.
 pub(crate) async fn drive_rounds<F, Fut>(
-    state: &AppState,
+    asking: Asking<'_>,
     ctx: &RequestContext<RoleServer>,
     mut retry: Retry,
     mut round: F,
@@ -57,7 +64,7 @@ where
             };
             let ask: ElicitRequestParams =
                 serde_json::from_value(serde_json::json!(form)).map_err(internal)?;
-            match ask_one(state, ctx, &lease, ask).await {
+            match ask_one(&asking, ctx, &lease, ask).await {
                 Ok(answer) => {
                     answers.insert(key, serde_json::to_value(answer).map_err(internal)?);
                 }
@@ -76,15 +83,15 @@ where
 /// Asks one question while holding the session's question lease: the answer, or why there
 /// is none.
 async fn ask_one(
-    state: &AppState,
+    asking: &Asking<'_>,
     ctx: &RequestContext<RoleServer>,
     lease: &str,
     ask: ElicitRequestParams,
 ) -> Result<ElicitResult, String> {
-    let timeout = state.config.elicitation_timeout;
+    let timeout = asking.timeout;
     let holder = crate::seal::random_id();
     let ttl_ms = (timeout + LEASE_MARGIN).as_millis() as i64;
-    match state.leases.try_acquire(lease, &holder, ttl_ms).await {
+    match asking.leases.try_acquire(lease, &holder, ttl_ms).await {
         Ok(true) => {}
         Ok(false) => return Err(ANOTHER_QUESTION.to_owned()),
         Err(e) => {
@@ -97,7 +104,7 @@ async fn ask_one(
         .peer
         .create_elicitation_with_timeout(ask, Some(timeout))
         .await;
-    if let Err(e) = state.leases.release(lease, &holder).await {
+    if let Err(e) = asking.leases.release(lease, &holder).await {
         tracing::warn!(error = %e, "a question's lease was not released; it expires");
     }
     answer.map_err(|e| match e {

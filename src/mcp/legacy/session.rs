@@ -73,7 +73,11 @@ impl LegacyCall {
         F: FnMut(Retry) -> Fut,
         Fut: Future<Output = Result<CallAnswer, RpcError>>,
     {
-        questions::drive_rounds(state, &self.ctx, retry, round).await
+        let asking = questions::Asking {
+            leases: &*state.leases,
+            timeout: state.config.elicitation_timeout,
+        };
+        questions::drive_rounds(asking, &self.ctx, retry, round).await
     }
 
     /// `notifications/progress`, when the request gave a progress token.
