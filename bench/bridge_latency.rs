@@ -29,7 +29,7 @@ fn main() {
     let binary = args.next().expect("GRANTRY_BINARY");
     let calls: usize = args.next().map_or(2000, |a| a.parse().unwrap());
     let rounds: usize = args.next().map_or(5, |a| a.parse().unwrap());
-    grantry::providers::http::install_tls_provider();
+    grantry_base::net::install_tls_provider();
     let data = tempfile::tempdir().unwrap();
     // A port picked is free when picked: should another process take it first, grantry
     // exits and starts again on another.

@@ -29,7 +29,7 @@ use reqwest::redirect::Policy;
 
 #[tokio::main]
 async fn main() {
-    grantry::providers::http::install_tls_provider();
+    grantry_base::net::install_tls_provider();
     let mut args = std::env::args().skip(1);
     let base = args.next().expect("BASE_URL");
     let connections: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(16);

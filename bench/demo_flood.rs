@@ -23,7 +23,7 @@ const PARALLEL: usize = 32;
 
 #[tokio::main]
 async fn main() {
-    grantry::providers::http::install_tls_provider();
+    grantry_base::net::install_tls_provider();
     let mut args = std::env::args().skip(1);
     let base = args.next().expect("BASE_URL");
     let pid: u32 = args

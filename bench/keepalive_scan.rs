@@ -40,7 +40,7 @@ const THROUGH_GRANTRY: u64 = 1000;
 
 #[tokio::main]
 async fn main() {
-    grantry::providers::http::install_tls_provider();
+    grantry_base::net::install_tls_provider();
     let mut args = std::env::args().skip(1);
     let url: StoreUrl = args.next().expect("STORE_URL").parse().unwrap();
     let count: u64 = args.next().and_then(|a| a.parse().ok()).expect("COUNT");
@@ -175,7 +175,9 @@ async fn copy_first(url: &StoreUrl, count: u64) {
             sqlx::query("ANALYZE grants").execute(&pool).await.unwrap();
         }
         StoreUrl::Redis(text) => {
-            let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
+            let mut conn = grantry::store::redis::RedisConn::connect(text)
+                .await
+                .unwrap();
             let keys = Keys::new(PREFIX);
             let first: Vec<(String, String)> = redis::cmd("HGETALL")
                 .arg(keys.grant(&user(0).owner_tag(), None))
@@ -213,7 +215,9 @@ async fn copy_first(url: &StoreUrl, count: u64) {
 /// A Redis store starts empty: what an earlier run left under the prefix goes.
 async fn clear_redis_prefix(url: &StoreUrl) {
     let StoreUrl::Redis(text) = url else { return };
-    let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
+    let mut conn = grantry::store::redis::RedisConn::connect(text)
+        .await
+        .unwrap();
     let mut cursor: u64 = 0;
     loop {
         let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
@@ -251,7 +255,9 @@ async fn mark_all_due(url: &StoreUrl) {
                 .unwrap();
         }
         StoreUrl::Redis(text) => {
-            let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
+            let mut conn = grantry::store::redis::RedisConn::connect(text)
+                .await
+                .unwrap();
             let keys = Keys::new(PREFIX);
             for bucket in Bucket::all() {
                 let index = keys.keepalive(bucket);
@@ -298,7 +304,9 @@ async fn store_work(url: &StoreUrl) -> f64 {
             commits as f64
         }
         StoreUrl::Redis(text) => {
-            let mut conn = grantry::store::RedisConn::connect(text).await.unwrap();
+            let mut conn = grantry::store::redis::RedisConn::connect(text)
+                .await
+                .unwrap();
             let info: String = redis::cmd("INFO")
                 .arg("stats")
                 .query_async(&mut conn)

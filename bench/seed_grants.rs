@@ -23,7 +23,7 @@ const CONCURRENCY: usize = 64;
 
 #[tokio::main]
 async fn main() {
-    grantry::providers::http::install_tls_provider();
+    grantry_base::net::install_tls_provider();
     let mut args = std::env::args().skip(1);
     let store = args.next().expect("STORE_URL");
     let prefix = args.next().expect("STORE_PREFIX");

@@ -15,10 +15,13 @@
 //! | | [`program`] | `grantry serve` around the library: settings, logs, the listener until a signal; the `grantry` command line (`program::commands`: keys, migrate, events, the operators' commands), of which the binary is only the `main` |
 //! | composition | [`startup`] | everything composed once: the store's backends, the key ring, the catalog, the identity, the limiter, into the [`state::AppState`] |
 //! | | [`admin`] | the operators' commands on connections and people: list, revoke, erase a person |
-//! | protocols | [`mcp`] | `POST /mcp`: authentication, scopes per tool and Protected Resource Metadata; the 2026-07-28 era served by grantry itself (each request read once into one typed call: the envelope, `_meta`, the routing headers), the legacy 2025-11-25 era on rmcp (`initialize`, sessions, `-32042`, questions asked mid-call); one dispatch for both eras' calls; the sign-in rounds (URL mode), form and confirmation rounds (form mode); the Tasks extension (a round as a durable task its client polls); the registry with its one extension point, for tools a build adds |
-//! | | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
+//! | protocols | [`mcp`] | the endpoint: `POST /mcp` (authentication, scopes per tool, Protected Resource Metadata); the 2026-07-28 era served by grantry itself, each request read once into an answer or one typed call (the envelope, `_meta`, the routing headers); slow answers held as SSE; the Tasks extension's methods |
+//! | legacy era | [`mcp_legacy`] | the 2025-11-25 era on rmcp, the one room that names it: `initialize`, sessions in the store, `-32042`, questions asked mid-call |
+//! | calls | [`mcp_calls`] | a `tools/call` of either era as one typed value, and its one dispatch: the sign-in rounds (URL mode), form and confirmation rounds (form mode), the Tasks extension (a round as a durable task its client polls), the registry with its one extension point, for tools a build adds, the connect card (MCP Apps) |
+//! | pages, wire | [`connect`] | `/connect/{ticket}`, `/login/callback`, `/oauth/callback`, the pages; `/connections`, where a person sees, reconnects and disconnects what they connected |
+//! | | [`mcp_wire`] | the MCP wire both eras share: JSON-RPC messages and errors, malformed bodies, header names, what grantry says of itself, what a client declares, notifications, request spans |
 //! | tools | [`tools`] | the tools themselves, free of JSON-RPC, worded for the model |
-//! | shared state | [`state`] | the shared state, as the program assembles it and the few handlers that need most of it see it; a tool gets only its share (`tools::Services`), the rounds theirs (`mcp::rounds::Rounds`), the pages theirs (`connect::services`) |
+//! | shared state | [`state`] | the shared state, as the program assembles it and the few handlers that need most of it see it; a tool gets only its share (`tools::Services`), the rounds theirs (`mcp_calls::rounds::Rounds`), the pages theirs (`connect::services`) |
 //! | | [`server`] | the HTTP listener: connection caps (total, per address), header, body and idle deadlines, the `Host` names it answers to, the open-file limit |
 //! | services | [`connections`] | the connections service, built once from explicit parts, between the protocols and the stores: which grant a request means (a typed choice), the provider call made with a usable token (refreshed once across replicas), every change of a connection's life written with its event, the keep-alive scheduler, a confirmed disconnect with its revocation |
 //! | data | [`flows`] | sign-in attempts, consumed exactly once (SQL and Redis backends); "a sign-in ended here" for what waits on one |
@@ -50,7 +53,7 @@
 //! this crate serves its Client ID Metadata Document); `grantry-base` (`crates/grantry-base`:
 //! the clock, private files, loopback names, random ids), which both stand on; and
 //! `grantry-conformance` (`tests/conformance/fixtures`: grantry with the conformance suite's
-//! fixture tools, plugged in through [`mcp::extension`]).
+//! fixture tools, plugged in through [`mcp_calls::extension`]).
 
 #![forbid(unsafe_code)]
 
@@ -69,7 +72,10 @@ pub mod identity;
 pub mod ids;
 pub(crate) mod leases;
 pub mod limits;
-pub mod mcp;
+pub(crate) mod mcp;
+pub mod mcp_calls;
+pub mod mcp_legacy;
+pub(crate) mod mcp_wire;
 pub(crate) mod metrics;
 pub mod outbox;
 pub mod program;
@@ -103,8 +109,8 @@ use crate::state::AppState;
 use grantry_base::clock::unix_now;
 
 /// Every route grantry serves, with the tools `extension` adds beside its own (the
-/// conformance suite's fixtures; see [`mcp::extension`]).
-pub fn app(state: AppState, extension: mcp::extension::Extension) -> Router {
+/// conformance suite's fixtures; see [`mcp_calls::extension`]).
+pub fn app(state: AppState, extension: mcp_calls::extension::Extension) -> Router {
     let mut browser = Router::new()
         .merge(connect::router(&state))
         .route("/assets/grantry.css", get(stylesheet))

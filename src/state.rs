@@ -1,6 +1,6 @@
 //! The shared state, built once at start (by `startup`): what the program assembles and the few
 //! handlers that need most of it see. A tool gets its share (`tools::Services`) and the
-//! rounds theirs (`mcp::rounds::Rounds`), lent for each call; the pages theirs
+//! rounds theirs (`mcp_calls::rounds::Rounds`), lent for each call; the pages theirs
 //! (`connect::services`), taken when their routes are built.
 
 use std::sync::Arc;

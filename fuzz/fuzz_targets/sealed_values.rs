@@ -13,7 +13,7 @@ use grantry::connect::ticket::Ticket;
 use grantry::identity::Principal;
 use grantry::identity::oidc::login::LoginTransaction;
 use grantry::identity::session;
-use grantry::mcp::rounds::request_state::{StateClaims, ToolRequest};
+use grantry::mcp_calls::rounds::request_state::{StateClaims, ToolRequest};
 use grantry::seal::Purpose;
 use grantry_fuzz::sealer;
 use libfuzzer_sys::fuzz_target;

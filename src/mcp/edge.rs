@@ -25,18 +25,18 @@ use axum::response::Response;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::auth::ToolScopeCheck;
-use super::describe;
-use super::dispatch::Dispatch;
-use super::headers::MCP_METHOD;
-use super::held;
-use super::jsonrpc::{self, ErrorCode, ReplyTo, RequestId, RpcError};
-use super::legacy::{self, Opening, Sessions, Streams};
-use super::modern::{self, Modern, Read};
-use super::registry::{Listed, Registry};
-use super::results::CallAnswer;
-use super::tasks_extension::{Candidate, Made, Refused, Tasks};
 use crate::identity::Principal;
+use crate::mcp::auth::ToolScopeCheck;
+use crate::mcp::held;
+use crate::mcp::modern::{self, Modern, Read};
+use crate::mcp_calls::dispatch::Dispatch;
+use crate::mcp_calls::registry::{Listed, Registry};
+use crate::mcp_calls::results::CallAnswer;
+use crate::mcp_calls::tasks_extension::{Candidate, Made, Refused, Tasks};
+use crate::mcp_legacy::{self as legacy, Opening, Sessions, Streams};
+use crate::mcp_wire::describe;
+use crate::mcp_wire::headers::MCP_METHOD;
+use crate::mcp_wire::jsonrpc::{self, ErrorCode, ReplyTo, RequestId, RpcError};
 use crate::metrics::Outcome;
 use crate::server::Tracked;
 
@@ -89,14 +89,15 @@ impl Edge {
         if !crate::telemetry::enabled() || !parts.headers.contains_key(&MCP_METHOD) {
             return self.answer_read(parts, bytes).await;
         }
-        let Some(span) = super::spans::request(&parts, &bytes, |name| self.modern.knows_tool(name))
+        let Some(span) =
+            crate::mcp_wire::spans::request(&parts, &bytes, |name| self.modern.knows_tool(name))
         else {
             return self.answer_read(parts, bytes).await;
         };
         let response =
             crate::telemetry::context::in_request(span.clone(), self.answer_read(parts, bytes))
                 .await;
-        super::spans::answered(&span, response.status().as_u16(), outcome(&response));
+        crate::mcp_wire::spans::answered(&span, response.status().as_u16(), outcome(&response));
         response
     }
 
@@ -278,7 +279,7 @@ async fn through_legacy(
     }
     // rmcp answers a body it cannot read as a message with a plain-text 415.
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
-        && let Some(unreadable) = super::malformed::classify(&body)
+        && let Some(unreadable) = crate::mcp_wire::malformed::classify(&body)
     {
         let to = RequestId::read(&unreadable.id).map_or(ReplyTo::Unknown, ReplyTo::Id);
         let error = RpcError::new(unreadable.code, unreadable.message);

@@ -11,9 +11,9 @@ use axum::http::HeaderValue;
 use axum::http::header::CACHE_CONTROL;
 use axum::response::Response;
 
-use super::auth;
-use super::edge::{self, Edge};
-use super::headers::MCP_METHOD;
+use crate::mcp::auth;
+use crate::mcp::edge::{self, Edge};
+use crate::mcp_wire::headers::MCP_METHOD;
 use crate::metrics;
 use crate::state::AppState;
 

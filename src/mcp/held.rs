@@ -13,7 +13,7 @@ use axum::response::Response;
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
-use super::notify::Notifications;
+use crate::mcp_wire::notify::Notifications;
 use crate::metrics::Outcome;
 
 /// Largest answer read into the stream's last event (grantry's answers are far smaller).
@@ -112,7 +112,7 @@ mod tests {
     use axum::http::StatusCode;
 
     use super::*;
-    use crate::mcp::jsonrpc;
+    use crate::mcp_wire::jsonrpc;
 
     #[tokio::test]
     async fn a_held_answer_streams_its_notifications_keep_alives_and_then_itself() {

@@ -1,17 +1,14 @@
-//! MCP on `POST /mcp`: the 2026-07-28 era served by grantry itself, the legacy 2025-11-25
-//! era on rmcp.
+//! The endpoint: `POST /mcp` and the Protected Resource Metadata beside it, with the
+//! 2026-07-28 era served by grantry itself.
 //!
 //! `endpoint` is the route's one service: it counts the request, admits it ([`auth`]: rate
 //! limits and the bearer token) and hands it to the [`edge`], which reads the body and asks
 //! [`modern`] what it is. A modern request (stateless: `_meta` on every request) is checked
-//! and parsed once, into an answer or one typed [`request::ToolCall`]; a legacy one (an
-//! `initialize`, a session's) goes to rmcp, whose handler ([`legacy`]) builds the same typed
-//! call. Either way [`dispatch`] runs it: the plain tools through their sign-in rounds, the
-//! others through their form and confirmation rounds ([`rounds`]), an extension's tools
-//! through [`extension`] (the registry's one extension point, for tools a build adds:
-//! the conformance suite's fixtures). The edge holds a slow answer as SSE with keep-alives.
-//! For a client that declares the Tasks extension on a call, a round becomes a durable task
-//! the client polls ([`tasks_extension`], over the task store, [`crate::tasks`]).
+//! and parsed once, into an answer or one typed call ([`crate::mcp_calls::call::ToolCall`]);
+//! a legacy one (an `initialize`, a session's) goes to the legacy era on rmcp
+//! ([`crate::mcp_legacy`]), whose handler builds the same typed call. Either way the calls'
+//! dispatch ([`crate::mcp_calls`]) runs it. The edge holds a slow answer as SSE with
+//! keep-alives ([`held`]), and answers the Tasks extension's methods.
 //!
 //! Why grantry owns the modern era: rmcp (the official SDK, pinned) serves it with a
 //! per-request task, a transport and its own message types, from which grantry's answers had
@@ -21,27 +18,11 @@
 //! tasks) is grantry's to shape. rmcp keeps the legacy era, with its sessions and its
 //! mid-call questions; `tests/e2e/recorded_wire.rs` holds what rmcp answered this era before.
 
-mod apps;
 pub(crate) mod auth;
-mod capabilities;
-mod describe;
-mod dispatch;
 pub(crate) mod edge;
 mod endpoint;
-pub mod extension;
-mod headers;
 mod held;
-mod jsonrpc;
-pub(crate) mod legacy;
-mod malformed;
 mod modern;
-mod notify;
-mod registry;
-mod request;
-mod results;
-pub mod rounds;
-mod spans;
-mod tasks_extension;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,10 +30,11 @@ use std::time::Duration;
 use axum::Router;
 use axum::routing::get;
 
+use crate::mcp_calls::{apps, dispatch, extension, registry, tasks_extension};
+use crate::mcp_legacy as legacy;
+use crate::mcp_wire::describe;
 use crate::server::hosts::{AllowedHosts, LOOPBACK_NAMES};
 use crate::state::AppState;
-
-pub use describe::MAX_REQUEST_BYTES;
 
 /// The `/mcp` route, with the tools `extension` adds beside grantry's own.
 pub(crate) fn router(state: AppState, extension: extension::Extension) -> Router<AppState> {

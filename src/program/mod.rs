@@ -8,7 +8,7 @@ mod logging;
 use std::process::ExitCode;
 
 use crate::config::{Config, IdentityMode, ServeArgs};
-use crate::mcp::extension::Extension;
+use crate::mcp_calls::extension::Extension;
 use crate::providers::http::install_tls_provider;
 use crate::telemetry::Traces;
 

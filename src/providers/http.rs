@@ -55,5 +55,5 @@ pub(crate) async fn read_capped(mut response: reqwest::Response) -> Result<Vec<u
     Ok(body)
 }
 
-pub use grantry_base::net::install_tls_provider;
+pub(crate) use grantry_base::net::install_tls_provider;
 pub(crate) use grantry_base::net::transport_reason;

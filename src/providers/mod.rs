@@ -9,8 +9,9 @@ pub mod oauth;
 pub(crate) mod revocation;
 pub(crate) mod upstream;
 
-pub use crate::ids::{AccountId, ProviderId};
-pub use catalog::{Catalog, Provider, SignIn};
+pub(crate) use crate::ids::{AccountId, ProviderId};
+pub use catalog::sign_in::SignIn;
+pub use catalog::{Catalog, Provider};
 pub(crate) use catalog::{CatalogError, KeyForm, OAuthClient, SiteName};
 pub(crate) use upstream::Upstream;
 

@@ -347,7 +347,7 @@ pub(crate) fn digest(domain: &str, parts: &[&[u8]]) -> String {
     URL_SAFE_NO_PAD.encode(hasher.finalize())
 }
 
-pub use grantry_base::random_id;
+pub(crate) use grantry_base::random_id;
 
 /// Constant-time equality for two strings of secrets' hashes.
 pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {

@@ -10,7 +10,7 @@ pub(crate) mod durability;
 pub mod redis;
 mod url;
 
-pub use self::redis::{RedisConn, Replication};
+pub(crate) use self::redis::{RedisConn, Replication};
 pub use url::StoreUrl;
 
 use std::str::FromStr;

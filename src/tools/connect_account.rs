@@ -1,7 +1,7 @@
 //! `connect_account`: shows the person a card to connect (or reconnect, or add another) account
 //! at a provider, for hosts that render MCP Apps and show no sign-in link themselves. The tool
 //! says where the connections stand; the `mcp` layer adds the connect link and binds the
-//! result to the card (`crate::mcp::apps`). `connection_status`, which the card polls, lists
+//! result to the card (`crate::mcp_calls::apps`). `connection_status`, which the card polls, lists
 //! the same connections.
 
 use schemars::JsonSchema;

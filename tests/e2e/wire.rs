@@ -180,7 +180,8 @@ async fn oversized_bodies_foreign_origins_and_stray_gets_are_refused() {
     let mcp = Mcp::new(server.mcp_url());
     // One byte over the limit: the server reads the whole body before refusing it, so the
     // client sees the 413 rather than a connection closed under its feet.
-    let limit = grantry::mcp::MAX_REQUEST_BYTES;
+    // The limit docs/security.md gives.
+    let limit = 256 * 1024;
     let start = body("tools/list", json!({"_meta": meta(json!({})), "pad": ""}));
     let pad = "x".repeat(limit + 1 - start.len());
     let big = start.replacen("\"pad\":\"\"", &format!("\"pad\":\"{pad}\""), 1);
@@ -284,7 +285,7 @@ async fn the_first_round_is_one_url_elicitation_without_an_id_and_writes_nothing
 #[tokio::test]
 async fn an_expired_request_state_gets_the_one_refusal() {
     use grantry::identity::{DEV_ISSUER, DEV_SUBJECT, Principal};
-    use grantry::mcp::rounds::request_state::{StateClaims, ToolRequest};
+    use grantry::mcp_calls::rounds::request_state::{StateClaims, ToolRequest};
     let key = grantry::seal::generate_key();
     let server = Server::start(&["--keys", &key]).await;
     let mcp = Mcp::new(server.mcp_url());

@@ -13,7 +13,7 @@ use crate::grants::{demo, grants_for, sealer, tokens};
 
 const PROVIDER: &str = "xero";
 
-fn provider_id() -> grantry::providers::ProviderId {
+fn provider_id() -> grantry::ids::ProviderId {
     PROVIDER.parse().unwrap()
 }
 

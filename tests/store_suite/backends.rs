@@ -264,7 +264,9 @@ impl Fresh {
                     > 0
             }
             Cleanup::Topology { url, prefix } => {
-                let mut conn = grantry::store::RedisConn::connect(url).await.unwrap();
+                let mut conn = grantry::store::redis::RedisConn::connect(url)
+                    .await
+                    .unwrap();
                 let key = format!("{prefix}lease:{{{name}}}");
                 redis::cmd("EXISTS")
                     .arg(key)

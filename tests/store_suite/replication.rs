@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use grantry::store::{Replication, StoreError};
+use grantry::store::StoreError;
+use grantry::store::redis::Replication;
 use grantry_test_servers as servers;
 
 use crate::grants::{demo, grants_for, key, tokens};

@@ -8,7 +8,7 @@ use crate::for_each_backend;
 
 async fn sessions_are_found_until_deleted_or_expired(stores: &Stores) {
     let sessions = &stores.sessions;
-    let id = grantry::seal::random_id();
+    let id = grantry_base::random_id();
     let record = SessionRecord {
         owner: "tag-a".into(),
         initialize: r#"{"protocolVersion":"2025-11-25"}"#.into(),
@@ -77,13 +77,13 @@ fn created(outcome: Created) -> bool {
 async fn an_owner_past_the_cap_forgets_their_least_recently_used_session(stores: &Stores) {
     let sessions = &stores.sessions;
     // Unique owners: the Redis tests share one server.
-    let (alice, bob) = (grantry::seal::random_id(), grantry::seal::random_id());
+    let (alice, bob) = (grantry_base::random_id(), grantry_base::random_id());
     let record = |owner: &str| SessionRecord {
         owner: owner.to_owned(),
         initialize: "{}".into(),
     };
     let open = |owner: String| {
-        let id = grantry::seal::random_id();
+        let id = grantry_base::random_id();
         async move {
             let outcome = sessions
                 .create(&id, &record(&owner), 60_000, 3)

@@ -1,4 +1,4 @@
-//! A 2026-07-28 `tools/call` read into the typed call [`crate::mcp::dispatch`] runs: its
+//! A 2026-07-28 `tools/call` read into the typed call [`crate::mcp_calls::dispatch`] runs: its
 //! params of the types the schema gives, the tool the registry lists under its name, the
 //! caller, and the notifier its notifications go through.
 
@@ -6,16 +6,16 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::envelope::Params;
-use super::{Asked, Call};
 use crate::identity::{McpClient, Presence, Principal, VerifiedClient};
-use crate::mcp::capabilities::Capabilities;
-use crate::mcp::jsonrpc::{ReplyTo, RpcError};
-use crate::mcp::malformed;
-use crate::mcp::notify::Notifier;
-use crate::mcp::registry::{Entry, Listed};
-use crate::mcp::request::{Era, ToolCall};
-use crate::mcp::rounds::Retry;
+use crate::mcp::modern::envelope::Params;
+use crate::mcp::modern::{Asked, Call};
+use crate::mcp_calls::call::{Era, ToolCall};
+use crate::mcp_calls::registry::{Entry, Listed};
+use crate::mcp_calls::rounds::Retry;
+use crate::mcp_wire::capabilities::Capabilities;
+use crate::mcp_wire::jsonrpc::{ReplyTo, RpcError};
+use crate::mcp_wire::malformed;
+use crate::mcp_wire::notify::Notifier;
 
 /// A `tools/call`'s params, read.
 pub(super) struct CallParams<'r, 'p> {

@@ -1,6 +1,6 @@
 //! The JSON-RPC message of a 2026-07-28 POST, read once from the body with its members
 //! borrowed: a request, a notification, or a response (which this era never takes). A body
-//! that is none of them gets its JSON-RPC error ([`crate::mcp::malformed`] words it).
+//! that is none of them gets its JSON-RPC error ([`crate::mcp_wire::malformed`] words it).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -10,8 +10,8 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::mcp::jsonrpc::{ErrorCode, ReplyTo, RequestId, RpcError};
-use crate::mcp::malformed;
+use crate::mcp_wire::jsonrpc::{ErrorCode, ReplyTo, RequestId, RpcError};
+use crate::mcp_wire::malformed;
 
 /// A message as read.
 pub(super) enum Message<'a> {

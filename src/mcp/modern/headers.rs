@@ -8,8 +8,8 @@ use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderName};
 use serde_json::{Map, Value};
 
-use crate::mcp::headers::{MCP_METHOD, MCP_NAME};
-use crate::mcp::registry::Mirror;
+use crate::mcp_calls::registry::Mirror;
+use crate::mcp_wire::headers::{MCP_METHOD, MCP_NAME};
 use grantry_base::header_value;
 
 /// `Accept` lists both `application/json` and `text/event-stream` (any case, parameters

@@ -10,8 +10,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::identity::McpClient;
-use crate::mcp::capabilities::Capabilities;
-use crate::mcp::notify::LogLevel;
+use crate::mcp_wire::capabilities::Capabilities;
+use crate::mcp_wire::notify::LogLevel;
 
 /// `_meta` texts remembered, at most this many (past it, a new one replaces the oldest).
 const CAPACITY: usize = 64;

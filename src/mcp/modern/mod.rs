@@ -2,7 +2,7 @@
 //! in the order the transport gives (the origin and content types, the message, the version
 //! header against `_meta`, the routing headers against the body, the version, the client's
 //! capabilities), and becomes either an answer at once or one typed [`ToolCall`] for
-//! [`crate::mcp::dispatch`]. A request of the legacy era (an `initialize`, a session's) is
+//! [`crate::mcp_calls::dispatch`]. A request of the legacy era (an `initialize`, a session's) is
 //! left to rmcp ([`Read::Legacy`]).
 //!
 //! Every refusal is worded and coded as rmcp 3.11 answered this era before grantry took it
@@ -33,15 +33,15 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use super::apps::{CARD_URI, Resources};
-use super::describe::{LIST_TTL_MS, MODERN_VERSION, checks_routing};
-use super::headers::MCP_PROTOCOL_VERSION;
-use super::jsonrpc::{self, ErrorCode, ReplyTo, RpcError};
-use super::legacy;
-use super::notify::Notifications;
-use super::registry::Registry;
-use super::request::ToolCall;
-use super::tasks_extension::TaskRequest;
+use crate::mcp_calls::apps::{CARD_URI, Resources};
+use crate::mcp_calls::call::ToolCall;
+use crate::mcp_calls::registry::Registry;
+use crate::mcp_calls::tasks_extension::TaskRequest;
+use crate::mcp_legacy as legacy;
+use crate::mcp_wire::describe::{LIST_TTL_MS, MODERN_VERSION, checks_routing};
+use crate::mcp_wire::headers::MCP_PROTOCOL_VERSION;
+use crate::mcp_wire::jsonrpc::{self, ErrorCode, ReplyTo, RpcError};
+use crate::mcp_wire::notify::Notifications;
 use crate::server::hosts::AllowedHosts;
 use call::CallParams;
 use envelope::{Message, Params};

@@ -4,13 +4,13 @@
 
 use serde_json::{Map, Value};
 
-use super::Asked;
-use super::envelope::Params;
 use crate::identity::Principal;
-use crate::mcp::capabilities::Capabilities;
-use crate::mcp::describe::TASKS_EXTENSION;
-use crate::mcp::jsonrpc::RpcError;
-use crate::mcp::tasks_extension::{TaskMethod, TaskRequest};
+use crate::mcp::modern::Asked;
+use crate::mcp::modern::envelope::Params;
+use crate::mcp_calls::tasks_extension::{TaskMethod, TaskRequest};
+use crate::mcp_wire::capabilities::Capabilities;
+use crate::mcp_wire::describe::TASKS_EXTENSION;
+use crate::mcp_wire::jsonrpc::RpcError;
 
 pub(super) fn read(
     asked: &Asked<'_>,

@@ -3,10 +3,10 @@
 
 use serde_json::json;
 
-use super::meta::Meta;
-use crate::mcp::capabilities::Capabilities;
-use crate::mcp::describe::{SUPPORTED_VERSIONS, checks_routing};
-use crate::mcp::jsonrpc::{ErrorCode, RpcError};
+use crate::mcp::modern::meta::Meta;
+use crate::mcp_wire::capabilities::Capabilities;
+use crate::mcp_wire::describe::{SUPPORTED_VERSIONS, checks_routing};
+use crate::mcp_wire::jsonrpc::{ErrorCode, RpcError};
 
 /// The versions a `MCP-Protocol-Version` header may name at all.
 pub(super) const KNOWN_VERSIONS: [&str; 5] = [
@@ -79,7 +79,7 @@ pub(super) fn unsupported(requested: &str) -> RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::describe::MODERN_VERSION;
+    use crate::mcp_wire::describe::MODERN_VERSION;
 
     fn meta(version: Option<&str>) -> Meta {
         Meta {

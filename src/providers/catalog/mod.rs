@@ -34,12 +34,12 @@ use serde::Deserialize;
 mod access;
 mod entry;
 mod pkce;
-mod sign_in;
+pub(crate) mod sign_in;
 
 pub(crate) use access::add_missing;
 use entry::{EntryFile, demo_entry, resolve};
 use sign_in::CredentialKind;
-pub use sign_in::SignIn;
+pub(crate) use sign_in::SignIn;
 pub(crate) use sign_in::{ApiBase, KeyField, KeyForm, OAuthClient, SiteName, SiteTemplate};
 
 use super::ProviderId;
