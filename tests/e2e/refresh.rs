@@ -27,6 +27,11 @@ async fn two_replicas(
     let key = grantry::seal::generate_key();
     let mut args = servers::as_strs(store);
     args.extend(["--providers", catalog.to_str().unwrap(), "--keys", &key]);
+    // A hundred connections opened at once, on a 2-core machine running the whole suite:
+    // some heads took over the default 10 s to be read, and the servers closed those
+    // connections by their header deadline (logged `reason="header"`). That deadline has
+    // tests of its own (tests/e2e/hardening/connections.rs); here it only has to outlast the load.
+    args.extend(["--header-read-timeout", "120"]);
     let a = Server::start(&args).await;
     let b = Server::start_beside(&a, &args).await;
     connect(&a, &Mcp::new(a.mcp_url()), provider).await;

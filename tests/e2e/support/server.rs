@@ -502,14 +502,20 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// For a failing test: this grantry's warnings, errors and panics, the last few (its
-    /// whole trace-level log is kept for the leak search, not printed).
+    /// For a failing test: this grantry's warnings, errors and panics, and the connections it
+    /// closed itself (a deadline) or saw end in an error, the last few (its whole trace-level
+    /// log is kept for the leak search, not printed). A client that saw a connection close
+    /// without an answer finds the server's side of it here.
     fn tell_what_went_wrong(&self) {
         let log = self.log();
         let worth: Vec<&str> = log
             .lines()
             .filter(|line| {
-                line.contains(" WARN ") || line.contains(" ERROR ") || line.contains("panicked")
+                line.contains(" WARN ")
+                    || line.contains(" ERROR ")
+                    || line.contains("panicked")
+                    || line.contains("connection closed by its deadline")
+                    || line.contains("connection ended with an error")
             })
             .collect();
         let shown = &worth[worth.len().saturating_sub(30)..];
