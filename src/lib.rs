@@ -54,6 +54,10 @@
 //! the clock, private files, loopback names, random ids), which both stand on; and
 //! `grantry-conformance` (`tests/conformance/fixtures`: grantry with the conformance suite's
 //! fixture tools, plugged in through [`mcp_calls::extension`]).
+//!
+//! Test builds add `tests` (`src/tests`): the store suite, one set of tests run against every
+//! backend on a real server, inside the crate because the backend traits it tests are the
+//! crate's own.
 
 #![forbid(unsafe_code)]
 
@@ -92,6 +96,9 @@ pub mod tasks;
 pub(crate) mod telemetry;
 pub(crate) mod tools;
 pub(crate) mod ui;
+
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::Duration;

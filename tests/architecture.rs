@@ -712,8 +712,9 @@ fn names_word(code: &str, word: &str) -> bool {
 #[test]
 fn the_public_surface_stays_within_its_count() {
     // 265 before the MCP rooms were split and re-exports that only spared the store suite and
-    // the benchmarks a path were narrowed (they name `ids`, `store::redis`, `grantry_base`).
-    const MOST: usize = 260;
+    // the benchmarks a path were narrowed; 260 until the store suite moved into the crate
+    // (src/tests), which let the backend traits and what only it named become the crate's.
+    const MOST: usize = 214;
     let is_item = |line: &str| {
         let Some(rest) = line.trim_start().strip_prefix("pub ") else {
             return false;

@@ -15,7 +15,7 @@ use super::ConfigError;
 /// An endpoint's name: 1-32 characters of a-z, 0-9, `-` and `_`. It names the endpoint in the
 /// outbox (so a URL can change without losing what is queued) and its secret's variable.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct EndpointName(String);
+pub(crate) struct EndpointName(String);
 
 impl EndpointName {
     pub(crate) fn as_str(&self) -> &str {

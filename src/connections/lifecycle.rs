@@ -25,7 +25,7 @@ use crate::store::StoreError;
 #[derive(Clone, Default)]
 pub struct LifecycleSettings {
     /// Each event is queued once per endpoint; none configured: none queued.
-    pub endpoints: Arc<[EndpointName]>,
+    pub(crate) endpoints: Arc<[EndpointName]>,
     pub expiry_warning_secs: i64,
     pub wake: Arc<Notify>,
 }
@@ -131,7 +131,7 @@ impl Lifecycle {
 
     /// Keeps refreshed tokens if nobody changed the grant since `previous` was read: the
     /// connection is active again (`connection.recovered` if its refreshes were failing).
-    pub async fn store_refreshed(
+    pub(crate) async fn store_refreshed(
         &self,
         key: &GrantKey,
         provider: &Provider,
@@ -158,7 +158,7 @@ impl Lifecycle {
 
     /// A refresh failed for a reason that may pass: the connection is `refresh_failing`,
     /// tried again after a backoff; `connection.refresh_failed` is sent when it starts failing.
-    pub async fn note_refresh_failed(
+    pub(crate) async fn note_refresh_failed(
         &self,
         key: &GrantKey,
         provider: &Provider,
@@ -187,7 +187,7 @@ impl Lifecycle {
 
     /// The provider no longer honours the grant: it is kept, `needs_reauth` with `reason`,
     /// until the user reconnects or disconnects; `connection.needs_reauth` is sent once.
-    pub async fn mark_needs_reauth(
+    pub(crate) async fn mark_needs_reauth(
         &self,
         key: &GrantKey,
         provider: &Provider,

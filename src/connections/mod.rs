@@ -21,7 +21,7 @@ mod disconnect;
 mod event;
 pub mod keepalive;
 pub(crate) mod lifecycle;
-pub mod schedule;
+pub(crate) mod schedule;
 pub(crate) mod tokens;
 
 pub(crate) use calls::Called;

@@ -41,7 +41,7 @@ pub(crate) fn next_look(
 
 /// When to look again at a grant found not yet due (a hard expiry is warned of
 /// `expiry_warning_secs` before).
-pub fn next_look_of(due: &Due, provider: &Provider, expiry_warning_secs: i64) -> Reschedule {
+pub(crate) fn next_look_of(due: &Due, provider: &Provider, expiry_warning_secs: i64) -> Reschedule {
     Reschedule {
         key: due.key.clone(),
         version: due.version,

@@ -24,7 +24,7 @@ pub(crate) const FLOW_RETENTION_SECS: i64 = 24 * 3600;
 /// How long a claimed flow may stay `redeeming`: far longer than a callback's work can take
 /// (a token request and an account lookup of at most 10 s each, and the store's write). A flow
 /// older than that lost its replica mid-exchange and counts as failed.
-pub const REDEEM_DEADLINE_SECS: i64 = 60;
+pub(crate) const REDEEM_DEADLINE_SECS: i64 = 60;
 
 /// The hash under which a flow stores the OAuth `state` it sent the browser with (the state
 /// itself is never stored), and which the callback's `state` is looked up by.
@@ -34,7 +34,7 @@ pub(crate) fn oauth_state_hash(state: &str) -> String {
 
 /// Where a flow stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlowStatus {
+pub(crate) enum FlowStatus {
     /// Sent to the provider; waiting for the callback.
     Pending,
     /// The callback claimed it; the code is being redeemed.
@@ -125,7 +125,7 @@ impl Handout {
 
 /// One sign-in attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Flow {
+pub(crate) struct Flow {
     pub id: String,
     /// The sign-in ticket (connect link) this flow started from.
     pub ticket_id: String,
@@ -151,7 +151,7 @@ pub struct Flow {
 impl Flow {
     /// Whether it was claimed and never finished, past [`REDEEM_DEADLINE_SECS`]: the replica
     /// redeeming its code died, and nobody will finish it.
-    pub fn is_stuck(&self, now: i64) -> bool {
+    pub(crate) fn is_stuck(&self, now: i64) -> bool {
         self.status == FlowStatus::Redeeming
             && self
                 .claimed_at
@@ -161,7 +161,7 @@ impl Flow {
 
 /// What happened when a callback tried to claim a flow by its state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Claim {
+pub(crate) enum Claim {
     /// This caller won: the flow moved from pending to redeeming.
     Claimed(Box<Flow>),
     /// The flow exists but is past its expiry.
@@ -174,7 +174,7 @@ pub enum Claim {
 
 /// Storage for flows; one implementation per backend.
 #[async_trait]
-pub trait FlowBackend: Send + Sync {
+pub(crate) trait FlowBackend: Send + Sync {
     async fn insert(&self, flow: &Flow) -> Result<(), StoreError>;
     /// Atomically claims the pending, unexpired flow whose state hashes to `state_hash`.
     async fn claim(&self, state_hash: &str, now: i64) -> Result<Claim, StoreError>;

@@ -38,7 +38,8 @@ pub use events::GrantEvents;
 pub use health::{Health, ReauthReason, State};
 pub use key::GrantKey;
 pub(crate) use operators::Found;
-pub use schedule::{Due, Reschedule};
+pub(crate) use schedule::Due;
+pub use schedule::Reschedule;
 pub(crate) use write::Stored;
 
 /// A grant row as a backend stores it: tokens only in sealed form.
@@ -139,7 +140,7 @@ pub trait GrantBackend: Send + Sync {
 
 /// What one rewrap batch did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct RewrapReport {
+pub(crate) struct RewrapReport {
     pub rewrapped: usize,
     /// Rows written by someone else between reading and re-sealing (left for the next batch).
     pub changed_meanwhile: usize,
@@ -164,7 +165,7 @@ pub struct Grant {
 
 impl Grant {
     /// Whether its tokens may be used (else the user must reconnect first).
-    pub fn is_usable(&self) -> bool {
+    pub(crate) fn is_usable(&self) -> bool {
         self.state != State::NeedsReauth
     }
 
@@ -240,7 +241,7 @@ impl Grants {
     /// Where a sign-in to `account` at `provider` is stored: over the principal's grant for
     /// the same account if there is one (a reconnection, even of a grant keyed from before
     /// accounts were kept), else under a key of its own (another account).
-    pub async fn key_for_sign_in(
+    pub(crate) async fn key_for_sign_in(
         &self,
         principal: &Principal,
         provider: &ProviderId,
@@ -302,14 +303,14 @@ impl Grants {
     }
 
     /// How many grants each key seals.
-    pub async fn key_usage(&self) -> Result<KeyUsage, StoreError> {
+    pub(crate) async fn key_usage(&self) -> Result<KeyUsage, StoreError> {
         self.backend.key_usage().await
     }
 
     /// Re-seals up to `batch` grants still under an older key with the current one, each with
     /// compare-and-set on its version (a grant refreshed meanwhile is already re-sealed).
     /// Returns how many it re-sealed; 0 means none is left.
-    pub async fn rewrap_batch(&self, batch: usize) -> Result<RewrapReport, StoreError> {
+    pub(crate) async fn rewrap_batch(&self, batch: usize) -> Result<RewrapReport, StoreError> {
         let current = self.sealer.key_ring().current_key_id();
         let rows = self
             .backend

@@ -2,7 +2,7 @@
 //! tokens: most looks need none), and each one's next look, moved without a new version.
 
 use super::health::{Health, State};
-use super::{Grant, GrantKey, Grants};
+use super::{GrantKey, Grants};
 use crate::store::StoreError;
 
 /// A grant's next look by the keep-alive: `at` (0: never), if its row still has `version`.
@@ -27,7 +27,7 @@ impl Reschedule {
 /// A grant due for the keep-alive, as its row says: enough to decide, without its tokens,
 /// whether it needs a refresh or a warning, or only a later look.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Due {
+pub(crate) struct Due {
     pub key: GrantKey,
     pub(crate) version: i64,
     pub(crate) state: State,
@@ -37,8 +37,9 @@ pub struct Due {
 }
 
 impl Due {
-    /// The bookkeeping of an opened grant.
-    pub fn of(key: &GrantKey, grant: &Grant) -> Self {
+    /// The bookkeeping of an opened grant (what the keep-alive reads of a row, for the tests).
+    #[cfg(test)]
+    pub(crate) fn of(key: &GrantKey, grant: &super::Grant) -> Self {
         Self {
             key: key.clone(),
             version: grant.version,
@@ -51,13 +52,17 @@ impl Due {
 
 impl Grants {
     /// Moves the keep-alive's next looks, in one write.
-    pub async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError> {
+    pub(crate) async fn reschedule(&self, moves: &[Reschedule]) -> Result<(), StoreError> {
         self.backend.reschedule(moves).await
     }
 
     /// Up to `limit` grants the keep-alive should look at by `now`, the most overdue first,
     /// as their rows say (the tokens stay sealed: most looks need none).
-    pub async fn due_for_keepalive(&self, now: i64, limit: usize) -> Result<Vec<Due>, StoreError> {
+    pub(crate) async fn due_for_keepalive(
+        &self,
+        now: i64,
+        limit: usize,
+    ) -> Result<Vec<Due>, StoreError> {
         let rows = self.backend.due_for_keepalive(now, limit).await?;
         rows.into_iter()
             .map(|(key, row)| {

@@ -144,7 +144,7 @@ impl Event {
 
 /// A delivery claimed for one attempt by this replica, until the claim lapses.
 #[derive(Debug, Clone)]
-pub struct Claimed {
+pub(crate) struct Claimed {
     pub delivery: Delivery,
     /// Which stored record it is (a row's `seq`, or a Redis list's key).
     pub(crate) handle: Handle,
@@ -174,7 +174,7 @@ pub enum Outcome {
 
 /// How many deliveries wait, and how old the oldest is.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Depth {
+pub(crate) struct Depth {
     pub pending: i64,
     /// Parked deliveries (`None` where counting them means reading every list: Redis).
     pub(crate) parked: Option<i64>,
@@ -184,7 +184,7 @@ pub struct Depth {
 
 /// Which deliveries `events list` shows.
 #[derive(Debug, Clone, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     pub status: Option<Status>,
     pub limit: usize,
 }
@@ -192,7 +192,7 @@ pub struct Filter {
 /// The outbox in one store. The writes that add deliveries are the grants' own (see the
 /// module); these are the delivery side and the operators' commands.
 #[async_trait]
-pub trait OutboxBackend: Send + Sync {
+pub(crate) trait OutboxBackend: Send + Sync {
     /// Claims up to `limit` due deliveries for `endpoint`, the oldest pending one of each
     /// of its connections, for `claim_secs`; each is claimed by one caller at a time. The
     /// attempt is counted now, so a replica that dies mid-attempt still moves the backoff on.

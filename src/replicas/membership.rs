@@ -14,7 +14,7 @@ use crate::store::StoreError;
 
 /// Why a replica was not let in.
 #[derive(Debug, thiserror::Error)]
-pub enum JoinError {
+pub(crate) enum JoinError {
     #[error("{0}")]
     Store(#[from] StoreError),
     #[error("{0}")]
@@ -22,7 +22,7 @@ pub enum JoinError {
 }
 
 /// A replica among the others on its store.
-pub struct Membership {
+pub(crate) struct Membership {
     backend: Arc<dyn ReplicaBackend>,
     seen: Mutex<Seen>,
     refreshing: Mutex<Option<AbortHandle>>,
@@ -43,7 +43,10 @@ impl Membership {
     /// disagrees is refused, and its record removed. The record is written before the others
     /// are read, so of two replicas started at once each sees the other, or the later sees
     /// the earlier at its first refresh.
-    pub async fn join(backend: Arc<dyn ReplicaBackend>, me: Replica) -> Result<Self, JoinError> {
+    pub(crate) async fn join(
+        backend: Arc<dyn ReplicaBackend>,
+        me: Replica,
+    ) -> Result<Self, JoinError> {
         backend.record(&me).await?;
         let refusal = match backend.seen_since(me.seen_at_ms - LIVE_FOR_MS).await {
             Ok(live) => disagreement(&me, &live).map(JoinError::from),
@@ -127,7 +130,7 @@ impl Membership {
 
     /// Removes the record (its refresh stopped first, so none writes it back): this replica
     /// stops.
-    pub async fn leave(&self) {
+    pub(crate) async fn leave(&self) {
         if let Some(refreshing) = lock(&self.refreshing).take() {
             refreshing.abort();
         }

@@ -7,7 +7,7 @@
 //! sign-in under way) and hands out links that any of them serves. [`disagreement`] is the
 //! rule a starting replica is held to against the live ones.
 
-pub mod membership;
+pub(crate) mod membership;
 pub(crate) mod redis;
 pub(crate) mod sql;
 
@@ -29,7 +29,7 @@ pub(crate) const FORGET_AFTER_MS: i64 = 24 * 3_600_000;
 /// records of both builds read during a rolling upgrade.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Replica {
+pub(crate) struct Replica {
     /// Random, one per process.
     pub id: String,
     /// The machine's name, for the operator reading a refusal.
@@ -144,7 +144,7 @@ pub(crate) fn disagreement(me: &Replica, peers: &[Replica]) -> Option<Disagreeme
 
 /// Storage for the records; one implementation per backend.
 #[async_trait]
-pub trait ReplicaBackend: Send + Sync {
+pub(crate) trait ReplicaBackend: Send + Sync {
     /// Writes `replica`'s record, replacing the one with its id.
     async fn record(&self, replica: &Replica) -> Result<(), StoreError>;
     /// Every record refreshed at or after `seen_since_ms`.

@@ -188,7 +188,7 @@ impl Sealer {
         Some(keys::hex_id(raw.get(..KEY_ID_LEN)?))
     }
 
-    pub fn key_ring(&self) -> &KeyRing {
+    pub(crate) fn key_ring(&self) -> &KeyRing {
         &self.ring
     }
 

@@ -14,7 +14,7 @@ use crate::store::StoreError;
 
 /// One stored session.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionRecord {
+pub(crate) struct SessionRecord {
     /// The opener's [`crate::identity::Principal::tag`].
     pub owner: String,
     /// The client's `initialize` params, as JSON.
@@ -32,7 +32,7 @@ pub enum Created {
 }
 
 #[async_trait]
-pub trait SessionBackend: Send + Sync {
+pub(crate) trait SessionBackend: Send + Sync {
     /// Stores the new session `id` for `ttl_ms`, then forgets the owner's least recently
     /// used sessions (never `id`) until it keeps at most `keep`.
     async fn create(

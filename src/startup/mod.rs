@@ -8,7 +8,8 @@ mod membership;
 mod stores;
 
 pub(crate) use membership::join_replicas;
-pub use stores::{Stores, open_stores, open_stores_with};
+pub(crate) use stores::open_stores_with;
+pub use stores::{Stores, open_stores};
 
 use std::sync::Arc;
 

@@ -56,7 +56,7 @@ use crate::tasks::{
 /// The backends behind one `--store` URL.
 #[derive(Clone)]
 pub struct Stores {
-    pub flows: Arc<dyn FlowBackend>,
+    pub(crate) flows: Arc<dyn FlowBackend>,
     pub grants: Arc<dyn GrantBackend>,
     /// How grant events reach other replicas (`None`: one process, SQLite).
     pub(crate) bus: Option<Arc<dyn EventBus>>,
@@ -65,15 +65,15 @@ pub struct Stores {
     /// Exclusive leases shared by the replicas.
     pub leases: Arc<dyn LeaseBackend>,
     /// Legacy-era MCP sessions shared by the replicas.
-    pub sessions: Arc<dyn SessionBackend>,
+    pub(crate) sessions: Arc<dyn SessionBackend>,
     /// Lifecycle events on their way to the webhook endpoints.
-    pub outbox: Arc<dyn OutboxBackend>,
+    pub(crate) outbox: Arc<dyn OutboxBackend>,
     /// The MCP clients refused the use of connections.
     pub(crate) blocklist: Arc<dyn BlocklistBackend>,
     /// MCP tasks, readable by every replica.
-    pub tasks: Arc<dyn TaskBackend>,
+    pub(crate) tasks: Arc<dyn TaskBackend>,
     /// The replicas serving the store, each as it records itself.
-    pub replicas: Arc<dyn ReplicaBackend>,
+    pub(crate) replicas: Arc<dyn ReplicaBackend>,
 }
 
 /// Opens the store, brings its schema up to date, and builds every backend on it. Redis keys
@@ -83,7 +83,7 @@ pub async fn open_stores(store: &StoreUrl, redis_prefix: &str) -> Result<Stores,
 }
 
 /// As [`open_stores`], a Redis store's writes acknowledged by `replication`'s replicas.
-pub async fn open_stores_with(
+pub(crate) async fn open_stores_with(
     store: &StoreUrl,
     redis_prefix: &str,
     replication: Replication,

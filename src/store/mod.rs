@@ -71,7 +71,7 @@ pub enum StoreError {
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The key prefix of every Redis key grantry writes.
-pub const DEFAULT_REDIS_PREFIX: &str = "grantry:";
+pub(crate) const DEFAULT_REDIS_PREFIX: &str = "grantry:";
 
 /// A PostgreSQL pool with the schema brought up to date.
 pub async fn postgres_pool(url: &str) -> Result<sqlx::PgPool, StoreError> {

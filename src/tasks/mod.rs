@@ -26,7 +26,7 @@ pub(crate) const EXPIRED_RETENTION_MS: i64 = 3_600_000;
 
 /// A task's id as the client holds it: 256 random bits, base64url.
 #[derive(Clone, PartialEq, Eq)]
-pub struct TaskId(String);
+pub(crate) struct TaskId(String);
 
 /// An id that cannot be one grantry made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -37,7 +37,7 @@ impl TaskId {
     const BYTES: usize = 32;
 
     /// A new id, from the operating system's random source.
-    pub fn generate() -> Self {
+    pub(crate) fn generate() -> Self {
         Self(URL_SAFE_NO_PAD.encode(rand::random::<[u8; Self::BYTES]>()))
     }
 
@@ -55,7 +55,7 @@ impl TaskId {
     }
 
     /// What the store keys the task by.
-    pub fn hash(&self) -> String {
+    pub(crate) fn hash(&self) -> String {
         crate::seal::digest("grantry/task/v1", &[self.0.as_bytes()])
     }
 }
@@ -68,7 +68,7 @@ impl fmt::Debug for TaskId {
 
 /// Where a task stands (the extension's `status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TaskStatus {
+pub(crate) enum TaskStatus {
     Working,
     /// Waiting for the client (a sign-in link opened, a form answered).
     InputRequired,
@@ -116,7 +116,7 @@ impl TaskStatus {
 
 /// One task as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredTask {
+pub(crate) struct StoredTask {
     /// [`TaskId::hash`] of its id.
     pub id_hash: String,
     /// Who made it: the only principal it answers.
@@ -135,14 +135,14 @@ pub struct StoredTask {
 
 impl StoredTask {
     /// Whether its time to live has passed at `now_ms`: a task its owner can no longer see.
-    pub fn is_expired(&self, now_ms: i64) -> bool {
+    pub(crate) fn is_expired(&self, now_ms: i64) -> bool {
         self.expires_at_ms <= now_ms
     }
 }
 
 /// Storage for tasks; one implementation per backend.
 #[async_trait]
-pub trait TaskBackend: Send + Sync {
+pub(crate) trait TaskBackend: Send + Sync {
     /// Writes a new task (at version 1), durably: on Redis, acknowledged by the replicas asked
     /// for. A task already stored under the same hash is an error.
     async fn insert(&self, task: &StoredTask) -> Result<(), StoreError>;

@@ -254,7 +254,7 @@ fn endpoint_of(list: &str) -> &str {
 }
 
 /// A record as the lists keep it.
-pub fn encode(delivery: &Delivery) -> String {
+pub(crate) fn encode(delivery: &Delivery) -> String {
     serde_json::to_string(delivery).expect("a delivery serializes")
 }
 

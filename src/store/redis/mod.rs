@@ -32,7 +32,7 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(3);
 /// made, and how long to wait for them (`WAIT`). None by default: Redis's replication is
 /// asynchronous, and a primary lost before it copied a write loses the write.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Replication {
+pub(crate) struct Replication {
     pub min_replicas: u32,
     pub timeout: Duration,
 }

@@ -1,10 +1,8 @@
 //! Legacy MCP sessions: created once per id, read back, extended only by their owner, gone
 //! once deleted or expired; an owner keeps at most so many, the least recently used forgotten.
 
-use grantry::sessions::{Created, SessionRecord};
-use grantry::startup::Stores;
-
-use crate::for_each_backend;
+use crate::sessions::{Created, SessionRecord};
+use crate::startup::Stores;
 
 async fn sessions_are_found_until_deleted_or_expired(stores: &Stores) {
     let sessions = &stores.sessions;

@@ -2,16 +2,15 @@
 //! write (and a write that loses its compare-and-set writes none), a connection keeps its id
 //! through reconnects, and the keep-alive index holds exactly the grants due.
 
-use grantry::connections::schedule;
-use grantry::grants::{Due, GrantKey, Grants, ReauthReason, Reschedule, State};
-use grantry::outbox::Outcome;
-use grantry::providers::{Provider, SignIn};
-use grantry::startup::Stores;
-use grantry::store::StoreError;
+use crate::connections::schedule;
+use crate::grants::{Due, GrantKey, Grants, ReauthReason, Reschedule, State};
+use crate::outbox::Outcome;
+use crate::providers::{Provider, SignIn};
+use crate::startup::Stores;
+use crate::store::StoreError;
 use serde_json::Value;
 
-use crate::for_each_backend;
-use crate::grants::{demo, grants_for, key, tokens};
+use crate::tests::store_suite::grants::{demo, grants_for, key, tokens};
 
 /// A provider whose refresh tokens die unused after 1000 s.
 fn idle_1000() -> Provider {
@@ -167,7 +166,7 @@ async fn without_endpoints_nothing_is_queued(stores: &Stores) {
             .unwrap()
             .is_empty()
     );
-    let all = grantry::outbox::Filter {
+    let all = crate::outbox::Filter {
         status: None,
         limit: 10,
     };

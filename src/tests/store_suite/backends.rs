@@ -2,7 +2,7 @@
 
 use grantry_test_servers as servers;
 
-use grantry::startup::Stores;
+use crate::startup::Stores;
 
 pub enum Backend {
     Sqlite,
@@ -79,7 +79,7 @@ impl Backend {
                     pool.close().await;
                 }
                 Some(Fresh {
-                    stores: open_stores(&url, grantry::store::DEFAULT_REDIS_PREFIX).await,
+                    stores: open_stores(&url, crate::store::DEFAULT_REDIS_PREFIX).await,
                     cleanup: Cleanup::Dir(dir, url),
                 })
             }
@@ -92,7 +92,7 @@ impl Backend {
                     pool.close().await;
                 }
                 Some(Fresh {
-                    stores: open_stores(&database.url, grantry::store::DEFAULT_REDIS_PREFIX).await,
+                    stores: open_stores(&database.url, crate::store::DEFAULT_REDIS_PREFIX).await,
                     cleanup: Cleanup::Database(database),
                 })
             }
@@ -128,7 +128,7 @@ impl Backend {
 
 /// This grantry's stores at `url`, migrated.
 async fn open_stores(url: &str, prefix: &str) -> Stores {
-    grantry::startup::open_stores(&url.parse().unwrap(), prefix)
+    crate::startup::open_stores(&url.parse().unwrap(), prefix)
         .await
         .unwrap()
 }
@@ -183,12 +183,12 @@ where
 
 /// The hash as the previous grantry wrote it: `grant:{tag of (principal, provider)}`.
 async fn hset_old(prefix: &str, g: &OldGrant) {
-    let principal = grantry::identity::Principal {
+    let principal = crate::identity::Principal {
         issuer: g.issuer.clone(),
         subject: g.subject.clone(),
     };
     let provider = g.provider.parse().unwrap();
-    let tag = grantry::grants::GrantKey::sole(&principal, &provider).owner_tag();
+    let tag = crate::grants::GrantKey::sole(&principal, &provider).owner_tag();
     let client = redis::Client::open(servers::redis_url()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     let _: () = redis::cmd("HSET")
@@ -264,9 +264,7 @@ impl Fresh {
                     > 0
             }
             Cleanup::Topology { url, prefix } => {
-                let mut conn = grantry::store::redis::RedisConn::connect(url)
-                    .await
-                    .unwrap();
+                let mut conn = crate::store::redis::RedisConn::connect(url).await.unwrap();
                 let key = format!("{prefix}lease:{{{name}}}");
                 redis::cmd("EXISTS")
                     .arg(key)
@@ -294,17 +292,16 @@ impl Fresh {
 
 /// Defines one `#[tokio::test]` per backend for a suite function taking `&Stores` (or, as
 /// `for_each_backend!(fresh: name)`, taking the whole [`Fresh`] to look into the store).
-#[macro_export]
 macro_rules! for_each_backend {
     (fresh: $suite:ident) => {
-        $crate::for_each_backend!(@tests $suite, |fresh| super::$suite(&fresh).await);
+        for_each_backend!(@tests $suite, |fresh| super::$suite(&fresh).await);
     };
     ($suite:ident) => {
-        $crate::for_each_backend!(@tests $suite, |fresh| super::$suite(&fresh.stores).await);
+        for_each_backend!(@tests $suite, |fresh| super::$suite(&fresh.stores).await);
     };
     (@tests $suite:ident, |$fresh:ident| $call:expr) => {
         mod $suite {
-            use $crate::backends::Backend;
+            use $crate::tests::store_suite::backends::Backend;
 
             async fn run(backend: Backend) {
                 let Some($fresh) = backend.open().await else {

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use grantry::store::StoreError;
-use grantry::store::redis::Replication;
+use crate::store::StoreError;
+use crate::store::redis::Replication;
 use grantry_test_servers as servers;
 
-use crate::grants::{demo, grants_for, key, tokens};
+use crate::tests::store_suite::grants::{demo, grants_for, key, tokens};
 
-async fn stores_asking(min_replicas: u32) -> Option<grantry::startup::Stores> {
+async fn stores_asking(min_replicas: u32) -> Option<crate::startup::Stores> {
     let url = servers::redis_topology("GRANTRY_TEST_REDIS_SENTINEL")?;
     let prefix = format!("grantry-test-{}:", servers::random_suffix());
     let replication = Replication {
@@ -17,7 +17,7 @@ async fn stores_asking(min_replicas: u32) -> Option<grantry::startup::Stores> {
         timeout: Duration::from_millis(300),
     };
     Some(
-        grantry::startup::open_stores_with(&url.parse().unwrap(), &prefix, replication)
+        crate::startup::open_stores_with(&url.parse().unwrap(), &prefix, replication)
             .await
             .unwrap(),
     )

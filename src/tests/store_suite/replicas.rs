@@ -2,11 +2,9 @@
 //! left out of the live ones, removed when their replica stops or long dead; and the join
 //! that refuses a replica disagreeing with a live one, leaving no record of it.
 
-use grantry::replicas::membership::{JoinError, Membership};
-use grantry::replicas::{Disagreement, Replica};
-use grantry::startup::Stores;
-
-use crate::for_each_backend;
+use crate::replicas::membership::{JoinError, Membership};
+use crate::replicas::{Disagreement, Replica};
+use crate::startup::Stores;
 
 fn replica(id: &str, seen_at_ms: i64, public_url: &str) -> Replica {
     Replica {

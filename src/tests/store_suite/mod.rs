@@ -9,8 +9,10 @@
 // anyone's API, and a scenario reads top to bottom as its user's story, however long.
 #![allow(clippy::unwrap_used, unreachable_pub, clippy::too_many_lines)]
 
-mod accounts;
+// First: the others' tests are made by its `for_each_backend!`.
+#[macro_use]
 mod backends;
+mod accounts;
 mod flows;
 mod grants;
 mod keys;

@@ -1,9 +1,8 @@
 //! Leases: one holder at a time, released only by its holder, expiring on their own.
 
-use grantry::startup::Stores;
+use crate::startup::Stores;
 
-use crate::backends::Fresh;
-use crate::for_each_backend;
+use crate::tests::store_suite::backends::Fresh;
 
 async fn one_holder_at_a_time_until_release_or_expiry(stores: &Stores) {
     let leases = &stores.leases;

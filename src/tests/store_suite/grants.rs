@@ -3,16 +3,14 @@
 
 use std::sync::Arc;
 
-use grantry::connections::{Lifecycle, LifecycleSettings};
-use grantry::grants::{GrantEvents, GrantKey, Grants};
-use grantry::identity::Principal;
-use grantry::providers::oauth::TokenSet;
-use grantry::providers::{Catalog, Provider};
-use grantry::seal::{KeyRing, Sealer};
-use grantry::startup::Stores;
-use grantry::store::StoreError;
-
-use crate::for_each_backend;
+use crate::connections::{Lifecycle, LifecycleSettings};
+use crate::grants::{GrantEvents, GrantKey, Grants};
+use crate::identity::Principal;
+use crate::providers::oauth::TokenSet;
+use crate::providers::{Catalog, Provider};
+use crate::seal::{KeyRing, Sealer};
+use crate::startup::Stores;
+use crate::store::StoreError;
 
 pub fn key(sub: &str) -> GrantKey {
     GrantKey {

@@ -2,11 +2,9 @@
 //! concurrent writers wins), swept at expiry (a time to live extended is kept), erased with
 //! their owner alone.
 
-use grantry::identity::Principal;
-use grantry::startup::Stores;
-use grantry::tasks::{StoredTask, TaskId, TaskStatus};
-
-use crate::for_each_backend;
+use crate::identity::Principal;
+use crate::startup::Stores;
+use crate::tasks::{StoredTask, TaskId, TaskStatus};
 
 const NOW: i64 = 1_800_000_000_000;
 const TTL: i64 = 15 * 60 * 1000;

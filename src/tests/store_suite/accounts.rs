@@ -3,17 +3,17 @@
 //! every store with nothing lost: it is found, opens, keeps its id and history, a sign-in to
 //! its account replaces it in place, and a sign-in to another account adds a connection.
 
-use grantry::identity::Principal;
-use grantry::providers::Account;
-use grantry::providers::oauth::TokenSet;
-use grantry::seal::Purpose;
+use crate::identity::Principal;
+use crate::providers::Account;
+use crate::providers::oauth::TokenSet;
+use crate::seal::Purpose;
 
-use crate::backends::{Backend, OldGrant};
-use crate::grants::{demo, grants_for, sealer, tokens};
+use crate::tests::store_suite::backends::{Backend, OldGrant};
+use crate::tests::store_suite::grants::{demo, grants_for, sealer, tokens};
 
 const PROVIDER: &str = "xero";
 
-fn provider_id() -> grantry::ids::ProviderId {
+fn provider_id() -> crate::ids::ProviderId {
     PROVIDER.parse().unwrap()
 }
 
@@ -26,7 +26,7 @@ fn principal() -> Principal {
 
 fn account(id: &str, name: &str) -> Account {
     Account {
-        id: grantry::ids::AccountId::given(id).unwrap(),
+        id: crate::ids::AccountId::given(id).unwrap(),
         name: name.into(),
     }
 }

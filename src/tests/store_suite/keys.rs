@@ -3,14 +3,12 @@
 
 use std::sync::Arc;
 
-use grantry::connections::{Lifecycle, LifecycleSettings};
-use grantry::grants::{GrantEvents, GrantKey, Grants};
-use grantry::identity::Principal;
-use grantry::providers::oauth::TokenSet;
-use grantry::seal::{KeyRing, Sealer};
-use grantry::startup::Stores;
-
-use crate::for_each_backend;
+use crate::connections::{Lifecycle, LifecycleSettings};
+use crate::grants::{GrantEvents, GrantKey, Grants};
+use crate::identity::Principal;
+use crate::providers::oauth::TokenSet;
+use crate::seal::{KeyRing, Sealer};
+use crate::startup::Stores;
 
 const OLD: [u8; 32] = [1; 32];
 const NEW: [u8; 32] = [2; 32];
@@ -58,7 +56,7 @@ fn key_id(k: [u8; 32]) -> String {
 /// Seals `n` grants under OLD, rotates to NEW and rewraps in batches of `batch`.
 pub async fn rotate(stores: &Stores, n: usize, batch: usize) {
     let old = grants(stores, &[OLD]);
-    let demo = crate::grants::demo();
+    let demo = crate::tests::store_suite::grants::demo();
     // Seed 32 writers at a time: a store's pool, not the test, sets the pace.
     for chunk in (0..n).collect::<Vec<_>>().chunks(32) {
         let writes: Vec<_> = chunk

@@ -6,11 +6,10 @@
 
 use std::collections::HashSet;
 
-use grantry::outbox::{Claimed, Filter, Outcome, Status};
-use grantry::startup::Stores;
+use crate::outbox::{Claimed, Filter, Outcome, Status};
+use crate::startup::Stores;
 
-use crate::for_each_backend;
-use crate::grants::{demo, grants_for, key, tokens};
+use crate::tests::store_suite::grants::{demo, grants_for, key, tokens};
 
 /// `who` connects at 100 and disconnects at 200: two events per endpoint.
 async fn connect_and_leave(stores: &Stores, endpoints: &[&str], who: &str) {
@@ -256,7 +255,7 @@ async fn redis_lists_due_in_the_one_set_of_before_are_claimed_after_the_upgrade(
     let _cleanup = servers::TempPrefix {
         prefix: prefix.clone(),
     };
-    let delivery = grantry::outbox::Delivery {
+    let delivery = crate::outbox::Delivery {
         event_id: "evt_before".into(),
         endpoint: "ops".into(),
         connection: "tag-before".into(),
@@ -276,7 +275,7 @@ async fn redis_lists_due_in_the_one_set_of_before_are_claimed_after_the_upgrade(
     let _: () = redis::pipe()
         .cmd("RPUSH")
         .arg(&list)
-        .arg(grantry::outbox::redis::encode(&delivery))
+        .arg(crate::outbox::redis::encode(&delivery))
         .cmd("ZADD")
         .arg(format!("{prefix}outbox-due"))
         .arg(100)
@@ -284,7 +283,7 @@ async fn redis_lists_due_in_the_one_set_of_before_are_claimed_after_the_upgrade(
         .query_async(&mut conn)
         .await
         .unwrap();
-    let stores = grantry::startup::open_stores(&servers::redis_url().parse().unwrap(), &prefix)
+    let stores = crate::startup::open_stores(&servers::redis_url().parse().unwrap(), &prefix)
         .await
         .unwrap();
     let claimed = stores.outbox.claim("ops", 1000, 10, 60).await.unwrap();

@@ -1,10 +1,8 @@
 //! Flows: single-use claims under concurrency, expiry, status, the ticket index.
 
-use grantry::flows::{Claim, Flow, FlowStatus, Handout};
-use grantry::identity::Principal;
-use grantry::startup::Stores;
-
-use crate::for_each_backend;
+use crate::flows::{Claim, Flow, FlowStatus, Handout};
+use crate::identity::Principal;
+use crate::startup::Stores;
 
 const NOW: i64 = 1_800_000_000;
 
@@ -141,7 +139,7 @@ async fn pending_flows_past_the_cap_are_superseded_oldest_first(stores: &Stores)
 for_each_backend!(pending_flows_past_the_cap_are_superseded_oldest_first);
 
 async fn a_flow_left_redeeming_past_its_deadline_is_failed_once(stores: &Stores) {
-    use grantry::flows::REDEEM_DEADLINE_SECS;
+    use crate::flows::REDEEM_DEADLINE_SECS;
     let flows = &stores.flows;
     flows
         .insert(&flow("stuck", "s-stuck", NOW + 600))
