@@ -17,7 +17,8 @@ pub(crate) fn parse<T: DeserializeOwned>(
     tool: &str,
     arguments: &Map<String, Value>,
 ) -> Result<T, ToolError> {
-    serde_path_to_error::deserialize(Value::Object(arguments.clone())).map_err(|e| {
+    // Read in place: the map is the request's own, and a copy would cost as much as reading.
+    serde_path_to_error::deserialize(arguments).map_err(|e| {
         let path = e.path().to_string();
         let error = e.into_inner().to_string();
         // An unknown argument names itself; any other error is prefixed by the argument.

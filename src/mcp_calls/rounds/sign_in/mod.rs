@@ -10,8 +10,10 @@
 use serde_json::{Map, Value};
 
 mod hold;
+mod message;
 
 pub(crate) use hold::{HoldEnd, SignInEnd, ended, hold};
+use message::connect_message;
 
 use crate::access::Access;
 use crate::connect::ticket::{Ticket, link};
@@ -211,31 +213,6 @@ pub(crate) fn url_elicitation(
         url: link(rounds.tools.public_url, &sealed),
         message: connect_message(rounds, provider, access, wanted.reason),
     }
-}
-
-/// What the person is asked: to connect, to reconnect and why, or to grant write access.
-fn connect_message(
-    rounds: &Rounds<'_>,
-    provider: &ProviderId,
-    access: Access,
-    reason: Option<ReauthReason>,
-) -> String {
-    let name = display_name(rounds, provider);
-    let (lang, brand) = (rounds.tools.language, rounds.tools.brand);
-    let ask = match reason {
-        Some(why) => lang.t_with(
-            "mcp-reconnect",
-            &[
-                ("provider", name),
-                ("why", &why.explained(lang, brand, name)),
-            ],
-        ),
-        None if access.writes_at_provider() => {
-            lang.t_with("mcp-grant-write", &[("provider", name), ("brand", brand)])
-        }
-        None => lang.t_with("mcp-connect", &[("provider", name), ("brand", brand)]),
-    };
-    format!("{ask} {}", lang.t("mcp-open-link"))
 }
 
 fn input_required(
