@@ -50,7 +50,10 @@ fn asked(lang: Lang, ask: Ask, name: &str, brand: &str) -> String {
         return known.to_string();
     }
     let text: Arc<str> = composed(lang, ask.key(), &[("provider", name), ("brand", brand)]).into();
-    if let Ok(mut all) = KEPT.write() {
+    if let Ok(mut all) = KEPT.write()
+        // Another call may have kept it since the read.
+        && !all.iter().any(|k| kept(&k))
+    {
         all.push(Kept {
             lang,
             ask,
