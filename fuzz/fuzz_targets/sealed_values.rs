@@ -13,7 +13,7 @@ use grantry::connect::ticket::Ticket;
 use grantry::identity::Principal;
 use grantry::identity::oidc::login::LoginTransaction;
 use grantry::identity::session;
-use grantry::mcp_calls::rounds::request_state::{StateClaims, ToolRequest};
+use grantry::mcp_calls::rounds::request_state::{ArgumentsDigest, StateClaims, ToolRequest};
 use grantry::seal::Purpose;
 use grantry_fuzz::sealer;
 use libfuzzer_sys::fuzz_target;
@@ -51,7 +51,7 @@ fuzz_target!(|input: &[u8]| {
             ToolRequest {
                 principal: &principal,
                 tool: "list_invoices",
-                arguments: &Map::new(),
+                arguments: ArgumentsDigest::of_wire(&Map::new()),
             },
         )
         .is_ok(),

@@ -121,7 +121,7 @@ impl Edge {
                     Err(Refused::Gate(refusal)) => refusal,
                 }
             }
-            Read::Call(call) => match self.scope_refusal(&parts, Some(&call.call.tool)) {
+            Read::Call(call) => match self.scope_refusal(&parts, Some(&call.call.tool.listed())) {
                 Some(refusal) => refusal,
                 None => self.held(*call).await,
             },

@@ -1,10 +1,12 @@
 //! A `tools/call` as the edge parsed it: one typed value, whichever era it came in. The
 //! endpoint's modern edge and the legacy era's handler each build one and hand it to
-//! [`super::dispatch`]; nothing below reads the JSON it came from.
+//! [`super::dispatch`]; nothing below reads the JSON it came from (an extension's tool
+//! excepted: its arguments are the extension's to read).
 
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -16,6 +18,7 @@ use crate::identity::{McpClient, Principal};
 use crate::mcp_wire::capabilities::Capabilities;
 use crate::mcp_wire::jsonrpc::RpcError;
 use crate::mcp_wire::notify::{LogLevel, Notifier};
+use crate::tools::{Arguments, ToolError};
 
 /// One tool call.
 pub(crate) struct ToolCall {
@@ -24,15 +27,49 @@ pub(crate) struct ToolCall {
     /// The client it came through: verified by the token where the issuer names one, else
     /// as the client declared itself.
     pub(crate) client: Option<McpClient>,
-    /// The tool, looked up once by its name.
-    pub(crate) tool: Listed,
-    pub(crate) arguments: Map<String, Value>,
+    /// The tool, looked up once by its name, with its arguments.
+    pub(crate) tool: Called,
     /// What a retry of a round brings back (empty on a first call).
     pub(crate) retry: Retry,
     /// What the client declared it can do.
     pub(crate) capabilities: Capabilities,
     /// The era it came in, with what that era lends the call.
     pub(crate) era: Era,
+}
+
+/// The tool a call is of, with its arguments.
+pub(crate) enum Called {
+    /// One of grantry's own, its arguments read into the tool's type.
+    Own(Arguments),
+    /// One an extension added, its arguments as they came (the extension reads them).
+    Added(Arc<str>, Map<String, Value>),
+}
+
+impl Called {
+    /// A call of `listed` with `arguments` as the wire has them: for one of grantry's own
+    /// tools, read into its type (what does not fit is refused here, at the edge).
+    pub(crate) fn read(listed: &Listed, arguments: Map<String, Value>) -> Result<Self, ToolError> {
+        Ok(match listed {
+            Listed::Own(tool) => Self::Own(Arguments::read(*tool, &arguments)?),
+            Listed::Added(name) => Self::Added(name.clone(), arguments),
+        })
+    }
+
+    /// The tool, as the registry lists it.
+    pub(crate) fn listed(&self) -> Listed {
+        match self {
+            Self::Own(arguments) => Listed::Own(arguments.tool()),
+            Self::Added(name, _) => Listed::Added(name.clone()),
+        }
+    }
+
+    /// The arguments as the wire has them (what a task keeps of its call).
+    pub(crate) fn wire_arguments(&self) -> Map<String, Value> {
+        match self {
+            Self::Own(arguments) => arguments.to_wire(),
+            Self::Added(_, arguments) => arguments.clone(),
+        }
+    }
 }
 
 /// The era of a call.

@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 
 use crate::audit::Audit;
-use crate::mcp_calls::call::{Boxed, Era, ToolCall};
+use crate::mcp_calls::call::{Boxed, Called, Era, ToolCall};
 use crate::mcp_calls::extension::{Extension, ExtensionCall, Job, TaskSupport};
-use crate::mcp_calls::registry::{Listed, Registry};
+use crate::mcp_calls::registry::Registry;
 use crate::mcp_calls::results::{CallAnswer, CallResult};
 use crate::mcp_calls::rounds::plain_call::{LegacyAnswer, PlainCall};
 use crate::mcp_calls::rounds::{self, Rounds};
@@ -17,7 +17,8 @@ use crate::mcp_wire::capabilities::Capabilities;
 use crate::mcp_wire::describe::TASKS_EXTENSION;
 use crate::mcp_wire::jsonrpc::RpcError;
 use crate::state::AppState;
-use crate::tools::{Mode, Tool, ToolError, ToolResult};
+use crate::tools::{Arguments, Mode, Tool, ToolError, ToolResult};
+use serde_json::{Map, Value};
 
 /// Built once at start; shared by every call.
 pub(crate) struct Dispatch {
@@ -45,14 +46,14 @@ impl Dispatch {
     /// For a client that takes tasks, in this era, a call of an extension's tool listed with
     /// task support: the work to run as a task, if the extension runs it so.
     pub(crate) fn background(&self, call: &ToolCall) -> Option<Job> {
-        let (Listed::Added(name), Era::Modern(_)) = (&call.tool, &call.era) else {
+        let (Called::Added(name, arguments), Era::Modern(_)) = (&call.tool, &call.era) else {
             return None;
         };
         if !call.capabilities.tasks || self.task_support_of(name) == TaskSupport::Forbidden {
             return None;
         }
         let extension = self.extension.as_ref()?;
-        extension.background(&self.extension_call(name, call))
+        extension.background(&self.extension_call((name, arguments), call))
     }
 
     /// The state the calls run on (the legacy era's sessions hold it for their waits).
@@ -66,55 +67,46 @@ impl Dispatch {
 
     /// Runs one call to its answer.
     pub(crate) async fn call(&self, call: ToolCall) -> Result<CallAnswer, RpcError> {
-        let tool = match &call.tool {
-            Listed::Own(tool) => *tool,
-            Listed::Added(name) => return self.added(name, &call).await,
+        let arguments = match &call.tool {
+            Called::Own(arguments) => arguments,
+            Called::Added(name, arguments) => return self.added((name, arguments), &call).await,
         };
         if let Some(refusal) = self.refusal(&call).await? {
             return Ok(refusal.into());
         }
-        let answer = self.own(tool, call).await?;
-        Ok(kept_to_schema(tool, answer))
+        let answer = self.own(arguments, &call).await?;
+        Ok(kept_to_schema(arguments.tool(), answer))
     }
 
-    /// Runs a call of one of grantry's own tools, in its era.
-    async fn own(&self, tool: Tool, call: ToolCall) -> Result<CallAnswer, RpcError> {
-        let state = &self.state;
-        let lent = Rounds::lent_by(state);
-        let ToolCall {
-            principal,
-            client,
-            arguments,
-            retry,
-            capabilities,
-            era,
-            ..
-        } = call;
-        match (tool.mode(), era) {
+    /// Runs a call of one of grantry's own tools (with these `arguments`), in its era.
+    async fn own(&self, arguments: &Arguments, call: &ToolCall) -> Result<CallAnswer, RpcError> {
+        let lent = Rounds::lent_by(&self.state);
+        let (principal, client) = (&call.principal, call.client.as_ref());
+        let (retry, capabilities) = (&call.retry, call.capabilities);
+        match (arguments.mode(), &call.era) {
             (Mode::Plain, Era::Modern(_)) => {
-                PlainCall::new(lent, &principal, client.as_ref(), tool, &arguments)
-                    .run(&retry, capabilities)
+                PlainCall::new(lent, (principal, client), arguments)
+                    .run(retry, capabilities)
                     .await
             }
             (Mode::Plain, Era::Legacy(session)) => {
-                let call = PlainCall::new(lent, &principal, client.as_ref(), tool, &arguments);
+                let call = PlainCall::new(lent, (principal, client), arguments);
                 match call.run_legacy(capabilities).await? {
                     LegacyAnswer::Done(answer) => Ok(answer),
                     LegacyAnswer::SignIn(elicitation) => {
-                        Err(session.sign_in_required(&principal, &elicitation))
+                        Err(session.sign_in_required(principal, &elicitation))
                     }
                 }
             }
             (_, Era::Modern(_)) => {
-                let caller = (&principal, client.as_ref());
-                rounds::with_rounds(lent, caller, tool, &arguments, &retry, capabilities).await
+                let caller = (principal, client);
+                rounds::with_rounds(lent, caller, arguments, retry, capabilities).await
             }
             (_, Era::Legacy(session)) => {
-                let caller = (&principal, client.as_ref());
-                let asked =
-                    rounds::legacy_write_access(lent, caller, tool, &arguments, capabilities);
+                let caller = (principal, client);
+                let asked = rounds::legacy_write_access(lent, caller, arguments, capabilities);
                 if let Some(elicitation) = asked.await? {
-                    return Err(session.sign_in_required(&principal, &elicitation));
+                    return Err(session.sign_in_required(principal, &elicitation));
                 }
                 // A legacy round asks form questions only: where write access is still to be
                 // asked for (an account chosen first), the link goes in a tool error.
@@ -122,14 +114,12 @@ impl Dispatch {
                     url_elicitation: false,
                     ..capabilities
                 };
-                let arguments = &arguments;
                 let mut round = |retry| -> Boxed<'_, _> {
                     Box::pin(async move {
-                        rounds::with_rounds(lent, caller, tool, arguments, &retry, no_url_rounds)
-                            .await
+                        rounds::with_rounds(lent, caller, arguments, &retry, no_url_rounds).await
                     })
                 };
-                session.rounds(retry, &mut round).await
+                session.rounds(retry.clone(), &mut round).await
             }
         }
     }
@@ -162,7 +152,11 @@ impl Dispatch {
 
     /// A call of a tool the extension added: refused before it runs when the tool runs only
     /// as a task and the client takes none.
-    async fn added(&self, name: &str, call: &ToolCall) -> Result<CallAnswer, RpcError> {
+    async fn added(
+        &self,
+        (name, arguments): (&str, &Map<String, Value>),
+        call: &ToolCall,
+    ) -> Result<CallAnswer, RpcError> {
         let Some(extension) = &self.extension else {
             return Err(ToolError::UnknownTool(name.to_owned()).into());
         };
@@ -170,13 +164,19 @@ impl Dispatch {
             let tool = format!("The tool {name}");
             return Err(RpcError::extension_required(tool, TASKS_EXTENSION));
         }
-        extension.call(self.extension_call(name, call)).await
+        extension
+            .call(self.extension_call((name, arguments), call))
+            .await
     }
 
-    fn extension_call<'a>(&'a self, name: &'a str, call: &'a ToolCall) -> ExtensionCall<'a> {
+    fn extension_call<'a>(
+        &'a self,
+        (tool, arguments): (&'a str, &'a Map<String, Value>),
+        call: &'a ToolCall,
+    ) -> ExtensionCall<'a> {
         ExtensionCall {
-            tool: name,
-            arguments: &call.arguments,
+            tool,
+            arguments,
             request_state: call.retry.request_state.as_deref(),
             input_responses: call.retry.responses.as_ref(),
             capabilities: call.capabilities,

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::identity::{McpClient, Presence, Principal, VerifiedClient};
 use crate::mcp_calls::apps::{CARD_URI, Resources};
-use crate::mcp_calls::call::{Era, ToolCall};
+use crate::mcp_calls::call::{Called, Era, ToolCall};
 use crate::mcp_calls::dispatch::Dispatch;
 use crate::mcp_calls::registry::Registry;
 use crate::mcp_calls::results::CallAnswer;
@@ -177,11 +177,12 @@ impl ServerHandler for McpHandler {
         };
         let parts = ctx.extensions.get::<http::request::Parts>();
         let span = crate::mcp_wire::spans::legacy_call(parts, entry.listed.name());
+        let tool = Called::read(&entry.listed, params.arguments.unwrap_or_default())
+            .map_err(|invalid| to_rmcp_error(invalid.into()))?;
         let call = ToolCall {
             principal,
             client: client(&ctx),
-            tool: entry.listed.clone(),
-            arguments: params.arguments.unwrap_or_default(),
+            tool,
             retry: Retry {
                 request_state: params.request_state,
                 responses: params.input_responses.map(|r| r.into_iter().collect()),

@@ -9,9 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::args::ProviderArg;
-use super::{
-    Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, args, finish, schema, target,
-};
+use super::{Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, finish, schema, target};
 use crate::connections::Connection;
 use crate::grants::State;
 use crate::ids::{AccountId, ConnectionId, ProviderId};
@@ -40,12 +38,13 @@ pub(crate) fn spec() -> ToolSpec {
 }
 
 /// The arguments of the card's tools.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(super) struct Args {
+pub(crate) struct Args {
     /// Which provider (its id, as list_connections shows). Needed only when several are
     /// offered.
-    provider: Option<ProviderArg>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) provider: Option<ProviderArg>,
 }
 
 /// Where the person's connections at one provider stand, as the card reads them.
@@ -85,9 +84,8 @@ pub(super) struct CardConnection {
 }
 
 /// The provider a card's tool is about.
-pub(super) async fn provider<'a>(call: &Call<'a>, tool: &str) -> Step<&'a Provider> {
-    let Args { provider } = args::parse(tool, call.arguments)?;
-    target::provider(call, provider.as_deref()).await
+pub(super) async fn provider<'a>(call: &Call<'a>, args: &Args) -> Step<&'a Provider> {
+    target::provider(call, args.provider.as_deref()).await
 }
 
 /// The caller's connections at `provider`, as the card reads them.
@@ -114,12 +112,12 @@ fn card_connection(Connection { grant, .. }: &Connection<'_>) -> CardConnection 
     }
 }
 
-pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
-    finish(card(call).await, ToolOutcome::Done)
+pub(crate) async fn run(call: &Call<'_>, args: &Args) -> Result<ToolOutcome, ToolError> {
+    finish(card(call, args).await, ToolOutcome::Done)
 }
 
-async fn card(call: &Call<'_>) -> Step<ToolOutcome> {
-    let provider = provider(call, NAME).await?;
+async fn card(call: &Call<'_>, args: &Args) -> Step<ToolOutcome> {
+    let provider = provider(call, args).await?;
     let connections = connections_at(call, provider).await?;
     let needs_reauth = |c: &CardConnection| c.state == State::NeedsReauth;
     let (status, said) = if connections.is_empty() {

@@ -37,12 +37,12 @@ struct Status {
     connections: Vec<CardConnection>,
 }
 
-pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
-    finish(status(call).await, ToolOutcome::Done)
+pub(crate) async fn run(call: &Call<'_>, args: &Args) -> Result<ToolOutcome, ToolError> {
+    finish(status(call, args).await, ToolOutcome::Done)
 }
 
-async fn status(call: &Call<'_>) -> Step<ToolOutcome> {
-    let provider = provider(call, NAME).await?;
+async fn status(call: &Call<'_>, args: &Args) -> Step<ToolOutcome> {
+    let provider = provider(call, args).await?;
     let connections = connections_at(call, provider).await?;
     Ok(ToolOutcome::Done(ToolResult::structured_from(&Status {
         provider: provider.id.clone(),

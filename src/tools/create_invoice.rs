@@ -4,14 +4,15 @@
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::args::ProviderArg;
 use super::target::AccountArg;
 use super::{
-    Attempt, Call, FormTool, Problem, Step, ToolError, ToolResult, ToolSpec, args, finish,
-    invoice_draft, schema, target,
+    Attempt, Call, FormTool, Problem, Step, ToolError, ToolResult, ToolSpec, finish, invoice_draft,
+    schema, target,
 };
 use crate::connections::Called;
 use crate::connections::ChosenGrant;
@@ -57,30 +58,67 @@ pub(crate) fn spec() -> ToolSpec {
 }
 
 /// Where to create it: the arguments never asked for in a form (the invoice's own fields are
-/// [`invoice_draft`]'s). Other arguments are left to [`FormTool::values`].
+/// [`invoice_draft`]'s).
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct Routing {
     /// Which connected provider to create it at; needed only when several are connected.
     provider: Option<ProviderArg>,
     account: Option<AccountArg>,
 }
 
-pub(crate) struct CreateInvoice;
+/// The arguments: where to create it, typed, and the invoice's fields as given, which the
+/// validator judges and a form asks again for ([`invoice_draft`]). The form tool its rounds
+/// are driven on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Args {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) provider: Option<ProviderArg>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) account: Option<AccountArg>,
+    /// Only [`invoice_draft::FIELDS`], each as the client gave it.
+    #[serde(flatten)]
+    draft: Map<String, Value>,
+}
 
-impl CreateInvoice {
+impl<'de> Deserialize<'de> for Args {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut draft = Map::<String, Value>::deserialize(deserializer)?;
+        if let Some(unknown) = draft.keys().find(|k| {
+            !ROUTING.contains(&k.as_str()) && !invoice_draft::FIELDS.contains(&k.as_str())
+        }) {
+            return Err(D::Error::custom(format!("unknown argument `{unknown}`")));
+        }
+        let routing: Map<String, Value> = ROUTING
+            .iter()
+            .filter_map(|name| draft.remove_entry(*name))
+            .collect();
+        let Routing { provider, account } =
+            serde_path_to_error::deserialize(Value::Object(routing)).map_err(|e| {
+                let path = e.path().to_string();
+                D::Error::custom(format!("{path}: {}", e.into_inner()))
+            })?;
+        Ok(Self {
+            provider,
+            account,
+            draft,
+        })
+    }
+}
+
+impl Args {
     /// Which provider and which of the caller's grants there the call is about; otherwise
     /// the answer saying what is wrong.
-    async fn target<'a>(call: &Call<'a>) -> Step<(&'a Provider, ChosenGrant)> {
-        let Routing { provider, account } = args::parse(NAME, call.arguments)?;
-        let provider = target::provider(call, provider.as_deref()).await?;
-        let key = target::account_or_refusal(call, provider, account.as_deref()).await?;
+    async fn target<'a>(&self, call: &Call<'a>) -> Step<(&'a Provider, ChosenGrant)> {
+        let provider = target::provider(call, self.provider.as_deref()).await?;
+        let key = target::account_or_refusal(call, provider, self.account.as_deref()).await?;
         Ok((provider, key))
     }
 
     /// Whether the call can go anywhere: `None` when its connection is usable, the answer
     /// saying why not otherwise.
-    async fn connected(call: &Call<'_>) -> Step<Option<ToolResult>> {
-        let (provider, chosen) = Self::target(call).await?;
+    async fn connected(&self, call: &Call<'_>) -> Step<Option<ToolResult>> {
+        let (provider, chosen) = self.target(call).await?;
         let why = match call.services.connections.grant(&chosen.key).await? {
             Some(grant) if grant.is_usable() => return Ok(None),
             Some(grant) => grant.health.reason.as_deref().and_then(ReauthReason::parse),
@@ -137,7 +175,7 @@ impl CreateInvoice {
 }
 
 #[async_trait]
-impl FormTool for CreateInvoice {
+impl FormTool for Args {
     fn request_key(&self) -> &'static str {
         "invoice_details"
     }
@@ -150,22 +188,12 @@ impl FormTool for CreateInvoice {
         field == "description"
     }
 
-    fn values(&self, arguments: &Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
-        if let Some(unknown) = arguments.keys().find(|k| {
-            !ROUTING.contains(&k.as_str()) && !invoice_draft::FIELDS.contains(&k.as_str())
-        }) {
-            return Err(ToolError::InvalidArguments(format!(
-                "{NAME}: unknown argument `{unknown}`"
-            )));
-        }
-        let _: Routing = args::parse(NAME, arguments)?;
-        let mut values = arguments.clone();
-        values.retain(|k, _| !ROUTING.contains(&k.as_str()));
-        Ok(values)
+    fn values(&self) -> Map<String, Value> {
+        self.draft.clone()
     }
 
     async fn precheck(&self, call: &Call<'_>) -> Result<Option<ToolResult>, ToolError> {
-        finish(Self::connected(call).await, Some)
+        finish(self.connected(call).await, Some)
     }
 
     async fn attempt(
@@ -179,7 +207,7 @@ impl FormTool for CreateInvoice {
             Err(problems) => return Ok(Attempt::Problems(problems)),
         };
         let created = async {
-            let (provider, chosen) = Self::target(call).await?;
+            let (provider, chosen) = self.target(call).await?;
             Ok(Self::create(call, (provider, &chosen), &new, idempotency_key).await?)
         };
         finish(created.await, |answer| answer).map(Attempt::Done)

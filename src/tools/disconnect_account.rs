@@ -6,14 +6,14 @@
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::args::ProviderArg;
 use super::target::AccountArg;
 use super::{
     Call, ConfirmTool, Prepared, Question, Step, Stop, Subject, ToolError, ToolResult, ToolSpec,
-    args, finish, schema, target,
+    finish, schema, target,
 };
 use crate::connections::EndedBy;
 use crate::grants::GrantKey;
@@ -40,34 +40,33 @@ pub(crate) fn spec() -> ToolSpec {
     }
 }
 
-/// The arguments, as the schema gives them.
-#[derive(Deserialize, JsonSchema)]
+/// The arguments, as the schema gives them: the confirming tool its rounds are driven on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     /// The provider id, as list_connections shows it.
-    provider: ProviderArg,
-    account: Option<AccountArg>,
+    pub(super) provider: ProviderArg,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) account: Option<AccountArg>,
 }
 
-pub(crate) struct DisconnectAccount;
-
-impl DisconnectAccount {
+impl Args {
     /// The provider named, if it is offered here, and which of the caller's grants there;
     /// otherwise the answer saying what is wrong.
-    async fn target<'a>(call: &Call<'a>) -> Step<(&'a Provider, GrantKey)> {
-        let Args { provider, account } = args::parse(NAME, call.arguments)?;
-        let Some(provider) = call.services.catalog.get(&provider) else {
+    async fn target<'a>(&self, call: &Call<'a>) -> Step<(&'a Provider, GrantKey)> {
+        let Some(provider) = call.services.catalog.get(&self.provider) else {
             return Err(Stop::Answer(ToolResult::error(format!(
-                "The provider `{provider}` is not offered here."
+                "The provider `{}` is not offered here.",
+                self.provider
             ))));
         };
-        let chosen = target::account_or_refusal(call, provider, account.as_deref()).await?;
+        let chosen = target::account_or_refusal(call, provider, self.account.as_deref()).await?;
         Ok((provider, chosen.key))
     }
 
     /// The question naming the connection, or the answer that there is none to remove.
-    async fn question(call: &Call<'_>) -> Step<Prepared> {
-        let (provider, key) = Self::target(call).await?;
+    async fn question(&self, call: &Call<'_>) -> Step<Prepared> {
+        let (provider, key) = self.target(call).await?;
         let Some(grant) = call.services.connections.grant(&key).await? else {
             return Ok(Prepared::Done(ToolResult::text(format!(
                 "No {} account is connected, so there is nothing to disconnect.",
@@ -100,8 +99,8 @@ impl DisconnectAccount {
     }
 
     /// Removes the connection the person confirmed, then revokes it at the provider.
-    async fn remove(call: &Call<'_>, subject: &Subject) -> Step<ToolResult> {
-        let (provider, key) = Self::target(call).await?;
+    async fn remove(&self, call: &Call<'_>, subject: &Subject) -> Step<ToolResult> {
+        let (provider, key) = self.target(call).await?;
         if provider.id != subject.provider || key.account != subject.account {
             return Err(confirmed_elsewhere().into());
         }
@@ -122,14 +121,14 @@ impl DisconnectAccount {
 }
 
 #[async_trait]
-impl ConfirmTool for DisconnectAccount {
+impl ConfirmTool for Args {
     async fn prepare(&self, call: &Call<'_>) -> Result<Prepared, ToolError> {
-        finish(Self::question(call).await, Prepared::Done)
+        finish(self.question(call).await, Prepared::Done)
     }
 
     /// Removes the connection the user confirmed, then revokes it at the provider.
     async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
-        finish(Self::remove(call, subject).await, |answer| answer)
+        finish(self.remove(call, subject).await, |answer| answer)
     }
 
     fn cancelled(&self) -> ToolResult {

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, args, schema};
+use super::{Call, ToolError, ToolOutcome, ToolResult, ToolSpec, schema};
 use crate::connections;
 use crate::grants::State;
 use crate::ids::{AccountId, ConnectionId, ProviderId};
@@ -35,9 +35,9 @@ pub(crate) fn spec() -> ToolSpec {
 }
 
 /// The arguments: none.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {}
+pub(crate) struct Args {}
 
 /// What a call returns.
 #[derive(Serialize, JsonSchema)]
@@ -101,8 +101,7 @@ impl Listing {
     }
 }
 
-pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
-    let Args {} = args::parse(NAME, call.arguments)?;
+pub(crate) async fn run(call: &Call<'_>, Args {}: &Args) -> Result<ToolOutcome, ToolError> {
     let connections = call
         .services
         .connections

@@ -6,9 +6,7 @@ use serde_json::json;
 
 use super::args::{ProviderArg, Short};
 use super::target::AccountArg;
-use super::{
-    Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, args, finish, schema, target,
-};
+use super::{Call, Step, ToolError, ToolOutcome, ToolResult, ToolSpec, finish, schema, target};
 use crate::connections::Called;
 use crate::ids::ProviderId;
 use crate::providers::StatusFilter;
@@ -39,7 +37,7 @@ pub(crate) fn spec() -> ToolSpec {
 }
 
 /// The arguments, as the schema gives them.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Args {
     /// Which invoices to list: open (sent, not fully paid), paid, or all.
@@ -47,9 +45,12 @@ pub(crate) struct Args {
     pub(crate) status: StatusFilter,
     /// Which connected provider to read (its id, as list_connections shows). Needed only
     /// when several are connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) provider: Option<ProviderArg>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) account: Option<AccountArg>,
     /// The next_cursor of the previous page.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) cursor: Option<Short<512>>,
 }
 
@@ -66,13 +67,12 @@ struct Page {
     next_cursor: Option<String>,
 }
 
-pub(crate) async fn run(call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
-    finish(listed(call).await, ToolOutcome::Done)
+pub(crate) async fn run(call: &Call<'_>, args: &Args) -> Result<ToolOutcome, ToolError> {
+    finish(listed(call, args).await, ToolOutcome::Done)
 }
 
 /// The invoices, or what stops short of them.
-async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
-    let args: Args = args::parse(NAME, call.arguments)?;
+async fn listed(call: &Call<'_>, args: &Args) -> Step<ToolOutcome> {
     let provider = target::provider(call, args.provider.as_deref()).await?;
     let chosen = match target::account(call, provider, args.account.as_deref()).await? {
         target::Chosen::Grant(chosen) => chosen,
@@ -86,15 +86,17 @@ async fn listed(call: &Call<'_>) -> Step<ToolOutcome> {
     let services = call.services;
     let listed = services
         .connections
-        .call(provider, &chosen, call.client, |token, account| {
-            let args = &args;
-            async move {
+        .call(
+            provider,
+            &chosen,
+            call.client,
+            |token, account| async move {
                 let api = services.connections.api(provider, &token, account.as_ref());
                 let page =
                     adapters::list_invoices(&api, args.status, args.cursor.as_deref()).await?;
                 Ok((page, account))
-            }
-        })
+            },
+        )
         .await?;
     let doing = "invoices could not be listed";
     Ok(ToolOutcome::Done(match listed {
@@ -129,7 +131,7 @@ mod tests {
     use serde_json::Value;
 
     fn parse(value: Value) -> Result<Args, ToolError> {
-        args::parse(NAME, value.as_object().unwrap())
+        crate::tools::args::parse(NAME, value.as_object().unwrap())
     }
 
     #[test]

@@ -6,13 +6,14 @@
 //! tool ([`FormTool`]) asks for exactly the fields its validator rejects. The `mcp` layer
 //! drives the rounds of each mode and knows no tool by name.
 //!
-//! Arguments are read by serde into each tool's `Args`, unknown ones refused ([`args`]): a
-//! call whose arguments do not fit the schema is a protocol error (`-32602`); a value that
-//! fits but cannot be used (a provider not offered, a cursor from elsewhere) is a tool error
-//! the model can correct. The schemas `tools/list` shows are derived from the same types
-//! ([`schema`]): the `Args` a tool reads and the answer it gives.
+//! Arguments are read once, at the edge, into the tool's `Args` ([`Arguments`]; serde, unknown
+//! ones refused: [`args`]): a call whose arguments do not fit the schema is a protocol error
+//! (`-32602`); a value that fits but cannot be used (a provider not offered, a cursor from
+//! elsewhere) is a tool error the model can correct. The schemas `tools/list` shows are
+//! derived from the same types ([`schema`]): the `Args` a tool reads and the answer it gives.
 
 pub(crate) mod args;
+mod arguments;
 pub(crate) mod connect_account;
 pub(crate) mod connection_status;
 pub(crate) mod create_invoice;
@@ -25,9 +26,10 @@ pub(crate) mod schema;
 pub(crate) mod target;
 pub(crate) mod void_invoice;
 
+pub(crate) use arguments::{Arguments, Mode};
 pub(crate) use rounds::{Attempt, ConfirmTool, FormTool, Prepared, Problem, Question, Subject};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::access::Access;
 use crate::config::PublicUrl;
@@ -57,17 +59,6 @@ pub(crate) enum CardPart {
     Shows,
     /// The card calls it; the model does not (`connection_status`).
     CalledByCard,
-}
-
-/// How a tool runs.
-#[derive(Clone, Copy)]
-pub(crate) enum Mode {
-    /// At once; a missing connection is a sign-in round.
-    Plain,
-    /// After the user confirmed, in a form-mode round.
-    Confirm(&'static dyn ConfirmTool),
-    /// Asking for the fields its validator rejects, in form-mode rounds.
-    Form(&'static dyn FormTool),
 }
 
 impl Tool {
@@ -103,18 +94,6 @@ impl Tool {
             | Tool::ConnectionStatus => Access::Read,
             Tool::CreateInvoice | Tool::VoidInvoice => Access::Write,
             Tool::DisconnectAccount => Access::Manage,
-        }
-    }
-
-    pub(crate) fn mode(self) -> Mode {
-        match self {
-            Tool::ListInvoices
-            | Tool::ListConnections
-            | Tool::ConnectAccount
-            | Tool::ConnectionStatus => Mode::Plain,
-            Tool::DisconnectAccount => Mode::Confirm(&disconnect_account::DisconnectAccount),
-            Tool::VoidInvoice => Mode::Confirm(&void_invoice::VoidInvoice),
-            Tool::CreateInvoice => Mode::Form(&create_invoice::CreateInvoice),
         }
     }
 
@@ -166,20 +145,6 @@ impl Tool {
                 | Tool::ConnectionStatus
         )
     }
-
-    /// Runs a plain tool; a tool with rounds is refused (the `mcp` layer drives those).
-    pub(crate) async fn run(self, call: &Call<'_>) -> Result<ToolOutcome, ToolError> {
-        match self {
-            Tool::ListInvoices => list_invoices::run(call).await,
-            Tool::ListConnections => list_connections::run(call).await,
-            Tool::ConnectAccount => connect_account::run(call).await,
-            Tool::ConnectionStatus => connection_status::run(call).await,
-            _ => Err(ToolError::InvalidArguments(format!(
-                "{} runs only through its rounds",
-                self.name()
-            ))),
-        }
-    }
 }
 
 /// What a tool may use besides its call: the connections service (the only way to a
@@ -205,9 +170,10 @@ pub(crate) struct Call<'a> {
     pub(crate) principal: &'a Principal,
     /// The MCP client it came through, recorded with each use of a connection.
     pub(crate) client: Option<&'a McpClient>,
-    pub(crate) arguments: &'a Map<String, Value>,
-    /// Set when the `account` in `arguments` is the person's answer to an earlier round
-    /// (which account?), not the client's: the client's own arguments are the others.
+    /// As the client sent them, read into the tool's type.
+    pub(crate) arguments: &'a Arguments,
+    /// The account the person chose in an earlier round (which account?): where set, it
+    /// stands in for the `account` the client named.
     pub(crate) chosen_account: Option<&'a crate::ids::AccountId>,
 }
 

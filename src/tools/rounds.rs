@@ -62,8 +62,8 @@ pub(crate) trait FormTool: Sync {
     fn field_schema(&self, field: &str, lang: Lang) -> Value;
     /// Whether a form may leave `field` empty.
     fn optional(&self, field: &str) -> bool;
-    /// The call's arguments checked against the tool's schema; the values a form keeps.
-    fn values(&self, arguments: &Map<String, Value>) -> Result<Map<String, Value>, ToolError>;
+    /// The fields the call gave, as a form keeps them (the validator judges them).
+    fn values(&self) -> Map<String, Value>;
     /// Before anything is asked: the answer when the call cannot go anywhere (no account
     /// connected), so nobody fills in a form for nothing.
     async fn precheck(&self, call: &Call<'_>) -> Result<Option<ToolResult>, ToolError>;

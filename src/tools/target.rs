@@ -3,12 +3,13 @@
 //! [`crate::connections::Connections::choose_account`] finds. What the caller must correct is a tool error.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::args::Short;
 use super::{Call, Step, Stop, ToolResult};
 use crate::connections::{AccountChoice, Choosable, ChosenGrant};
 use crate::grants::ReauthReason;
+use crate::ids::AccountId;
 use crate::providers::Provider;
 use crate::ui::Lang;
 
@@ -65,14 +66,15 @@ pub(crate) enum Chosen {
     Ambiguous(Vec<Choosable>),
 }
 
-/// The grant a call uses at `provider`: as [`crate::connections::Connections::choose_account`] finds it; a name
-/// that matches no single account is the caller's to correct: a tool error listing what is
-/// connected.
+/// The grant a call uses at `provider`: as [`crate::connections::Connections::choose_account`] finds it, for
+/// the account the person chose in a round, else the one `named`; a name that matches no
+/// single account is the caller's to correct: a tool error listing what is connected.
 pub(crate) async fn account(
     call: &Call<'_>,
     provider: &Provider,
     named: Option<&str>,
 ) -> Step<Chosen> {
+    let named = call.chosen_account.map(AccountId::as_str).or(named);
     let choice = call
         .services
         .connections
@@ -111,7 +113,7 @@ pub(crate) async fn account_or_refusal(
 
 /// Which connected account at the provider (its name or id, as list_connections shows).
 /// Needed only when several are connected.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
 pub(crate) struct AccountArg(Short<MAX_ACCOUNT_LEN>);
 

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::args::{ProviderArg, Short};
@@ -11,7 +11,7 @@ use super::disconnect_account::confirmed_elsewhere;
 use super::target::AccountArg;
 use super::{
     Call, ConfirmTool, Prepared, Question, Step, Stop, Subject, ToolError, ToolResult, ToolSpec,
-    args, finish, schema, target,
+    finish, schema, target,
 };
 use crate::connections::Called;
 use crate::connections::ChosenGrant;
@@ -39,18 +39,18 @@ pub(crate) fn spec() -> ToolSpec {
     }
 }
 
-/// The arguments, as the schema gives them.
-#[derive(Deserialize, JsonSchema)]
+/// The arguments, as the schema gives them: the confirming tool its rounds are driven on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Args {
+pub(crate) struct Args {
     /// The invoice's id, as list_invoices shows it.
     invoice_id: Short<255>,
     /// Needed only when several providers are connected.
-    provider: Option<ProviderArg>,
-    account: Option<AccountArg>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) provider: Option<ProviderArg>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) account: Option<AccountArg>,
 }
-
-pub(crate) struct VoidInvoice;
 
 /// Which invoice at which provider, or the answer when there is none to act on.
 struct Target<'a> {
@@ -59,19 +59,14 @@ struct Target<'a> {
     invoice_id: String,
 }
 
-impl VoidInvoice {
-    async fn target<'a>(call: &Call<'a>) -> Step<Target<'a>> {
-        let Args {
-            invoice_id,
-            provider,
-            account,
-        } = args::parse(NAME, call.arguments)?;
-        let provider = target::provider(call, provider.as_deref()).await?;
-        let grant = target::account_or_refusal(call, provider, account.as_deref()).await?;
+impl Args {
+    async fn target<'a>(&self, call: &Call<'a>) -> Step<Target<'a>> {
+        let provider = target::provider(call, self.provider.as_deref()).await?;
+        let grant = target::account_or_refusal(call, provider, self.account.as_deref()).await?;
         Ok(Target {
             provider,
             grant,
-            invoice_id: invoice_id.to_string(),
+            invoice_id: self.invoice_id.to_string(),
         })
     }
 
@@ -126,13 +121,13 @@ impl VoidInvoice {
 }
 
 #[async_trait]
-impl ConfirmTool for VoidInvoice {
+impl ConfirmTool for Args {
     async fn prepare(&self, call: &Call<'_>) -> Result<Prepared, ToolError> {
-        finish(Self::question(call).await, Prepared::Done)
+        finish(self.question(call).await, Prepared::Done)
     }
 
     async fn execute(&self, call: &Call<'_>, subject: &Subject) -> Result<ToolResult, ToolError> {
-        finish(Self::void(call, subject).await, |answer| answer)
+        finish(self.void(call, subject).await, |answer| answer)
     }
 
     fn cancelled(&self) -> ToolResult {
@@ -140,10 +135,10 @@ impl ConfirmTool for VoidInvoice {
     }
 }
 
-impl VoidInvoice {
+impl Args {
     /// The question naming the invoice, or the answer that there is none to void.
-    async fn question(call: &Call<'_>) -> Step<Prepared> {
-        let target = Self::target(call).await?;
+    async fn question(&self, call: &Call<'_>) -> Step<Prepared> {
+        let target = self.target(call).await?;
         let invoice = Self::with_invoice(call, &target, false).await?;
         if invoice.status == InvoiceStatus::Void {
             return Ok(Prepared::Done(ToolResult::text(format!(
@@ -164,8 +159,8 @@ impl VoidInvoice {
     }
 
     /// Voids the invoice the person confirmed.
-    async fn void(call: &Call<'_>, subject: &Subject) -> Step<ToolResult> {
-        let target = Self::target(call).await?;
+    async fn void(&self, call: &Call<'_>, subject: &Subject) -> Step<ToolResult> {
+        let target = self.target(call).await?;
         // At the same account too: invoice ids repeat across a provider's companies.
         if target.provider.id != subject.provider
             || target.grant.key.account != subject.account

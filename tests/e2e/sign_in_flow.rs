@@ -217,7 +217,10 @@ async fn a_bad_request_state_gets_one_generic_error() {
             "g1.".to_owned() + &"A".repeat(5000),
         ),
         (json!({"status": "all"}), state.clone()),
-        (json!({}), state.clone()),
+        // The state binds what the arguments mean (`{}` is `status: open`, the same call),
+        // so any other value of any argument is another request.
+        (json!({"status": "open", "cursor": "c2"}), state.clone()),
+        (json!({"provider": "demo"}), state.clone()),
     ];
     let mut bodies = Vec::new();
     for (arguments, bad_state) in cases {

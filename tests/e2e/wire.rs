@@ -284,37 +284,21 @@ async fn the_first_round_is_one_url_elicitation_without_an_id_and_writes_nothing
 /// 400); the log says it expired. The same claims sealed now are taken.
 #[tokio::test]
 async fn an_expired_request_state_gets_the_one_refusal() {
-    use grantry::identity::{DEV_ISSUER, DEV_SUBJECT, Principal};
-    use grantry::mcp_calls::rounds::request_state::{StateClaims, ToolRequest};
+    use grantry::seal::Purpose;
     let key = grantry::seal::generate_key();
     let server = Server::start(&["--keys", &key]).await;
     let mcp = Mcp::new(server.mcp_url());
     let (_, issued, input_key) = mcp.first_round().await;
-    // The key holder seals the same claims grantry would, once long ago and once now.
+    // The key holder seals the very claims grantry sealed, once long ago and once now.
     let ring = grantry::seal::KeyRing::from_encoded(&[key]).unwrap();
     let sealer = grantry::seal::Sealer::new(ring, server.mcp_url());
-    let principal = Principal {
-        issuer: DEV_ISSUER.to_owned(),
-        subject: DEV_SUBJECT.to_owned(),
-    };
-    let arguments = serde_json::Map::new();
-    let request = ToolRequest {
-        principal: &principal,
-        tool: "list_invoices",
-        arguments: &arguments,
-    };
     let now = grantry_base::clock::unix_now();
-    let opened = StateClaims::open(&sealer, &issued, now, request).unwrap();
-    let claims = StateClaims::new(
-        &opened.ticket_id,
-        &opened.sealed_ticket,
-        opened.ticket_expires_at,
-        &"demo".parse().unwrap(),
-        request,
-    );
+    let claims: serde_json::Value = sealer
+        .open_timed(Purpose::RequestState, b"", &issued, now)
+        .unwrap();
     let decline = json!({ input_key: {"action": "decline"} });
 
-    let expired = claims.seal(&sealer, now - 3600, 600);
+    let expired = sealer.seal_timed(Purpose::RequestState, b"", &claims, now - 3600, 600);
     let refused = mcp
         .retry("list_invoices", json!({}), decline.clone(), &expired)
         .await;
@@ -326,7 +310,7 @@ async fn an_expired_request_state_gets_the_one_refusal() {
     );
     assert!(server.log_shows("sealed value expired").await);
 
-    let fresh = claims.seal(&sealer, now, 600);
+    let fresh = sealer.seal_timed(Purpose::RequestState, b"", &claims, now, 600);
     let taken = mcp.retry("list_invoices", json!({}), decline, &fresh).await;
     assert_eq!(taken.result()["resultType"], "complete", "{}", taken.raw);
 }

@@ -1,6 +1,7 @@
 //! A 2026-07-28 `tools/call` read into the typed call [`crate::mcp_calls::dispatch`] runs: its
-//! params of the types the schema gives, the tool the registry lists under its name, the
-//! caller, and the notifier its notifications go through.
+//! params of the types the schema gives, the tool the registry lists under its name with its
+//! arguments read into the tool's type, the caller, and the notifier its notifications go
+//! through.
 
 use std::borrow::Cow;
 
@@ -9,13 +10,13 @@ use serde_json::{Map, Value};
 use crate::identity::{McpClient, Presence, Principal, VerifiedClient};
 use crate::mcp::modern::envelope::Params;
 use crate::mcp::modern::{Asked, Call};
-use crate::mcp_calls::call::{Era, ToolCall};
+use crate::mcp_calls::call::{Called, Era, ToolCall};
 use crate::mcp_calls::registry::{Entry, Listed};
 use crate::mcp_calls::rounds::Retry;
 use crate::mcp_wire::capabilities::Capabilities;
 use crate::mcp_wire::jsonrpc::{ReplyTo, RpcError};
 use crate::mcp_wire::malformed;
-use crate::mcp_wire::notify::Notifier;
+use crate::mcp_wire::notify::{Notifications, Notifier};
 
 /// A `tools/call`'s params, read.
 pub(super) struct CallParams<'r, 'p> {
@@ -46,33 +47,16 @@ impl CallParams<'_, '_> {
                 RpcError::invalid_params(format!("Unknown tool: {name}")),
             ));
         };
-        let Some(principal) = asked.parts.extensions.get::<Principal>().cloned() else {
-            let error =
-                RpcError::internal("request reached the tools without an authenticated principal");
-            return Err((to, error));
-        };
-        let presence = asked
-            .parts
-            .extensions
-            .get::<Presence>()
-            .copied()
-            .unwrap_or_default();
-        let verified = asked.parts.extensions.get::<VerifiedClient>();
-        let client = McpClient::through(verified, asked.meta.client.clone());
-        let (notifier, notifications) = match entry.listed {
-            Listed::Own(_) => (Notifier::silent(), None),
-            Listed::Added(_) => {
-                let meta = &asked.meta;
-                let (notifier, notifications) =
-                    Notifier::open(meta.progress_token.clone(), meta.log_level);
-                (notifier, Some(notifications))
-            }
+        let (principal, client, presence) = caller(asked).map_err(|e| (to.clone(), e))?;
+        let (notifier, notifications) = notifier(&entry.listed, asked);
+        let tool = match Called::read(&entry.listed, arguments.unwrap_or_default()) {
+            Ok(tool) => tool,
+            Err(invalid) => return Err((to, invalid.into())),
         };
         let call = ToolCall {
             principal,
             client,
-            tool: entry.listed.clone(),
-            arguments: arguments.unwrap_or_default(),
+            tool,
             retry: Retry {
                 request_state,
                 responses,
@@ -86,5 +70,33 @@ impl CallParams<'_, '_> {
             reply_to: to,
             notifications,
         })
+    }
+}
+
+/// Who called (authentication put them on the request), through which client, and whether
+/// a person is behind the call.
+fn caller(asked: &Asked<'_>) -> Result<(Principal, Option<McpClient>, Presence), RpcError> {
+    let extensions = &asked.parts.extensions;
+    let Some(principal) = extensions.get::<Principal>().cloned() else {
+        return Err(RpcError::internal(
+            "request reached the tools without an authenticated principal",
+        ));
+    };
+    let presence = extensions.get::<Presence>().copied().unwrap_or_default();
+    let verified = extensions.get::<VerifiedClient>();
+    let client = McpClient::through(verified, asked.meta.client.clone());
+    Ok((principal, client, presence))
+}
+
+/// Where a call's notifications go: grantry's own tools send none; an extension's may.
+fn notifier(listed: &Listed, asked: &Asked<'_>) -> (Notifier, Option<Notifications>) {
+    match listed {
+        Listed::Own(_) => (Notifier::silent(), None),
+        Listed::Added(_) => {
+            let meta = &asked.meta;
+            let (notifier, notifications) =
+                Notifier::open(meta.progress_token.clone(), meta.log_level);
+            (notifier, Some(notifications))
+        }
     }
 }

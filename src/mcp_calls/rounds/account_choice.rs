@@ -184,10 +184,10 @@ pub(super) async fn before_rounds(
 async fn ambiguous<'a>(
     call: &RoundCall<'a>,
 ) -> Result<Option<(&'a Provider, Vec<Choosable>)>, ToolError> {
-    if call.arguments.contains_key("account") {
+    let (named, account) = call.arguments.target();
+    if account.is_some() || call.chosen_account.is_some() {
         return Ok(None);
     }
-    let named = call.arguments.get("provider").and_then(Value::as_str);
     // A provider that is not offered, or several connected: the tool says so itself.
     let Some(provider) = tools::unless_answered(target::provider(call, named).await)? else {
         return Ok(None);

@@ -67,9 +67,7 @@ pub(super) async fn run(
             return Ok(confirm.cancelled().into());
         }
         // At the account the person chose before the question, if they were asked.
-        let chosen = claims.binding.chosen_account();
-        let arguments = chosen.map(|account| round_state::with_account(call.arguments, account));
-        let call = call.with_arguments(arguments.as_ref().unwrap_or(call.arguments), chosen);
+        let call = call.at(claims.binding.chosen_account());
         return Ok(confirm.execute(&call, &claims.subject).await?.into());
     }
     match confirm.prepare(call).await? {

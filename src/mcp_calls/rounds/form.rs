@@ -16,7 +16,7 @@ use crate::ids::AccountId;
 use crate::mcp_calls::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::mcp_calls::rounds::Retry;
 use crate::mcp_calls::rounds::RoundCall;
-use crate::mcp_calls::rounds::request_state::arguments_digest;
+use crate::mcp_calls::rounds::request_state::ArgumentsDigest;
 use crate::mcp_calls::rounds::round_state;
 use crate::mcp_wire::capabilities::Capabilities;
 use crate::mcp_wire::jsonrpc::RpcError;
@@ -60,13 +60,7 @@ pub(super) async fn run(
         Standing::Answered(answer) => return Ok(answer),
     };
     // At the account the person chose in an earlier round, if they were asked.
-    let arguments = chosen
-        .as_ref()
-        .map(|account| round_state::with_account(call.arguments, account));
-    let call = &call.with_arguments(
-        arguments.as_ref().unwrap_or(call.arguments),
-        chosen.as_ref().or(call.chosen_account),
-    );
+    let call = &call.at(chosen.as_ref().or(call.chosen_account));
     let problems = match form.attempt(call, &values, &idempotency_key).await? {
         Attempt::Done(result) => return Ok(result.into()),
         Attempt::Problems(problems) => problems,
@@ -107,13 +101,12 @@ async fn standing(
     retry: &Retry,
     now: i64,
 ) -> Result<Standing, RpcError> {
-    let given = form.values(call.arguments)?;
     let Some(sealed) = retry.request_state.as_deref() else {
         if let Some(answer) = form.precheck(call).await? {
             return Ok(Standing::Answered(answer.into()));
         }
         return Ok(Standing::Attempt(
-            given,
+            form.values(),
             first_round_key(call, tool, now),
             None,
         ));
@@ -141,7 +134,7 @@ fn first_round_key(call: &RoundCall<'_>, tool: Tool, now: i64) -> String {
         &format!("grantry/{}/v1", tool.name().replace('_', "-")),
         &[
             call.principal.tag().as_bytes(),
-            arguments_digest(call.arguments).as_bytes(),
+            ArgumentsDigest::of(call.arguments).as_str().as_bytes(),
             window.as_bytes(),
         ],
     )

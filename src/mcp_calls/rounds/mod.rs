@@ -32,20 +32,20 @@ use crate::identity::{McpClient, Principal};
 use crate::mcp_calls::results::CallAnswer;
 use crate::mcp_wire::capabilities::Capabilities;
 use crate::mcp_wire::jsonrpc::RpcError;
-use crate::tools::{Mode, Tool};
+use crate::tools::{Arguments, Mode};
 use account_choice::Before;
 use more_access::Gate;
 
-/// One round of `tool`, which has form or confirmation rounds: which account first where
-/// that is open, then the tool's own rounds at it.
+/// One round of a call of a tool with form or confirmation rounds: which account first
+/// where that is open, then the tool's own rounds at it.
 pub(crate) async fn with_rounds(
     rounds: Rounds<'_>,
     (principal, client): (&Principal, Option<&McpClient>),
-    tool: Tool,
-    arguments: &Map<String, Value>,
+    arguments: &Arguments,
     retry: &Retry,
     capabilities: Capabilities,
 ) -> Result<CallAnswer, RpcError> {
+    let tool = arguments.tool();
     let asked = RoundCall::new(rounds, (principal, client), arguments);
     // A retry of the round asking for write access starts over once it is granted, at the
     // account it was asked at.
@@ -63,34 +63,30 @@ pub(crate) async fn with_rounds(
     };
     // A retry that answered the choice starts the tool's own rounds from their first.
     let retry = if fresh { &Retry::default() } else { retry };
-    let with_account = chosen
-        .as_ref()
-        .map(|account| round_state::with_account(arguments, account));
-    let call = asked.with_arguments(with_account.as_ref().unwrap_or(arguments), chosen.as_ref());
+    let call = asked.at(chosen.as_ref());
     if retry.request_state.is_none()
         && let Gate::Answer(answer) =
-            more_access::before_first_round(&call, arguments, tool, capabilities).await?
+            more_access::before_first_round(&call, tool, capabilities).await?
     {
         return Ok(answer);
     }
-    match tool.mode() {
+    match arguments.mode() {
         Mode::Form(form) => form::run(&call, tool, form, retry, capabilities).await,
         Mode::Confirm(confirm) => confirm::run(&call, tool, confirm, retry, capabilities).await,
         Mode::Plain => Err(crate::tools::ToolError::UnknownTool(tool.name().to_owned()).into()),
     }
 }
 
-/// In a legacy-era session, before `tool`'s rounds: the URL elicitation asking for write
+/// In a legacy-era session, before the tool's rounds: the URL elicitation asking for write
 /// access, when the tool writes and its connection may only read.
 pub(crate) async fn legacy_write_access(
     rounds: Rounds<'_>,
     (principal, client): (&Principal, Option<&McpClient>),
-    tool: Tool,
-    arguments: &Map<String, Value>,
+    arguments: &Arguments,
     capabilities: Capabilities,
 ) -> Result<Option<sign_in::UrlElicitation>, RpcError> {
     let call = RoundCall::new(rounds, (principal, client), arguments);
-    more_access::legacy_first(&call, tool, capabilities).await
+    more_access::legacy_first(&call, arguments.tool(), capabilities).await
 }
 
 /// What a retry brings back: the round's `requestState` and the client's `inputResponses`.

@@ -9,16 +9,14 @@
 //! a tool error saying so (in the legacy era, which keeps nothing between calls, the retry is
 //! asked again): nothing is tried with a token that cannot write.
 
-use serde_json::{Map, Value};
-
 use tokio::sync::SemaphorePermit;
 
 use crate::ids::AccountId;
 use crate::mcp_calls::results::CallAnswer;
+use crate::mcp_calls::rounds::Retry;
 use crate::mcp_calls::rounds::RoundCall;
-use crate::mcp_calls::rounds::request_state::{StateClaims, ToolRequest};
+use crate::mcp_calls::rounds::request_state::{ArgumentsDigest, StateClaims, ToolRequest};
 use crate::mcp_calls::rounds::sign_in::{self, Answer, HoldEnd, UrlElicitation, Wanted};
-use crate::mcp_calls::rounds::{Retry, round_state};
 use crate::mcp_wire::capabilities::Capabilities;
 use crate::mcp_wire::jsonrpc::RpcError;
 use crate::providers::Provider;
@@ -62,14 +60,7 @@ pub(super) async fn after_round<'s>(
         )));
     }
     // At the account the round was asked at.
-    let pinned = claims
-        .account
-        .as_ref()
-        .map(|account| round_state::with_account(call.arguments, account));
-    let at = call.with_arguments(
-        pinned.as_ref().unwrap_or(call.arguments),
-        claims.account.as_ref(),
-    );
+    let at = call.at(claims.account.as_ref());
     let through = |turn| Gate::Proceed {
         account: claims.account.clone(),
         turn,
@@ -101,10 +92,9 @@ pub(super) async fn after_round<'s>(
 /// would use may not; then the round asking for write access (where no person can open a
 /// link, the answer saying so; for a client without URL rounds, the link in a tool error, for
 /// the model to hand on). `call` is at the account chosen, if one was; the round's state is
-/// bound to the `asked` arguments, as the client will send them again.
+/// bound to the client's arguments, as the client will send them again.
 pub(super) async fn before_first_round<'s>(
     call: &RoundCall<'s>,
-    asked: &Map<String, Value>,
     tool: Tool,
     capabilities: Capabilities,
 ) -> Result<Gate<'s>, RpcError> {
@@ -126,8 +116,7 @@ pub(super) async fn before_first_round<'s>(
         let answer = sign_in::link_for_person(rounds, call.principal, wanted);
         return Ok(Gate::Answer(answer.into()));
     }
-    let as_asked = call.with_arguments(asked, call.chosen_account);
-    let round = sign_in::first_round(rounds, wanted, request(&as_asked, tool));
+    let round = sign_in::first_round(rounds, wanted, request(call, tool));
     Ok(Gate::Answer(CallAnswer::InputRequired(round)))
 }
 
@@ -182,10 +171,10 @@ async fn lacking<'a>(
     if !access.writes_at_provider() {
         return Ok(None);
     }
-    let named = |name: &str| call.arguments.get(name).and_then(|v| v.as_str());
+    let (named_provider, named_account) = call.arguments.target();
     let found = async {
-        let provider = target::provider(call, named("provider")).await?;
-        let chosen = target::account_or_refusal(call, provider, named("account")).await?;
+        let provider = target::provider(call, named_provider).await?;
+        let chosen = target::account_or_refusal(call, provider, named_account).await?;
         Ok::<_, Stop>((provider, chosen))
     };
     let (provider, chosen) = match found.await {
@@ -208,7 +197,7 @@ fn request<'a>(call: &RoundCall<'a>, tool: Tool) -> ToolRequest<'a> {
     ToolRequest {
         principal: call.principal,
         tool: tool.name(),
-        arguments: call.arguments,
+        arguments: ArgumentsDigest::of(call.arguments),
     }
 }
 

@@ -1,21 +1,20 @@
 //! One `tools/call` of a plain tool (grantry's own, with no form or confirmation round:
 //! `list_invoices`, `list_connections`) through its URL-mode sign-in rounds.
 
-use serde_json::{Map, Value};
-
 use crate::config::NoUrlElicitation;
 use crate::grants::ReauthReason;
 use crate::identity::{McpClient, Principal};
+use crate::ids::AccountId;
 use crate::mcp_calls::results::CallAnswer;
 use crate::mcp_calls::rounds::account_choice::{self, Choice};
 use crate::mcp_calls::rounds::card;
-use crate::mcp_calls::rounds::request_state::{StateClaims, ToolRequest};
+use crate::mcp_calls::rounds::request_state::{ArgumentsDigest, StateClaims, ToolRequest};
 use crate::mcp_calls::rounds::sign_in::{self, Answer, HoldEnd};
 use crate::mcp_calls::rounds::{Patience, Retry, RoundCall, Rounds};
 use crate::mcp_wire::capabilities::Capabilities;
 use crate::mcp_wire::jsonrpc::RpcError;
 use crate::providers::ProviderId;
-use crate::tools::{Tool, ToolError, ToolOutcome};
+use crate::tools::{Arguments, Tool, ToolError, ToolOutcome};
 use grantry_base::clock::unix_now;
 
 /// What a legacy-era plain call comes to.
@@ -30,23 +29,21 @@ pub(crate) struct PlainCall<'a> {
     principal: &'a Principal,
     client: Option<&'a McpClient>,
     tool: Tool,
-    arguments: &'a Map<String, Value>,
+    arguments: &'a Arguments,
 }
 
 impl<'a> PlainCall<'a> {
-    /// The call of `tool`.
+    /// The call of `principal` (through `client`) with `arguments`, of the tool they are for.
     pub(crate) fn new(
         rounds: Rounds<'a>,
-        principal: &'a Principal,
-        client: Option<&'a McpClient>,
-        tool: Tool,
-        arguments: &'a Map<String, Value>,
+        (principal, client): (&'a Principal, Option<&'a McpClient>),
+        arguments: &'a Arguments,
     ) -> Self {
         Self {
             rounds,
             principal,
             client,
-            tool,
+            tool: arguments.tool(),
             arguments,
         }
     }
@@ -95,12 +92,10 @@ impl<'a> PlainCall<'a> {
         retry: &Retry,
         capabilities: Capabilities,
     ) -> Result<CallAnswer, RpcError> {
-        let call = self.call(self.arguments);
+        let call = self.call();
         match account_choice::answered(&call, sealed, retry.responses.as_ref(), unix_now())? {
             Choice::Chose(account) => {
-                let mut arguments = self.arguments.clone();
-                arguments.insert("account".into(), Value::String(account.to_string()));
-                let outcome = self.tool_with(&arguments).await?;
+                let outcome = self.tool_at(Some(&account)).await?;
                 self.first_round(outcome, capabilities)
             }
             Choice::Declined => Ok(account_choice::declined().into()),
@@ -182,7 +177,7 @@ impl<'a> PlainCall<'a> {
                     }
                     return Ok(listed.into());
                 }
-                let call = self.call(self.arguments);
+                let call = self.call();
                 Ok(CallAnswer::InputRequired(account_choice::ask(
                     &call,
                     provider,
@@ -249,7 +244,7 @@ impl<'a> PlainCall<'a> {
         ToolRequest {
             principal: self.principal,
             tool: self.tool.name(),
-            arguments: self.arguments,
+            arguments: ArgumentsDigest::of(self.arguments),
         }
     }
 
@@ -262,17 +257,17 @@ impl<'a> PlainCall<'a> {
         )
     }
 
-    fn call<'c>(&'c self, arguments: &'c Map<String, Value>) -> RoundCall<'c> {
-        RoundCall::new(self.rounds, (self.principal, self.client), arguments)
+    fn call(&self) -> RoundCall<'a> {
+        RoundCall::new(self.rounds, (self.principal, self.client), self.arguments)
     }
 
     async fn tool(&self) -> Result<ToolOutcome, RpcError> {
-        self.tool_with(self.arguments).await
+        self.tool_at(None).await
     }
 
-    /// The tool with these arguments (the call's, or with the account the person chose).
-    async fn tool_with(&self, arguments: &Map<String, Value>) -> Result<ToolOutcome, RpcError> {
-        Ok(self.tool.run(&self.call(arguments)).await?)
+    /// The tool, at the account the person chose if they did.
+    async fn tool_at(&self, chosen: Option<&AccountId>) -> Result<ToolOutcome, RpcError> {
+        Ok(self.arguments.run(&self.call().at(chosen)).await?)
     }
 }
 

@@ -3,14 +3,14 @@
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use crate::identity::{Principal, PrincipalTag};
 use crate::ids::AccountId;
 use crate::mcp_calls::rounds::RoundCall;
-use crate::mcp_calls::rounds::request_state::arguments_digest;
+use crate::mcp_calls::rounds::request_state::ArgumentsDigest;
 use crate::mcp_wire::jsonrpc::RpcError;
 use crate::seal::{Purpose, constant_time_eq};
+use crate::tools::Arguments;
 
 /// Whose call, with which of the client's arguments, and the account the person chose in an
 /// earlier round if any: what every round state is bound to (flattened into it).
@@ -19,49 +19,31 @@ pub(super) struct Binding {
     #[serde(rename = "p")]
     principal_tag: PrincipalTag,
     #[serde(rename = "a")]
-    arguments_digest: String,
+    arguments: ArgumentsDigest,
     #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
     chosen_account: Option<AccountId>,
 }
 
 impl Binding {
-    /// The binding of a round of `call`: to the client's own arguments (without an account
-    /// the person chose, which is kept beside them).
+    /// The binding of a round of `call`: to the client's own arguments, and the account the
+    /// person chose (kept beside them) if any.
     pub(super) fn new(call: &RoundCall<'_>) -> Self {
-        let digest = match call.chosen_account {
-            Some(_) => {
-                let mut client = call.arguments.clone();
-                client.remove("account");
-                arguments_digest(&client)
-            }
-            None => arguments_digest(call.arguments),
-        };
         Self {
             principal_tag: call.principal.tag(),
-            arguments_digest: digest,
+            arguments: ArgumentsDigest::of(call.arguments),
             chosen_account: call.chosen_account.cloned(),
         }
     }
 
-    fn matches(&self, principal: &Principal, arguments: &Map<String, Value>) -> bool {
+    fn matches(&self, principal: &Principal, arguments: &Arguments) -> bool {
         constant_time_eq(&self.principal_tag, &principal.tag())
-            && self.arguments_digest == arguments_digest(arguments)
+            && self.arguments == ArgumentsDigest::of(arguments)
     }
 
     /// The account the person chose in an earlier round, if any.
     pub(super) fn chosen_account(&self) -> Option<&AccountId> {
         self.chosen_account.as_ref()
     }
-}
-
-/// The client's arguments with `account` set to the one the person chose.
-pub(super) fn with_account(
-    arguments: &Map<String, Value>,
-    account: &AccountId,
-) -> Map<String, Value> {
-    let mut arguments = arguments.clone();
-    arguments.insert("account".into(), Value::String(account.to_string()));
-    arguments
 }
 
 /// A round state, which carries a [`Binding`].

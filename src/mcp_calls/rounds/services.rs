@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
 
 use crate::config::NoUrlElicitation;
@@ -17,7 +16,7 @@ use crate::leases::LeaseBackend;
 use crate::quota::Quota;
 use crate::seal::Sealer;
 use crate::state::AppState;
-use crate::tools;
+use crate::tools::{self, Arguments};
 
 /// The rounds' services (see the module's words).
 #[derive(Clone, Copy)]
@@ -80,8 +79,8 @@ impl<'a> Rounds<'a> {
 }
 
 /// A tool call in its rounds: the tool's call, and what the rounds work with. It reads as the
-/// tool's call (its principal, arguments, chosen account), which is what the rounds pass on
-/// to the tool.
+/// tool's call (its principal, typed arguments, chosen account), which is what the rounds
+/// pass on to the tool.
 #[derive(Clone, Copy)]
 pub(crate) struct RoundCall<'a> {
     pub(crate) rounds: Rounds<'a>,
@@ -93,7 +92,7 @@ impl<'a> RoundCall<'a> {
     pub(crate) fn new(
         rounds: Rounds<'a>,
         (principal, client): (&'a Principal, Option<&'a McpClient>),
-        arguments: &'a Map<String, Value>,
+        arguments: &'a Arguments,
     ) -> Self {
         let tool_call = tools::Call {
             services: rounds.tools,
@@ -105,20 +104,15 @@ impl<'a> RoundCall<'a> {
         Self { rounds, tool_call }
     }
 
-    /// The same call with other `arguments`, pinned to `chosen_account` when the person chose
-    /// it in a round.
-    pub(crate) fn with_arguments<'b>(
-        &self,
-        arguments: &'b Map<String, Value>,
-        chosen_account: Option<&'b AccountId>,
-    ) -> RoundCall<'b>
+    /// The same call at `chosen_account`, where the person chose it in a round (`None`: at
+    /// the account the client named, if any).
+    pub(crate) fn at<'b>(&self, chosen_account: Option<&'b AccountId>) -> RoundCall<'b>
     where
         'a: 'b,
     {
         RoundCall {
             rounds: self.rounds,
             tool_call: tools::Call {
-                arguments,
                 chosen_account,
                 ..self.tool_call
             },

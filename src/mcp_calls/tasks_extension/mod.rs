@@ -28,7 +28,7 @@ use tokio::task::AbortHandle;
 
 use crate::audit::Audit;
 use crate::identity::{McpClient, Principal};
-use crate::mcp_calls::call::{Era, ToolCall};
+use crate::mcp_calls::call::{Called, Era, ToolCall};
 use crate::mcp_calls::dispatch::Dispatch;
 use crate::mcp_calls::registry::Listed;
 use crate::mcp_calls::results::{CallAnswer, InputRequired};
@@ -80,7 +80,7 @@ impl Candidate {
     /// For a call of one of grantry's tools, in this era, from a client that declared the
     /// extension on it: its round becomes a task.
     pub(crate) fn of(call: &ToolCall) -> Option<Self> {
-        let own = matches!(call.tool, Listed::Own(_));
+        let own = matches!(call.tool, Called::Own(_));
         (own && call.capabilities.tasks && matches!(call.era, Era::Modern(_)))
             .then(|| Self::new(call))
     }
@@ -91,8 +91,8 @@ impl Candidate {
         Self {
             principal: call.principal.clone(),
             client: call.client.clone(),
-            tool: call.tool.clone(),
-            arguments: call.arguments.clone(),
+            tool: call.tool.listed(),
+            arguments: call.tool.wire_arguments(),
             capabilities: call.capabilities,
         }
     }
@@ -358,11 +358,17 @@ impl Tasks {
     /// One step: the call retried with the round's state and answers. A failure that may
     /// pass (the store) leaves the task as it was, for a later step.
     async fn step(&self, owner: &Principal, work: &mut Work) -> Result<(), RpcError> {
+        let tool = match Called::read(&work.listed(), work.arguments.clone()) {
+            Ok(tool) => tool,
+            Err(error) => {
+                work.fail(&error.into());
+                return Ok(());
+            }
+        };
         let call = ToolCall {
             principal: owner.clone(),
             client: work.client(),
-            tool: work.listed(),
-            arguments: work.arguments.clone(),
+            tool,
             retry: work.retry(),
             capabilities: work.capabilities,
             era: Era::Modern(Notifier::silent()),

@@ -7,7 +7,7 @@ use std::sync::Weak;
 use tokio::sync::broadcast;
 
 use crate::identity::Principal;
-use crate::mcp_calls::rounds::request_state::{StateClaims, ToolRequest};
+use crate::mcp_calls::rounds::request_state::{ArgumentsDigest, StateClaims, ToolRequest};
 use crate::mcp_calls::tasks_extension::work::Work;
 use crate::mcp_calls::tasks_extension::{Change, STEPPED_ON_SIGN_IN, Tasks, checked_when_moved};
 use crate::providers::ProviderId;
@@ -71,7 +71,7 @@ impl Tasks {
         let request = ToolRequest {
             principal: owner,
             tool: &work.tool,
-            arguments: &work.arguments,
+            arguments: ArgumentsDigest::of_wire(&work.arguments),
         };
         let sealed = work.round_state()?;
         StateClaims::open(&self.state.sealer, sealed, unix_now(), request)

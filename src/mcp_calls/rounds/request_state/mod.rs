@@ -13,6 +13,7 @@ use crate::identity::{Principal, PrincipalTag};
 use crate::ids::AccountId;
 use crate::providers::ProviderId;
 use crate::seal::{Purpose, Sealer, digest};
+use crate::tools::Arguments;
 
 const METHOD: &str = "tools/call";
 
@@ -20,13 +21,13 @@ const METHOD: &str = "tools/call";
 pub struct StateClaims {
     /// The sign-in ticket id (the flow's correlation id).
     #[serde(rename = "t")]
-    pub ticket_id: String,
+    pub(crate) ticket_id: String,
     /// The sealed ticket, so a fresh round can hand out the very same link.
     #[serde(rename = "l")]
-    pub sealed_ticket: String,
+    pub(crate) sealed_ticket: String,
     /// When the ticket (and so the link) expires; a later round renews it.
     #[serde(rename = "x")]
-    pub ticket_expires_at: i64,
+    pub(crate) ticket_expires_at: i64,
     #[serde(rename = "v")]
     pub(crate) provider: ProviderId,
     /// What the connection is asked for: a renewed link asks for the same.
@@ -43,15 +44,41 @@ pub struct StateClaims {
     #[serde(rename = "n")]
     tool: String,
     #[serde(rename = "a")]
-    arguments_digest: String,
+    arguments: ArgumentsDigest,
 }
 
 /// The request a state answers: who called which tool with which arguments.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ToolRequest<'a> {
     pub principal: &'a Principal,
     pub tool: &'a str,
-    pub arguments: &'a Map<String, Value>,
+    pub arguments: ArgumentsDigest,
+}
+
+/// A call's arguments as a round's state binds them: SHA-256 over their wire form as
+/// canonical JSON (keys sorted at every level), so the order a client sends keys in does not
+/// matter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ArgumentsDigest(String);
+
+impl ArgumentsDigest {
+    /// Of a call's typed arguments (by their wire form, which reads back to the same).
+    pub(crate) fn of(arguments: &Arguments) -> Self {
+        Self::of_wire(&arguments.to_wire())
+    }
+
+    /// Of arguments as the wire has them (a task's, kept as [`ArgumentsDigest::of`] saw
+    /// them).
+    pub fn of_wire(arguments: &Map<String, Value>) -> Self {
+        let mut canonical = String::new();
+        write_canonical_object(arguments, &mut canonical);
+        Self(digest("grantry/arguments/v1", &[canonical.as_bytes()]))
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// Why a presented state was refused (for the log only).
@@ -68,7 +95,7 @@ pub enum StateRejection {
 impl StateClaims {
     /// The state of a round that asks `request`'s caller to sign in to `provider` with the
     /// ticket `ticket_id` (sealed as `sealed_ticket`, valid until `ticket_expires_at`).
-    pub fn new(
+    pub(crate) fn new(
         ticket_id: &str,
         sealed_ticket: &str,
         ticket_expires_at: i64,
@@ -85,11 +112,11 @@ impl StateClaims {
             principal_tag: request.principal.tag(),
             method: METHOD.to_owned(),
             tool: request.tool.to_owned(),
-            arguments_digest: arguments_digest(request.arguments),
+            arguments: request.arguments,
         }
     }
 
-    pub fn seal(&self, sealer: &Sealer, now: i64, ttl_secs: i64) -> String {
+    pub(crate) fn seal(&self, sealer: &Sealer, now: i64, ttl_secs: i64) -> String {
         sealer.seal_timed(Purpose::RequestState, b"", self, now, ttl_secs)
     }
 
@@ -106,7 +133,7 @@ impl StateClaims {
         }
         if claims.method != METHOD
             || claims.tool != request.tool
-            || claims.arguments_digest != arguments_digest(request.arguments)
+            || claims.arguments != request.arguments
         {
             return Err(StateRejection::OtherRequest);
         }
@@ -114,30 +141,24 @@ impl StateClaims {
     }
 }
 
-/// SHA-256 over the arguments as canonical JSON (keys sorted at every level), so the order a
-/// client sends keys in does not matter.
-pub(crate) fn arguments_digest(arguments: &Map<String, Value>) -> String {
-    let mut canonical = String::new();
-    write_canonical(&Value::Object(arguments.clone()), &mut canonical);
-    digest("grantry/arguments/v1", &[canonical.as_bytes()])
+fn write_canonical_object(map: &Map<String, Value>, out: &mut String) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    out.push('{');
+    for (i, key) in keys.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::String((*key).clone()).to_string());
+        out.push(':');
+        write_canonical(&map[key.as_str()], out);
+    }
+    out.push('}');
 }
 
 fn write_canonical(value: &Value, out: &mut String) {
     match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String((*key).clone()).to_string());
-                out.push(':');
-                write_canonical(&map[key.as_str()], out);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_canonical_object(map, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {

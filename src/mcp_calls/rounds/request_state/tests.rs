@@ -10,7 +10,7 @@ fn req<'a>(
     ToolRequest {
         principal,
         tool,
-        arguments,
+        arguments: ArgumentsDigest::of_wire(arguments),
     }
 }
 
@@ -34,16 +34,33 @@ fn args(value: Value) -> Map<String, Value> {
     value.as_object().unwrap().clone()
 }
 
+fn digest_of(arguments: &Map<String, Value>) -> ArgumentsDigest {
+    ArgumentsDigest::of_wire(arguments)
+}
+
+#[test]
+fn typed_arguments_digest_as_their_wire_form_does() {
+    let wire = args(json!({"provider": "demo", "status": "paid"}));
+    let typed = crate::tools::Arguments::read(crate::tools::Tool::ListInvoices, &wire).unwrap();
+    assert_eq!(ArgumentsDigest::of(&typed), digest_of(&wire));
+    let defaulted = crate::tools::Arguments::read(crate::tools::Tool::ListInvoices, &Map::new());
+    assert_eq!(
+        ArgumentsDigest::of(&defaulted.unwrap()),
+        digest_of(&args(json!({"status": "open"}))),
+        "a default the client left out is bound as the value it stands for"
+    );
+}
+
 #[test]
 fn key_order_does_not_change_the_digest_but_values_do() {
     let a = args(json!({"status": "open", "nested": {"b": 1, "a": [1, {"y": 2, "x": 1}]}}));
     let b = args(json!({"nested": {"a": [1, {"x": 1, "y": 2}], "b": 1}, "status": "open"}));
-    assert_eq!(arguments_digest(&a), arguments_digest(&b));
+    assert_eq!(digest_of(&a), digest_of(&b));
     let c = args(json!({"status": "paid", "nested": {"b": 1, "a": [1, {"y": 2, "x": 1}]}}));
-    assert_ne!(arguments_digest(&a), arguments_digest(&c));
+    assert_ne!(digest_of(&a), digest_of(&c));
     assert_ne!(
-        arguments_digest(&args(json!({"a": [1, 2]}))),
-        arguments_digest(&args(json!({"a": [2, 1]})))
+        digest_of(&args(json!({"a": [1, 2]}))),
+        digest_of(&args(json!({"a": [2, 1]})))
     );
 }
 
