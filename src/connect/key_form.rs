@@ -8,6 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::header::LOCATION;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use secrecy::{ExposeSecret as _, SecretString};
 use serde::Deserialize;
 
 use super::errors::PageError;
@@ -54,7 +55,8 @@ pub(super) fn form_page(
 #[derive(Deserialize)]
 pub(super) struct KeySubmission {
     csrf: String,
-    api_key: String,
+    /// Kept secret from the moment it is read: never printed, wiped when dropped.
+    api_key: SecretString,
     #[serde(default)]
     site: String,
 }
@@ -93,7 +95,7 @@ pub(super) async fn submit(
     let Ok(account) = site_account(form, &submitted.site) else {
         return again(&ui::t("connect-key-site-malformed"));
     };
-    let Some(key) = ApiKey::parse(&submitted.api_key) else {
+    let Some(key) = ApiKey::parse(submitted.api_key.expose_secret()) else {
         return again(&ui::t("connect-key-malformed"));
     };
     let stored = state

@@ -2,7 +2,7 @@
 //! client. The transaction (state, nonce, verifier, where to return) travels sealed in a
 //! cookie of its own, so any replica can finish the login and nothing is stored server-side.
 
-use secrecy::ExposeSecret as _;
+use secrecy::{ExposeSecret as _, SecretString};
 use serde::{Deserialize, Serialize};
 
 use super::{JwtError, Oidc};
@@ -34,7 +34,7 @@ pub(crate) enum LoginError {
 
 #[derive(Deserialize)]
 struct TokenResponse {
-    id_token: Option<String>,
+    id_token: Option<SecretString>,
 }
 
 #[derive(Deserialize)]
@@ -112,7 +112,7 @@ impl Oidc {
     ) -> Result<Principal, LoginError> {
         let id_token = self.redeem(transaction, code).await?;
         let claims: IdClaims = self
-            .verify_jwt(&id_token, &self.settings.client_id)
+            .verify_jwt(id_token.expose_secret(), &self.settings.client_id)
             .await
             .map_err(|e| {
                 LoginError::IdToken(match e {
@@ -135,7 +135,7 @@ impl Oidc {
         &self,
         transaction: &LoginTransaction,
         code: &str,
-    ) -> Result<String, LoginError> {
+    ) -> Result<SecretString, LoginError> {
         let response = self
             .http
             .post(&self.metadata.token_endpoint)
