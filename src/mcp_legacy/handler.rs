@@ -177,29 +177,30 @@ impl ServerHandler for McpHandler {
         };
         let parts = ctx.extensions.get::<http::request::Parts>();
         let span = crate::mcp_wire::spans::legacy_call(parts, entry.listed.name());
-        let tool = Called::read(&entry.listed, params.arguments.unwrap_or_default())
-            .map_err(|invalid| to_rmcp_error(invalid.into()))?;
-        let call = ToolCall {
-            principal,
-            client: client(&ctx),
-            tool,
-            retry: Retry {
-                request_state: params.request_state,
-                responses: params.input_responses.map(|r| r.into_iter().collect()),
-                ..Retry::default()
-            },
-            capabilities: declared(&ctx).for_presence(presence(&ctx)),
-            era: Era::Legacy(Box::new(LegacyCall::new(
-                ctx,
-                self.notices.clone(),
-                self.dispatch.state().clone(),
-            ))),
+        // Within the call's span, so that arguments refused on reading are its outcome too.
+        let run = async move {
+            let tool = Called::read(&entry.listed, params.arguments.unwrap_or_default())?;
+            let call = ToolCall {
+                principal,
+                client: client(&ctx),
+                tool,
+                retry: Retry {
+                    request_state: params.request_state,
+                    responses: params.input_responses.map(|r| r.into_iter().collect()),
+                    ..Retry::default()
+                },
+                capabilities: declared(&ctx).for_presence(presence(&ctx)),
+                era: Era::Legacy(Box::new(LegacyCall::new(
+                    ctx,
+                    self.notices.clone(),
+                    self.dispatch.state().clone(),
+                ))),
+            };
+            self.dispatch.call(call).await
         };
         let answer = match span {
-            Some(span) => {
-                crate::telemetry::context::in_request(span, self.dispatch.call(call)).await
-            }
-            None => self.dispatch.call(call).await,
+            Some(span) => crate::telemetry::context::in_request(span, run).await,
+            None => run.await,
         };
         match answer {
             Ok(answer) => to_rmcp_answer(answer),

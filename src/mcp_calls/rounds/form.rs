@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::identity::PrincipalTag;
 use crate::ids::AccountId;
 use crate::mcp_calls::results::{CallAnswer, Elicitation, InputRequest, InputRequired};
 use crate::mcp_calls::rounds::Retry;
@@ -129,12 +130,25 @@ async fn standing(
 /// The idempotency key of a call that needs no form: a client retrying an identical valid
 /// call within ten minutes gets the same result back, not a second one.
 fn first_round_key(call: &RoundCall<'_>, tool: Tool, now: i64) -> String {
+    let of = (&call.principal.tag(), &ArgumentsDigest::of(call.arguments));
+    idempotency_key(tool, of, call.chosen_account, now)
+}
+
+/// One key per tool, caller, arguments, account chosen in a round (the client's arguments
+/// do not name it) and ten minutes.
+fn idempotency_key(
+    tool: Tool,
+    (principal, arguments): (&PrincipalTag, &ArgumentsDigest),
+    chosen: Option<&AccountId>,
+    now: i64,
+) -> String {
     let window = (now / 600).to_string();
     digest(
         &format!("grantry/{}/v1", tool.name().replace('_', "-")),
         &[
-            call.principal.tag().as_bytes(),
-            ArgumentsDigest::of(call.arguments).as_str().as_bytes(),
+            principal.as_bytes(),
+            arguments.as_str().as_bytes(),
+            AccountId::text(chosen).as_bytes(),
             window.as_bytes(),
         ],
     )
@@ -189,4 +203,40 @@ fn ask(call: &RoundCall<'_>, form: &dyn FormTool, round: Round<'_>) -> InputRequ
         InputRequest::Elicit(elicitation),
         Some(sealed),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::Principal;
+
+    #[test]
+    fn a_first_round_key_is_one_per_call_and_per_account_chosen() {
+        let principal = Principal {
+            issuer: "urn:test".into(),
+            subject: "alice".into(),
+        };
+        let tag = principal.tag();
+        let arguments = ArgumentsDigest::of_wire(&Map::new());
+        let key = |chosen: Option<&str>, now| {
+            let chosen = chosen.and_then(AccountId::given);
+            idempotency_key(
+                Tool::CreateInvoice,
+                (&tag, &arguments),
+                chosen.as_ref(),
+                now,
+            )
+        };
+        let now = 1_800_000_000;
+        assert_eq!(
+            key(None, now),
+            key(None, now + 1),
+            "a retry within the window"
+        );
+        assert_eq!(key(Some("acme"), now), key(Some("acme"), now));
+        // The same call at another account the person chose is another invoice.
+        assert_ne!(key(Some("acme"), now), key(Some("globex"), now));
+        assert_ne!(key(Some("acme"), now), key(None, now));
+        assert_ne!(key(None, now), key(None, now + 600), "the next window");
+    }
 }
