@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{DeserializeOwned, Error as _};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use super::ToolError;
@@ -33,7 +33,8 @@ pub(crate) fn parse<T: DeserializeOwned>(
 /// A short text argument (a provider id, a cursor, an invoice id): 1 to `MAX` bytes. The
 /// schema says `minLength` 1 and `maxLength` `MAX`; what is longer in bytes (a long
 /// non-ASCII name) is refused too.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
 pub(crate) struct Short<const MAX: usize>(String);
 
 impl<const MAX: usize> std::ops::Deref for Short<MAX> {
@@ -47,12 +48,6 @@ impl<const MAX: usize> std::ops::Deref for Short<MAX> {
 impl<const MAX: usize> std::fmt::Display for Short<MAX> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-impl<const MAX: usize> Serialize for Short<MAX> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
     }
 }
 
